@@ -1,0 +1,102 @@
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from agents.models import ApiClient, Configuration, ConfigurationFallback, LlmModel, Provider
+from agents.selectors import configuration_zone
+from agents.services import configuration_promote_enforcement
+
+
+@admin.register(Provider)
+class ProviderAdmin(admin.ModelAdmin):
+    list_display = ("identifier", "name", "kind", "trust_zone", "base_url", "is_active")
+    list_filter = ("kind", "trust_zone", "is_active")
+    search_fields = ("identifier", "name")
+
+
+@admin.register(LlmModel)
+class LlmModelAdmin(admin.ModelAdmin):
+    list_display = ("model_id", "provider", "context_window", "max_output_tokens", "tokenizer", "is_active")
+    list_filter = ("provider", "tokenizer", "is_active")
+    search_fields = ("model_id",)
+    list_select_related = ("provider",)
+
+
+class ConfigurationFallbackInline(admin.TabularInline):
+    model = ConfigurationFallback
+    extra = 0
+    ordering = ("position",)
+
+
+@admin.register(Configuration)
+class ConfigurationAdmin(admin.ModelAdmin):
+    list_display = (
+        "identifier",
+        "name",
+        "model",
+        "serving_zone",
+        "system_prompt_data_class",
+        "system_prompt_ceiling",
+        "system_prompt_enforcement",
+        "is_active",
+    )
+    list_filter = ("system_prompt_enforcement", "system_prompt_data_class", "is_active")
+    search_fields = ("identifier", "name")
+    inlines = [ConfigurationFallbackInline]
+    actions = ["promote_to_enforce"]
+    fieldsets = (
+        (None, {"fields": ("identifier", "name", "model", "is_active")}),
+        (
+            "System prompt",
+            {
+                "fields": (
+                    "system_prompt",
+                    "system_prompt_data_class",
+                    "system_prompt_ceiling",
+                    "system_prompt_enforcement",
+                    "allow_system_override",
+                )
+            },
+        ),
+        ("Run limits", {"fields": ("max_iterations", "context_usage_note")}),
+    )
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Configuration]:
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("model__provider")
+            .prefetch_related("fallback_links__model__provider")
+        )
+
+    @admin.display(description="Serving zone")
+    def serving_zone(self, obj: Configuration) -> str:
+        return configuration_zone(obj).label
+
+    @admin.action(description="Promote system prompt classification to enforce")
+    def promote_to_enforce(self, request: HttpRequest, queryset: QuerySet[Configuration]) -> None:
+        result = configuration_promote_enforcement(
+            configurations=list(queryset), actor=request.user.get_username()
+        )
+        for identifier in result.promoted:
+            obj = queryset.get(identifier=identifier)
+            self.log_change(request, obj, "Promoted system prompt classification to enforce.")
+        if result.promoted:
+            self.message_user(request, f"Promoted: {', '.join(result.promoted)}.", messages.SUCCESS)
+        for identifier, reason in result.skipped:
+            self.message_user(request, f"Not promoted {identifier}: {reason}.", messages.WARNING)
+
+
+@admin.register(ApiClient)
+class ApiClientAdmin(admin.ModelAdmin):
+    list_display = ("name", "token_prefix", "scopes", "default_input_data_class", "is_active", "created_at")
+    list_filter = ("is_active",)
+    search_fields = ("name", "token_prefix")
+    readonly_fields = ("token_prefix", "token_digest", "created_at")
+    filter_horizontal = ("configurations",)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        # Tokens are issued by `manage.py create_api_client`, which shows the token once.
+        return False

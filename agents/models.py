@@ -1,0 +1,171 @@
+"""Providers, models, configurations and API clients."""
+
+from __future__ import annotations
+
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+
+from governance.policy import validate_classification
+from governance.vocabulary import DataClass, Enforcement, TrustZone
+
+
+class ProviderKind(models.TextChoices):
+    OPENAI_COMPATIBLE = "openai_compatible", "OpenAI-compatible"
+    ANTHROPIC = "anthropic", "Anthropic"
+    LOCAL = "local", "Local (offline, deterministic)"
+
+
+class Tokenizer(models.TextChoices):
+    O200K_BASE = "o200k_base", "o200k_base (tiktoken)"
+    CL100K_BASE = "cl100k_base", "cl100k_base (tiktoken)"
+    APPROXIMATE = "approximate", "Calibrated approximation"
+
+
+class ContextUsageNote(models.TextChoices):
+    OFF = "off", "Off"
+    TAIL = "tail", "At the tail of the conversation"
+
+
+class Provider(models.Model):
+    """Where models are served. The API key is read from the named environment variable, never stored."""
+
+    identifier = models.SlugField(max_length=100, unique=True)
+    name = models.CharField(max_length=200)
+    kind = models.CharField(max_length=32, choices=ProviderKind.choices)
+    base_url = models.URLField(blank=True)
+    api_key_env = models.CharField(
+        max_length=100, blank=True, help_text="Name of the environment variable holding the API key."
+    )
+    # Read through TrustZone.parse: an empty or unknown stored value is external_global.
+    trust_zone = models.CharField(max_length=32, choices=TrustZone.choices)
+    timeout_seconds = models.FloatField(
+        default=30.0, validators=[MinValueValidator(0.1), MaxValueValidator(600)]
+    )
+    max_retries = models.PositiveSmallIntegerField(default=2, validators=[MaxValueValidator(5)])
+    is_active = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["identifier"]
+
+    def __str__(self) -> str:
+        return self.identifier
+
+    @property
+    def zone(self) -> TrustZone:
+        return TrustZone.parse(self.trust_zone)
+
+
+class LlmModel(models.Model):
+    provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="models")
+    model_id = models.CharField(max_length=200, help_text="The provider's name for the model.")
+    context_window = models.PositiveIntegerField(validators=[MinValueValidator(256)])
+    max_output_tokens = models.PositiveIntegerField(validators=[MinValueValidator(1)])
+    tokenizer = models.CharField(max_length=32, choices=Tokenizer.choices)
+    input_price_per_million = models.DecimalField(max_digits=10, decimal_places=4, default=0)
+    output_price_per_million = models.DecimalField(max_digits=10, decimal_places=4, default=0)
+    is_active = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["provider__identifier", "model_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["provider", "model_id"], name="llmmodel_unique_per_provider"),
+            models.CheckConstraint(
+                condition=models.Q(max_output_tokens__lt=models.F("context_window")),
+                name="llmmodel_output_below_window",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider.identifier}/{self.model_id}"
+
+
+class Configuration(models.Model):
+    """What a consumer runs: a model with fallbacks, a classified system prompt, and limits."""
+
+    identifier = models.SlugField(max_length=100, unique=True)
+    name = models.CharField(max_length=200)
+    model = models.ForeignKey(LlmModel, on_delete=models.PROTECT, related_name="configurations")
+    fallbacks = models.ManyToManyField(
+        LlmModel, through="ConfigurationFallback", related_name="fallback_for", blank=True
+    )
+    system_prompt = models.TextField(blank=True)
+    system_prompt_data_class = models.CharField(max_length=32, choices=DataClass.choices, blank=True)
+    system_prompt_ceiling = models.CharField(max_length=32, choices=TrustZone.choices, blank=True)
+    system_prompt_enforcement = models.CharField(
+        max_length=16, choices=Enforcement.choices, default=Enforcement.ENFORCE
+    )
+    allow_system_override = models.BooleanField(
+        default=False,
+        help_text="Whether a caller-supplied system message may replace the configured prompt.",
+    )
+    max_iterations = models.PositiveSmallIntegerField(
+        default=5, validators=[MinValueValidator(1), MaxValueValidator(20)]
+    )
+    context_usage_note = models.CharField(
+        max_length=8, choices=ContextUsageNote.choices, default=ContextUsageNote.OFF
+    )
+    is_active = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["identifier"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(system_prompt_enforcement=Enforcement.OBSERVE)
+                | (~models.Q(system_prompt_data_class="") & ~models.Q(system_prompt_ceiling="")),
+                name="configuration_enforced_prompt_is_classified",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(max_iterations__gte=1, max_iterations__lte=20),
+                name="configuration_max_iterations_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.identifier
+
+    def clean(self) -> None:
+        validate_classification(
+            data_class=self.system_prompt_data_class,
+            ceiling=self.system_prompt_ceiling,
+            enforcement=self.system_prompt_enforcement,
+            field_prefix="system_prompt_",
+        )
+
+
+class ConfigurationFallback(models.Model):
+    """One ordered fallback model of a configuration (walked only on retryable failures)."""
+
+    configuration = models.ForeignKey(Configuration, on_delete=models.CASCADE, related_name="fallback_links")
+    model = models.ForeignKey(LlmModel, on_delete=models.PROTECT, related_name="+")
+    position = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["configuration", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["configuration", "position"], name="fallback_unique_position"),
+            models.UniqueConstraint(fields=["configuration", "model"], name="fallback_unique_model"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.configuration.identifier}#{self.position}: {self.model}"
+
+
+class ApiClient(models.Model):
+    """A consumer app. Its token is shown once at creation; only its SHA-256 digest is stored."""
+
+    name = models.CharField(max_length=100, unique=True)
+    token_prefix = models.CharField(max_length=16, help_text="The first characters, to recognise a token.")
+    token_digest = models.CharField(max_length=64, unique=True)
+    scopes = models.JSONField(default=list)
+    configurations = models.ManyToManyField(Configuration, related_name="api_clients", blank=True)
+    default_input_data_class = models.CharField(
+        max_length=32, choices=DataClass.choices, default=DataClass.EDITOR_CONTENT
+    )
+    is_active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name

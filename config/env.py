@@ -1,0 +1,79 @@
+"""Typed readers for environment variables that fail loudly on malformed values.
+
+Settings are driven only by the environment (CONVENTIONS.md §11). A value that is set but cannot
+be parsed is a start-up error naming the variable, never a silent fallback to a default.
+"""
+
+from __future__ import annotations
+
+import os
+from urllib.parse import urlsplit
+
+from django.core.exceptions import ImproperlyConfigured
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def _raw(name: str) -> str | None:
+    value = os.environ.get(name)
+    if value is None or value.strip() == "":
+        return None
+    return value.strip()
+
+
+def env_str(name: str, default: str | None = None) -> str | None:
+    """The variable's trimmed value, or ``default`` when unset or empty."""
+    value = _raw(name)
+    return default if value is None else value
+
+
+def env_bool(name: str, default: bool) -> bool:
+    value = _raw(name)
+    if value is None:
+        return default
+    lowered = value.lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"{name} must be one of {sorted(_TRUE | _FALSE)}, got {value!r}")
+
+
+def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
+    value = _raw(name)
+    if value is None:
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be an integer, got {value!r}") from None
+    if minimum is not None and number < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {number}")
+    return number
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    """A comma-separated list; empty items are dropped."""
+    value = _raw(name)
+    if value is None:
+        return list(default)
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def env_url(name: str, *, schemes: tuple[str, ...]) -> str | None:
+    """A URL whose scheme is one of ``schemes`` and which names a host; None when unset."""
+    value = _raw(name)
+    if value is None:
+        return None
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} is not a valid URL") from None
+    if parts.scheme not in schemes:
+        raise ImproperlyConfigured(
+            f"{name} must use one of the schemes {list(schemes)}, got {parts.scheme!r}"
+        )
+    if parts.scheme != "sqlite" and not parts.hostname:
+        raise ImproperlyConfigured(f"{name} must name a host")
+    return value

@@ -1,0 +1,9 @@
+"""Test settings: only speed and determinism knobs differ from base (CONVENTIONS.md §11)."""
+
+import os
+
+os.environ.setdefault("DJANGO_SECRET_KEY", "test-only-secret-key-not-used-anywhere-else")
+
+from config.settings.base import *  # noqa: F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.http import HttpRequest
+
+from governance.models import GovernanceEvent
+
+
+@admin.register(GovernanceEvent)
+class GovernanceEventAdmin(admin.ModelAdmin):
+    """Read-only: the log is append-only, and admin never edits or deletes it."""
+
+    list_display = (
+        "created_at",
+        "decision",
+        "outcome",
+        "source_kind",
+        "source_identifier",
+        "data_class",
+        "zone",
+        "configuration",
+        "model",
+        "run",
+        "step",
+    )
+    list_filter = ("decision", "outcome", "source_kind", "zone", "data_class")
+    search_fields = ("correlation_id", "source_identifier", "configuration", "run")
+    date_hierarchy = "created_at"
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

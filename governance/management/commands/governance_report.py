@@ -1,0 +1,43 @@
+"""``manage.py governance_report [--json]``: the readiness report (DESIGN.md §4)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from governance.readiness import readiness_report
+
+_COLUMNS = ("kind", "identifier", "data_class", "ceiling", "configuration", "zone", "would_be")
+
+
+class Command(BaseCommand):
+    help = "For every observe row: would it be refused under enforce, for which configuration and zone."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--json", action="store_true", help="Print the report as one JSON document.")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        report = readiness_report()
+        if options["json"]:
+            self.stdout.write(json.dumps(report.as_dict(), indent=2, sort_keys=True))
+            return
+        if not report.rows:
+            self.stdout.write("No observe rows: every classified source is enforced.")
+            return
+        table = [_COLUMNS] + [
+            tuple(getattr(row, column) or "(undeclared)" for column in _COLUMNS) for row in report.rows
+        ]
+        widths = [max(len(line[i]) for line in table) for i in range(len(_COLUMNS))]
+        for index, line in enumerate(table):
+            self.stdout.write(
+                "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
+            )
+            if index == 0:
+                self.stdout.write("  ".join("-" * width for width in widths))
+        summary = report.as_dict()["summary"]
+        self.stdout.write(
+            f"\n{summary['observe_rows']} observe row(s); "
+            f"{summary['would_refuse']} would be refused under enforce."
+        )

@@ -1,0 +1,70 @@
+"""The append-only governance event log. It never holds content, only classifications and names."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import models
+
+from governance.errors import AppendOnlyViolation
+from governance.vocabulary import Decision, EventOutcome, SourceKind
+
+
+class AppendOnlyQuerySet(models.QuerySet):
+    """Bulk writes that would change history are refused before reaching the database."""
+
+    def update(self, **kwargs: Any) -> int:
+        raise AppendOnlyViolation(f"{self.model.__name__} rows are append-only: update refused.")
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        raise AppendOnlyViolation(f"{self.model.__name__} rows are append-only: delete refused.")
+
+    def bulk_update(self, objs: Any, fields: Any, batch_size: int | None = None) -> int:
+        raise AppendOnlyViolation(f"{self.model.__name__} rows are append-only: update refused.")
+
+
+class AppendOnlyModel(models.Model):
+    """Rows are created once; ``save`` of an existing row and ``delete`` raise.
+
+    On PostgreSQL a trigger (installed by migration) also rejects UPDATE and DELETE issued in SQL.
+    """
+
+    objects = AppendOnlyQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise AppendOnlyViolation(f"{type(self).__name__} rows are append-only: update refused.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise AppendOnlyViolation(f"{type(self).__name__} rows are append-only: delete refused.")
+
+
+class GovernanceEvent(AppendOnlyModel):
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    correlation_id = models.CharField(max_length=64, db_index=True)
+    decision = models.CharField(max_length=32, choices=Decision.choices)
+    outcome = models.CharField(max_length=16, choices=EventOutcome.choices)
+    source_kind = models.CharField(max_length=32, choices=SourceKind.choices, blank=True)
+    source_identifier = models.CharField(max_length=200, blank=True)
+    data_class = models.CharField(max_length=32, blank=True)
+    ceiling = models.CharField(max_length=32, blank=True)
+    zone = models.CharField(max_length=32, blank=True)
+    reason = models.CharField(max_length=300, blank=True)
+    # Names, not foreign keys: the policy core imports no other app, and history must outlive rows.
+    provider = models.CharField(max_length=100, blank=True)
+    model = models.CharField(max_length=200, blank=True)
+    configuration = models.CharField(max_length=100, blank=True)
+    api_client = models.CharField(max_length=100, blank=True)
+    run = models.CharField(max_length=64, blank=True, db_index=True)
+    step = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["decision", "outcome"])]
+
+    def __str__(self) -> str:
+        return f"{self.decision}/{self.outcome} {self.source_kind}:{self.source_identifier}"

@@ -1,0 +1,71 @@
+"""The readiness report: which ``observe`` rows would be refused if they were enforced, and where.
+
+An interface module on top of the policy core (DESIGN.md §2): it reads the configurations of the
+agents app and runs the same :func:`governance.policy.decide` the runtime runs, with every row
+enforced, for the zone each configuration actually sends to.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from agents.selectors import configuration_list, configuration_sources, configuration_zone
+from governance.policy import decide
+from governance.vocabulary import Enforcement, EnforcementMode, Outcome
+
+
+@dataclass(frozen=True)
+class ReadinessRow:
+    kind: str
+    identifier: str
+    data_class: str  # as declared; "" when undeclared
+    ceiling: str  # as declared; "" when undeclared
+    configuration: str
+    zone: str
+    would_be: str  # "allowed" or "refused" under enforcement
+    reason: str
+
+
+@dataclass(frozen=True)
+class ReadinessReport:
+    rows: tuple[ReadinessRow, ...]
+
+    @property
+    def would_refuse(self) -> tuple[ReadinessRow, ...]:
+        return tuple(row for row in self.rows if row.would_be == Outcome.REFUSED)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "rows": [asdict(row) for row in self.rows],
+            "summary": {
+                "observe_rows": len({(row.kind, row.identifier) for row in self.rows}),
+                "would_refuse": len(self.would_refuse),
+            },
+        }
+
+
+def readiness_report() -> ReadinessReport:
+    """One row per (observe source, configuration that sends it). Inactive configurations count too:
+    they can be re-activated, and promoting a row must be safe for them as well."""
+    rows: list[ReadinessRow] = []
+    for configuration in configuration_list():
+        observed = [s for s in configuration_sources(configuration) if s.enforcement == Enforcement.OBSERVE]
+        if not observed:
+            continue
+        zone = configuration_zone(configuration)
+        decision = decide(observed, zone, EnforcementMode.ENFORCE_ALL)
+        for source, verdict in zip(observed, decision.sources, strict=True):
+            rows.append(
+                ReadinessRow(
+                    kind=str(source.kind),
+                    identifier=source.identifier,
+                    data_class=source.data_class or "",
+                    ceiling=source.ceiling or "",
+                    configuration=configuration.identifier,
+                    zone=zone.value,
+                    would_be=verdict.outcome.value,
+                    reason=verdict.reason,
+                )
+            )
+    rows.sort(key=lambda row: (row.kind, row.identifier, row.configuration))
+    return ReadinessReport(rows=tuple(rows))

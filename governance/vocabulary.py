@@ -1,0 +1,151 @@
+"""The governance vocabulary (DESIGN.md §3). Stored string values are API: never rename them.
+
+Parsing is fail-closed everywhere: an unknown zone is the least trusted zone, an unknown class on an
+enforced row is the most sensitive class, an unknown enforcement setting enforces everything.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class DataClass(models.TextChoices):
+    """How sensitive a piece of content is; declaration order is the rank (0 least sensitive)."""
+
+    PUBLIC_CONTENT = "public_content", "Public content"
+    EDITOR_CONTENT = "editor_content", "Editor content"
+    SOURCE_CODE = "source_code", "Source code"
+    INTERNAL_CONFIGURATION = "internal_configuration", "Internal configuration"
+    SYSTEM_DIAGNOSTICS = "system_diagnostics", "System diagnostics"
+    SECRET_ADJACENT = "secret_adjacent", "Secret-adjacent"
+
+    @property
+    def rank(self) -> int:
+        return _DATA_CLASS_ORDER.index(self)
+
+    @classmethod
+    def parse(cls, raw: object) -> DataClass | None:
+        """The class named by ``raw``, or None when it is empty or unknown (the caller decides)."""
+        if isinstance(raw, str) and raw in cls.values:
+            return cls(raw)
+        return None
+
+    @property
+    def ceiling(self) -> TrustZone:
+        """The least trusted zone that accepts this class."""
+        return max(
+            (zone for zone in TrustZone if self.rank <= zone.max_data_class.rank),
+            key=lambda zone: zone.rank,
+        )
+
+
+class TrustZone(models.TextChoices):
+    """Where a provider runs; declaration order is the rank (0 most trusted)."""
+
+    LOCAL = "local", "Local"
+    PRIVATE_HOSTED = "private_hosted", "Private hosted"
+    EXTERNAL_EU = "external_eu", "External (EU)"
+    EXTERNAL_GLOBAL = "external_global", "External (global)"
+
+    @property
+    def rank(self) -> int:
+        return _TRUST_ZONE_ORDER.index(self)
+
+    @property
+    def max_data_class(self) -> DataClass:
+        """The most sensitive class this zone accepts."""
+        return _ZONE_ACCEPTS[self]
+
+    def permits(self, data_class: DataClass) -> bool:
+        return data_class.rank <= self.max_data_class.rank
+
+    @classmethod
+    def parse(cls, raw: object) -> TrustZone:
+        """Fail-closed: an empty or unknown zone is ``external_global``."""
+        if isinstance(raw, str) and raw in cls.values:
+            return cls(raw)
+        return cls.EXTERNAL_GLOBAL
+
+
+class Enforcement(models.TextChoices):
+    """Per-row enforcement. New rows enforce; rows that predate classification observe."""
+
+    ENFORCE = "enforce", "Enforce"
+    OBSERVE = "observe", "Observe"
+
+
+class EnforcementMode(models.TextChoices):
+    """The global ``GOVERNANCE_ENFORCEMENT`` switch."""
+
+    PER_ROW = "per_row", "Per row"
+    ENFORCE_ALL = "enforce_all", "Enforce all"
+
+    @classmethod
+    def parse(cls, raw: object) -> EnforcementMode:
+        """Only an exact ``per_row`` (case and surrounding space ignored) relaxes; anything else,
+        including a typo or a non-string, enforces everything."""
+        if isinstance(raw, str) and raw.strip().lower() == cls.PER_ROW.value:
+            return cls.PER_ROW
+        return cls.ENFORCE_ALL
+
+
+class Provenance(models.TextChoices):
+    """Where a usage figure came from."""
+
+    PROVIDER_REPORTED = "provider_reported", "Provider reported"
+    ESTIMATED = "estimated", "Estimated"
+    UNAVAILABLE = "unavailable", "Unavailable"
+
+
+class Outcome(models.TextChoices):
+    """What the check decided for one source."""
+
+    ALLOWED = "allowed", "Allowed"
+    OBSERVED = "observed", "Observed"
+    REFUSED = "refused", "Refused"
+
+
+class Decision(models.TextChoices):
+    """The kind of a governance event."""
+
+    CONTEXT_BLOCKED = "context_blocked", "Context blocked"
+    TOOL_DENIED = "tool_denied", "Tool denied"
+    RESPONSE_BLOCKED = "response_blocked", "Response blocked"
+    SECRET_REDACTED = "secret_redacted", "Secret redacted"
+    INJECTION_FLAGGED = "injection_flagged", "Injection flagged"
+
+
+class EventOutcome(models.TextChoices):
+    ENFORCED = "enforced", "Enforced"
+    OBSERVED = "observed", "Observed"
+
+
+class SourceKind(models.TextChoices):
+    """Every kind of content that can reach the wire (DESIGN.md §4)."""
+
+    SYSTEM_PROMPT = "system_prompt", "Configuration system prompt"
+    SNIPPET = "snippet", "Snippet"
+    SKILL = "skill", "Skill"
+    CALLER_CONTEXT = "caller_context", "Caller context item"
+    TASK_INPUT = "task_input", "Task input"
+    TOOL_OUTPUT = "tool_output", "Tool output"
+
+
+_DATA_CLASS_ORDER = list(DataClass)
+_TRUST_ZONE_ORDER = list(TrustZone)
+_ZONE_ACCEPTS = {
+    TrustZone.LOCAL: DataClass.SECRET_ADJACENT,
+    TrustZone.PRIVATE_HOSTED: DataClass.SYSTEM_DIAGNOSTICS,
+    TrustZone.EXTERNAL_EU: DataClass.INTERNAL_CONFIGURATION,
+    TrustZone.EXTERNAL_GLOBAL: DataClass.EDITOR_CONTENT,
+}
+
+
+def least_trusted(zones: list[TrustZone] | tuple[TrustZone, ...]) -> TrustZone:
+    """The least trusted of ``zones``; an empty list is ``external_global`` (nothing known)."""
+    return max(zones, key=lambda zone: zone.rank, default=TrustZone.EXTERNAL_GLOBAL)
+
+
+def stricter_ceiling(a: TrustZone, b: TrustZone) -> TrustZone:
+    """Of two ceilings, the one that allows fewer zones (the more trusted zone)."""
+    return a if a.rank <= b.rank else b

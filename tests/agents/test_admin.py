@@ -1,0 +1,60 @@
+"""Admin pages for providers, models and configurations, and the promote action."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.admin.models import LogEntry
+
+from agents.models import Configuration
+from governance.vocabulary import DataClass, Enforcement, TrustZone
+from tests.factories import configuration_make
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize("page", ["provider", "llmmodel", "configuration", "apiclient"])
+def test_changelists_render(admin_client, page):
+    configuration_make(identifier="shown")
+    assert admin_client.get(f"/admin/agents/{page}/").status_code == 200
+
+
+def test_configuration_list_shows_the_serving_zone(admin_client):
+    configuration_make(identifier="shown", zone=TrustZone.LOCAL, fallback_zones=(TrustZone.EXTERNAL_EU,))
+    content = admin_client.get("/admin/agents/configuration/").content.decode()
+    assert "External (EU)" in content
+
+
+def test_promote_action_enforces_declared_rows_and_reports_undeclared_ones(admin_client):
+    declared = configuration_make(
+        identifier="declared",
+        system_prompt_data_class=DataClass.EDITOR_CONTENT,
+        system_prompt_ceiling=TrustZone.EXTERNAL_GLOBAL,
+        system_prompt_enforcement=Enforcement.OBSERVE,
+    )
+    undeclared = configuration_make(
+        identifier="undeclared",
+        system_prompt_data_class="",
+        system_prompt_ceiling="",
+        system_prompt_enforcement=Enforcement.OBSERVE,
+    )
+    response = admin_client.post(
+        "/admin/agents/configuration/",
+        {"action": "promote_to_enforce", "_selected_action": [declared.pk, undeclared.pk]},
+        follow=True,
+    )
+    messages = [str(m) for m in response.context["messages"]]
+    assert messages == [
+        "Promoted: declared.",
+        "Not promoted undeclared: declare a data class and a ceiling first.",
+    ]
+    assert dict(Configuration.objects.values_list("identifier", "system_prompt_enforcement")) == {
+        "declared": "enforce",
+        "undeclared": "observe",
+    }
+    assert list(LogEntry.objects.values_list("object_repr", "change_message")) == [
+        ("declared", "Promoted system prompt classification to enforce.")
+    ]
+
+
+def test_api_clients_cannot_be_added_in_admin(admin_client):
+    assert admin_client.get("/admin/agents/apiclient/add/").status_code == 403

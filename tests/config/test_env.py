@@ -1,0 +1,142 @@
+"""Settings come from the environment; malformed values stop start-up with the variable's name."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from config.env import env_bool, env_int, env_list, env_str, env_url
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_env_bool(monkeypatch):
+    monkeypatch.setenv("FLAG", "Yes")
+    assert env_bool("FLAG", False) is True
+    monkeypatch.setenv("FLAG", "0")
+    assert env_bool("FLAG", True) is False
+    monkeypatch.setenv("FLAG", "  ")
+    assert env_bool("FLAG", True) is True
+    monkeypatch.setenv("FLAG", "ja")
+    with pytest.raises(ImproperlyConfigured, match="FLAG must be one of"):
+        env_bool("FLAG", False)
+
+
+def test_env_int(monkeypatch):
+    monkeypatch.delenv("N", raising=False)
+    assert env_int("N", 7) == 7
+    monkeypatch.setenv("N", "12")
+    assert env_int("N", 7, minimum=10) == 12
+    monkeypatch.setenv("N", "9")
+    with pytest.raises(ImproperlyConfigured, match="N must be at least 10, got 9"):
+        env_int("N", 7, minimum=10)
+    monkeypatch.setenv("N", "ten")
+    with pytest.raises(ImproperlyConfigured, match="N must be an integer, got 'ten'"):
+        env_int("N", 7)
+
+
+def test_env_str_and_list(monkeypatch):
+    monkeypatch.setenv("S", " value ")
+    assert env_str("S") == "value"
+    monkeypatch.setenv("L", "a, b,,c ")
+    assert env_list("L", []) == ["a", "b", "c"]
+
+
+def test_env_url(monkeypatch):
+    monkeypatch.setenv("U", "postgres://user@db:5432/app")
+    assert env_url("U", schemes=("postgres",)) == "postgres://user@db:5432/app"
+    monkeypatch.setenv("U", "mysql://db/app")
+    with pytest.raises(ImproperlyConfigured, match="U must use one of the schemes"):
+        env_url("U", schemes=("postgres",))
+    monkeypatch.setenv("U", "redis://")
+    with pytest.raises(ImproperlyConfigured, match="U must name a host"):
+        env_url("U", schemes=("redis",))
+
+
+def start_django(**env: str) -> subprocess.CompletedProcess[str]:
+    environment = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}
+    environment.update({"DJANGO_SETTINGS_MODULE": "config.settings.base", "DJANGO_SECRET_KEY": "k", **env})
+    return subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"DATABASE_URL": "mysql://db/app"}, "DATABASE_URL must use one of the schemes"),
+        ({"REDIS_URL": "http://cache"}, "REDIS_URL must use one of the schemes"),
+        ({"DJANGO_DEBUG": "maybe"}, "DJANGO_DEBUG must be one of"),
+        ({"CELERY_TASK_TIME_LIMIT": "abc"}, "CELERY_TASK_TIME_LIMIT must be an integer"),
+        ({"DJANGO_SECRET_KEY": ""}, "DJANGO_SECRET_KEY must be set unless DJANGO_DEBUG is true"),
+    ],
+)
+def test_malformed_environment_fails_start_up(env, message):
+    result = start_django(**env)
+    assert result.returncode != 0
+    assert message in result.stderr
+
+
+def test_embedded_default_runs_tasks_eagerly_without_redis():
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import django; django.setup(); from django.conf import settings as s; "
+            "print(s.DATABASES['default']['ENGINE'], s.CELERY_TASK_ALWAYS_EAGER, "
+            "s.CACHES['default']['BACKEND'])",
+        ],
+        cwd=ROOT,
+        env={
+            **{k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}},
+            "DJANGO_SETTINGS_MODULE": "config.settings.base",
+            "DJANGO_SECRET_KEY": "k",
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.stdout.split() == [
+        "django.db.backends.sqlite3",
+        "True",
+        "django.core.cache.backends.locmem.LocMemCache",
+    ]
+
+
+def test_real_mode_uses_postgres_and_redis_for_broker_and_cache():
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import django; django.setup(); from django.conf import settings as s; "
+            "print(s.DATABASES['default']['ENGINE'], s.CELERY_TASK_ALWAYS_EAGER, s.CELERY_BROKER_URL, "
+            "s.CACHES['default']['BACKEND'])",
+        ],
+        cwd=ROOT,
+        env={
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "config.settings.base",
+            "DJANGO_SECRET_KEY": "k",
+            "DATABASE_URL": "postgres://u@db.example:5432/app",
+            "REDIS_URL": "redis://cache.example:6379/0",
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.stdout.split() == [
+        "django.db.backends.postgresql",
+        "False",
+        "redis://cache.example:6379/0",
+        "django.core.cache.backends.redis.RedisCache",
+    ]

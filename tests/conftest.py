@@ -1,0 +1,66 @@
+"""Suite-wide fixtures and the services gate.
+
+Tests marked ``services`` need real PostgreSQL (as the default database), Redis and a Celery worker
+binary. When one is missing they are skipped with the reason shown, unless ``REQUIRE_SERVICES=1``,
+which turns the same condition into a failure (CI sets it).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+_services_problem: str | bool | None = False  # False: not checked yet
+
+
+def _find_services_problem() -> str | None:
+    database = settings.DATABASES["default"]
+    if database["ENGINE"] != "django.db.backends.postgresql":
+        return "DATABASE_URL does not point at PostgreSQL"
+    try:
+        import psycopg
+
+        with psycopg.connect(
+            host=database.get("HOST") or None,
+            port=database.get("PORT") or None,
+            user=database.get("USER") or None,
+            password=database.get("PASSWORD") or None,
+            dbname="postgres",
+            connect_timeout=3,
+        ):
+            pass
+    except Exception as exc:
+        return f"PostgreSQL unreachable: {type(exc).__name__}"
+    if not settings.REDIS_URL:
+        return "REDIS_URL is not set"
+    try:
+        import redis
+
+        redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=3).ping()
+    except Exception as exc:
+        return f"Redis unreachable: {type(exc).__name__}"
+    if not celery_executable():
+        return "the celery executable is missing"
+    return None
+
+
+def celery_executable() -> str | None:
+    beside = Path(sys.executable).with_name("celery")
+    return str(beside) if beside.exists() else shutil.which("celery")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    global _services_problem
+    if item.get_closest_marker("services") is None:
+        return
+    if _services_problem is False:
+        _services_problem = _find_services_problem()
+    if _services_problem:
+        if os.environ.get("REQUIRE_SERVICES") == "1":
+            pytest.fail(f"services required but unavailable: {_services_problem}", pytrace=False)
+        pytest.skip(f"services unavailable: {_services_problem}")

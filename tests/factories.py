@@ -1,0 +1,67 @@
+"""Small factories: valid rows with overridable fields. Each call makes unique identifiers."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from agents.models import Configuration, ConfigurationFallback, LlmModel, Provider, ProviderKind, Tokenizer
+from governance.vocabulary import DataClass, Enforcement, TrustZone
+
+_sequence = itertools.count(1)
+
+
+def provider_make(**fields: Any) -> Provider:
+    n = next(_sequence)
+    values: dict[str, Any] = {
+        "identifier": f"provider-{n}",
+        "name": f"Provider {n}",
+        "kind": ProviderKind.LOCAL,
+        "trust_zone": TrustZone.LOCAL,
+    }
+    values.update(fields)
+    provider = Provider(**values)
+    provider.full_clean()
+    provider.save()
+    return provider
+
+
+def model_make(*, zone: str = TrustZone.LOCAL, provider: Provider | None = None, **fields: Any) -> LlmModel:
+    n = next(_sequence)
+    values: dict[str, Any] = {
+        "provider": provider or provider_make(trust_zone=zone),
+        "model_id": f"model-{n}",
+        "context_window": 128_000,
+        "max_output_tokens": 4_096,
+        "tokenizer": Tokenizer.O200K_BASE,
+    }
+    values.update(fields)
+    model = LlmModel(**values)
+    model.full_clean()
+    model.save()
+    return model
+
+
+def configuration_make(
+    *, zone: str = TrustZone.LOCAL, fallback_zones: tuple[str, ...] = (), **fields: Any
+) -> Configuration:
+    n = next(_sequence)
+    values: dict[str, Any] = {
+        "identifier": f"configuration-{n}",
+        "name": f"Configuration {n}",
+        "system_prompt": "Be helpful.",
+        "system_prompt_data_class": DataClass.PUBLIC_CONTENT,
+        "system_prompt_ceiling": TrustZone.EXTERNAL_GLOBAL,
+        "system_prompt_enforcement": Enforcement.ENFORCE,
+    }
+    values.update(fields)
+    if "model" not in values:
+        values["model"] = model_make(zone=zone)
+    configuration = Configuration(**values)
+    configuration.full_clean()
+    configuration.save()
+    for position, fallback_zone in enumerate(fallback_zones):
+        ConfigurationFallback.objects.create(
+            configuration=configuration, model=model_make(zone=fallback_zone), position=position
+        )
+    return configuration

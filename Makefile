@@ -28,6 +28,7 @@ run: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy config governance agents context_assembly snippets skills
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format .

@@ -34,14 +34,15 @@ class ReadinessReport:
     def would_refuse(self) -> tuple[ReadinessRow, ...]:
         return tuple(row for row in self.rows if row.would_be == Outcome.REFUSED)
 
-    def as_dict(self) -> dict[str, object]:
+    @property
+    def summary(self) -> dict[str, int]:
         return {
-            "rows": [asdict(row) for row in self.rows],
-            "summary": {
-                "observe_rows": len({(row.kind, row.identifier) for row in self.rows}),
-                "would_refuse": len(self.would_refuse),
-            },
+            "observe_rows": len({(row.kind, row.identifier) for row in self.rows}),
+            "would_refuse": len(self.would_refuse),
         }
+
+    def as_dict(self) -> dict[str, object]:
+        return {"rows": [asdict(row) for row in self.rows], "summary": self.summary}
 
 
 def readiness_report() -> ReadinessReport:

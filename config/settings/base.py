@@ -85,7 +85,7 @@ if DATABASE_URL is None:
         }
     }
 else:
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+    DATABASES = {"default": dict(dj_database_url.parse(DATABASE_URL, conn_max_age=60))}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Redis: Celery broker, cache, locks -------------------------------------------------------

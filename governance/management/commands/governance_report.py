@@ -36,7 +36,7 @@ class Command(BaseCommand):
             )
             if index == 0:
                 self.stdout.write("  ".join("-" * width for width in widths))
-        summary = report.as_dict()["summary"]
+        summary = report.summary
         self.stdout.write(
             f"\n{summary['observe_rows']} observe row(s); "
             f"{summary['would_refuse']} would be refused under enforce."

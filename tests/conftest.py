@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+pytest_plugins = ["tests.fakes.fixtures"]
+
 _services_problem: str | bool | None = False  # False: not checked yet
 
 

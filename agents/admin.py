@@ -48,6 +48,7 @@ class ConfigurationAdmin(admin.ModelAdmin):
     actions = ["promote_to_enforce"]
     fieldsets = (
         (None, {"fields": ("identifier", "name", "model", "is_active")}),
+        ("Snippets", {"fields": ("snippet_tags",)}),
         (
             "System prompt",
             {

@@ -5,6 +5,8 @@ from __future__ import annotations
 from agents.models import Configuration, LlmModel
 from governance.policy import Source
 from governance.vocabulary import SourceKind, TrustZone, least_trusted
+from snippets.composition import snippet_sources
+from snippets.selectors import snippet_select
 
 
 def configuration_get(*, identifier: str) -> Configuration:
@@ -36,7 +38,7 @@ def configuration_sources(configuration: Configuration) -> list[Source]:
     """The classified editor-owned sources a configuration always sends (DESIGN.md §4).
 
     Per-request sources (caller context, task input, tool outputs) are added by the caller.
-    An empty system prompt sends nothing and so is not a source.
+    An empty system prompt sends nothing and so is not a source. Snippets follow the selection order.
     """
     sources: list[Source] = []
     if configuration.system_prompt.strip():
@@ -49,4 +51,5 @@ def configuration_sources(configuration: Configuration) -> list[Source]:
                 enforcement=configuration.system_prompt_enforcement,
             )
         )
+    sources.extend(snippet_sources(snippet_select(tags=configuration.snippet_tags).snippets))
     return sources

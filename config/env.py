@@ -7,6 +7,8 @@ be parsed is a start-up error naming the variable, never a silent fallback to a 
 from __future__ import annotations
 
 import os
+import secrets
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
@@ -77,3 +79,14 @@ def env_url(name: str, *, schemes: tuple[str, ...]) -> str | None:
     if parts.scheme != "sqlite" and not parts.hostname:
         raise ImproperlyConfigured(f"{name} must name a host")
     return value
+
+
+def development_secret_key(path: Path) -> str:
+    """A random key kept in ``path`` (created once, owner-only), for DEBUG runs without a configured
+    key. It stays stable across restarts so sessions survive, and no key is ever in the code."""
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w") as handle:
+            handle.write(secrets.token_urlsafe(50))
+    return path.read_text().strip()

@@ -7,6 +7,8 @@ from typing import Any
 
 from agents.models import Configuration, ConfigurationFallback, LlmModel, Provider, ProviderKind, Tokenizer
 from governance.vocabulary import DataClass, Enforcement, TrustZone
+from snippets.models import Snippet
+from snippets.services import snippet_create
 
 _sequence = itertools.count(1)
 
@@ -65,3 +67,16 @@ def configuration_make(
             configuration=configuration, model=model_make(zone=fallback_zone), position=position
         )
     return configuration
+
+
+def snippet_make(*, tags: tuple[str, ...] = (), **fields: Any) -> Snippet:
+    n = next(_sequence)
+    values: dict[str, Any] = {
+        "identifier": f"snippet-{n}",
+        "name": f"Snippet {n}",
+        "text": f"Text of snippet {n}.",
+        "data_class": DataClass.PUBLIC_CONTENT,
+        "ceiling": TrustZone.EXTERNAL_GLOBAL,
+    }
+    values.update(fields)
+    return snippet_create(tag_names=tags, **values)

@@ -13,7 +13,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_int, env_list, env_str, env_url
+from config.env import development_secret_key, env_bool, env_int, env_list, env_str, env_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(env_str("APP_VAR_DIR", str(BASE_DIR / "var")) or BASE_DIR / "var")
@@ -23,7 +23,7 @@ SECRET_KEY = env_str("DJANGO_SECRET_KEY")
 if SECRET_KEY is None:
     if not DEBUG:
         raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set unless DJANGO_DEBUG is true")
-    SECRET_KEY = "insecure-development-key-only-used-with-DJANGO_DEBUG"
+    SECRET_KEY = development_secret_key(VAR_DIR / "development_secret_key")
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
 
 INSTALLED_APPS = [
@@ -36,6 +36,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "simple_history",
     "governance",
     "context_assembly",
     "snippets",
@@ -51,6 +52,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "simple_history.middleware.HistoryRequestMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -120,9 +122,22 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "unacked_restore_throttle": env_int("CELERY_UNACKED_RESTORE_THROTTLE", 10, minimum=1),
 }
 
+# A worker's claim on a run step; another worker may take the step over once it expires. It must
+# exceed the longest step (provider timeout x attempts); the reaper requeues runs past it.
+AGENT_STEP_LEASE_SECONDS = env_int("AGENT_STEP_LEASE_SECONDS", 300, minimum=1)
+CELERY_BEAT_SCHEDULE = {
+    "reap-expired-runs": {
+        "task": "agents.tasks.reap_runs_task",
+        "schedule": env_int("AGENT_REAPER_INTERVAL_SECONDS", 30, minimum=1),
+    },
+}
+
 # --- Governance -------------------------------------------------------------------------------
 # Read through governance.policy.enforcement_mode(), which treats anything unknown as enforce_all.
 GOVERNANCE_ENFORCEMENT = env_str("GOVERNANCE_ENFORCEMENT", "per_row")
+
+# Token badges in admin count for this catalogue model (context_assembly.profiles.CATALOGUE).
+TOKEN_BADGE_MODEL = env_str("TOKEN_BADGE_MODEL", "gpt-4o")
 
 # --- API --------------------------------------------------------------------------------------
 REST_FRAMEWORK = {

@@ -3,23 +3,17 @@
 from __future__ import annotations
 
 import pytest
-from django.db import IntegrityError, connection, transaction
-from django.db.migrations.executor import MigrationExecutor
+from django.db import IntegrityError, transaction
+
+from tests.migration_helpers import migrate_to, migrate_to_latest
 
 BEFORE = [("agents", "0001_initial")]
 AFTER = [("agents", "0002_configuration_prompt_classification")]
 
 
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
 @pytest.mark.django_db(transaction=True)
 def test_existing_configurations_become_observe_and_new_ones_enforce():
-    old_apps = migrate(BEFORE)
+    old_apps = migrate_to(BEFORE)
     Provider = old_apps.get_model("agents", "Provider")
     LlmModel = old_apps.get_model("agents", "LlmModel")
     Configuration = old_apps.get_model("agents", "Configuration")
@@ -29,7 +23,7 @@ def test_existing_configurations_become_observe_and_new_ones_enforce():
     )
     Configuration.objects.create(identifier="legacy", name="Legacy", model=model, system_prompt="Old prompt")
 
-    new_apps = migrate(AFTER)
+    new_apps = migrate_to(AFTER)
     Configuration = new_apps.get_model("agents", "Configuration")
     legacy = Configuration.objects.get(identifier="legacy")
     assert (
@@ -52,9 +46,4 @@ def test_existing_configurations_become_observe_and_new_ones_enforce():
     fresh.system_prompt_ceiling = "external_global"
     fresh.save()
     assert Configuration.objects.get(identifier="fresh").system_prompt_enforcement == "enforce"
-    migrate(executor_leaf())
-
-
-def executor_leaf():
-    executor = MigrationExecutor(connection)
-    return executor.loader.graph.leaf_nodes()
+    migrate_to_latest()

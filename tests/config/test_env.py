@@ -140,3 +140,13 @@ def test_real_mode_uses_postgres_and_redis_for_broker_and_cache():
         "redis://cache.example:6379/0",
         "django.core.cache.backends.redis.RedisCache",
     ]
+
+
+def test_development_secret_key_is_created_once_and_kept(tmp_path):
+    from config.env import development_secret_key
+
+    path = tmp_path / "var" / "key"
+    first = development_secret_key(path)
+    assert len(first) >= 50
+    assert development_secret_key(path) == first
+    assert oct(path.stat().st_mode & 0o777) == "0o600"

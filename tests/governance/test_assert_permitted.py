@@ -21,7 +21,7 @@ CONTEXT = EventContext(
     run="r1",
     step=2,
 )
-SECRET_TEXT = "the text of the prompt never reaches the log"
+PROMPT_TEXT = "the text of the prompt never reaches the log"
 
 
 def test_allowed_sources_record_nothing():
@@ -164,4 +164,4 @@ def test_events_never_hold_content():
             mode=EnforcementMode.PER_ROW,
         )
     row = GovernanceEvent.objects.values().get()
-    assert all(SECRET_TEXT not in str(value) for value in row.values())
+    assert all(PROMPT_TEXT not in str(value) for value in row.values())

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 
 from governance.vocabulary import DataClass, Enforcement, TrustZone
-from tests.factories import configuration_make
+from tests.factories import configuration_make, snippet_make
 
 pytestmark = pytest.mark.django_db
 
@@ -100,3 +100,21 @@ def test_report_without_observe_rows_says_so():
     configuration_make()
     assert report() == "No observe rows: every classified source is enforced.\n"
     assert json.loads(report("--json")) == {"rows": [], "summary": {"observe_rows": 0, "would_refuse": 0}}
+
+
+def test_observe_snippets_are_reported_for_each_configuration_that_selects_them():
+    snippet_make(
+        identifier="runbook",
+        tags=("ops",),
+        data_class=DataClass.SYSTEM_DIAGNOSTICS,
+        ceiling=TrustZone.PRIVATE_HOSTED,
+        enforcement=Enforcement.OBSERVE,
+    )
+    configuration_make(identifier="internal", zone=TrustZone.PRIVATE_HOSTED, snippet_tags=["ops"])
+    configuration_make(identifier="public", zone=TrustZone.EXTERNAL_GLOBAL, snippet_tags=["OPS"])
+    data = json.loads(report("--json"))
+    assert [(r["kind"], r["identifier"], r["configuration"], r["would_be"]) for r in data["rows"]] == [
+        ("snippet", "runbook", "internal", "allowed"),
+        ("snippet", "runbook", "public", "refused"),
+    ]
+    assert data["summary"] == {"observe_rows": 1, "would_refuse": 1}

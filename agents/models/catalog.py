@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from governance.policy import validate_classification
 from governance.vocabulary import DataClass, Enforcement, TrustZone
+from snippets.models import normalise_tag
 
 
 class ProviderKind(models.TextChoices):
@@ -26,6 +28,11 @@ class ContextUsageNote(models.TextChoices):
     TAIL = "tail", "At the tail of the conversation"
 
 
+class SkillMode(models.TextChoices):
+    FULL = "full", "Full bodies in the skill block"
+    PROGRESSIVE = "progressive", "Names and descriptions; bodies loaded on demand by a tool"
+
+
 class Provider(models.Model):
     """Where models are served. The API key is read from the named environment variable, never stored."""
 
@@ -42,6 +49,9 @@ class Provider(models.Model):
         default=30.0, validators=[MinValueValidator(0.1), MaxValueValidator(600)]
     )
     max_retries = models.PositiveSmallIntegerField(default=2, validators=[MaxValueValidator(5)])
+    options = models.JSONField(
+        default=dict, blank=True, help_text="Adapter options (for the local provider: a reply script)."
+    )
     is_active = models.BooleanField(default=True)
 
     class Meta:
@@ -63,6 +73,10 @@ class LlmModel(models.Model):
     tokenizer = models.CharField(max_length=32, choices=Tokenizer.choices)
     input_price_per_million = models.DecimalField(max_digits=10, decimal_places=4, default=0)
     output_price_per_million = models.DecimalField(max_digits=10, decimal_places=4, default=0)
+    # Calibration of our estimate against provider-reported prompt tokens (context_assembly.calibration).
+    calibration_factor = models.FloatField(default=1.0, editable=False)
+    calibration_samples = models.PositiveIntegerField(default=0, editable=False)
+    calibration_updated_at = models.DateTimeField(null=True, blank=True, editable=False)
     is_active = models.BooleanField(default=True)
 
     class Meta:
@@ -94,10 +108,18 @@ class Configuration(models.Model):
     system_prompt_enforcement = models.CharField(
         max_length=16, choices=Enforcement.choices, default=Enforcement.ENFORCE
     )
+    snippet_tags = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Ordered tags; snippets are selected in this tag order, then by sorting and name.",
+    )
     allow_system_override = models.BooleanField(
         default=False,
         help_text="Whether a caller-supplied system message may replace the configured prompt.",
     )
+    skill_mode = models.CharField(max_length=16, choices=SkillMode.choices, default=SkillMode.FULL)
+    allowed_tool_groups = models.JSONField(default=list, blank=True)
+    allowed_tools = models.JSONField(default=list, blank=True)
     max_iterations = models.PositiveSmallIntegerField(
         default=5, validators=[MinValueValidator(1), MaxValueValidator(20)]
     )
@@ -124,6 +146,13 @@ class Configuration(models.Model):
         return self.identifier
 
     def clean(self) -> None:
+        for field in ("snippet_tags", "allowed_tool_groups", "allowed_tools"):
+            value = getattr(self, field)
+            if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+                raise ValidationError({field: "Must be a list of strings."})
+        self.snippet_tags = list(
+            dict.fromkeys(normalise_tag(t) for t in self.snippet_tags if normalise_tag(t))
+        )
         validate_classification(
             data_class=self.system_prompt_data_class,
             ceiling=self.system_prompt_ceiling,

@@ -1,0 +1,45 @@
+"""The agents app's models: the catalogue (providers, models, configurations, clients) and runs."""
+
+from agents.models.catalog import (
+    ApiClient,
+    Configuration,
+    ConfigurationFallback,
+    ContextUsageNote,
+    LlmModel,
+    Provider,
+    ProviderKind,
+    SkillMode,
+    Tokenizer,
+)
+from agents.models.runs import (
+    AgentRun,
+    AgentStep,
+    RunMessage,
+    RunStatus,
+    StepStatus,
+    TerminationReason,
+    ToolCallRecord,
+    ToolCallStatus,
+    ToolSetting,
+)
+
+__all__ = [
+    "AgentRun",
+    "AgentStep",
+    "ApiClient",
+    "Configuration",
+    "ConfigurationFallback",
+    "ContextUsageNote",
+    "LlmModel",
+    "Provider",
+    "ProviderKind",
+    "RunMessage",
+    "RunStatus",
+    "SkillMode",
+    "StepStatus",
+    "TerminationReason",
+    "Tokenizer",
+    "ToolCallRecord",
+    "ToolCallStatus",
+    "ToolSetting",
+]

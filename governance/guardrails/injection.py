@@ -1,0 +1,280 @@
+"""Prompt-injection scanner for untrusted text (skills at ingest, snippets when saved, tool output).
+
+``scan_for_injection(text)`` is a pure function: no database, no network, deterministic. Rules are
+regular expressions over a *normalised* copy of the text: NFKC per character (full-width and other
+compatibility forms fold to ASCII), zero-width characters and soft hyphens removed, so that
+``i\u200bgnore previous instructions`` is still an override. Every finding's ``start``/``end`` are
+mapped back to the ORIGINAL text (the span from the first to the last original character involved).
+Invisible characters themselves are findings too, reported on the original text.
+
+An excerpt is at most 80 characters of the normalised match, with secrets redacted (it is stored and
+shown to editors). A redaction failure propagates as ``RedactionFailed``: we never store what we could
+not scan.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from django.db import models
+
+from .redaction import Finding, detect, placeholder
+
+EXCERPT_LIMIT = 80
+
+
+class InjectionSeverity(models.TextChoices):
+    """Declaration order is the rank (0 least severe). Only ``high`` disables a skill."""
+
+    LOW = "low", "Low"
+    MEDIUM = "medium", "Medium"
+    HIGH = "high", "High"
+
+    @property
+    def rank(self) -> int:
+        return _SEVERITY_ORDER.index(self)
+
+
+_SEVERITY_ORDER = list(InjectionSeverity)
+
+
+@dataclass(frozen=True, slots=True)
+class InjectionFinding:
+    rule: str
+    severity: InjectionSeverity
+    start: int
+    end: int
+    excerpt: str
+
+
+def max_severity(findings: Iterable[InjectionFinding]) -> InjectionSeverity | None:
+    """The most severe finding's severity, or None when there is no finding."""
+    return max((finding.severity for finding in findings), key=lambda s: s.rank, default=None)
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    name: str
+    severity: InjectionSeverity
+    pattern: re.Pattern[str]
+
+
+_HIGH, _MEDIUM, _LOW = InjectionSeverity.HIGH, InjectionSeverity.MEDIUM, InjectionSeverity.LOW
+_I = re.IGNORECASE
+_IM = re.IGNORECASE | re.MULTILINE
+
+_SENSITIVE = (
+    r"(?:secrets?|credentials?|passwords?|tokens?|api[ _-]?keys?|private keys?|"
+    r"env(?:ironment)?(?: variables)?|\.env|system prompt|conversation|chat history|(?:the )?context|memory|"
+    r"ssh keys?|cookies?)"
+)
+_OVERRIDE_VERB = r"(?:ignore|disregard|forget|override|bypass|skip)"
+_OVERRIDE_OBJECT = (
+    r"(?:instructions?|prompts?|directions?|rules|guidelines|context|messages?|commands?|directives?)"
+)
+
+_RULES: tuple[_Rule, ...] = tuple(
+    _Rule(name, severity, re.compile(pattern, flags))
+    for name, severity, pattern, flags in (
+        (
+            "instruction_override",
+            _HIGH,
+            rf"\b{_OVERRIDE_VERB}\s+(?:(?:all|any|every|of|the|your|these|those|my)\s+)*"
+            rf"(?:(?:previous|prior|above|earlier|preceding|former|system|original|initial|developer)\s+)+"
+            rf"{_OVERRIDE_OBJECT}\b",
+            _I,
+        ),
+        (
+            "instruction_override",
+            _HIGH,
+            rf"\b{_OVERRIDE_VERB}\s+(?:all|any|your)\s+(?:of\s+)?(?:the\s+|your\s+)?{_OVERRIDE_OBJECT}\b"
+            rf"|\b(?:ignore|disregard|forget)\s+(?:everything|anything|all)\s+(?:above|before|prior|you\s+were\s+told)\b"
+            r"|\bdisregard\s+the\s+system\s+prompt\b",
+            _I,
+        ),
+        ("role_impersonation", _HIGH, r"^[ \t>*_]*(?:system|assistant)[ \t*_]*:", _IM),
+        (
+            "role_impersonation",
+            _HIGH,
+            r"^[ \t]*#{1,6}[ \t]*system(?:[ \t]+(?:prompt|message))?[ \t]*:?[ \t]*$",
+            _IM,
+        ),
+        (
+            "role_impersonation",
+            _HIGH,
+            r"</?(?:system|user|assistant|human|developer|system_prompt|instructions?)\s*>",
+            _I,
+        ),
+        (
+            "chat_template_token",
+            _HIGH,
+            r"<\|(?:im_start|im_end|system|user|assistant|endoftext|start_header_id|end_header_id|eot_id)\|>"
+            r"|\[/?INST\]|<<\/?SYS>>|<start_of_turn>|<end_of_turn>",
+            _I,
+        ),
+        (
+            "exfiltration_request",
+            _HIGH,
+            rf"\b(?:send|post|upload|forward|transmit|exfiltrate|leak|email|submit|copy)\b[^\n]{{0,60}}?"
+            rf"\b{_SENSITIVE}[^\n]{{0,60}}?\bto\b[^\n]{{0,30}}?(?:https?://|ftp://|webhook|[\w.+-]+@[\w-]+\.\w)",
+            _I,
+        ),
+        (
+            "exfiltration_url",
+            _MEDIUM,
+            r"\b(?:send|post|upload|forward|transmit|submit)\b[^\n]{0,80}?\bto\b[^\n]{0,20}?https?://",
+            _I,
+        ),
+        (
+            "remote_code_execution",
+            _HIGH,
+            r"\b(?:curl|wget)\b[^\n|]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b|\b(?:ba)?sh\s+<\(\s*(?:curl|wget)\b"
+            r"|\b(?:iex|invoke-expression)\b[^\n]{0,100}\b(?:downloadstring|iwr|invoke-webrequest)\b",
+            _I,
+        ),
+        (
+            "markdown_image_exfiltration",
+            _HIGH,
+            r"!\[[^\]\n]*\]\(\s*https?://[^\s)]+\?[^\s)]*(?:\{[^}\s]*\}|\$\{?\w+|<[^>\s]+>|%7B)[^\s)]*\)",
+            _I,
+        ),
+        (
+            "markdown_image_exfiltration",
+            _MEDIUM,
+            r"!\[[^\]\n]*\]\(\s*https?://[^\s)]+\?[^\s)]*=[^\s)]*\)",
+            _I,
+        ),
+        (
+            "html_image_exfiltration",
+            _MEDIUM,
+            r"<img\b[^>]*\bsrc\s*=\s*[\"']?https?://[^\s\"'>]+\?[^\s\"'>]*=",
+            _I,
+        ),
+        (
+            "html_comment_instruction",
+            _MEDIUM,
+            r"<!--(?:(?!-->)[\s\S]){0,2000}?\b(?:ignore|instructions?|system|assistant|you must|do not|don't|"
+            r"execute|run|send|tell|reveal|pretend)\b(?:(?!-->)[\s\S]){0,2000}?-->",
+            _I,
+        ),
+        (
+            "tool_coercion",
+            _MEDIUM,
+            r"\b(?:call|invoke|use|execute|run|trigger)\s+(?:the\s+|this\s+)?(?:[\w.-]+\s+)?(?:tool|function)\b"
+            r"[^\n]{0,60}?\bwith\b"
+            r"|\b(?:run|execute)\s+(?:this|the\s+following)\s+(?:shell\s+)?(?:command|script|code)\b",
+            _I,
+        ),
+        (
+            "system_prompt_probe",
+            _MEDIUM,
+            r"\b(?:reveal|show|print|repeat|output|dump|leak)\s+(?:me\s+)?(?:your|the)\s+"
+            r"(?:system\s+prompt|initial\s+instructions|hidden\s+instructions|instructions\s+above)\b",
+            _I,
+        ),
+        (
+            "jailbreak_persona",
+            _MEDIUM,
+            r"\b(?:act\s+as|you\s+are(?:\s+now)?|pretend\s+to\s+be|become|enable|enter|switch\s+to)\s+"
+            r"(?:a\s+|an\s+|the\s+|in\s+)?(?:(?-i:DAN)\b|do\s+anything\s+now|developer\s+mode|jailbroken|"
+            r"unrestricted\s+(?:ai|assistant|mode|model)|unfiltered\s+(?:ai|assistant|mode|model))",
+            _I,
+        ),
+        (
+            "jailbreak_persona",
+            _LOW,
+            r"\b(?-i:DAN)\s+mode\b|\bdo\s+anything\s+now\b|\bdeveloper\s+mode\s+(?:enabled|on)\b",
+            _I,
+        ),
+        (
+            "role_override",
+            _MEDIUM,
+            r"\byou\s+are\s+no\s+longer\b|\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must)\b",
+            _I,
+        ),
+    )
+)
+
+# Invisible characters, reported on the original text.
+_ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e\u2061\u2062\u2063\u2064"
+_INVISIBLE_RULES: tuple[_Rule, ...] = (
+    _Rule("hidden_zero_width", _MEDIUM, re.compile(f"[{_ZERO_WIDTH}]+")),
+    _Rule("hidden_bidi_control", _MEDIUM, re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]+")),
+    # Unicode tag characters spell ASCII invisibly ("ASCII smuggling"): an instruction no editor can see.
+    _Rule("hidden_unicode_tags", _HIGH, re.compile("[\U000e0000-\U000e007f]+")),
+)
+
+
+def scan_for_injection(text: str) -> tuple[InjectionFinding, ...]:
+    """Every rule match in ``text``, ordered by (start, rule). Pure; raises RedactionFailed only."""
+    if not text:
+        return ()
+    findings = [
+        InjectionFinding(rule.name, rule.severity, start, end, _visible(text[start:end]))
+        for rule in _INVISIBLE_RULES
+        for start, end in _spans(rule.pattern, text)
+    ]
+    normalised, origin = _normalise(text)
+    secrets = detect(normalised)
+    for rule in _RULES:
+        for start, end in _spans(rule.pattern, normalised):
+            excerpt = _excerpt(normalised, start, end, secrets)
+            findings.append(
+                InjectionFinding(rule.name, rule.severity, origin[start], origin[end - 1] + 1, excerpt)
+            )
+    return tuple(_deduplicated(sorted(findings, key=lambda f: (f.start, f.rule, -f.severity.rank))))
+
+
+def _spans(pattern: re.Pattern[str], text: str) -> Iterator[tuple[int, int]]:
+    for match in pattern.finditer(text):
+        if match.end() > match.start():
+            yield match.span()
+
+
+def _normalise(text: str) -> tuple[str, list[int]]:
+    """NFKC per character with zero-width characters dropped; ``origin[i]`` is the index in ``text``
+    of the character that produced normalised character ``i``."""
+    pieces: list[str] = []
+    origin: list[int] = []
+    for index, char in enumerate(text):
+        if char in _ZERO_WIDTH:
+            continue
+        folded = unicodedata.normalize("NFKC", char) if ord(char) > 127 else char
+        pieces.append(folded)
+        origin.extend([index] * len(folded))
+    return "".join(pieces), origin
+
+
+def _excerpt(text: str, start: int, end: int, secrets: list[Finding]) -> str:
+    """Up to EXCERPT_LIMIT characters of the match, with the secrets found in the whole ``text``
+    replaced by their placeholders (a fragment alone could hide a secret's context)."""
+    pieces: list[str] = []
+    cursor = start
+    for secret in secrets:
+        if secret.end <= start or secret.start >= end:
+            continue
+        pieces.append(text[cursor : max(cursor, secret.start)])
+        pieces.append(placeholder(secret.kind))
+        cursor = max(cursor, secret.end)
+    pieces.append(text[cursor:end] if cursor < end else "")
+    return _visible(" ".join("".join(pieces).split()))
+
+
+def _visible(excerpt: str) -> str:
+    """Invisible characters spelled out (an excerpt of a zero-width run is otherwise empty), capped."""
+    visible = "".join(c if c.isprintable() else f"<U+{ord(c):04X}>" for c in excerpt)
+    return visible if len(visible) <= EXCERPT_LIMIT else visible[: EXCERPT_LIMIT - 1] + "…"
+
+
+def _deduplicated(findings: list[InjectionFinding]) -> Iterator[InjectionFinding]:
+    """One finding per (rule, overlapping span): alternative patterns of one rule may match the same
+    words; the more severe (sorted first) is kept."""
+    last_end: dict[str, int] = {}
+    for finding in findings:
+        if finding.start < last_end.get(finding.rule, -1):
+            continue
+        last_end[finding.rule] = finding.end
+        yield finding

@@ -1,0 +1,71 @@
+"""Migration operations that introduce classification on an existing table (DESIGN.md §3).
+
+Rows that exist when the migration runs predate classification: they become ``observe`` with no
+declared class, so a violation is recorded but nothing they send today is cut off. The field default
+then switches to ``enforce``, so every row created afterwards enforces and must declare its class and
+ceiling; a database constraint backs the model validation. Every classified app uses these same
+operations, so the pattern cannot drift between apps.
+"""
+
+from __future__ import annotations
+
+from django.db import migrations, models
+
+from governance.vocabulary import DataClass, Enforcement, TrustZone
+
+
+def _fields(prefix: str) -> tuple[str, str, str]:
+    return f"{prefix}data_class", f"{prefix}ceiling", f"{prefix}enforcement"
+
+
+def add_classification(
+    model_name: str, *, prefix: str = "", constraint: str, historical_model: str | None = None
+) -> list[migrations.operations.base.Operation]:
+    """Operations adding ``<prefix>data_class``, ``<prefix>ceiling`` and ``<prefix>enforcement``.
+
+    ``historical_model`` names a django-simple-history shadow table that needs the same fields
+    (without the constraint: history keeps what rows were, including observe rows).
+    """
+    data_class, ceiling, enforcement = _fields(prefix)
+    operations: list[migrations.operations.base.Operation] = []
+    for model in [model_name] + ([historical_model] if historical_model else []):
+        operations += [
+            migrations.AddField(
+                model_name=model,
+                name=data_class,
+                field=models.CharField(blank=True, choices=DataClass.choices, default="", max_length=32),
+                preserve_default=False,
+            ),
+            migrations.AddField(
+                model_name=model,
+                name=ceiling,
+                field=models.CharField(blank=True, choices=TrustZone.choices, default="", max_length=32),
+                preserve_default=False,
+            ),
+            # Existing rows take the one-off default "observe"; the model default is "enforce".
+            migrations.AddField(
+                model_name=model,
+                name=enforcement,
+                field=models.CharField(
+                    choices=Enforcement.choices, default=Enforcement.OBSERVE, max_length=16
+                ),
+            ),
+            migrations.AlterField(
+                model_name=model,
+                name=enforcement,
+                field=models.CharField(
+                    choices=Enforcement.choices, default=Enforcement.ENFORCE, max_length=16
+                ),
+            ),
+        ]
+    operations.append(
+        migrations.AddConstraint(
+            model_name=model_name,
+            constraint=models.CheckConstraint(
+                condition=models.Q((enforcement, Enforcement.OBSERVE))
+                | (~models.Q((data_class, "")) & ~models.Q((ceiling, ""))),
+                name=constraint,
+            ),
+        )
+    )
+    return operations

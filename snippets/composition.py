@@ -1,0 +1,28 @@
+"""The snippet block of the system message, and the classified sources it contributes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from governance.policy import Source
+from governance.vocabulary import SourceKind
+from snippets.models import Snippet
+
+
+def snippet_block(snippets: Sequence[Snippet]) -> str:
+    """``NAME:\\n<text>`` sections separated by a blank line, in selection order. Snippets are
+    editor-authored and trusted, so they go to the system role unfenced."""
+    return "\n\n".join(f"{snippet.name}:\n{snippet.text.strip()}" for snippet in snippets)
+
+
+def snippet_sources(snippets: Sequence[Snippet]) -> list[Source]:
+    return [
+        Source(
+            kind=SourceKind.SNIPPET,
+            identifier=snippet.identifier,
+            data_class=snippet.data_class,
+            ceiling=snippet.ceiling,
+            enforcement=snippet.enforcement,
+        )
+        for snippet in snippets
+    ]

@@ -1,0 +1,291 @@
+"""Secret redaction: full span, every occurrence, deterministic placeholders, fail closed."""
+
+from __future__ import annotations
+
+import json
+import random
+import string
+
+import pytest
+from detect_secrets.plugins.github_token import GitHubTokenDetector
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from governance.guardrails import redaction
+from governance.guardrails.redaction import Finding, RedactionFailed, redact, redact_json
+from tests.canaries import Canary, generate_canaries
+
+SEEDS = (0, 1, 2, 7, 41)
+CANARIES = [canary for seed in SEEDS for canary in generate_canaries(seed)]
+
+
+def assert_gone(canary: Canary, text: str) -> None:
+    assert canary.value not in text, canary.kind
+    leaked = [fragment for fragment in canary.fragments() if fragment in text]
+    assert leaked == [], canary.kind
+
+
+def covered(findings: tuple[Finding, ...], start: int, end: int) -> bool:
+    return any(f.start <= start and end <= f.end for f in findings)
+
+
+def test_canary_generator_yields_at_least_thirty_distinct_deterministic_shapes():
+    first, again, other = generate_canaries(3), generate_canaries(3), generate_canaries(4)
+
+    assert len({canary.kind for canary in first}) == len(first) >= 30
+    assert first == again
+    assert all(a.value != b.value for a, b in zip(first, other, strict=True))
+
+
+@pytest.mark.parametrize("canary", CANARIES, ids=lambda canary: canary.kind)
+def test_redaction_leaves_no_character_of_any_canary(canary: Canary):
+    result = redact(canary.context)
+
+    assert_gone(canary, result.text)
+    assert "[REDACTED:" in result.text
+    assert result.count == len(result.findings) >= 1
+
+
+@pytest.mark.parametrize("canary", CANARIES, ids=lambda canary: canary.kind)
+def test_findings_cover_every_occurrence_of_the_secret_in_the_original_text(canary: Canary):
+    result = redact(canary.context)
+
+    start = canary.context.find(canary.secret)
+    while start != -1:
+        assert covered(result.findings, start, start + len(canary.secret)), canary.kind
+        start = canary.context.find(canary.secret, start + 1)
+
+
+@pytest.mark.parametrize("canary", generate_canaries(11), ids=lambda canary: canary.kind)
+def test_a_secret_planted_twice_and_mentioned_bare_is_redacted_everywhere(canary: Canary):
+    text = f"{canary.context}\n\nAgain:\n{canary.context}\nand once more on its own: {canary.value} .\n"
+
+    result = redact(text)
+
+    assert_gone(canary, result.text)
+    assert result.text.count("[REDACTED:") >= 3
+
+
+@pytest.mark.parametrize("canary", generate_canaries(5), ids=lambda canary: canary.kind)
+def test_redaction_is_idempotent(canary: Canary):
+    once = redact(canary.context)
+    twice = redact(once.text)
+
+    assert twice.text == once.text
+    assert twice.findings == ()
+
+
+def test_findings_hold_kinds_and_offsets_never_the_secret():
+    canary = next(c for c in generate_canaries(9) if c.kind == "github_classic_pat")
+
+    result = redact(canary.context)
+
+    start = canary.context.index(canary.value)
+    assert result.findings == (Finding(kind="github_token", start=start, end=start + len(canary.value)),)
+    assert canary.secret not in repr(result)
+    assert result.counts_by_kind() == {"github_token": 1}
+
+
+EXPECTED_KINDS = {
+    "aws_access_key_id": "aws_access_key_id",
+    "aws_secret_access_key": "aws_secret_access_key",
+    "github_classic_pat": "github_token",
+    "github_fine_grained_pat": "github_token",
+    "gitlab_pat": "gitlab_token",
+    "slack_bot_token": "slack_token",
+    "slack_webhook": "slack_webhook",
+    "stripe_live_secret_key": "stripe_key",
+    "openai_project_key": "openai_api_key",
+    "anthropic_key": "anthropic_api_key",
+    "google_api_key": "google_api_key",
+    "google_oauth_client_secret": "google_oauth_client_secret",
+    "jwt": "jwt",
+    "npm_token": "npm_token",
+    "pypi_token": "pypi_token",
+    "heroku_api_key": "heroku_api_key",
+    "azure_storage_key": "azure_storage_key",
+    "telegram_bot_token": "telegram_bot_token",
+    "rsa_private_key": "private_key",
+    "pgp_private_key_block": "private_key",
+    "gcp_service_account_key": "private_key",
+    "postgres_url_password": "password",
+    "sqlserver_password": "password",
+    "bearer_header": "bearer_token",
+    "basic_auth_header": "basic_auth",
+    "python_password_assignment": "password",
+    "yaml_token": "token",
+}
+
+
+@pytest.mark.parametrize(("canary_kind", "placeholder"), sorted(EXPECTED_KINDS.items()))
+def test_placeholder_names_the_shape_of_the_secret(canary_kind: str, placeholder: str):
+    canary = next(c for c in generate_canaries(13) if c.kind == canary_kind)
+
+    result = redact(canary.context)
+
+    assert f"[REDACTED:{placeholder}]" in result.text
+    assert {finding.kind for finding in result.findings} == {placeholder}
+
+
+def test_private_key_block_is_replaced_whole_armour_included():
+    canary = next(c for c in generate_canaries(2) if c.kind == "openssh_private_key")
+
+    result = redact(canary.context)
+
+    assert result.text == "Here is the deploy key:\n[REDACTED:private_key]\nKeep it safe."
+
+
+def test_url_password_is_redacted_and_user_and_host_stay():
+    canary = next(c for c in generate_canaries(2) if c.kind == "postgres_url_password")
+
+    assert redact(canary.context).text == (
+        "DATABASE_URL=postgres://app_user:[REDACTED:password]@db.internal:5432/app"
+    )
+
+
+def _fake_digest(seed: int, n: int) -> str:
+    return "".join(random.Random(seed).choice("0123456789abcdef") for _ in range(n))
+
+
+NON_SECRETS = [
+    f"commit {_fake_digest(1, 40)} fixed the login redirect",
+    f"git log --oneline {_fake_digest(2, 7)}..{_fake_digest(3, 12)}",
+    f"sha256: {_fake_digest(4, 64)}  release-1.4.2.tar.gz",
+    f'"integrity": "sha512-{_fake_digest(5, 40)}"',
+    "request 123e4567-e89b-42d3-a456-426614174000 failed with a timeout",
+    "The quick brown fox jumps over the lazy dog. Authentication uses OAuth2 with PKCE.",
+    "Set the OPENAI" + "_API_KEY environment variable to sk-... before running the example.",
+    "api" + '_key = "YOUR_API_KEY"',
+    "pass" + "word: <your password here>",
+    "export GITHUB" + "_TOKEN=${GITHUB" + "_TOKEN}",
+    "tok" + "en = os.environ['SERVICE_TOKEN']",
+    "def check_pass" + "word(self, raw_pass" + "word):",
+    "max_tokens = 4096",
+    "See https://docs.djangoproject.com/en/5.2/ref/settings/#secret-key for details.",
+    "Clone https://github.com/acme/widgets.git and open http://localhost:8000/admin/ afterwards.",
+    "postgres://app_user@db.internal:5432/app (the pass" + "word comes from the vault)",
+    "Authorization: Bearer ${API" + "_TOKEN}",
+    "pip install 'requests>=2.31.0' numpy==1.26.4 --index-url https://pypi.org/simple",
+    "from django.contrib.auth.pass" + "word_validation import validate_password",
+    "The token: see the section below for how tokens are counted.",
+    "self._secret_fallbacks = fallbacks",
+]
+
+
+@pytest.mark.parametrize("text", NON_SECRETS)
+def test_non_secrets_are_left_unchanged(text: str):
+    result = redact(text)
+
+    assert result.text == text
+    assert result.findings == ()
+
+
+def test_library_only_shape_is_redacted_as_a_full_token_run(monkeypatch: pytest.MonkeyPatch):
+    # With our catalogue disabled, the detect-secrets GitHub rule still finds the token, reports only
+    # its prefix, and the span is widened to the whole token.
+    monkeypatch.setattr(redaction, "_CATALOGUE", ())
+    canary = next(c for c in generate_canaries(3) if c.kind == "github_classic_pat")
+
+    result = redact(canary.context)
+
+    assert_gone(canary, result.text)
+    assert result.text == "Use token [REDACTED:secret] for the deploy."
+
+
+def test_high_entropy_quoted_string_is_redacted_through_the_entropy_plugin():
+    rng = random.Random(17)
+    value = "".join(rng.sample(string.ascii_letters + string.digits, 40))
+
+    result = redact(f'fixture = "{value}"')
+
+    assert result.text == 'fixture = "[REDACTED:high_entropy_string]"'
+
+
+def _password_like(seed: int) -> str:
+    rng = random.Random(seed)
+    return (
+        "".join(rng.choice(string.ascii_letters) for _ in range(6)) + str(rng.randrange(10**6, 10**7)) + "&x"
+    )
+
+
+def test_redact_json_redacts_every_string_and_counts_by_kind():
+    canaries = {c.kind: c for c in generate_canaries(21)}
+    password = _password_like(21)
+    github, bearer = canaries["github_classic_pat"], canaries["bearer_header"]
+    payload = {
+        "model": "local-small",
+        "max_tokens": 256,
+        "messages": [
+            {"role": "system", "content": "You are a careful assistant."},
+            {"role": "user", "content": github.context},
+            {"role": "tool", "content": ["ok", bearer.context, {"note": f"cached {github.value}"}]},
+        ],
+        "metadata": {"pass" + "word": password, "temperature": 0.2, "stream": False},
+    }
+
+    redacted, counts = redact_json(payload)
+
+    wire = json.dumps(redacted)
+    assert github.value not in wire and bearer.value not in wire and password not in wire
+    assert counts == {"bearer_token": 1, "github_token": 2, "password": 1}
+    assert redacted["model"] == "local-small" and redacted["max_tokens"] == 256
+    assert redacted["messages"][0] == {"role": "system", "content": "You are a careful assistant."}
+    assert redacted["messages"][2]["content"][2] == {"note": "cached [REDACTED:github_token]"}
+    assert redacted["metadata"] == {
+        "pass" + "word": "[REDACTED:password]",
+        "temperature": 0.2,
+        "stream": False,
+    }
+
+
+def test_redact_json_carries_a_secret_found_in_one_string_into_the_others():
+    secret = _password_like(5)
+    payload = ["DB_PASS" + f'WORD = "{secret}"', f"the value {secret} appeared in a log line"]
+
+    redacted, counts = redact_json(payload)
+
+    assert redacted == [
+        "DB_PASS" + 'WORD = "[REDACTED:password]"',
+        "the value [REDACTED:password] appeared in a log line",
+    ]
+    assert counts == {"password": 2}
+
+
+def test_scanner_failure_raises_redaction_failed_without_content(monkeypatch: pytest.MonkeyPatch):
+    def explode(line: str):
+        raise RuntimeError(f"cannot parse {line}")
+
+    github_rule = next(p for p in redaction._TOKEN_PLUGINS if isinstance(p, GitHubTokenDetector))
+    monkeypatch.setattr(github_rule, "analyze_string", explode)
+    canary = next(c for c in generate_canaries(1) if c.kind == "github_classic_pat")
+
+    with pytest.raises(RedactionFailed) as raised:
+        redact(canary.context)
+
+    assert raised.value.code == "redaction_failed"
+    assert raised.value.extra == {"error": "RuntimeError"}
+    assert canary.value not in str(raised.value.as_dict())
+    assert raised.value.__cause__ is None
+
+
+_FILLER = st.text(
+    alphabet=st.sampled_from(string.ascii_letters + string.digits + " .,;:!?()-\n"), min_size=0, max_size=200
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(min_value=0, max_value=10_000),
+    index=st.integers(min_value=0, max_value=200),
+    before=_FILLER,
+    after=_FILLER,
+    joiner=st.sampled_from([" ", "\n", "\n\n"]),
+)
+def test_property_canary_inside_random_text_is_always_removed(seed, index, before, after, joiner):
+    canaries = generate_canaries(seed)
+    canary = canaries[index % len(canaries)]
+
+    result = redact(f"{before}{joiner}{canary.context}{joiner}{after}")
+
+    assert_gone(canary, result.text)
+    assert redact(result.text).text == result.text

@@ -1,0 +1,74 @@
+"""Calibration of the estimator against provider-reported prompt tokens (DESIGN.md §5 "Calibration").
+
+Pure functions over explicit state: the agents app loads a model's :class:`CalibrationState`, calls
+:func:`calibration_update` with a step's reported and estimated prompt tokens, and persists the result;
+the factor reaches the estimator as ``ModelProfile.calibration_factor``. Nothing here is process-wide.
+
+Unlike nr_llm's up-only ``max(calibration, ratio)`` (reference nr-llm.md §4.2), the factor moves both
+ways: an estimate that runs high is corrected down as surely as one that runs low is corrected up.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+MIN_FACTOR = 0.5
+MAX_FACTOR = 2.0
+# Later samples move the factor by at least this share, so it keeps tracking a drifting tokenizer.
+MIN_ALPHA = 0.2
+
+
+def _clamp(value: float) -> float:
+    return min(MAX_FACTOR, max(MIN_FACTOR, value))
+
+
+@dataclass(frozen=True)
+class CalibrationState:
+    """A model's smoothed ratio of reported to estimated prompt tokens, and how many samples made it."""
+
+    factor: float = 1.0
+    samples: int = 0
+
+    def __post_init__(self) -> None:
+        factor = self.factor
+        if isinstance(factor, bool) or not isinstance(factor, int | float) or not math.isfinite(factor):
+            raise ValueError("factor must be a finite number")
+        if not MIN_FACTOR <= factor <= MAX_FACTOR:
+            raise ValueError(f"factor must be within [{MIN_FACTOR}, {MAX_FACTOR}]")
+        if isinstance(self.samples, bool) or not isinstance(self.samples, int) or self.samples < 0:
+            raise ValueError("samples must be a non-negative integer")
+
+
+def _usable(value: object) -> bool:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError("token figures must be integers")
+    return value > 0
+
+
+def calibration_update(state: CalibrationState, *, reported: int, estimated: int) -> CalibrationState:
+    """The state after one sample: ``reported`` prompt tokens of a call whose payload we estimated at
+    ``estimated`` (both for that one call, cached tokens included in ``reported``).
+
+    The sample ratio is clamped to [0.5, 2.0] (one bogus report cannot throw the factor to the bound
+    on its own weight), then blended by an exponential moving average with
+    ``alpha = max(0.2, 1 / (samples + 1))``: the first sample sets the factor, the next ones average
+    in, and from the fifth on each moves it by a fifth. A non-positive figure is no sample: the state
+    is returned unchanged. Raises TypeError for non-integers.
+    """
+    if not (_usable(reported) & _usable(estimated)):
+        return state
+    ratio = _clamp(reported / estimated)
+    alpha = max(MIN_ALPHA, 1 / (state.samples + 1))
+    factor = _clamp(state.factor + alpha * (ratio - state.factor))
+    return CalibrationState(factor=factor, samples=state.samples + 1)
+
+
+def run_ratio(reported: int | None, estimated: int | None) -> float | None:
+    """A run's last-step ratio of reported to estimated prompt tokens, unclamped (it is a reading, not
+    a factor); None when either figure is missing or not positive."""
+    if reported is None or estimated is None:
+        return None
+    if not (_usable(reported) & _usable(estimated)):
+        return None
+    return reported / estimated

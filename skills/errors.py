@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from rest_framework import status
+
 from config.errors import ApplicationError
 
 
@@ -57,3 +59,86 @@ class SkillParseError(ApplicationError):
         self.rule = rule
         self.detail = detail
         self.line = line
+
+
+class SkillSourceInvalid(ApplicationError):
+    """A source's settings cannot be synced (unknown kind, unparsable URL, missing folder)."""
+
+    code = "skill_source_invalid"
+
+
+class SkillSyncInProgress(ApplicationError):
+    """Another sync of the same source holds its lock; nothing was fetched or stored."""
+
+    code = "skill_sync_in_progress"
+    http_status = status.HTTP_409_CONFLICT
+
+
+class SkillFetchError(ApplicationError):
+    """Fetching a source failed as a whole; nothing was stored. Messages never carry tokens."""
+
+    code = "skill_fetch_failed"
+    http_status = status.HTTP_502_BAD_GATEWAY
+
+
+class GitHubUrlRefused(SkillFetchError):
+    """A URL is not https, not on the GitHub host allow-list, or carries credentials. No connection was made."""
+
+    code = "github_url_refused"
+    http_status = status.HTTP_400_BAD_REQUEST
+
+
+class GitHubRedirectRefused(SkillFetchError):
+    """GitHub answered with a redirect; redirects are never followed."""
+
+    code = "github_redirect_refused"
+
+
+class GitHubAccessDenied(SkillFetchError):
+    """GitHub refused access (401/403, including rate limiting)."""
+
+    code = "github_access_denied"
+
+
+class GitHubResponseInvalid(SkillFetchError):
+    """GitHub answered with an unexpected status, an oversized or malformed body."""
+
+    code = "github_response_invalid"
+
+
+class GitHubNotFound(SkillFetchError):
+    """GitHub answered 404: the ref, repository or file does not exist (or the token cannot see it)."""
+
+    code = "github_not_found"
+
+
+class SkillArchiveRejected(SkillFetchError):
+    """A skill archive broke a safety rule; ``rule`` says which. Nothing was extracted or stored."""
+
+    code = "skill_archive_rejected"
+    http_status = status.HTTP_400_BAD_REQUEST
+
+    def __init__(self, message: str, *, rule: str) -> None:
+        super().__init__(message, extra={"rule": rule})
+        self.rule = rule
+
+
+class SkillMarketplaceInvalid(SkillFetchError):
+    """A ``.claude-plugin/marketplace.json`` is not the expected shape."""
+
+    code = "skill_marketplace_invalid"
+    http_status = status.HTTP_400_BAD_REQUEST
+
+
+class SkillFingerprintMismatch(ApplicationError):
+    """The ingested set does not match the source's expected fingerprint; nothing was upserted or orphaned."""
+
+    code = "skill_fingerprint_mismatch"
+    http_status = status.HTTP_409_CONFLICT
+
+
+class SkillStateConflict(ApplicationError):
+    """An editor action does not fit the skill's state (orphaned, unacknowledged high findings)."""
+
+    code = "skill_state_conflict"
+    http_status = status.HTTP_409_CONFLICT

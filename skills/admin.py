@@ -1,0 +1,206 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import Count, QuerySet
+from django.http import HttpRequest
+from django.utils.html import format_html, format_html_join
+from simple_history.admin import SimpleHistoryAdmin
+
+from config.errors import ApplicationError
+from context_assembly.badges import token_badge
+from skills.composition import skill_section
+from skills.models import Skill, SkillAudit, SkillSource
+from skills.services import (
+    skill_classify,
+    skill_disable,
+    skill_enable,
+    skill_promote_enforcement,
+    skill_source_request_sync,
+)
+
+_SYNC_MANAGED = (
+    "source", "path", "name", "description", "license", "compatibility", "metadata", "allowed_tools",
+    "declares_allowed_tools", "unknown_keys", "parse_warnings", "checksum", "source_sha", "trust_level",
+    "is_enabled", "is_orphaned", "injection_severity", "findings_acknowledged", "updated_at",
+)  # fmt: skip
+_FRONT_MATTER = (
+    "license", "compatibility", "metadata", "allowed_tools", "declares_allowed_tools", "unknown_keys",
+    "parse_warnings",
+)  # fmt: skip
+
+
+@admin.register(SkillSource)
+class SkillSourceAdmin(admin.ModelAdmin):
+    list_display = (
+        "name", "kind", "trust_level", "default_data_class", "default_ceiling", "sync_status",
+        "last_synced_at", "last_error_short", "skill_count",
+    )  # fmt: skip
+    list_filter = ("kind", "trust_level", "sync_status")
+    search_fields = ("name", "url", "path")
+    readonly_fields = (
+        "pinned_sha", "sync_status", "sync_started_at", "last_synced_at", "last_error", "last_fingerprint",
+        "last_counts",
+    )  # fmt: skip
+    actions = ["sync_sources"]
+
+    @admin.display(description="Last error")
+    def last_error_short(self, obj: SkillSource) -> str:
+        return obj.last_error[:120]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[SkillSource]:
+        return super().get_queryset(request).annotate(skill_total=Count("skills"))
+
+    @admin.display(description="Skills", ordering="skill_total")
+    def skill_count(self, obj: SkillSource) -> int:
+        return obj.skill_total  # type: ignore[attr-defined]
+
+    @admin.action(description="Sync selected sources")
+    def sync_sources(self, request: HttpRequest, queryset: QuerySet[SkillSource]) -> None:
+        for source in queryset:
+            skill_source_request_sync(source_id=source.pk)
+        self.message_user(
+            request,
+            f"Sync requested for {queryset.count()} source(s); the status column shows the outcome.",
+            messages.SUCCESS,
+        )
+
+
+@admin.register(Skill)
+class SkillAdmin(SimpleHistoryAdmin):
+    list_display = (
+        "name", "source", "path", "is_enabled", "is_orphaned", "trust_level", "data_class", "ceiling",
+        "enforcement", "injection_severity", "tokens",
+    )  # fmt: skip
+    list_filter = (
+        "is_enabled",
+        "is_orphaned",
+        "trust_level",
+        "injection_severity",
+        "data_class",
+        "enforcement",
+    )
+    search_fields = ("name", "description", "path")
+    readonly_fields = (*_SYNC_MANAGED, "tokens", "findings", "preview")
+    actions = ["enable_skills", "acknowledge_and_enable", "disable_skills", "promote_to_enforce"]
+    fieldsets = (
+        (None, {"fields": ("name", "description", "source", "path", "is_enabled", "is_orphaned")}),
+        ("Governance", {"fields": ("data_class", "ceiling", "enforcement", "trust_level")}),
+        (
+            "Review",
+            {"fields": ("tokens", "injection_severity", "findings", "findings_acknowledged", "preview")},
+        ),
+        ("Provenance", {"fields": ("checksum", "source_sha", "updated_at")}),
+        (
+            "Front matter",
+            {
+                "fields": _FRONT_MATTER,
+                "classes": ("collapse",),
+            },
+        ),
+    )
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # skills come from a source's sync
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # disable instead: skills are never deleted, their audit refers to them
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Skill]:
+        return super().get_queryset(request).select_related("source")
+
+    @admin.display(description="Tokens")
+    def tokens(self, obj: Skill) -> str:
+        # What the skill adds inside a full-mode block (the fence and preamble are shared by all skills).
+        badge = token_badge(skill_section(obj))
+        return badge.label if badge else "—"
+
+    @admin.display(description="Injection findings")
+    def findings(self, obj: Skill) -> str:
+        if not obj.injection_findings:
+            return "—"
+        return format_html(
+            "<ul>{}</ul>",
+            format_html_join(
+                "",
+                "<li>{} ({}): <code>{}</code></li>",
+                (
+                    (f.get("rule", ""), f.get("severity", ""), f.get("excerpt", ""))
+                    for f in obj.injection_findings
+                ),
+            ),
+        )
+
+    @admin.display(description="Body (escaped)")
+    def preview(self, obj: Skill) -> str:
+        # Escaped, preformatted text: a skill body is untrusted and must never render as HTML.
+        return format_html(
+            '<pre style="white-space: pre-wrap; max-height: 40em; overflow: auto">{}</pre>', obj.body
+        )
+
+    def save_model(self, request: HttpRequest, obj: Skill, form: Any, change: bool) -> None:
+        skill_classify(
+            skill=obj,
+            data_class=obj.data_class,
+            ceiling=obj.ceiling,
+            enforcement=obj.enforcement,
+            actor=request.user,
+        )
+
+    def _each(self, request: HttpRequest, queryset: QuerySet[Skill], verb: str, action: Any) -> None:
+        done = 0
+        for skill in queryset:
+            try:
+                action(skill)
+                done += 1
+            except ApplicationError as exc:
+                self.message_user(request, f"Not {verb} {skill.identifier}: {exc.message}", messages.WARNING)
+        if done:
+            self.message_user(request, f"{verb.capitalize()} {done} skill(s).", messages.SUCCESS)
+
+    @admin.action(description="Enable selected skills")
+    def enable_skills(self, request: HttpRequest, queryset: QuerySet[Skill]) -> None:
+        self._each(request, queryset, "enabled", lambda skill: skill_enable(skill=skill, actor=request.user))
+
+    @admin.action(description="Acknowledge findings and enable selected skills")
+    def acknowledge_and_enable(self, request: HttpRequest, queryset: QuerySet[Skill]) -> None:
+        self._each(
+            request,
+            queryset,
+            "enabled",
+            lambda skill: skill_enable(skill=skill, actor=request.user, acknowledge_findings=True),
+        )
+
+    @admin.action(description="Disable selected skills")
+    def disable_skills(self, request: HttpRequest, queryset: QuerySet[Skill]) -> None:
+        self._each(
+            request, queryset, "disabled", lambda skill: skill_disable(skill=skill, actor=request.user)
+        )
+
+    @admin.action(description="Promote selected skills to enforce")
+    def promote_to_enforce(self, request: HttpRequest, queryset: QuerySet[Skill]) -> None:
+        result = skill_promote_enforcement(skills=list(queryset), actor=request.user)
+        if result.promoted:
+            self.message_user(request, f"Promoted: {', '.join(result.promoted)}.", messages.SUCCESS)
+        for identifier, reason in result.skipped:
+            self.message_user(request, f"Not promoted {identifier}: {reason}.", messages.WARNING)
+
+
+@admin.register(SkillAudit)
+class SkillAuditAdmin(admin.ModelAdmin):
+    """Read-only: the audit is append-only."""
+
+    list_display = ("created_at", "event", "skill_identifier", "source_name", "actor", "detail")
+    list_filter = ("event",)
+    search_fields = ("skill_identifier", "source_name", "actor")
+    date_hierarchy = "created_at"
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

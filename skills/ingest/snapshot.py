@@ -1,0 +1,129 @@
+"""What a fetcher hands to the sync: the files it read, what it could not read, and why it stopped early."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+MAX_FILES_PER_SYNC = 500
+MAX_SECONDS_PER_SYNC = 120.0
+
+
+@dataclass(frozen=True)
+class SyncLimits:
+    """Bounds of one sync. ``clock`` is injectable so the time bound can be tested without waiting."""
+
+    max_files: int = MAX_FILES_PER_SYNC
+    max_seconds: float = MAX_SECONDS_PER_SYNC
+    clock: Callable[[], float] = time.monotonic
+
+
+class DeadlineExceeded(Exception):
+    """The sync's time budget ran out; fetchers stop and report a partial sync."""
+
+
+@dataclass
+class Deadline:
+    """A monotonic time budget, started at construction."""
+
+    seconds: float
+    clock: Callable[[], float] = time.monotonic
+    started: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.started = self.clock()
+
+    def remaining(self) -> float:
+        return self.seconds - (self.clock() - self.started)
+
+    def check(self) -> float:
+        """The remaining seconds; raises :class:`DeadlineExceeded` when none are left."""
+        remaining = self.remaining()
+        if remaining <= 0:
+            raise DeadlineExceeded(f"time limit of {self.seconds:g} s reached")
+        return remaining
+
+
+@dataclass(frozen=True)
+class FetchedFile:
+    """One SKILL.md as read. ``folder_name`` is what the skill's name must equal (None: not checked)."""
+
+    path: str
+    raw: bytes
+    folder_name: str | None
+
+
+@dataclass(frozen=True)
+class FileFailure:
+    """A file (or manifest entry) that was not ingested; the others still are. Never quotes content."""
+
+    path: str
+    rule: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A source as fetched. ``present`` is every SKILL.md path that exists upstream (fetched or not);
+    None means the listing itself is incomplete, so nothing may be orphaned."""
+
+    source_sha: str
+    present: frozenset[str] | None
+    files: tuple[FetchedFile, ...]
+    failures: tuple[FileFailure, ...] = ()
+    partial_reason: str = ""
+
+
+class FileProblem(Exception):
+    """One file could not be read; it becomes a :class:`FileFailure` and the sync goes on."""
+
+    def __init__(self, rule: str, message: str) -> None:
+        super().__init__(message)
+        self.rule = rule
+        self.message = message
+
+
+def folder_name_of(path: str, root_name: str | None) -> str | None:
+    """The folder a SKILL.md sits in; at the root, the name of the root (None when it has none)."""
+    parts = path.split("/")
+    return parts[-2] if len(parts) > 1 else root_name
+
+
+def fetch_bounded(
+    paths: Sequence[str],
+    read: Callable[[str], bytes],
+    *,
+    root_name: str | None,
+    limits: SyncLimits,
+    deadline: Deadline,
+) -> tuple[tuple[FetchedFile, ...], tuple[FileFailure, ...], str]:
+    """Read ``paths`` in order within the file and time bounds.
+
+    Returns (files, failures, partial reason). A :class:`FileProblem` from ``read`` fails that file only;
+    any other error propagates and fails the sync. The reason says how many files were left unread.
+    """
+    files: list[FetchedFile] = []
+    failures: list[FileFailure] = []
+    for index, path in enumerate(paths):
+        left = len(paths) - index
+        if index >= limits.max_files:
+            return (
+                tuple(files),
+                tuple(failures),
+                _left_reason(f"file limit of {limits.max_files} reached", left, len(paths)),
+            )
+        try:
+            deadline.check()
+            raw = read(path)
+        except DeadlineExceeded as exc:
+            return tuple(files), tuple(failures), _left_reason(str(exc), left, len(paths))
+        except FileProblem as problem:
+            failures.append(FileFailure(path=path, rule=problem.rule, message=problem.message))
+            continue
+        files.append(FetchedFile(path=path, raw=raw, folder_name=folder_name_of(path, root_name)))
+    return tuple(files), tuple(failures), ""
+
+
+def _left_reason(why: str, left: int, total: int) -> str:
+    return f"{why}: {left} of {total} discovered SKILL.md files were not fetched"

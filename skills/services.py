@@ -1,0 +1,227 @@
+"""Writes for skill sources and skills: sync, enable/disable, classification. Every change is audited."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from django.db import transaction
+from django.utils import timezone
+
+from config.errors import ApplicationError
+from governance.guardrails.injection import InjectionSeverity
+from governance.vocabulary import Enforcement
+from skills.audit import audit_record, history_user
+from skills.errors import (
+    SkillFingerprintMismatch,
+    SkillSourceInvalid,
+    SkillStateConflict,
+    SkillSyncInProgress,
+)
+from skills.ingest.fetch import fetch_snapshot
+from skills.ingest.snapshot import SyncLimits
+from skills.ingest.sync import SyncResult, apply_snapshot, check_fingerprint, parse_snapshot
+from skills.locks import SyncClaim, source_sync_lock
+from skills.models import Skill, SkillAuditEvent, SkillSource, SkillSourceKind, SyncStatus
+
+logger = logging.getLogger(__name__)
+DEFAULT_LIMITS = SyncLimits()
+
+
+def skill_source_create(**fields: Any) -> SkillSource:
+    """Validate and store a new source. Raises ``ValidationError`` before anything is stored."""
+    source = SkillSource(**fields)
+    source.full_clean()
+    source.save()
+    return source
+
+
+def skill_source_sync(
+    *,
+    source_id: int,
+    actor: Any = "system",
+    transport: httpx.BaseTransport | None = None,
+    limits: SyncLimits = DEFAULT_LIMITS,
+) -> SyncResult:
+    """Fetch the source, parse every SKILL.md and apply the result in one transaction.
+
+    Raises :class:`SkillSyncInProgress` (nothing touched) when another sync holds the source's lock.
+    Any other typed error (fetch refused, archive rejected, fingerprint mismatch) leaves every skill as it
+    was, records status ``error`` with the message on the source, and is re-raised. ``transport`` is for
+    tests only (see ``skills.ingest.github_http``).
+    """
+    if not SkillSource.objects.filter(pk=source_id).exists():
+        raise SkillSourceInvalid(f"There is no skill source {source_id}.")
+    with source_sync_lock(source_id) as claim:
+        source = SkillSource.objects.get(pk=source_id)
+        try:
+            snapshot = fetch_snapshot(source, limits=limits, transport=transport)
+            ingested, failures = parse_snapshot(snapshot)
+            fingerprint = check_fingerprint(source, ingested)
+            with transaction.atomic():
+                locked = SkillSource.objects.select_for_update().get(pk=source_id)
+                if not claim.held():
+                    raise SkillSyncInProgress(
+                        "The sync lock was lost (taken over as stale); nothing was applied."
+                    )
+                tally = apply_snapshot(source=locked, snapshot=snapshot, ingested=ingested, actor=actor)
+                result = SyncResult(
+                    source_id=source_id,
+                    status=SyncStatus.PARTIAL if failures or snapshot.partial_reason else SyncStatus.OK,
+                    source_sha=snapshot.source_sha,
+                    fingerprint=fingerprint,
+                    created=tuple(tally.created),
+                    enabled_on_create=tuple(tally.enabled_on_create),
+                    updated=tuple(tally.updated),
+                    unchanged=tuple(tally.unchanged),
+                    disabled=tuple(tally.disabled),
+                    orphaned=tuple(tally.orphaned),
+                    flagged=tuple(tally.flagged),
+                    failed=failures,
+                    partial_reason=snapshot.partial_reason,
+                )
+                _record_finished(locked, result)
+        except SkillFingerprintMismatch as exc:
+            _record_error(source, claim, exc, actor=actor, event=SkillAuditEvent.FINGERPRINT_REJECTED)
+            raise
+        except SkillSyncInProgress:
+            raise
+        except ApplicationError as exc:
+            _record_error(source, claim, exc, actor=actor)
+            raise
+    logger.info("skill source %s synced: %s", source_id, result.status)
+    return result
+
+
+def _record_finished(source: SkillSource, result: SyncResult) -> None:
+    source.sync_status = result.status
+    source.last_synced_at = timezone.now()
+    source.sync_lock_token = ""
+    if SkillSourceKind(source.kind).is_github:
+        source.pinned_sha = result.source_sha
+    problems = [result.partial_reason] if result.partial_reason else []
+    problems += [f"{len(result.failed)} file(s) failed"] if result.failed else []
+    source.last_error = "; ".join(problems)
+    source.last_fingerprint = result.fingerprint
+    source.last_counts = {
+        "created": len(result.created),
+        "updated": len(result.updated),
+        "unchanged": len(result.unchanged),
+        "disabled": len(result.disabled),
+        "orphaned": len(result.orphaned),
+        "flagged": len(result.flagged),
+        "failed": len(result.failed),
+    }
+    source.save(
+        update_fields=[
+            "sync_status", "last_synced_at", "sync_lock_token", "pinned_sha", "last_error",
+            "last_fingerprint", "last_counts",
+        ]
+    )  # fmt: skip
+
+
+def _record_error(
+    source: SkillSource,
+    claim: SyncClaim,
+    exc: ApplicationError,
+    *,
+    actor: Any,
+    event: SkillAuditEvent | None = None,
+) -> None:
+    with transaction.atomic():
+        SkillSource.objects.filter(pk=source.pk, sync_lock_token=claim.token).update(
+            sync_status=SyncStatus.ERROR, sync_lock_token="", last_error=f"{exc.code}: {exc.message}"[:2000]
+        )
+        if event is not None:
+            actual = str(exc.extra.get("actual", ""))
+            audit_record(event=event, actor=actor, source=source, detail=f"{exc.code}; got {actual}")
+    logger.warning("skill source %s sync failed: %s", source.pk, exc.code)
+
+
+def skill_source_request_sync(*, source_id: int) -> None:
+    """Enqueue a sync once the current transaction commits (eager without a broker)."""
+    from skills.tasks import sync_skill_source_task  # tasks import this module
+
+    transaction.on_commit(lambda: sync_skill_source_task.delay(source_id))
+
+
+# --- editor actions ---------------------------------------------------------------------------------
+
+
+def _save(skill: Skill, actor: Any, reason: str) -> Skill:
+    skill.full_clean()
+    skill._history_user = history_user(actor)  # type: ignore[attr-defined]
+    skill._change_reason = reason  # type: ignore[attr-defined]
+    skill.save()
+    return skill
+
+
+@transaction.atomic
+def skill_enable(*, skill: Skill, actor: Any, acknowledge_findings: bool = False) -> Skill:
+    """Enable a skill. Refuses an orphaned skill, and one with high-severity findings unless they are
+    acknowledged (now or before). Enabling an enabled skill changes nothing and records nothing."""
+    row = Skill.objects.select_for_update().select_related("source").get(pk=skill.pk)
+    if row.is_orphaned:
+        raise SkillStateConflict(f"Skill {row.identifier} is gone upstream (orphaned) and cannot be enabled.")
+    high = row.injection_severity == InjectionSeverity.HIGH
+    if high and not (row.findings_acknowledged or acknowledge_findings):
+        raise SkillStateConflict(
+            f"Skill {row.identifier} has high-severity injection findings; review and acknowledge them first."
+        )
+    if row.is_enabled and (row.findings_acknowledged or not acknowledge_findings):
+        return row
+    row.is_enabled = True
+    row.findings_acknowledged = row.findings_acknowledged or acknowledge_findings
+    _save(row, actor, "enabled")
+    detail = "findings acknowledged" if acknowledge_findings and row.injection_severity else ""
+    audit_record(event=SkillAuditEvent.ENABLED, actor=actor, skill=row, detail=detail)
+    return row
+
+
+@transaction.atomic
+def skill_disable(*, skill: Skill, actor: Any) -> Skill:
+    """Disable a skill; disabling a disabled skill changes nothing and records nothing."""
+    row = Skill.objects.select_for_update().select_related("source").get(pk=skill.pk)
+    if not row.is_enabled:
+        return row
+    row.is_enabled = False
+    _save(row, actor, "disabled")
+    audit_record(event=SkillAuditEvent.DISABLED, actor=actor, skill=row)
+    return row
+
+
+@transaction.atomic
+def skill_classify(*, skill: Skill, data_class: str, ceiling: str, enforcement: str, actor: Any) -> Skill:
+    """Set a skill's classification (editors own it; syncs never change it). Validated before saving."""
+    row = Skill.objects.select_for_update().get(pk=skill.pk)
+    row.data_class, row.ceiling, row.enforcement = data_class, ceiling, enforcement
+    return _save(row, actor, "classification edited")
+
+
+@dataclass(frozen=True)
+class PromotionResult:
+    promoted: tuple[str, ...]
+    skipped: tuple[tuple[str, str], ...]  # (identifier, reason)
+
+
+def skill_promote_enforcement(*, skills: Sequence[Skill], actor: Any) -> PromotionResult:
+    """Switch ``skills`` to enforce, each recorded as a history version with the actor. A skill without a
+    declared class and ceiling is skipped with that reason, never silently."""
+    promoted: list[str] = []
+    skipped: list[tuple[str, str]] = []
+    for skill in skills:
+        with transaction.atomic():
+            row = Skill.objects.select_for_update().get(pk=skill.pk)
+            if row.enforcement == Enforcement.ENFORCE:
+                skipped.append((row.identifier, "already enforced"))
+                continue
+            if not row.data_class or not row.ceiling:
+                skipped.append((row.identifier, "declare a data class and a ceiling first"))
+                continue
+            row.enforcement = Enforcement.ENFORCE
+            _save(row, actor, "promoted to enforce")
+            promoted.append(row.identifier)
+    return PromotionResult(promoted=tuple(promoted), skipped=tuple(skipped))

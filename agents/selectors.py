@@ -5,6 +5,7 @@ from __future__ import annotations
 from agents.models import Configuration, LlmModel
 from governance.policy import Source
 from governance.vocabulary import SourceKind, TrustZone, least_trusted
+from skills.composition import skill_sources
 from snippets.composition import snippet_sources
 from snippets.selectors import snippet_select
 
@@ -52,4 +53,7 @@ def configuration_sources(configuration: Configuration) -> list[Source]:
             )
         )
     sources.extend(snippet_sources(snippet_select(tags=configuration.snippet_tags).snippets))
+    sources.extend(
+        skill_sources(link.skill for link in configuration.skill_links.select_related("skill__source"))
+    )
     return sources

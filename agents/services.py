@@ -5,14 +5,19 @@ from __future__ import annotations
 import hashlib
 import logging
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.utils import timezone
 
-from agents.errors import InvalidScope
-from agents.models import ApiClient, Configuration
+from agents.errors import ConfigurationInactive, InvalidScope, UnknownSkills
+from agents.models import AgentRun, ApiClient, Configuration, RunStatus, TerminationReason
+from agents.models.runs import TERMINAL_STATUSES
+from agents.runtime.queue import step_enqueue
 from agents.scopes import SCOPES
 from governance.vocabulary import DataClass, Enforcement
+from skills.models import Skill
 
 logger = logging.getLogger(__name__)
 
@@ -85,3 +90,64 @@ def configuration_promote_enforcement(*, configurations: list[Configuration], ac
         else:
             skipped.append((configuration.identifier, "changed concurrently"))
     return PromotionResult(promoted=tuple(promoted), skipped=tuple(skipped))
+
+
+@dataclass(frozen=True)
+class CallerContextItem:
+    name: str
+    text: str
+    data_class: str
+
+
+def run_create(
+    *,
+    configuration: Configuration,
+    input_text: str,
+    input_data_class: str | None = None,
+    api_client: ApiClient | None = None,
+    caller_context: Sequence[CallerContextItem] = (),
+    request_skills: Sequence[int] = (),
+    max_tokens: int | None = None,
+) -> AgentRun:
+    """Create a run and enqueue its first step when the transaction commits.
+
+    The task input's class defaults to the client's default class (DESIGN.md §4). Nothing is
+    stored or enqueued when validation fails.
+    """
+    if not configuration.is_active:
+        raise ConfigurationInactive(f"Configuration {configuration.identifier!r} is not active.")
+    unknown = sorted(
+        set(request_skills)
+        - set(Skill.objects.filter(pk__in=list(request_skills)).values_list("pk", flat=True))
+    )
+    if unknown:
+        raise UnknownSkills(f"Unknown skills: {', '.join(map(str, unknown))}.", extra={"skills": unknown})
+    data_class = input_data_class or (
+        api_client.default_input_data_class if api_client else DataClass.SECRET_ADJACENT
+    )
+    with transaction.atomic():
+        run = AgentRun(
+            configuration=configuration,
+            api_client=api_client,
+            input_text=input_text,
+            input_data_class=data_class,
+            caller_context=[
+                {"name": i.name, "text": i.text, "data_class": i.data_class} for i in caller_context
+            ],
+            request_skills=list(request_skills),
+            max_tokens=max_tokens,
+        )
+        run.full_clean()
+        run.save()
+        step_enqueue(run_id=str(run.id), step_index=0)
+    return run
+
+
+def run_cancel(*, run: AgentRun) -> AgentRun:
+    """Ask a run to stop. Honoured at the next step boundary; a run no worker holds stops now."""
+    AgentRun.objects.filter(id=run.id).exclude(status__in=TERMINAL_STATUSES).update(cancel_requested=True)
+    AgentRun.objects.filter(id=run.id, status=RunStatus.QUEUED, lease_owner="").update(
+        status=RunStatus.CANCELLED, termination_reason=TerminationReason.CANCELLED, finished_at=timezone.now()
+    )
+    run.refresh_from_db()
+    return run

@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 from typing import Any
 
-from agents.models import Configuration, ConfigurationFallback, LlmModel, Provider, ProviderKind, Tokenizer
+from agents.models import (
+    Configuration,
+    ConfigurationFallback,
+    ConfigurationSkill,
+    LlmModel,
+    Provider,
+    ProviderKind,
+    Tokenizer,
+)
 from governance.vocabulary import DataClass, Enforcement, TrustZone
+from skills.models import Skill, SkillSourceKind, SkillTrustLevel
+from skills.services import skill_classify, skill_enable, skill_source_create, skill_source_sync
 from snippets.models import Snippet
 from snippets.services import snippet_create
 
@@ -80,3 +91,42 @@ def snippet_make(*, tags: tuple[str, ...] = (), **fields: Any) -> Snippet:
     }
     values.update(fields)
     return snippet_create(tag_names=tags, **values)
+
+
+def skill_make(
+    root: Path,
+    *,
+    name: str = "house-style",
+    description: str = "Applies the house style.",
+    body: str = "# Steps\n\nWrite plainly.\n",
+    data_class: str = DataClass.PUBLIC_CONTENT,
+    ceiling: str = TrustZone.EXTERNAL_GLOBAL,
+    enforcement: str = Enforcement.ENFORCE,
+    enabled: bool = True,
+) -> Skill:
+    """A skill ingested through the real sync from a local folder under ``root``, then classified."""
+    folder = root / f"skills-{next(_sequence)}"
+    target = folder / name / "SKILL.md"
+    target.parent.mkdir(parents=True)
+    target.write_text(f"---\nname: {name}\ndescription: {description}\n---\n{body}")
+    source = skill_source_create(
+        name=folder.name,
+        kind=SkillSourceKind.LOCAL_FOLDER,
+        path=str(folder),
+        trust_level=SkillTrustLevel.FIRST_PARTY,
+        default_data_class=DataClass.SECRET_ADJACENT,
+        default_ceiling=TrustZone.LOCAL,
+    )
+    skill_source_sync(source_id=source.pk)
+    skill = Skill.objects.get(source=source)
+    skill = skill_classify(
+        skill=skill, data_class=data_class, ceiling=ceiling, enforcement=enforcement, actor="test"
+    )
+    if enabled:
+        skill = skill_enable(skill=skill, actor="test")
+    return skill
+
+
+def configuration_skills_set(configuration: Configuration, skills: list[Skill]) -> None:
+    for position, skill in enumerate(skills):
+        ConfigurationSkill.objects.create(configuration=configuration, skill=skill, position=position)

@@ -8,6 +8,8 @@ from django.db import models
 
 from governance.policy import validate_classification
 from governance.vocabulary import DataClass, Enforcement, TrustZone
+from skills.composition import SkillMode
+from skills.models import Skill, SkillTrustLevel
 from snippets.models import normalise_tag
 
 
@@ -28,9 +30,10 @@ class ContextUsageNote(models.TextChoices):
     TAIL = "tail", "At the tail of the conversation"
 
 
-class SkillMode(models.TextChoices):
-    FULL = "full", "Full bodies in the skill block"
-    PROGRESSIVE = "progressive", "Names and descriptions; bodies loaded on demand by a tool"
+SKILL_MODES = [
+    (SkillMode.FULL.value, "Full bodies in the skill block"),
+    (SkillMode.PROGRESSIVE.value, "Names and descriptions; bodies loaded on demand by the load_skill tool"),
+]
 
 
 class Provider(models.Model):
@@ -117,7 +120,13 @@ class Configuration(models.Model):
         default=False,
         help_text="Whether a caller-supplied system message may replace the configured prompt.",
     )
-    skill_mode = models.CharField(max_length=16, choices=SkillMode.choices, default=SkillMode.FULL)
+    skills = models.ManyToManyField(
+        Skill, through="ConfigurationSkill", related_name="configurations", blank=True
+    )
+    skill_mode = models.CharField(max_length=16, choices=SKILL_MODES, default=SkillMode.FULL.value)
+    skill_trust_floor = models.CharField(
+        max_length=16, choices=SkillTrustLevel.choices, default=SkillTrustLevel.UNTRUSTED
+    )
     allowed_tool_groups = models.JSONField(default=list, blank=True)
     allowed_tools = models.JSONField(default=list, blank=True)
     max_iterations = models.PositiveSmallIntegerField(
@@ -159,6 +168,26 @@ class Configuration(models.Model):
             enforcement=self.system_prompt_enforcement,
             field_prefix="system_prompt_",
         )
+
+
+class ConfigurationSkill(models.Model):
+    """One of a configuration's skills, in order (the configuration's skills come first in the block)."""
+
+    configuration = models.ForeignKey(Configuration, on_delete=models.CASCADE, related_name="skill_links")
+    skill = models.ForeignKey(Skill, on_delete=models.PROTECT, related_name="+")
+    position = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["configuration", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["configuration", "position"], name="configuration_skill_position"
+            ),
+            models.UniqueConstraint(fields=["configuration", "skill"], name="configuration_skill_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.configuration.identifier}#{self.position}: {self.skill.name}"
 
 
 class ConfigurationFallback(models.Model):

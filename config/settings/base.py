@@ -99,7 +99,7 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
 
 # --- Celery -----------------------------------------------------------------------------------
-CELERY_BROKER_URL = REDIS_URL or "memory://"
+CELERY_BROKER_URL = REDIS_URL or "memory://localhost/"
 CELERY_RESULT_BACKEND = None  # results live in our own tables, never in the broker
 CELERY_TASK_ALWAYS_EAGER = REDIS_URL is None
 CELERY_TASK_EAGER_PROPAGATES = True
@@ -135,6 +135,9 @@ CELERY_BEAT_SCHEDULE = {
 # --- Governance -------------------------------------------------------------------------------
 # Read through governance.policy.enforcement_mode(), which treats anything unknown as enforce_all.
 GOVERNANCE_ENFORCEMENT = env_str("GOVERNANCE_ENFORCEMENT", "per_row")
+
+# The skill block's bound in UTF-8 bytes (the tail is dropped first, each drop reported).
+SKILL_BLOCK_MAX_BYTES = env_int("SKILL_BLOCK_MAX_BYTES", 24_000, minimum=1_000)
 
 # Token badges in admin count for this catalogue model (context_assembly.profiles.CATALOGUE).
 TOKEN_BADGE_MODEL = env_str("TOKEN_BADGE_MODEL", "gpt-4o")

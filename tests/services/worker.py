@@ -25,6 +25,7 @@ FAST_REDELIVERY = {
     "CELERY_TASK_TIME_LIMIT": "7",
     "CELERY_UNACKED_RESTORE_INTERVAL": "1",
     "CELERY_UNACKED_RESTORE_THROTTLE": "1",
+    "AGENT_STEP_LEASE_SECONDS": "6",
 }
 
 
@@ -35,19 +36,20 @@ def test_database_url() -> str:
     return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
-def worker_env() -> dict[str, str]:
+def worker_env(**extra: str) -> dict[str, str]:
     return {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings.test",
         "DATABASE_URL": test_database_url(),
         "REDIS_URL": settings.REDIS_URL,
         **FAST_REDELIVERY,
+        **extra,
     }
 
 
 @contextmanager
 def celery_worker(
-    name: str, *, include: str = "tests.services.celery_tasks", log: Path
+    name: str, *, include: str = "tests.services.celery_tasks", log: Path, env: dict[str, str] | None = None
 ) -> Iterator[subprocess.Popen]:
     """A prefork worker in its own process group; SIGTERM on exit (SIGKILL if it will not stop)."""
     executable = celery_executable()
@@ -71,7 +73,7 @@ def celery_worker(
                 "--without-heartbeat",
             ],
             cwd=ROOT,
-            env=worker_env(),
+            env=worker_env(**(env or {})),
             stdout=output,
             stderr=subprocess.STDOUT,
             start_new_session=True,

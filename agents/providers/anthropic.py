@@ -1,0 +1,316 @@
+"""Anthropic Messages through the official ``anthropic`` SDK.
+
+``base_url`` is the host without the version prefix (``https://api.anthropic.com``): the SDK adds
+``/v1/messages`` itself. Its own retries are off (``max_retries=0``); the dispatcher retries.
+
+Translation from the wire-neutral messages (OpenAI shape) to Messages API requests:
+
+* every ``system`` message, wherever it stands, goes to the top-level ``system`` parameter, joined in
+  order with blank lines (Anthropic has no system role inside ``messages``);
+* message content is always sent as a list of blocks; empty text blocks are left out (the API rejects
+  them), and a message left with no block at all is dropped;
+* assistant tool calls become ``tool_use`` blocks whose ``input`` is the parsed arguments. Arguments
+  that are not a JSON object are refused *before sending* as ``client_error``: the API would reject
+  them, and guessing a repair would put something on the wire the model never said;
+* ``tool`` messages become ``tool_result`` blocks inside a user message;
+* consecutive messages of the same role are merged into one (the API requires alternation), keeping
+  block order, so tool results precede a following user text;
+* ``temperature`` is sent only when set, through ``extra_body`` (SDK 1.0 dropped the keyword; models
+  that no longer accept it answer 400, a ``client_error``);
+* ``name`` is not sent (the Messages API has no such field); image parts become ``image`` blocks
+  (``base64`` for data URLs, ``url`` otherwise) and their ``detail`` is dropped.
+
+Usage: ``prompt_tokens`` = ``input_tokens`` + ``cache_read_input_tokens`` +
+``cache_creation_input_tokens`` (Anthropic's ``input_tokens`` excludes cached tokens);
+``cached_tokens`` = ``cache_read_input_tokens``. Streams are read as raw events (``stream=True``), so a
+stream without usage yields :meth:`Usage.unavailable` instead of the SDK helper's ``AttributeError``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import anthropic
+
+from agents.providers.base import (
+    FailureClass,
+    FinishReason,
+    ProviderAdapter,
+    ProviderCall,
+    ProviderConfig,
+    ProviderReply,
+    SdkErrors,
+    Usage,
+)
+from context_assembly.messages import ImagePart, Message, ToolCall, ToolSpec, thaw_json
+
+KEYLESS_PLACEHOLDER = "no-key-configured"
+EMPTY_SCHEMA = {"type": "object", "properties": {}}
+
+_STOP_REASONS: dict[str | None, FinishReason] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "refusal": "content_filter",
+}
+
+
+def finish_reason(stop_reason: str | None) -> FinishReason:
+    return _STOP_REASONS.get(stop_reason, "other")
+
+
+class _Untranslatable(Exception):
+    """A message cannot be expressed in the Messages API; ``problem`` names where, never the content."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(problem)
+        self.problem = problem
+
+
+# --- request translation ----------------------------------------------------------------------------------
+
+
+def _text_of(message: Message) -> str:
+    if isinstance(message.content, str):
+        return message.content
+    return "".join(part.text for part in message.content if not isinstance(part, ImagePart))
+
+
+def _image_block(part: ImagePart, where: str) -> dict[str, Any]:
+    if not part.url.startswith("data:"):
+        return {"type": "image", "source": {"type": "url", "url": part.url}}
+    header, separator, data = part.url.partition(",")
+    if not separator or not header.endswith(";base64"):
+        raise _Untranslatable(f"{where}: an image data URL must be base64-encoded")
+    media_type = header[len("data:") : -len(";base64")]
+    return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}
+
+
+def _content_blocks(message: Message, where: str) -> list[dict[str, Any]]:
+    if isinstance(message.content, str):
+        return [{"type": "text", "text": message.content}] if message.content else []
+    blocks = []
+    for part in message.content:
+        if isinstance(part, ImagePart):
+            blocks.append(_image_block(part, where))
+        elif part.text:
+            blocks.append({"type": "text", "text": part.text})
+    return blocks
+
+
+def _tool_use_block(call: ToolCall, where: str) -> dict[str, Any]:
+    try:
+        arguments = json.loads(call.arguments) if call.arguments.strip() else {}
+    except ValueError:
+        raise _Untranslatable(f"{where}: tool call {call.id!r} has arguments that are not JSON") from None
+    if not isinstance(arguments, dict):
+        raise _Untranslatable(f"{where}: tool call {call.id!r} has arguments that are not a JSON object")
+    return {"type": "tool_use", "id": call.id, "name": call.name, "input": arguments}
+
+
+def _wire_message(message: Message, index: int) -> tuple[str, list[dict[str, Any]]]:
+    where = f"messages[{index}]"
+    if message.role == "tool":
+        result: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.tool_call_id}
+        content = _content_blocks(message, where)  # text only: images are refused outside user messages
+        if content:
+            result["content"] = content
+        return "user", [result]
+    blocks = _content_blocks(message, where)
+    blocks += [_tool_use_block(call, where) for call in message.tool_calls]
+    return message.role, blocks
+
+
+def translate_messages(messages: tuple[Message, ...]) -> tuple[str, list[dict[str, Any]]]:
+    """``(system, messages)`` for the Messages API; see the module docstring for the rules."""
+    system = "\n\n".join(_text_of(m) for m in messages if m.role == "system" and _text_of(m))
+    wire: list[dict[str, Any]] = []
+    for index, message in enumerate(messages):
+        if message.role == "system":
+            continue
+        role, blocks = _wire_message(message, index)
+        if not blocks:
+            continue
+        if wire and wire[-1]["role"] == role:
+            wire[-1]["content"].extend(blocks)
+        else:
+            wire.append({"role": role, "content": blocks})
+    return system, wire
+
+
+def translate_tool(spec: ToolSpec) -> dict[str, Any]:
+    schema = thaw_json(spec.parameters) or dict(EMPTY_SCHEMA)
+    schema.setdefault("type", "object")
+    tool: dict[str, Any] = {"name": spec.name, "input_schema": schema}
+    if spec.description:
+        tool["description"] = spec.description
+    return tool
+
+
+# --- reply translation ------------------------------------------------------------------------------------
+
+
+def normalise_usage(*usages: Any) -> Usage:
+    """Merge usage objects in order (later non-None figures win: ``message_delta`` is cumulative)."""
+    figures: dict[str, int | None] = dict.fromkeys(
+        ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens")
+    )
+    for usage in usages:
+        if usage is None:
+            continue
+        for name in figures:
+            value = getattr(usage, name, None)
+            if value is not None:
+                figures[name] = value
+    uncached, read, created = (
+        figures["input_tokens"],
+        figures["cache_read_input_tokens"],
+        figures["cache_creation_input_tokens"],
+    )
+    prompt = None if uncached is None else uncached + (read or 0) + (created or 0)
+    return Usage.reported(prompt, read if prompt is not None else None, figures["output_tokens"])
+
+
+@dataclass
+class _Block:
+    kind: str
+    id: str | None = None
+    name: str | None = None
+    pieces: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _StreamState:
+    """What the raw events of one stream have said so far."""
+
+    response_id: str = ""
+    model_id: str = ""
+    blocks: dict[int, _Block] = field(default_factory=dict)
+    stop_reason: str | None = None
+    start_usage: Any = None
+    delta_usage: Any = None
+    stopped: bool = False
+
+    def add(self, event: Any) -> None:
+        kind = event.type
+        if kind == "message_start":
+            self.response_id, self.model_id = event.message.id, event.message.model
+            self.start_usage = event.message.usage
+        elif kind == "content_block_start":
+            block = event.content_block
+            self.blocks[event.index] = _Block(
+                block.type, getattr(block, "id", None), getattr(block, "name", None)
+            )
+        elif kind == "content_block_delta":
+            self._add_delta(event.index, event.delta)
+        elif kind == "message_delta":
+            self.stop_reason = event.delta.stop_reason or self.stop_reason
+            self.delta_usage = event.usage
+        elif kind == "message_stop":
+            self.stopped = True
+
+    def _add_delta(self, index: int, delta: Any) -> None:
+        if delta.type == "text_delta":
+            self.blocks[index].pieces.append(delta.text)
+        elif delta.type == "input_json_delta":
+            self.blocks[index].pieces.append(delta.partial_json)
+
+
+class AnthropicAdapter(ProviderAdapter):
+    """Messages API over the ``anthropic`` SDK. Construction opens no connection."""
+
+    sdk_errors = SdkErrors(
+        status=anthropic.APIStatusError,
+        timeout=anthropic.APITimeoutError,
+        connection=anthropic.APIConnectionError,
+        validation=anthropic.APIResponseValidationError,
+    )
+
+    def __init__(self, config: ProviderConfig) -> None:
+        super().__init__(config)
+        # An explicit key also stops the SDK from reading its environment and profile credentials.
+        self._client = anthropic.Anthropic(
+            base_url=config.base_url,
+            api_key=config.api_key or KEYLESS_PLACEHOLDER,
+            timeout=config.timeout_seconds,
+            max_retries=0,
+        )
+
+    def close(self) -> None:
+        self._client.close()
+
+    def request_body(self, call: ProviderCall) -> dict[str, Any]:
+        """The keyword arguments of ``messages.create`` for ``call`` (``extra_body`` is merged into the
+        wire body by the SDK). Raises :class:`ProviderError`
+        (``client_error``) when a message cannot be expressed in the Messages API."""
+        try:
+            system, messages = translate_messages(call.messages)
+        except _Untranslatable as exc:
+            raise self.error(FailureClass.CLIENT_ERROR, exc.problem) from None
+        body: dict[str, Any] = {"model": call.model_id, "max_tokens": call.max_tokens, "messages": messages}
+        if system:
+            body["system"] = system
+        if call.tool_specs:
+            body["tools"] = [translate_tool(spec) for spec in call.tool_specs]
+        if call.temperature is not None:
+            # anthropic 1.0 removed the keyword (the API deprecates sampling parameters and newer models
+            # reject them with a 400); it is still sent when asked for, as the SDK's migration guide says.
+            body["extra_body"] = {"temperature": call.temperature}
+        if call.stream:
+            body["stream"] = True
+        return body
+
+    def _complete(self, call: ProviderCall) -> ProviderReply:
+        body = self.request_body(call)
+        if call.stream:
+            return self._complete_stream(call, body)
+        reply = self._client.messages.create(**body)
+        text: list[str] = []
+        calls: list[ToolCall] = []
+        for block in reply.content:
+            if block.type == "text":
+                text.append(block.text)
+            elif block.type == "tool_use":
+                calls.append(self.tool_call(block.id, block.name, _arguments(block.input), len(calls)))
+        return ProviderReply(
+            text="".join(text),
+            tool_calls=tuple(calls),
+            finish_reason=finish_reason(reply.stop_reason),
+            usage=normalise_usage(reply.usage),
+            model_id=reply.model or call.model_id,
+            response_id=reply.id or "",
+        )
+
+    def _complete_stream(self, call: ProviderCall, body: dict[str, Any]) -> ProviderReply:
+        state = _StreamState()
+        with self._client.messages.create(**body) as stream:
+            for event in stream:
+                state.add(event)
+        if not state.stopped:
+            # The body ended without message_stop: as incomplete as a dropped connection.
+            raise self.error(FailureClass.CONNECTION, "the stream ended before message_stop")
+        text: list[str] = []
+        calls: list[ToolCall] = []
+        for _, block in sorted(state.blocks.items()):
+            if block.kind == "text":
+                text.append("".join(block.pieces))
+            elif block.kind == "tool_use":
+                arguments = _arguments(json.loads("".join(block.pieces) or "{}"))
+                calls.append(self.tool_call(block.id, block.name, arguments, len(calls)))
+        return ProviderReply(
+            text="".join(text),
+            tool_calls=tuple(calls),
+            finish_reason=finish_reason(state.stop_reason),
+            usage=normalise_usage(state.start_usage, state.delta_usage),
+            model_id=state.model_id or call.model_id,
+            response_id=state.response_id,
+        )
+
+
+def _arguments(tool_input: Any) -> str:
+    """Tool input as compact JSON text, the same for JSON and streamed replies."""
+    return json.dumps(tool_input, separators=(",", ":"), ensure_ascii=False)

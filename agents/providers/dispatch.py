@@ -1,0 +1,176 @@
+"""Choosing the adapter for a provider, and sending a call with bounded retries and fallbacks.
+
+Policy (CONVENTIONS.md §7, nr_llm's fallback rule in reference/nr-llm.md §4.15):
+
+* each target (provider config, model id) is tried up to ``1 + config.max_retries`` times;
+* only retryable failures (connection, timeout, rate_limit, server_error) are retried; the wait before
+  retry ``n`` (0-based) is ``min(8, 0.5 * 2**n)`` seconds, or the provider's ``retry-after`` when that
+  is longer (capped at 30 s). No jitter: waits are reproducible in tests and logs;
+* a non-retryable failure (auth, configuration, client_error, context_overflow, malformed, unknown)
+  stops everything at once: walking fallbacks cannot fix a bad request or a bad key;
+* when one target's retries are exhausted with a retryable failure the next target is tried, without
+  waiting (it is another provider or model);
+* when everything fails the last :class:`ProviderError` is raised, its ``extra["attempts"]`` listing
+  every attempt (indices, provider identifiers, model ids, classes; never content).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, replace
+
+from django.utils.module_loading import import_string
+
+from agents.providers.base import (
+    FailureClass,
+    ProviderAdapter,
+    ProviderCall,
+    ProviderConfig,
+    ProviderError,
+    ProviderReply,
+)
+
+logger = logging.getLogger("agents.providers")
+
+BACKOFF_BASE_SECONDS = 0.5
+BACKOFF_CAP_SECONDS = 8.0
+RETRY_AFTER_CAP_SECONDS = 30.0
+
+# Imported on first use: the two SDKs take seconds to import, and a local-only deployment needs neither.
+ADAPTERS: dict[str, str] = {
+    "openai_compatible": "agents.providers.openai_compatible.OpenAICompatibleAdapter",
+    "anthropic": "agents.providers.anthropic.AnthropicAdapter",
+    "local": "agents.providers.local.LocalAdapter",
+}
+
+Target = tuple[ProviderConfig, str]
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One try of one target. ``failure_class`` is None for the attempt that succeeded."""
+
+    target_index: int
+    provider: str
+    model_id: str
+    failure_class: FailureClass | None
+    retry_after: float | None = None
+    status: int | None = None
+
+
+@dataclass(frozen=True)
+class DispatchResult:
+    reply: ProviderReply
+    served_index: int
+    attempts: tuple[Attempt, ...]
+
+
+def adapter_for(config: ProviderConfig) -> ProviderAdapter:
+    """A new adapter for ``config``. An unknown kind is a non-retryable ``configuration`` failure."""
+    path = ADAPTERS.get(config.kind)
+    if path is None:
+        raise ProviderError(
+            f"provider {config.identifier!r} has an unknown kind",
+            failure_class=FailureClass.CONFIGURATION,
+            provider=config.identifier,
+            extra={"kind": str(config.kind)[:64]},
+        )
+    adapter_class: type[ProviderAdapter] = import_string(path)
+    try:
+        return adapter_class(config)
+    except ProviderError:
+        raise
+    except Exception as exc:  # e.g. the SDK refusing a base URL it cannot parse
+        raise ProviderError(
+            f"provider {config.identifier!r} could not be set up",
+            failure_class=FailureClass.CONFIGURATION,
+            provider=config.identifier,
+            extra={"cause": type(exc).__name__},
+        ) from None
+
+
+def backoff_seconds(retry: int, retry_after: float | None) -> float:
+    """The wait before retry number ``retry`` (0-based) of one target."""
+    delay = min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * 2**retry)
+    if retry_after is not None:
+        delay = max(delay, min(retry_after, RETRY_AFTER_CAP_SECONDS))
+    return delay
+
+
+def complete_with_fallbacks(
+    targets: Sequence[Target], call: ProviderCall, *, sleep: Callable[[float], None] = time.sleep
+) -> DispatchResult:
+    """Send ``call`` to the first target that answers (see the module docstring for the policy).
+
+    ``call.model_id`` is replaced by each target's model id. Raises :class:`ProviderError` only.
+    """
+    if not targets:
+        raise ProviderError(
+            "no provider to send the call to",
+            failure_class=FailureClass.CONFIGURATION,
+            provider="",
+        )
+    attempts: list[Attempt] = []
+    outcome: ProviderReply | ProviderError | None = None
+    for index, (config, model_id) in enumerate(targets):
+        target_call = call if call.model_id == model_id else replace(call, model_id=model_id)
+        outcome = _try_target(index, config, target_call, attempts, sleep)
+        if isinstance(outcome, ProviderReply):
+            return DispatchResult(reply=outcome, served_index=index, attempts=tuple(attempts))
+        if not outcome.retryable:
+            break
+        logger.warning("provider %s exhausted its retries; trying the next target", config.identifier)
+    if not isinstance(outcome, ProviderError):  # unreachable: targets is not empty
+        raise TypeError("dispatch ended without an outcome")
+    raise _with_attempts(outcome, attempts)
+
+
+def _try_target(
+    index: int,
+    config: ProviderConfig,
+    call: ProviderCall,
+    attempts: list[Attempt],
+    sleep: Callable[[float], None],
+) -> ProviderReply | ProviderError:
+    """The reply, or the last error of this target; appends every attempt to ``attempts``."""
+    try:
+        adapter = adapter_for(config)
+    except ProviderError as exc:
+        attempts.append(_failed(index, config, call.model_id, exc))
+        return exc
+    errors: list[ProviderError] = []
+    try:
+        for retry in range(1 + config.max_retries):
+            if errors:
+                sleep(backoff_seconds(retry - 1, errors[-1].retry_after))
+            try:
+                reply = adapter.complete(call)
+            except ProviderError as exc:
+                attempts.append(_failed(index, config, call.model_id, exc))
+                errors.append(exc)
+                if not exc.retryable:
+                    break
+                continue
+            attempts.append(Attempt(index, config.identifier, call.model_id, None))
+            return reply
+    finally:
+        adapter.close()
+    return errors[-1]
+
+
+def _failed(index: int, config: ProviderConfig, model_id: str, error: ProviderError) -> Attempt:
+    return Attempt(index, config.identifier, model_id, error.failure_class, error.retry_after, error.status)
+
+
+def _with_attempts(error: ProviderError, attempts: list[Attempt]) -> ProviderError:
+    error.attempts = tuple(attempts)
+    error.extra = {**error.extra, "attempts": [_attempt_dict(attempt) for attempt in attempts]}
+    return error
+
+
+def _attempt_dict(attempt: Attempt) -> dict[str, object]:
+    data = asdict(attempt)
+    data["failure_class"] = attempt.failure_class.value if attempt.failure_class else None
+    return data

@@ -1,0 +1,194 @@
+"""OpenAI Chat Completions and every server that speaks it, through the official ``openai`` SDK.
+
+``base_url`` must include the API version prefix, as the SDK expects: ``https://api.openai.com/v1``,
+Ollama ``http://localhost:11434/v1``, vLLM and llama.cpp ``http://host:8000/v1``, OpenRouter
+``https://openrouter.ai/api/v1``, Azure's OpenAI-compatible ``https://<resource>.openai.azure.com/openai/v1``.
+
+Wire choices:
+
+* The SDK's own retries are off (``max_retries=0``): the dispatcher retries, so each failure is
+  classified once and the backoff is ours.
+* The reply limit is sent as ``max_tokens``. OpenAI's newer ``max_completion_tokens`` is required by
+  its reasoning models, but most compatible servers (vLLM, llama.cpp, Ollama, OpenRouter) only accept
+  ``max_tokens``; the OpenAI API still honours it for chat models.
+* Streams always ask for usage (``stream_options={"include_usage": true}``); a stream that ends
+  without the usage chunk yields :meth:`Usage.unavailable`, never zeros.
+* A keyless local server still gets a placeholder key, because the SDK refuses to start without one and
+  would otherwise read ``OPENAI_API_KEY`` from the environment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import openai
+
+from agents.providers.base import (
+    FailureClass,
+    FinishReason,
+    ProviderAdapter,
+    ProviderCall,
+    ProviderConfig,
+    ProviderReply,
+    SdkErrors,
+    Usage,
+)
+from context_assembly.messages import ToolCall
+
+KEYLESS_PLACEHOLDER = "no-key-configured"
+
+_FINISH_REASONS: dict[str | None, FinishReason] = {
+    "stop": "stop",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "length": "length",
+    "content_filter": "content_filter",
+}
+
+
+def finish_reason(raw: str | None) -> FinishReason:
+    return _FINISH_REASONS.get(raw, "other")
+
+
+def normalise_usage(usage: Any) -> Usage:
+    """OpenAI's ``prompt_tokens`` already includes cached tokens; ``cached_tokens`` is None when the
+    server does not report the details (many compatible servers do not)."""
+    if usage is None:
+        return Usage.unavailable()
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    return Usage.reported(usage.prompt_tokens, cached, usage.completion_tokens)
+
+
+@dataclass
+class _ToolCallDraft:
+    id: str | None = None
+    name: str | None = None
+    arguments: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _StreamState:
+    """What the chunks of one stream have said so far."""
+
+    response_id: str = ""
+    model_id: str = ""
+    text: list[str] = field(default_factory=list)
+    calls: dict[int, _ToolCallDraft] = field(default_factory=dict)
+    finish: str | None = None
+    usage: Any = None
+    refused: bool = False
+
+    def add(self, chunk: Any) -> None:
+        self.response_id = chunk.id or self.response_id
+        self.model_id = chunk.model or self.model_id
+        if chunk.usage is not None:
+            self.usage = chunk.usage
+        for choice in chunk.choices or ():
+            if choice.index != 0:
+                continue  # we never ask for n > 1
+            self.finish = choice.finish_reason or self.finish
+            self._add_delta(choice.delta)
+
+    def _add_delta(self, delta: Any) -> None:
+        if delta is None:
+            return
+        if delta.content:
+            self.text.append(delta.content)
+        if getattr(delta, "refusal", None):
+            self.refused = True
+        for piece in delta.tool_calls or ():
+            draft = self.calls.setdefault(piece.index, _ToolCallDraft())
+            draft.id = piece.id or draft.id
+            function = piece.function
+            if function is not None:
+                draft.name = function.name or draft.name
+                draft.arguments.append(function.arguments or "")
+
+
+class OpenAICompatibleAdapter(ProviderAdapter):
+    """Chat Completions over the ``openai`` SDK. Construction opens no connection."""
+
+    sdk_errors = SdkErrors(
+        status=openai.APIStatusError,
+        timeout=openai.APITimeoutError,
+        connection=openai.APIConnectionError,
+        validation=openai.APIResponseValidationError,
+    )
+
+    def __init__(self, config: ProviderConfig) -> None:
+        super().__init__(config)
+        self._client = openai.OpenAI(
+            base_url=config.base_url,
+            api_key=config.api_key or KEYLESS_PLACEHOLDER,
+            timeout=config.timeout_seconds,
+            max_retries=0,
+        )
+
+    def close(self) -> None:
+        self._client.close()
+
+    def request_body(self, call: ProviderCall) -> dict[str, Any]:
+        """The keyword arguments of ``chat.completions.create`` for ``call`` (the wire body)."""
+        body: dict[str, Any] = {
+            "model": call.model_id,
+            "messages": [message.to_openai() for message in call.messages],
+            "max_tokens": call.max_tokens,
+        }
+        if call.tool_specs:
+            body["tools"] = [spec.to_openai() for spec in call.tool_specs]
+        if call.temperature is not None:
+            body["temperature"] = call.temperature
+        if call.stream:
+            body["stream"] = True
+            body["stream_options"] = {"include_usage": True}
+        return body
+
+    def _complete(self, call: ProviderCall) -> ProviderReply:
+        body = self.request_body(call)
+        if call.stream:
+            return self._complete_stream(call, body)
+        completion = self._client.chat.completions.create(**body)
+        if not completion.choices:
+            raise self.error(FailureClass.MALFORMED, "the reply has no choices")
+        choice = completion.choices[0]
+        message = choice.message
+        calls = tuple(
+            self.tool_call(raw.id, raw.function.name, raw.function.arguments or "", index)
+            for index, raw in enumerate(message.tool_calls or ())
+            if raw.type == "function"
+        )
+        # A refusal arrives with finish_reason "stop"; report it as Anthropic's refusal is reported.
+        refused = bool(getattr(message, "refusal", None))
+        return ProviderReply(
+            text=message.content or "",
+            tool_calls=calls,
+            finish_reason="content_filter" if refused else finish_reason(choice.finish_reason),
+            usage=normalise_usage(completion.usage),
+            model_id=completion.model or call.model_id,
+            response_id=completion.id or "",
+        )
+
+    def _complete_stream(self, call: ProviderCall, body: dict[str, Any]) -> ProviderReply:
+        state = _StreamState()
+        with self._client.chat.completions.create(**body) as stream:
+            for chunk in stream:
+                state.add(chunk)
+        if state.finish is None:
+            # The body ended without the closing chunk: as incomplete as a dropped connection.
+            raise self.error(FailureClass.CONNECTION, "the stream ended without a finish reason")
+        return ProviderReply(
+            text="".join(state.text),
+            tool_calls=self._stream_calls(state),
+            finish_reason="content_filter" if state.refused else finish_reason(state.finish),
+            usage=normalise_usage(state.usage),
+            model_id=state.model_id or call.model_id,
+            response_id=state.response_id,
+        )
+
+    def _stream_calls(self, state: _StreamState) -> tuple[ToolCall, ...]:
+        return tuple(
+            self.tool_call(draft.id, draft.name, "".join(draft.arguments), position)
+            for position, (_, draft) in enumerate(sorted(state.calls.items()))
+        )

@@ -1,0 +1,240 @@
+"""Everything one send needs, resolved once: serving model, zone, sources, redacted and assembled context.
+
+The agent loop, the completions API and the context preview all build their context here, so what a
+preview shows is what a run would send (DESIGN.md §4: "the model is resolved once per send and the
+same resolution is used for the gate, the fit and the dispatch").
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from django.conf import settings
+
+from agents.models import Configuration, LlmModel
+from agents.providers.base import ProviderConfig
+from agents.selectors import configuration_zone
+from agents.tools.gate import ToolPolicy, ToolVerdict, tools_offered
+from agents.tools.registry import Tool
+from context_assembly.assembly import AssembledContext, AssemblyInputs, ContextItem, assemble
+from context_assembly.messages import Message, ToolCall
+from context_assembly.profiles import ModelProfile
+from governance.guardrails.redaction import redact
+from governance.policy import Source
+from governance.services import EventContext, governance_event_record
+from governance.vocabulary import Decision, Enforcement, EventOutcome, SourceKind, TrustZone
+from skills.composition import SkillBlock, SkillMode, skill_block
+from skills.models import Skill
+from snippets.composition import snippet_block, snippet_sources
+from snippets.selectors import snippet_select
+
+LOAD_SKILL_TOOL = "load_skill"
+
+
+@dataclass(frozen=True)
+class SendRequest:
+    """The per-request part of a send: what the caller asked for, plus the run's transcript."""
+
+    task_input: str
+    input_data_class: str
+    caller_context: tuple[ContextItem, ...] = ()
+    transcript: tuple[Message, ...] = ()
+    transcript_classes: tuple[str, ...] = ()  # per transcript message: the class of a tool result
+    request_skills: tuple[Skill, ...] = ()
+    tail_note: str | None = None
+
+
+@dataclass
+class Redactions:
+    """Counts of redacted secrets by kind, across every part of one send. Never the values."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def text(self, value: str) -> str:
+        result = redact(value)
+        for kind, count in result.counts_by_kind().items():
+            self.counts[kind] = self.counts.get(kind, 0) + count
+        return result.text
+
+    def message(self, message: Message) -> Message:
+        content = message.content
+        redacted_content = self.text(content) if isinstance(content, str) else content
+        calls = tuple(
+            ToolCall(id=call.id, name=call.name, arguments=self.text(call.arguments))
+            for call in message.tool_calls
+        )
+        if redacted_content is content and calls == message.tool_calls:
+            return message
+        return Message(
+            role=message.role,
+            content=redacted_content,
+            name=message.name,
+            tool_calls=calls,
+            tool_call_id=message.tool_call_id,
+        )
+
+
+def redaction_events_record(*, counts: dict[str, int], context: EventContext, zone: TrustZone) -> None:
+    """One ``secret_redacted`` event per kind redacted: how many, never what."""
+    for kind, count in sorted(counts.items()):
+        governance_event_record(
+            context=context,
+            decision=Decision.SECRET_REDACTED,
+            outcome=EventOutcome.ENFORCED,
+            zone=zone,
+            reason=f"{count} x {kind}",
+        )
+
+
+@dataclass(frozen=True)
+class SendPlan:
+    configuration: Configuration
+    model: LlmModel
+    profile: ModelProfile
+    zone: TrustZone
+    targets: tuple[tuple[ProviderConfig, str], ...]
+    assembled: AssembledContext
+    offered_tools: tuple[Tool, ...]
+    denied_tools: tuple[ToolVerdict, ...]
+    unknown_tags: tuple[str, ...]
+    empty_tags: tuple[str, ...]
+    dropped_skills: tuple[tuple[str, str], ...]  # (skill identifier, reason)
+    redactions: dict[str, int]
+
+    @property
+    def sources(self) -> tuple[Source, ...]:
+        return self.assembled.sources
+
+
+def model_profile(model: LlmModel) -> ModelProfile:
+    return ModelProfile(
+        model_id=model.model_id,
+        context_window=model.context_window,
+        max_output_tokens=model.max_output_tokens,
+        tokenizer=model.tokenizer,
+        calibration_factor=model.calibration_factor,
+    )
+
+
+def provider_config(model: LlmModel) -> ProviderConfig:
+    provider = model.provider
+    api_key = os.environ.get(provider.api_key_env) if provider.api_key_env else None
+    return ProviderConfig(
+        identifier=provider.identifier,
+        kind=provider.kind,
+        base_url=provider.base_url,
+        api_key=api_key,
+        timeout_seconds=provider.timeout_seconds,
+        max_retries=provider.max_retries,
+        options=provider.options or {},
+    )
+
+
+def tool_policy(configuration: Configuration, zone: TrustZone, disabled: Sequence[str]) -> ToolPolicy:
+    """The gate's inputs for ``configuration``. Progressive skill mode needs ``load_skill``, so it is
+    allowed there (it still passes the rest of the gate like any tool)."""
+    allowed_tools = set(configuration.allowed_tools)
+    if configuration.skill_mode == SkillMode.PROGRESSIVE:
+        allowed_tools.add(LOAD_SKILL_TOOL)
+    return ToolPolicy(
+        zone=zone,
+        allowed_groups=frozenset(configuration.allowed_tool_groups),
+        allowed_tools=frozenset(allowed_tools),
+        disabled_tools=frozenset(disabled),
+    )
+
+
+def configuration_skill_block(
+    configuration: Configuration, request_skills: Sequence[Skill] = ()
+) -> SkillBlock:
+    """The configuration's skills (in their order), then the request's, composed under its settings."""
+    own = [
+        link.skill for link in configuration.skill_links.select_related("skill__source").order_by("position")
+    ]
+    return skill_block(
+        own,
+        request_skills,
+        trust_floor=configuration.skill_trust_floor,
+        max_bytes=int(settings.SKILL_BLOCK_MAX_BYTES),
+        mode=configuration.skill_mode,
+    )
+
+
+def _system_prompt_sources(configuration: Configuration) -> list[Source]:
+    if not configuration.system_prompt.strip():
+        return []
+    return [
+        Source(
+            kind=SourceKind.SYSTEM_PROMPT,
+            identifier=configuration.identifier,
+            data_class=configuration.system_prompt_data_class,
+            ceiling=configuration.system_prompt_ceiling,
+            enforcement=configuration.system_prompt_enforcement,
+        )
+    ]
+
+
+def _tool_output_sources(request: SendRequest) -> list[Source]:
+    sources = []
+    for message, data_class in zip(request.transcript, request.transcript_classes, strict=True):
+        if message.role == "tool":
+            sources.append(
+                Source(
+                    SourceKind.TOOL_OUTPUT, message.tool_call_id or "", data_class, None, Enforcement.ENFORCE
+                )
+            )
+    return sources
+
+
+def send_plan(
+    *,
+    configuration: Configuration,
+    request: SendRequest,
+    disabled_tools: Sequence[str] = (),
+) -> SendPlan:
+    """Resolve the serving model and zone, select snippets, offer tools through the gate, redact every
+    part that will reach the wire, and assemble. Governance and the fit run on the result."""
+    model = configuration.model
+    zone = configuration_zone(configuration, serving_model=model)
+    fallbacks = [link.model for link in configuration.fallback_links.all()]
+    selection = snippet_select(tags=configuration.snippet_tags)
+    skills = configuration_skill_block(configuration, request.request_skills)
+    offered, denied = tools_offered(tool_policy(configuration, zone, disabled_tools))
+    redactions = Redactions()
+    inputs = AssemblyInputs(
+        profile=model_profile(model),
+        task_input=redactions.text(request.task_input),
+        task_input_data_class=request.input_data_class,
+        system_prompt=redactions.text(configuration.system_prompt.strip()),
+        snippet_block=redactions.text(snippet_block(selection.snippets)),
+        skill_block=redactions.text(skills.text),
+        caller_context=tuple(
+            ContextItem(item.name, redactions.text(item.text), item.data_class)
+            for item in request.caller_context
+        ),
+        transcript=tuple(redactions.message(message) for message in request.transcript),
+        tool_specs=tuple(tool.spec() for tool in offered),
+        tail_note=request.tail_note,
+        sources=tuple(
+            _system_prompt_sources(configuration)
+            + snippet_sources(selection.snippets)
+            + list(skills.sources)
+            + _tool_output_sources(request)
+        ),
+    )
+    return SendPlan(
+        configuration=configuration,
+        model=model,
+        profile=inputs.profile,
+        zone=zone,
+        targets=tuple((provider_config(m), m.model_id) for m in [model, *fallbacks]),
+        assembled=assemble(inputs),
+        offered_tools=tuple(offered),
+        denied_tools=tuple(denied),
+        unknown_tags=selection.unknown_tags,
+        empty_tags=selection.empty_tags,
+        dropped_skills=skills.dropped,
+        redactions=dict(redactions.counts),
+    )

@@ -1,0 +1,281 @@
+"""The governed step (DESIGN.md §7): claim → assemble → govern → fit → call → record → tools → next.
+
+A step index that completed is never redone: a redelivered task finds the step recorded and goes
+straight to the tool calls that have no result yet. A model call whose result was not recorded (the
+worker died during it) is made again; that costs tokens but changes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from agents.models import (
+    AgentRun,
+    AgentStep,
+    LlmModel,
+    RunMessage,
+    StepStatus,
+    TerminationReason,
+    ToolSetting,
+)
+from agents.providers.base import ProviderCall, ProviderError, ProviderReply
+from agents.providers.dispatch import complete_with_fallbacks
+from agents.runtime.leases import lease_claim, lease_renew, run_advance, run_finish
+from agents.runtime.plan import Redactions, SendPlan, redaction_events_record, send_plan
+from agents.runtime.queue import step_enqueue
+from agents.runtime.tool_calls import execute_tool_calls
+from agents.runtime.transcript import run_context, run_request
+from context_assembly.calibration import CalibrationState, calibration_update, run_ratio
+from context_assembly.estimator import Estimator
+from context_assembly.fitting import FitResult, fit
+from context_assembly.messages import ToolCall
+from governance.errors import ContextRefused
+from governance.services import EventContext, assert_permitted
+from governance.vocabulary import Provenance
+
+logger = logging.getLogger(__name__)
+
+
+class LeaseBusy(Exception):
+    """Another worker holds a live lease on this step; try again after ``retry_in`` seconds."""
+
+    def __init__(self, retry_in: float) -> None:
+        super().__init__(f"step is leased for another {retry_in:.1f}s")
+        self.retry_in = retry_in
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    run_id: str
+    step_index: int
+    action: str  # "skipped", "advanced", "finished"
+    reason: str = ""
+
+
+def step_run(*, run_id: str, step_index: int, worker: str) -> StepOutcome:
+    """Run one step of a run. Idempotent: safe to call again for the same index at any time."""
+    claim = lease_claim(run_id=run_id, step_index=step_index, worker=worker)
+    if not claim.claimed:
+        if claim.busy_until is not None:
+            raise LeaseBusy(max(0.5, (claim.busy_until - timezone.now()).total_seconds()))
+        return StepOutcome(run_id, step_index, "skipped", "step already done or run ended")
+    run = claim.run
+    assert run is not None
+    if run.cancel_requested:
+        return _finish(run, worker, step_index, TerminationReason.CANCELLED)
+    step = AgentStep.objects.filter(run=run, index=step_index, status=StepStatus.COMPLETED).first()
+    if step is None:
+        if step_index >= run.configuration.max_iterations:
+            return _finish(run, worker, step_index, TerminationReason.MAX_ITERATIONS)
+        ended = _model_phase(run, step_index, worker)
+        if ended is not None:
+            return ended
+    return _tool_phase(run, step_index, worker)
+
+
+def _finish(
+    run: AgentRun, worker: str, step_index: int, reason: TerminationReason, code: str = "", message: str = ""
+) -> StepOutcome:
+    run_finish(run_id=str(run.id), reason=reason, worker=worker, code=code, message=message)
+    return StepOutcome(str(run.id), step_index, "finished", reason.value)
+
+
+def _event_context(run: AgentRun, plan: SendPlan, step_index: int) -> EventContext:
+    return EventContext(
+        correlation_id=str(run.id),
+        provider=plan.model.provider.identifier,
+        model=plan.model.model_id,
+        configuration=plan.configuration.identifier,
+        api_client=run.api_client.name if run.api_client else "",
+        run=str(run.id),
+        step=step_index,
+    )
+
+
+def _model_phase(run: AgentRun, step_index: int, worker: str) -> StepOutcome | None:
+    started = time.monotonic()
+    context = run_context(run)
+    request = run_request(run, context)
+    disabled = list(ToolSetting.objects.filter(is_enabled=False).values_list("name", flat=True))
+    plan = send_plan(configuration=run.configuration, request=request, disabled_tools=disabled)
+    events = _event_context(run, plan, step_index)
+    try:
+        assert_permitted(sources=plan.sources, zone=plan.zone, context=events)
+    except ContextRefused as refusal:
+        _record_step(
+            run, step_index, plan, None, None, started, status=StepStatus.REFUSED, error=refusal.code
+        )
+        return _finish(
+            run, worker, step_index, TerminationReason.POLICY_DENIED, refusal.code, refusal.message
+        )
+    redaction_events_record(counts=plan.redactions, context=events, zone=plan.zone)
+    fitted = fit(plan.assembled, estimator=Estimator(plan.profile), max_tokens=run.max_tokens)
+    if fitted.overflow:
+        _record_step(
+            run, step_index, plan, fitted, None, started, status=StepStatus.REFUSED, error="context_overflow"
+        )
+        return _finish(run, worker, step_index, TerminationReason.CONTEXT_TRUNCATED, "context_overflow")
+    call = ProviderCall(
+        model_id=plan.model.model_id,
+        messages=fitted.messages,
+        tool_specs=plan.assembled.tool_specs,
+        max_tokens=fitted.breakdown.reserve,
+    )
+    try:
+        result = complete_with_fallbacks(plan.targets, call)
+    except ProviderError as failure:
+        _record_step(
+            run, step_index, plan, fitted, None, started, status=StepStatus.FAILED, error=failure.code
+        )
+        reason = (
+            TerminationReason.RETRIES_EXHAUSTED if failure.retryable else TerminationReason.PROVIDER_FAILED
+        )
+        return _finish(run, worker, step_index, reason, str(failure.failure_class), failure.message)
+    served = _served_model(plan, result.served_index)
+    reply = _redacted_reply(result.reply, plan, events)
+    _record_completed_step(run, step_index, plan, fitted, reply, served, started)
+    return None
+
+
+def _served_model(plan: SendPlan, index: int) -> LlmModel:
+    if index == 0:
+        return plan.model
+    return [link.model for link in plan.configuration.fallback_links.all()][index - 1]
+
+
+def _redacted_reply(reply: ProviderReply, plan: SendPlan, events: EventContext) -> ProviderReply:
+    redactions = Redactions()
+    text = redactions.text(reply.text)
+    calls = tuple(
+        ToolCall(id=c.id, name=c.name, arguments=redactions.text(c.arguments)) for c in reply.tool_calls
+    )
+    redaction_events_record(counts=redactions.counts, context=events, zone=plan.zone)
+    return ProviderReply(
+        text=text,
+        tool_calls=calls,
+        finish_reason=reply.finish_reason,
+        usage=reply.usage,
+        model_id=reply.model_id,
+        response_id=reply.response_id,
+    )
+
+
+def _record_step(
+    run: AgentRun,
+    step_index: int,
+    plan: SendPlan,
+    fitted: FitResult | None,
+    reply: ProviderReply | None,
+    started: float,
+    *,
+    status: StepStatus,
+    error: str = "",
+    model: LlmModel | None = None,
+) -> AgentStep:
+    usage = reply.usage if reply else None
+    estimated = fitted.breakdown.estimated if fitted else None
+    reported = usage.prompt_tokens if usage else None
+    step = AgentStep(
+        run=run,
+        index=step_index,
+        status=status,
+        model=model or plan.model,
+        provider=(model or plan.model).provider.identifier,
+        reported_prompt_tokens=reported,
+        estimated_prompt_tokens=estimated,
+        cached_tokens=usage.cached_tokens if usage else None,
+        completion_tokens=usage.completion_tokens if usage else None,
+        usage_provenance=usage.provenance
+        if usage and reported is not None
+        else (Provenance.ESTIMATED if estimated is not None else Provenance.UNAVAILABLE),
+        breakdown=fitted.breakdown.as_dict() if fitted else {},
+        finish_reason=reply.finish_reason if reply else "",
+        calibration_ratio=run_ratio(reported, _uncalibrated(plan, estimated)),
+        duration_ms=int((time.monotonic() - started) * 1000),
+        error_code=error[:64],
+    )
+    step.full_clean(exclude=["run", "model"])
+    AgentStep.objects.filter(run=run, index=step_index).exclude(status=StepStatus.COMPLETED).delete()
+    step.save()
+    return step
+
+
+def _uncalibrated(plan: SendPlan, estimated: int | None) -> int | None:
+    """Our estimate before the model's calibration factor (only approximate tokenizers apply it)."""
+    if estimated is None or plan.profile.is_exact:
+        return estimated
+    return round(estimated / plan.profile.calibration_factor)
+
+
+@transaction.atomic
+def _record_completed_step(
+    run: AgentRun,
+    step_index: int,
+    plan: SendPlan,
+    fitted: FitResult,
+    reply: ProviderReply,
+    served: LlmModel,
+    started: float,
+) -> None:
+    step = _record_step(
+        run, step_index, plan, fitted, reply, started, status=StepStatus.COMPLETED, model=served
+    )
+    position = RunMessage.objects.filter(run=run).count()
+    RunMessage.objects.create(
+        run=run,
+        position=position,
+        step_index=step_index,
+        role="assistant",
+        content=reply.text,
+        tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls],
+    )
+    usage = reply.usage
+    AgentRun.objects.filter(id=run.id).update(
+        prompt_tokens_total=F("prompt_tokens_total") + (usage.prompt_tokens or 0),
+        cached_tokens_total=F("cached_tokens_total") + (usage.cached_tokens or 0),
+        completion_tokens_total=F("completion_tokens_total") + (usage.completion_tokens or 0),
+        last_calibration_ratio=step.calibration_ratio,
+    )
+    if usage.prompt_tokens and served.pk == plan.model.pk:
+        _calibrate(
+            served, reported=usage.prompt_tokens, estimated=_uncalibrated(plan, fitted.breakdown.estimated)
+        )
+
+
+def _calibrate(model: LlmModel, *, reported: int, estimated: int | None) -> None:
+    if not estimated:
+        return
+    row = LlmModel.objects.select_for_update().get(pk=model.pk)
+    state = calibration_update(
+        CalibrationState(factor=row.calibration_factor, samples=row.calibration_samples),
+        reported=reported,
+        estimated=estimated,
+    )
+    LlmModel.objects.filter(pk=row.pk).update(
+        calibration_factor=state.factor,
+        calibration_samples=state.samples,
+        calibration_updated_at=timezone.now(),
+    )
+
+
+def _tool_phase(run: AgentRun, step_index: int, worker: str) -> StepOutcome:
+    assistant = RunMessage.objects.get(run=run, step_index=step_index, role="assistant")
+    if not assistant.tool_calls:
+        return _finish(run, worker, step_index, TerminationReason.COMPLETED)
+    lease_renew(run=run, worker=worker)
+    execute_tool_calls(run=run, step_index=step_index, assistant=assistant)
+    if run_advance(run=run, worker=worker, next_index=step_index + 1):
+        step_enqueue(run_id=str(run.id), step_index=step_index + 1)
+        return StepOutcome(str(run.id), step_index, "advanced")
+    return StepOutcome(str(run.id), step_index, "skipped", "lease lost")
+
+
+def step_timeout_seconds() -> int:
+    return int(settings.AGENT_STEP_LEASE_SECONDS)

@@ -1,0 +1,146 @@
+"""Executing the tool calls a model asked for, through the same gate that offered the tools.
+
+Each call is claimed in ``ToolCallRecord`` before it runs. A ``non_idempotent_write`` call found
+claimed but without a recorded result (its worker died mid-call) is never run again: the model is
+told its outcome is unknown. A tool exception becomes a generic error text for the model; the details
+go to the log, never to the transcript.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from agents.models import AgentRun, RunMessage, ToolCallRecord, ToolCallStatus, ToolSetting
+from agents.runtime.plan import Redactions, redaction_events_record, tool_policy
+from agents.runtime.transcript import run_context
+from agents.selectors import configuration_zone
+from agents.tools.gate import ToolVerdict, tool_gate
+from agents.tools.registry import ToolContext, ToolEffect, ToolOutput
+from governance.services import EventContext, governance_event_record
+from governance.vocabulary import DataClass, Decision, EventOutcome
+
+logger = logging.getLogger(__name__)
+
+OUTCOME_UNKNOWN = "The outcome of this call is unknown (it was interrupted); it was not repeated."
+TOOL_FAILED = "The tool failed. No details are available."
+
+
+def execute_tool_calls(*, run: AgentRun, step_index: int, assistant: RunMessage) -> None:
+    """Run every call of ``assistant`` that has no result message yet, in order."""
+    answered = set(
+        RunMessage.objects.filter(run=run, role="tool", step_index=step_index).values_list(
+            "tool_call_id", flat=True
+        )
+    )
+    configuration = run.configuration
+    zone = configuration_zone(configuration)
+    disabled = list(ToolSetting.objects.filter(is_enabled=False).values_list("name", flat=True))
+    policy = tool_policy(configuration, zone, disabled)
+    tool_context = ToolContext(
+        run=run_context(run), zone=zone, configuration=configuration.identifier, step_index=step_index
+    )
+    for call in assistant.tool_calls:
+        if call["id"] in answered:
+            continue
+        verdict = tool_gate(call["name"], policy)
+        if verdict.allowed:
+            content, data_class = _execute(run, step_index, call, verdict, tool_context)
+        else:
+            _record_denial(run, step_index, verdict, zone.value)
+            content, data_class = f"Tool '{call['name']}' is not available.", DataClass.PUBLIC_CONTENT
+        redactions = Redactions()
+        _store_result(run, step_index, call, redactions.text(content), data_class)
+        redaction_events_record(counts=redactions.counts, context=_events(run, step_index), zone=zone)
+
+
+def _execute(
+    run: AgentRun, step_index: int, call: dict[str, Any], verdict: ToolVerdict, context: ToolContext
+) -> tuple[str, DataClass]:
+    """The result text and its class: the tool's class, or the stricter class a ToolOutput declares."""
+    result = _run_handler(run, step_index, call, verdict, context)
+    if isinstance(result, ToolOutput):
+        declared = DataClass.parse(result.data_class) or DataClass.SECRET_ADJACENT
+        return result.text, max(declared, verdict.data_class, key=lambda c: c.rank)
+    return result, verdict.data_class
+
+
+def _run_handler(
+    run: AgentRun, step_index: int, call: dict[str, Any], verdict: ToolVerdict, context: ToolContext
+) -> str | ToolOutput:
+    tool = verdict.tool
+    assert tool is not None
+    try:
+        with transaction.atomic():
+            ToolCallRecord.objects.create(
+                run=run,
+                step_index=step_index,
+                call_id=call["id"],
+                tool_name=tool.name,
+                effect=tool.effect,
+                status=ToolCallStatus.STARTED,
+            )
+    except IntegrityError:
+        record = ToolCallRecord.objects.get(run=run, call_id=call["id"])
+        if tool.effect == ToolEffect.NON_IDEMPOTENT_WRITE:
+            return OUTCOME_UNKNOWN
+        record.attempts += 1
+        record.save(update_fields=["attempts", "updated_at"])
+    try:
+        arguments = json.loads(call["arguments"] or "{}")
+        if not isinstance(arguments, dict):
+            raise ValueError("arguments must be a JSON object")
+    except ValueError:
+        _mark(run, call["id"], ToolCallStatus.FAILED)
+        return "The tool call's arguments are not a JSON object."
+    try:
+        result = tool.handler(context, arguments)
+    except Exception:
+        logger.exception("tool %s failed in run %s step %s", tool.name, run.id, step_index)
+        _mark(run, call["id"], ToolCallStatus.FAILED)
+        return TOOL_FAILED
+    _mark(run, call["id"], ToolCallStatus.COMPLETED)
+    return result if isinstance(result, ToolOutput) else str(result)
+
+
+def _mark(run: AgentRun, call_id: str, status: ToolCallStatus) -> None:
+    ToolCallRecord.objects.filter(run=run, call_id=call_id).update(status=status)
+
+
+def _events(run: AgentRun, step_index: int) -> EventContext:
+    return EventContext(
+        correlation_id=str(run.id),
+        configuration=run.configuration.identifier,
+        api_client=run.api_client.name if run.api_client else "",
+        run=str(run.id),
+        step=step_index,
+    )
+
+
+def _record_denial(run: AgentRun, step_index: int, verdict: ToolVerdict, zone: str) -> None:
+    governance_event_record(
+        context=_events(run, step_index),
+        decision=Decision.TOOL_DENIED,
+        outcome=EventOutcome.ENFORCED,
+        reason=f"{verdict.name}: {verdict.denial.value} ({verdict.data_class.value} in {zone})",
+    )
+
+
+def _store_result(
+    run: AgentRun, step_index: int, call: dict[str, Any], content: str, data_class: DataClass
+) -> None:
+    with transaction.atomic():
+        position = RunMessage.objects.filter(run=run).count()
+        RunMessage.objects.create(
+            run=run,
+            position=position,
+            step_index=step_index,
+            role="tool",
+            content=content,
+            tool_call_id=call["id"],
+            tool_name=call["name"],
+            data_class=data_class,
+        )

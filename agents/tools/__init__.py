@@ -1,0 +1,1 @@
+"""The tool registry, the one tool gate, and the built-in tools."""

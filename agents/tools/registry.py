@@ -1,0 +1,107 @@
+"""A code registry of tools. Each tool declares its group, data class and effect (DESIGN.md §7)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from django.db import models
+
+from context_assembly.messages import ToolSpec
+from context_assembly.usage import RunContext
+from governance.vocabulary import DataClass, TrustZone
+
+
+class ToolEffect(models.TextChoices):
+    READ_ONLY = "read_only", "Read only"
+    IDEMPOTENT_WRITE = "idempotent_write", "Idempotent write"
+    NON_IDEMPOTENT_WRITE = "non_idempotent_write", "Non-idempotent write"
+
+
+# Each group takes the class of its worst plausible member; unknown groups are secret_adjacent.
+GROUP_DEFAULT_CLASSES: Mapping[str, DataClass] = MappingProxyType(
+    {
+        "content": DataClass.EDITOR_CONTENT,
+        "editing": DataClass.EDITOR_CONTENT,
+        "files": DataClass.EDITOR_CONTENT,
+        "skills": DataClass.EDITOR_CONTENT,
+        "rag": DataClass.PUBLIC_CONTENT,
+        "structure": DataClass.INTERNAL_CONFIGURATION,
+        "configuration": DataClass.INTERNAL_CONFIGURATION,
+        "code": DataClass.SOURCE_CODE,
+        "system": DataClass.SYSTEM_DIAGNOSTICS,
+        "accounts": DataClass.SECRET_ADJACENT,
+    }
+)
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What a tool receives: the run context (with ``context_usage``) and where the step runs."""
+
+    run: RunContext
+    zone: TrustZone
+    configuration: str
+    step_index: int
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """A tool result that declares the class of what it returns, when that may exceed the tool's own
+    class (e.g. a loaded skill). The stricter of the two classifies the result."""
+
+    text: str
+    data_class: DataClass
+
+
+ToolHandler = Callable[[ToolContext, dict[str, Any]], "str | ToolOutput"]
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    group: str
+    effect: ToolEffect
+    handler: ToolHandler = field(repr=False)
+    data_class: DataClass | None = None  # None: the group default
+
+    @property
+    def effective_class(self) -> DataClass:
+        """Explicit declaration, else the group default, else ``secret_adjacent`` (fail-closed)."""
+        if self.data_class is not None:
+            return self.data_class
+        return GROUP_DEFAULT_CLASSES.get(self.group, DataClass.SECRET_ADJACENT)
+
+    def spec(self) -> ToolSpec:
+        return ToolSpec.from_openai(
+            {"name": self.name, "description": self.description, "parameters": dict(self.parameters)}
+        )
+
+
+class ToolRegistry:
+    """Name → tool. Registration is explicit (``builtins`` registers the shipped tools)."""
+
+    def __init__(self) -> None:
+        self._tools: dict[str, Tool] = {}
+
+    def register(self, tool: Tool) -> Tool:
+        if tool.name in self._tools:
+            raise ValueError(f"tool {tool.name!r} is already registered")
+        self._tools[tool.name] = tool
+        return tool
+
+    def unregister(self, name: str) -> None:
+        self._tools.pop(name, None)
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def all(self) -> list[Tool]:
+        return sorted(self._tools.values(), key=lambda tool: tool.name)
+
+
+REGISTRY = ToolRegistry()

@@ -11,7 +11,6 @@ import logging
 import time
 from dataclasses import dataclass
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
@@ -25,19 +24,16 @@ from agents.models import (
     TerminationReason,
     ToolSetting,
 )
-from agents.providers.base import ProviderCall, ProviderError, ProviderReply
-from agents.providers.dispatch import complete_with_fallbacks
+from agents.providers.base import ProviderReply
 from agents.runtime.leases import lease_claim, lease_renew, run_advance, run_finish
-from agents.runtime.plan import Redactions, SendPlan, redaction_events_record, send_plan
+from agents.runtime.plan import SendPlan, send_plan
 from agents.runtime.queue import step_enqueue
+from agents.runtime.send import governed_send
 from agents.runtime.tool_calls import execute_tool_calls
 from agents.runtime.transcript import run_context, run_request
 from context_assembly.calibration import CalibrationState, calibration_update, run_ratio
-from context_assembly.estimator import Estimator
-from context_assembly.fitting import FitResult, fit
-from context_assembly.messages import ToolCall
-from governance.errors import ContextRefused
-from governance.services import EventContext, assert_permitted
+from context_assembly.fitting import FitResult
+from governance.services import EventContext
 from governance.vocabulary import Provenance
 
 logger = logging.getLogger(__name__)
@@ -101,70 +97,42 @@ def _event_context(run: AgentRun, plan: SendPlan, step_index: int) -> EventConte
 
 def _model_phase(run: AgentRun, step_index: int, worker: str) -> StepOutcome | None:
     started = time.monotonic()
-    context = run_context(run)
-    request = run_request(run, context)
+    request = run_request(run, run_context(run))
     disabled = list(ToolSetting.objects.filter(is_enabled=False).values_list("name", flat=True))
     plan = send_plan(configuration=run.configuration, request=request, disabled_tools=disabled)
-    events = _event_context(run, plan, step_index)
-    try:
-        assert_permitted(sources=plan.sources, zone=plan.zone, context=events)
-    except ContextRefused as refusal:
+    outcome = governed_send(plan, _event_context(run, plan, step_index), max_tokens=run.max_tokens)
+    if outcome.refusal is not None:
+        refusal = outcome.refusal
         _record_step(
             run, step_index, plan, None, None, started, status=StepStatus.REFUSED, error=refusal.code
         )
         return _finish(
             run, worker, step_index, TerminationReason.POLICY_DENIED, refusal.code, refusal.message
         )
-    redaction_events_record(counts=plan.redactions, context=events, zone=plan.zone)
-    fitted = fit(plan.assembled, estimator=Estimator(plan.profile), max_tokens=run.max_tokens)
-    if fitted.overflow:
+    if outcome.overflow:
         _record_step(
-            run, step_index, plan, fitted, None, started, status=StepStatus.REFUSED, error="context_overflow"
+            run,
+            step_index,
+            plan,
+            outcome.fitted,
+            None,
+            started,
+            status=StepStatus.REFUSED,
+            error="context_overflow",
         )
         return _finish(run, worker, step_index, TerminationReason.CONTEXT_TRUNCATED, "context_overflow")
-    call = ProviderCall(
-        model_id=plan.model.model_id,
-        messages=fitted.messages,
-        tool_specs=plan.assembled.tool_specs,
-        max_tokens=fitted.breakdown.reserve,
-    )
-    try:
-        result = complete_with_fallbacks(plan.targets, call)
-    except ProviderError as failure:
+    if outcome.failure is not None:
+        failure = outcome.failure
         _record_step(
-            run, step_index, plan, fitted, None, started, status=StepStatus.FAILED, error=failure.code
+            run, step_index, plan, outcome.fitted, None, started, status=StepStatus.FAILED, error=failure.code
         )
         reason = (
             TerminationReason.RETRIES_EXHAUSTED if failure.retryable else TerminationReason.PROVIDER_FAILED
         )
         return _finish(run, worker, step_index, reason, str(failure.failure_class), failure.message)
-    served = _served_model(plan, result.served_index)
-    reply = _redacted_reply(result.reply, plan, events)
-    _record_completed_step(run, step_index, plan, fitted, reply, served, started)
+    assert outcome.fitted is not None and outcome.reply is not None and outcome.served is not None
+    _record_completed_step(run, step_index, plan, outcome.fitted, outcome.reply, outcome.served, started)
     return None
-
-
-def _served_model(plan: SendPlan, index: int) -> LlmModel:
-    if index == 0:
-        return plan.model
-    return [link.model for link in plan.configuration.fallback_links.all()][index - 1]
-
-
-def _redacted_reply(reply: ProviderReply, plan: SendPlan, events: EventContext) -> ProviderReply:
-    redactions = Redactions()
-    text = redactions.text(reply.text)
-    calls = tuple(
-        ToolCall(id=c.id, name=c.name, arguments=redactions.text(c.arguments)) for c in reply.tool_calls
-    )
-    redaction_events_record(counts=redactions.counts, context=events, zone=plan.zone)
-    return ProviderReply(
-        text=text,
-        tool_calls=calls,
-        finish_reason=reply.finish_reason,
-        usage=reply.usage,
-        model_id=reply.model_id,
-        response_id=reply.response_id,
-    )
 
 
 def _record_step(
@@ -275,7 +243,3 @@ def _tool_phase(run: AgentRun, step_index: int, worker: str) -> StepOutcome:
         step_enqueue(run_id=str(run.id), step_index=step_index + 1)
         return StepOutcome(str(run.id), step_index, "advanced")
     return StepOutcome(str(run.id), step_index, "skipped", "lease lost")
-
-
-def step_timeout_seconds() -> int:
-    return int(settings.AGENT_STEP_LEASE_SECONDS)

@@ -1,0 +1,88 @@
+"""One governed send: govern → redact → fit → call → redact the reply. Nothing here persists a run.
+
+The agent loop records what this returns as a step; the completions API returns it to the caller.
+Both therefore pass the same check, the same fit and the same redaction before any provider call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agents.models import LlmModel
+from agents.providers.base import ProviderCall, ProviderError, ProviderReply
+from agents.providers.dispatch import complete_with_fallbacks
+from agents.runtime.plan import Redactions, SendPlan, redaction_events_record
+from context_assembly.estimator import Estimator
+from context_assembly.fitting import FitResult, fit
+from context_assembly.messages import ToolCall
+from governance.errors import ContextRefused
+from governance.services import EventContext, assert_permitted
+
+
+@dataclass(frozen=True)
+class SendOutcome:
+    """Exactly one of: ``refusal`` (nothing fitted or sent), overflow (fitted, not sent), ``failure``
+    (sent, the provider failed), or ``reply`` (redacted) with the model that ``served`` it."""
+
+    plan: SendPlan
+    fitted: FitResult | None = None
+    reply: ProviderReply | None = None
+    served: LlmModel | None = None
+    refusal: ContextRefused | None = None
+    failure: ProviderError | None = None
+
+    @property
+    def overflow(self) -> bool:
+        return self.fitted is not None and self.fitted.overflow
+
+
+def governed_send(plan: SendPlan, events: EventContext, *, max_tokens: int | None = None) -> SendOutcome:
+    """Check every source against the zone (recording events), then fit and call. Never raises for a
+    refusal, an overflow or a provider failure: the outcome says which happened."""
+    try:
+        assert_permitted(sources=plan.sources, zone=plan.zone, context=events)
+    except ContextRefused as refusal:
+        return SendOutcome(plan=plan, refusal=refusal)
+    redaction_events_record(counts=plan.redactions, context=events, zone=plan.zone)
+    fitted = fit(plan.assembled, estimator=Estimator(plan.profile), max_tokens=max_tokens)
+    if fitted.overflow:
+        return SendOutcome(plan=plan, fitted=fitted)
+    call = ProviderCall(
+        model_id=plan.model.model_id,
+        messages=fitted.messages,
+        tool_specs=plan.assembled.tool_specs,
+        max_tokens=fitted.breakdown.reserve,
+    )
+    try:
+        result = complete_with_fallbacks(plan.targets, call)
+    except ProviderError as failure:
+        return SendOutcome(plan=plan, fitted=fitted, failure=failure)
+    return SendOutcome(
+        plan=plan,
+        fitted=fitted,
+        reply=_redacted_reply(result.reply, plan, events),
+        served=_served_model(plan, result.served_index),
+    )
+
+
+def _served_model(plan: SendPlan, index: int) -> LlmModel:
+    if index == 0:
+        return plan.model
+    return [link.model for link in plan.configuration.fallback_links.all()][index - 1]
+
+
+def _redacted_reply(reply: ProviderReply, plan: SendPlan, events: EventContext) -> ProviderReply:
+    redactions = Redactions()
+    text = redactions.text(reply.text)
+    calls = tuple(
+        ToolCall(id=c.id, name=c.name, arguments=redactions.text(c.arguments)) for c in reply.tool_calls
+    )
+    redaction_events_record(counts=redactions.counts, context=events, zone=plan.zone)
+    return ProviderReply(
+        text=text,
+        tool_calls=calls,
+        finish_reason=reply.finish_reason,
+        usage=reply.usage,
+        model_id=reply.model_id,
+        response_id=reply.response_id,
+    )

@@ -11,6 +11,8 @@ from django.core.management import CommandError, call_command
 
 from agents.models import ApiClient, Configuration, LlmModel, Provider
 from agents.scopes import SCOPES
+from skills.models import Skill
+from snippets.models import Snippet
 
 pytestmark = pytest.mark.django_db
 
@@ -46,8 +48,17 @@ def test_seed_demo_is_idempotent_and_rotates_the_credentials():
     assert printed(first, "API token") != printed(second, "API token")
     assert authenticate(username="admin", password=printed(first, "admin password")) is None
     assert authenticate(username="admin", password=printed(second, "admin password")) is not None
-    assert (Provider.objects.count(), LlmModel.objects.count(), Configuration.objects.count()) == (2, 1, 1)
+    assert (Provider.objects.count(), LlmModel.objects.count(), Configuration.objects.count()) == (2, 2, 2)
     assert ApiClient.objects.count() == 1
+    assert sorted(Snippet.objects.values_list("identifier", flat=True)) == [
+        "incident-runbook",
+        "legal-disclaimer",
+        "tone-of-voice",
+    ]
+    assert sorted(Skill.objects.values_list("name", "is_enabled")) == [
+        ("house-style", True),
+        ("release-notes", False),
+    ]
 
 
 def test_create_api_client_prints_the_token_once_and_stores_its_digest():

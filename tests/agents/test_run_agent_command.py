@@ -26,11 +26,21 @@ def test_run_agent_prints_each_step_with_usage_and_breakdown():
     lines = out.getvalue().splitlines()
     run = AgentRun.objects.get()
     assert lines[0] == f"Run {run.id} (demo-assistant, in-process)"
-    assert lines[1].startswith("Step 0 [completed] context usage: ")
-    assert "of 32,768 tokens (provider_reported)" in lines[1]
-    assert lines[2].startswith("  budget 29,736 (window 32,768 - reserve 2,048 - safety 984): system_prompt ")
-    assert lines[3] == "Status: completed (completed)"
-    assert lines[4].startswith("Answer: Local model (offline)")
+    steps = list(run.steps.order_by("index"))
+    assert [s.status for s in steps] == [
+        "completed",
+        "completed",
+    ]  # the demo script: a tool call, then the answer
+    for number, step in enumerate(steps):
+        assert lines[1 + 2 * number] == (
+            f"Step {number} [completed] context usage: {step.reported_prompt_tokens:,} of 32,768 tokens "
+            f"(provider_reported); completion {step.completion_tokens:,}; {step.duration_ms} ms"
+        )
+        assert lines[2 + 2 * number].startswith(
+            "  budget 29,736 (window 32,768 - reserve 2,048 - safety 984): system_prompt 14, "
+        )
+    assert lines[5] == "Status: completed (completed)"
+    assert lines[6] == "Answer: Here is a draft in our house tone: short sentences, warm and direct."
 
 
 def test_run_agent_refuses_an_unknown_configuration():

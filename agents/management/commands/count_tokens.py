@@ -1,0 +1,101 @@
+"""``manage.py count_tokens --model MODEL_ID --messages FILE [--tools FILE] [--max-tokens N]``.
+
+Prints, as JSON, our estimate of an OpenAI-format request and its breakdown: per message, tool specs,
+reply priming, total, and how it sits in the model's budget. ``MODEL_ID`` is an ``LlmModel`` row's
+model id, else an entry of the built-in catalogue (whose figures name their vendor source).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from agents.models import LlmModel
+from agents.runtime.plan import model_profile
+from config.errors import ApplicationError
+from context_assembly.estimator import Estimator
+from context_assembly.fitting import budget_for
+from context_assembly.messages import Message, ToolSpec
+from context_assembly.profiles import ModelProfile, catalogue_get
+
+
+class Command(BaseCommand):
+    help = "Estimate the prompt tokens of an OpenAI-format request (messages and tool specs as JSON files)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--model", required=True, help="An LlmModel's model id, or a catalogue model id.")
+        parser.add_argument(
+            "--messages", required=True, type=Path, help="JSON file: a list of chat messages."
+        )
+        parser.add_argument("--tools", type=Path, help="JSON file: a list of tool specs.")
+        parser.add_argument("--max-tokens", type=int, help="The request's max output tokens (the reserve).")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        profile, resolved_from = self._profile(options["model"])
+        raw_messages = _load_list(options["messages"], "messages")
+        raw_tools = _load_list(options["tools"], "tools") if options["tools"] else []
+        try:
+            messages = [Message.from_openai(item) for item in raw_messages]
+            tools = [ToolSpec.from_openai(item) for item in raw_tools]
+            budget = budget_for(profile, max_tokens=options["max_tokens"])
+        except (ApplicationError, ValueError) as exc:
+            raise CommandError(str(exc)) from exc
+        estimator = Estimator(profile)
+        per_message = [estimator.count_message(message) for message in messages]
+        tool_tokens = estimator.count_tools(tools)
+        total = sum(per_message) + estimator.reply_priming + tool_tokens
+        report = {
+            "model": profile.model_id,
+            "resolved_from": resolved_from,
+            "tokenizer": profile.tokenizer,
+            "exact": estimator.is_exact,
+            "estimated": total,
+            "breakdown": {
+                "messages": [
+                    {"index": i, "role": m.role, "tokens": n}
+                    for i, (m, n) in enumerate(zip(messages, per_message, strict=True))
+                ],
+                "messages_total": sum(per_message),
+                "reply_priming": estimator.reply_priming,
+                "tool_specs": tool_tokens,
+            },
+            "budget": {
+                "window": budget.window,
+                "reserve": budget.reserve,
+                "safety": budget.safety,
+                "budget": budget.budget,
+                "remaining": budget.budget - total,
+            },
+        }
+        self.stdout.write(json.dumps(report, indent=2))
+
+    def _profile(self, model_id: str) -> tuple[ModelProfile, str]:
+        rows = list(LlmModel.objects.select_related("provider").filter(model_id=model_id))
+        if len(rows) > 1:
+            providers = ", ".join(row.provider.identifier for row in rows)
+            raise CommandError(f"Model id {model_id!r} is served by several providers ({providers}).")
+        if rows:
+            return model_profile(rows[0]), f"llm_model:{rows[0].provider.identifier}/{model_id}"
+        entry = catalogue_get(model_id)
+        if entry is None:
+            raise CommandError(
+                f"Unknown model {model_id!r}: no LlmModel row and not in the built-in catalogue."
+            )
+        return entry.profile, f"catalogue: {entry.source}"
+
+
+def _load_list(path: Path, what: str) -> list[Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise CommandError(f"Cannot read {what} file {path}: {exc.strerror}.") from None
+    except json.JSONDecodeError as exc:
+        raise CommandError(f"{what} file {path} is not JSON: {exc.msg} (line {exc.lineno}).") from None
+    if isinstance(data, dict) and isinstance(data.get(what), list):
+        data = data[what]  # a whole request body is accepted too
+    if not isinstance(data, list):
+        raise CommandError(f"{what} file {path} must hold a JSON list (or an object with a {what!r} list).")
+    return data

@@ -37,6 +37,21 @@ _FUNCTION_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _MESSAGE_KEYS = frozenset({"role", "content", "name", "tool_calls", "tool_call_id"})
 
 
+def _fields_digest(message: Message) -> bytes:
+    hasher = hashlib.sha256(b"text:")
+    fields: list[str | None] = [message.role, message.name, message.content, message.tool_call_id]
+    for call in message.tool_calls:
+        fields += [call.id, call.name, call.arguments]
+    for value in fields:
+        if value is None:
+            hasher.update(b"\x00")
+            continue
+        data = value.encode("utf-8", "surrogatepass")
+        hasher.update(b"\x01" + len(data).to_bytes(8, "little"))
+        hasher.update(data)
+    return hasher.digest()
+
+
 def _invalid(field_path: str, problem: str) -> InvalidMessage:
     return InvalidMessage(f"{field_path}: {problem}", extra={"field": field_path})
 
@@ -276,17 +291,22 @@ class Message:
 
     @cached_property
     def digest(self) -> bytes:
-        """SHA-256 of the canonical form (wire shape plus image sizes, sorted keys, compact JSON).
+        """SHA-256 identifying the message's content for the token cache; computed once per instance.
 
-        Computed once per instance: a transcript that keeps its Message objects re-hashes nothing.
+        Text messages (the common case) hash their fields directly, each length-prefixed and with a
+        presence flag for optional ones, so no two different messages share an input; this is several
+        times cheaper than serialising JSON. Multimodal messages hash their canonical form (wire shape
+        plus image sizes, sorted keys, compact JSON). The two forms are domain-separated.
         """
+        if isinstance(self.content, str):
+            return _fields_digest(self)
         canonical = self.to_openai()
         if isinstance(self.content, tuple):
             canonical["image_sizes"] = [
                 [part.width, part.height] for part in self.content if isinstance(part, ImagePart)
             ]
         text = json.dumps(canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        return hashlib.sha256(text.encode("utf-8")).digest()
+        return hashlib.sha256(b"json:" + text.encode("utf-8", "surrogatepass")).digest()
 
     @classmethod
     def from_openai(cls, raw: object) -> Message:

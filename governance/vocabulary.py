@@ -21,13 +21,13 @@ class DataClass(models.TextChoices):
 
     @property
     def rank(self) -> int:
-        return _DATA_CLASS_ORDER.index(self)
+        return _DATA_CLASS_RANK[self]
 
     @classmethod
     def parse(cls, raw: object) -> DataClass | None:
         """The class named by ``raw``, or None when it is empty or unknown (the caller decides)."""
-        if isinstance(raw, str) and raw in cls.values:
-            return cls(raw)
+        if isinstance(raw, str):
+            return _DATA_CLASS_BY_VALUE.get(raw)
         return None
 
     @property
@@ -49,7 +49,7 @@ class TrustZone(models.TextChoices):
 
     @property
     def rank(self) -> int:
-        return _TRUST_ZONE_ORDER.index(self)
+        return _TRUST_ZONE_RANK[self]
 
     @property
     def max_data_class(self) -> DataClass:
@@ -62,8 +62,8 @@ class TrustZone(models.TextChoices):
     @classmethod
     def parse(cls, raw: object) -> TrustZone:
         """Fail-closed: an empty or unknown zone is ``external_global``."""
-        if isinstance(raw, str) and raw in cls.values:
-            return cls(raw)
+        if isinstance(raw, str):
+            return _TRUST_ZONE_BY_VALUE.get(raw, cls.EXTERNAL_GLOBAL)
         return cls.EXTERNAL_GLOBAL
 
 
@@ -133,6 +133,11 @@ class SourceKind(models.TextChoices):
 
 _DATA_CLASS_ORDER = list(DataClass)
 _TRUST_ZONE_ORDER = list(TrustZone)
+# Parsing runs for every source of every step; Choices.values builds a new list on each access.
+_DATA_CLASS_BY_VALUE = {member.value: member for member in DataClass}
+_DATA_CLASS_RANK = {member: rank for rank, member in enumerate(_DATA_CLASS_ORDER)}
+_TRUST_ZONE_RANK = {member: rank for rank, member in enumerate(_TRUST_ZONE_ORDER)}
+_TRUST_ZONE_BY_VALUE = {member.value: member for member in TrustZone}
 _ZONE_ACCEPTS = {
     TrustZone.LOCAL: DataClass.SECRET_ADJACENT,
     TrustZone.PRIVATE_HOSTED: DataClass.SYSTEM_DIAGNOSTICS,

@@ -17,7 +17,9 @@ Policy (CONVENTIONS.md §7, nr_llm's fallback rule in reference/nr-llm.md §4.15
 from __future__ import annotations
 
 import logging
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 
@@ -91,6 +93,44 @@ def adapter_for(config: ProviderConfig) -> ProviderAdapter:
         ) from None
 
 
+class AdapterPool:
+    """Adapters kept per configuration, so connection pools and TLS contexts are built once per
+    process instead of once per call (building an SDK client costs ~90 ms). Bounded: the least
+    recently used adapter is closed when the pool is full. Thread-safe; the SDK clients are too.
+    A changed configuration (another key, URL or timeout) is a different key, so it never reuses a
+    stale client."""
+
+    def __init__(self, max_size: int = 32) -> None:
+        self._adapters: OrderedDict[ProviderConfig, ProviderAdapter] = OrderedDict()
+        self._lock = threading.Lock()
+        self._max_size = max_size
+
+    def get(self, config: ProviderConfig) -> ProviderAdapter:
+        with self._lock:
+            adapter = self._adapters.get(config)
+            if adapter is not None:
+                self._adapters.move_to_end(config)
+                return adapter
+        adapter = adapter_for(config)
+        with self._lock:
+            existing = self._adapters.setdefault(config, adapter)
+            evicted = self._adapters.popitem(last=False)[1] if len(self._adapters) > self._max_size else None
+        if existing is not adapter:
+            adapter.close()
+        if evicted is not None:
+            evicted.close()
+        return existing
+
+    def clear(self) -> None:
+        with self._lock:
+            adapters, self._adapters = list(self._adapters.values()), OrderedDict()
+        for adapter in adapters:
+            adapter.close()
+
+
+ADAPTER_POOL = AdapterPool()
+
+
 def backoff_seconds(retry: int, retry_after: float | None) -> float:
     """The wait before retry number ``retry`` (0-based) of one target."""
     delay = min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * 2**retry)
@@ -136,27 +176,24 @@ def _try_target(
 ) -> ProviderReply | ProviderError:
     """The reply, or the last error of this target; appends every attempt to ``attempts``."""
     try:
-        adapter = adapter_for(config)
+        adapter = ADAPTER_POOL.get(config)
     except ProviderError as exc:
         attempts.append(_failed(index, config, call.model_id, exc))
         return exc
     errors: list[ProviderError] = []
-    try:
-        for retry in range(1 + config.max_retries):
-            if errors:
-                sleep(backoff_seconds(retry - 1, errors[-1].retry_after))
-            try:
-                reply = adapter.complete(call)
-            except ProviderError as exc:
-                attempts.append(_failed(index, config, call.model_id, exc))
-                errors.append(exc)
-                if not exc.retryable:
-                    break
-                continue
-            attempts.append(Attempt(index, config.identifier, call.model_id, None))
-            return reply
-    finally:
-        adapter.close()
+    for retry in range(1 + config.max_retries):
+        if errors:
+            sleep(backoff_seconds(retry - 1, errors[-1].retry_after))
+        try:
+            reply = adapter.complete(call)
+        except ProviderError as exc:
+            attempts.append(_failed(index, config, call.model_id, exc))
+            errors.append(exc)
+            if not exc.retryable:
+                break
+            continue
+        attempts.append(Attempt(index, config.identifier, call.model_id, None))
+        return reply
     return errors[-1]
 
 

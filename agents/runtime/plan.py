@@ -8,6 +8,8 @@ same resolution is used for the gate, the fit and the dispatch").
 from __future__ import annotations
 
 import os
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -21,7 +23,7 @@ from agents.tools.registry import Tool
 from context_assembly.assembly import AssembledContext, AssemblyInputs, ContextItem, assemble
 from context_assembly.messages import Message, ToolCall
 from context_assembly.profiles import ModelProfile
-from governance.guardrails.redaction import redact
+from governance.guardrails.redaction import Redaction, redact
 from governance.policy import Source
 from governance.services import EventContext, governance_event_record
 from governance.vocabulary import Decision, Enforcement, EventOutcome, SourceKind, TrustZone
@@ -46,6 +48,35 @@ class SendRequest:
     tail_note: str | None = None
 
 
+class RedactionMemo:
+    """Redaction results of recently seen texts (a transcript is re-sent every step). Bounded LRU of
+    pure results keyed by the text itself; thread-safe. It only saves work: a miss redacts anew."""
+
+    def __init__(self, max_entries: int = 8192, max_text_chars: int = 262_144) -> None:
+        self._results: OrderedDict[str, Redaction] = OrderedDict()
+        self._lock = threading.Lock()
+        self._max_entries = max_entries
+        self._max_text_chars = max_text_chars
+
+    def redact(self, value: str) -> Redaction:
+        if len(value) > self._max_text_chars:
+            return redact(value)
+        with self._lock:
+            cached = self._results.get(value)
+            if cached is not None:
+                self._results.move_to_end(value)
+                return cached
+        result = redact(value)
+        with self._lock:
+            self._results[value] = result
+            if len(self._results) > self._max_entries:
+                self._results.popitem(last=False)
+        return result
+
+
+REDACTION_MEMO = RedactionMemo()
+
+
 @dataclass
 class Redactions:
     """Counts of redacted secrets by kind, across every part of one send. Never the values."""
@@ -53,7 +84,9 @@ class Redactions:
     counts: dict[str, int] = field(default_factory=dict)
 
     def text(self, value: str) -> str:
-        result = redact(value)
+        if not value:
+            return value
+        result = REDACTION_MEMO.redact(value)
         for kind, count in result.counts_by_kind().items():
             self.counts[kind] = self.counts.get(kind, 0) + count
         return result.text

@@ -16,3 +16,24 @@ class ConfigurationInactive(ApplicationError):
 
 class UnknownSkills(ApplicationError):
     code = "unknown_skills"
+
+
+class ScopeMissing(ApplicationError):
+    """The client's token lacks the scope the endpoint requires. ``extra["required_scope"]`` names it."""
+
+    code = "permission_denied"
+    http_status = 403
+
+
+class NotVisible(ApplicationError):
+    """Unknown, or belonging to another client: both answer the same, so existence is never revealed."""
+
+    code = "not_found"
+    http_status = 404
+
+
+class RunFinished(ApplicationError):
+    """The run is already completed, failed or cancelled; there is nothing to cancel."""
+
+    code = "run_finished"
+    http_status = 409

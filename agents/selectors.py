@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from agents.models import Configuration, LlmModel
+import uuid
+
+from django.db.models import QuerySet
+
+from agents.models import AgentRun, ApiClient, Configuration, LlmModel
 from governance.policy import Source
 from governance.vocabulary import SourceKind, TrustZone, least_trusted
 from skills.composition import skill_sources
@@ -57,3 +61,38 @@ def configuration_sources(configuration: Configuration) -> list[Source]:
         skill_sources(link.skill for link in configuration.skill_links.select_related("skill__source"))
     )
     return sources
+
+
+def configuration_list_for_client(*, api_client: ApiClient) -> QuerySet[Configuration]:
+    """The configurations ``api_client`` may use, active or not, by identifier."""
+    return (
+        api_client.configurations.select_related("model__provider")
+        .prefetch_related("fallback_links__model__provider")
+        .order_by("identifier")
+    )
+
+
+def configuration_get_for_client(*, api_client: ApiClient, identifier: str) -> Configuration | None:
+    """The configuration, or None when it is unknown **or** not allowed for ``api_client`` (the caller
+    answers both alike, so a client cannot probe for configurations it may not use)."""
+    return configuration_list_for_client(api_client=api_client).filter(identifier=identifier).first()
+
+
+def run_list_for_client(*, api_client: ApiClient) -> QuerySet[AgentRun]:
+    """The client's own runs, newest first. Runs of other clients and of no client are never included."""
+    return AgentRun.objects.filter(api_client=api_client).select_related("configuration__model")
+
+
+def run_get_for_client(*, api_client: ApiClient, run_id: str) -> AgentRun | None:
+    """The run with its steps and transcript, or None when the id is malformed, unknown, or the run
+    belongs to someone else."""
+    try:
+        pk = uuid.UUID(run_id)
+    except (ValueError, AttributeError):
+        return None
+    return (
+        run_list_for_client(api_client=api_client)
+        .prefetch_related("steps__model", "messages")
+        .filter(pk=pk)
+        .first()
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import secrets
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -12,12 +13,28 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.errors import ConfigurationInactive, InvalidScope, UnknownSkills
-from agents.models import AgentRun, ApiClient, Configuration, RunStatus, TerminationReason
+from agents.models import (
+    AgentRun,
+    ApiClient,
+    Configuration,
+    LlmModel,
+    RunStatus,
+    TerminationReason,
+    ToolSetting,
+)
 from agents.models.runs import TERMINAL_STATUSES
+from agents.providers.base import ProviderReply
+from agents.runtime.plan import SendRequest, send_plan
 from agents.runtime.queue import step_enqueue
+from agents.runtime.send import governed_send
 from agents.scopes import SCOPES
+from context_assembly.assembly import ContextItem
+from context_assembly.fitting import BudgetBreakdown
+from governance.errors import ContextRefused
+from governance.services import EventContext
 from governance.vocabulary import DataClass, Enforcement
 from skills.models import Skill
+from skills.selectors import skills_in_order
 
 logger = logging.getLogger(__name__)
 
@@ -151,3 +168,74 @@ def run_cancel(*, run: AgentRun) -> AgentRun:
     )
     run.refresh_from_db()
     return run
+
+
+def send_request_build(
+    *,
+    input_text: str,
+    input_data_class: str | None,
+    api_client: ApiClient,
+    caller_context: Sequence[CallerContextItem] = (),
+    request_skills: Sequence[int] = (),
+) -> SendRequest:
+    """The per-request part of a preview or completion. The input's class defaults to the client's
+    default; caller context keeps its declared classes (both always enforce). Raises
+    :class:`UnknownSkills` naming every id that does not exist."""
+    skills = skills_in_order(skill_ids=request_skills)
+    unknown = sorted(set(request_skills) - {skill.pk for skill in skills})
+    if unknown:
+        raise UnknownSkills(f"Unknown skills: {', '.join(map(str, unknown))}.", extra={"skills": unknown})
+    return SendRequest(
+        task_input=input_text,
+        input_data_class=input_data_class or api_client.default_input_data_class,
+        caller_context=tuple(ContextItem(i.name, i.text, i.data_class) for i in caller_context),
+        request_skills=tuple(skills),
+    )
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One governed call's answer (redacted), the model that served it, and the fit's breakdown."""
+
+    request_id: str
+    reply: ProviderReply
+    served: LlmModel
+    breakdown: BudgetBreakdown
+
+
+def completion_create(
+    *,
+    configuration: Configuration,
+    api_client: ApiClient,
+    request: SendRequest,
+    max_tokens: int | None = None,
+) -> Completion:
+    """One governed call outside any run; the request id correlates its governance events.
+
+    Raises :class:`ContextRefused` (events recorded, nothing sent), ``ContextOverflow`` (nothing sent),
+    ``ProviderError`` (sent, the provider failed) or :class:`ConfigurationInactive`. Stores no run.
+    """
+    if not configuration.is_active:
+        raise ConfigurationInactive(f"Configuration {configuration.identifier!r} is not active.")
+    request_id = uuid.uuid4().hex
+    disabled = list(ToolSetting.objects.filter(is_enabled=False).values_list("name", flat=True))
+    plan = send_plan(configuration=configuration, request=request, disabled_tools=disabled)
+    events = EventContext(
+        correlation_id=request_id,
+        provider=plan.model.provider.identifier,
+        model=plan.model.model_id,
+        configuration=configuration.identifier,
+        api_client=api_client.name,
+    )
+    outcome = governed_send(plan, events, max_tokens=max_tokens)
+    if outcome.refusal is not None:
+        refusal = outcome.refusal
+        raise ContextRefused(refusal.message, extra={**refusal.extra, "request_id": request_id})
+    if outcome.failure is not None:
+        raise outcome.failure
+    assert outcome.fitted is not None  # set on every outcome past the refusal
+    outcome.fitted.require_fit()
+    assert outcome.reply is not None and outcome.served is not None  # set when nothing failed
+    return Completion(
+        request_id=request_id, reply=outcome.reply, served=outcome.served, breakdown=outcome.fitted.breakdown
+    )

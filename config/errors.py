@@ -6,13 +6,15 @@ Every error crossing the API is ``{"code", "message", "extra"}`` with a stable s
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
-from rest_framework.views import exception_handler
 
 
 class ApplicationError(Exception):
@@ -44,9 +46,30 @@ _DRF_CODES = {
 }
 
 
+class RequestTooLarge(ApplicationError):
+    """The request body exceeds ``DATA_UPLOAD_MAX_MEMORY_SIZE``; nothing of it was parsed."""
+
+    code = "request_too_large"
+    http_status = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+
+
+def request_too_large(limit: int) -> RequestTooLarge:
+    return RequestTooLarge(f"The request body exceeds {limit:,} bytes.", extra={"limit_bytes": limit})
+
+
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    # Imported here: rest_framework.views loads the authentication classes, which import the apps'
+    # models, which import this module for ApplicationError.
+    from rest_framework.views import exception_handler
+
+    if isinstance(exc, RequestDataTooBig):
+        exc = request_too_large(settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
     if isinstance(exc, ApplicationError):
         return Response(exc.as_dict(), status=exc.http_status)
+    if isinstance(exc, DjangoValidationError):
+        # A model's full_clean() in a service: the same 400 as a serializer's, naming the fields.
+        detail = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
+        exc = exceptions.ValidationError(detail=detail)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):
@@ -56,8 +79,19 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         return response
     code = next((c for cls, c in _DRF_CODES.items() if isinstance(exc, cls)), "error")
     if isinstance(exc, exceptions.ValidationError):
-        body = {"code": code, "message": "The request is invalid.", "extra": {"fields": exc.detail}}
+        fields, codes = exc.detail, exc.get_codes()
+        body = {
+            "code": code,
+            "message": "The request is invalid.",
+            "extra": {"fields": fields, "codes": codes},
+        }
+    elif isinstance(exc, exceptions.Throttled):
+        body = {"code": code, "message": str(exc.detail), "extra": {"retry_after": _seconds(exc.wait)}}
     else:
         body = {"code": code, "message": str(exc.detail), "extra": {}}
     response.data = body
     return response
+
+
+def _seconds(wait: float | None) -> int | None:
+    return None if wait is None else math.ceil(wait)

@@ -1,12 +1,18 @@
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from config.health import healthz
+
+handler404 = "config.api.api_not_found"
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/v1/", include("snippets.urls")),
+    path("api/v1/", include("skills.urls")),
+    path("api/v1/", include("agents.urls")),
+    path("api/v1/", include("governance.urls")),
 ]

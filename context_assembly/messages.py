@@ -37,9 +37,9 @@ _FUNCTION_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _MESSAGE_KEYS = frozenset({"role", "content", "name", "tool_calls", "tool_call_id"})
 
 
-def _fields_digest(message: Message) -> bytes:
+def _fields_digest(message: Message, content: str) -> bytes:
     hasher = hashlib.sha256(b"text:")
-    fields: list[str | None] = [message.role, message.name, message.content, message.tool_call_id]
+    fields: list[str | None] = [message.role, message.name, content, message.tool_call_id]
     for call in message.tool_calls:
         fields += [call.id, call.name, call.arguments]
     for value in fields:
@@ -299,7 +299,7 @@ class Message:
         plus image sizes, sorted keys, compact JSON). The two forms are domain-separated.
         """
         if isinstance(self.content, str):
-            return _fields_digest(self)
+            return _fields_digest(self, self.content)
         canonical = self.to_openai()
         if isinstance(self.content, tuple):
             canonical["image_sizes"] = [

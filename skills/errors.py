@@ -142,3 +142,15 @@ class SkillStateConflict(ApplicationError):
 
     code = "skill_state_conflict"
     http_status = status.HTTP_409_CONFLICT
+
+
+class SkillSourceAdminOnly(ApplicationError):
+    """Local folders and uploaded archives name paths on the server: only an admin may add those."""
+
+    code = "skill_source_admin_only"
+    http_status = status.HTTP_400_BAD_REQUEST
+
+
+class SkillNotFound(ApplicationError):
+    code = "not_found"
+    http_status = status.HTTP_404_NOT_FOUND

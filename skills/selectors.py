@@ -39,3 +39,7 @@ def skill_audit_list(*, skill_id: int | None = None, source_id: int | None = Non
     if source_id is not None:
         entries = entries.filter(source_pk=source_id)
     return entries
+
+
+def skill_get(*, skill_id: int) -> Skill | None:
+    return Skill.objects.select_related("source").filter(pk=skill_id).first()

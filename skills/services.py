@@ -17,6 +17,7 @@ from governance.vocabulary import Enforcement
 from skills.audit import audit_record, history_user
 from skills.errors import (
     SkillFingerprintMismatch,
+    SkillSourceAdminOnly,
     SkillSourceInvalid,
     SkillStateConflict,
     SkillSyncInProgress,
@@ -37,6 +38,17 @@ def skill_source_create(**fields: Any) -> SkillSource:
     source.full_clean()
     source.save()
     return source
+
+
+def skill_source_create_remote(**fields: Any) -> SkillSource:
+    """Like :func:`skill_source_create`, for GitHub kinds only (the API's way in). Raises
+    :class:`SkillSourceAdminOnly` for a local folder or an uploaded archive, whose paths are on the server."""
+    kind = fields.get("kind")
+    if kind in SkillSourceKind.values and not SkillSourceKind(kind).is_github:
+        raise SkillSourceAdminOnly(
+            f"A {kind} source reads server paths; only an admin may add one.", extra={"kind": kind}
+        )
+    return skill_source_create(**fields)
 
 
 def skill_source_sync(

@@ -7,3 +7,8 @@ from config.errors import ApplicationError
 
 class SnippetInvalid(ApplicationError):
     code = "snippet_invalid"
+
+
+class SnippetNotFound(ApplicationError):
+    code = "not_found"
+    http_status = 404

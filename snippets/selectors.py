@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from django.db.models import QuerySet
+
 from snippets.models import Snippet, Tag, normalise_tag
 
 
@@ -41,3 +43,28 @@ def snippet_select(*, tags: Sequence[str]) -> SnippetSelection:
 
 def snippet_list() -> list[Snippet]:
     return list(Snippet.objects.prefetch_related("tags"))
+
+
+def snippet_query(
+    *,
+    tag: str | None = None,
+    data_class: str | None = None,
+    enforcement: str | None = None,
+    is_active: bool | None = None,
+) -> QuerySet[Snippet]:
+    """Snippets matching every given filter (a tag matches after normalisation), ordered by sorting,
+    name and identifier, tags prefetched."""
+    snippets = Snippet.objects.prefetch_related("tags").order_by("sorting", "name", "identifier")
+    if tag is not None:
+        snippets = snippets.filter(tags__name=normalise_tag(tag))
+    if data_class is not None:
+        snippets = snippets.filter(data_class=data_class)
+    if enforcement is not None:
+        snippets = snippets.filter(enforcement=enforcement)
+    if is_active is not None:
+        snippets = snippets.filter(is_active=is_active)
+    return snippets
+
+
+def snippet_get(*, identifier: str) -> Snippet | None:
+    return Snippet.objects.prefetch_related("tags").filter(identifier=identifier).first()

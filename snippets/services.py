@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from governance.guardrails.injection import max_severity, scan_for_injection
@@ -87,3 +88,30 @@ def snippet_promote_enforcement(*, snippets: Sequence[Snippet], actor: Any) -> P
             promoted.append(row.identifier)
             logger.info("snippet %s promoted to enforce by %s", row.identifier, actor)
     return PromotionResult(promoted=tuple(promoted), skipped=tuple(skipped))
+
+
+def snippet_update(
+    *, snippet: Snippet, actor: Any = None, tag_names: Sequence[str] | None = None, **fields: Any
+) -> Snippet:
+    """Change ``fields`` (and the tags, when given) and save a new history version.
+
+    Raises ``ValidationError`` before anything is stored. Enforcement may be promoted to ``enforce``
+    here, never relaxed to ``observe``: observe exists for rows that predate classification.
+    """
+    if fields.get("enforcement", Enforcement.ENFORCE) != Enforcement.ENFORCE:
+        raise ValidationError(
+            {"enforcement": "A snippet can be promoted to enforce, never relaxed to observe."}
+        )
+    for name, value in fields.items():
+        setattr(snippet, name, value)
+    return snippet_save(snippet=snippet, tag_names=tag_names, actor=actor, reason="updated")
+
+
+@transaction.atomic
+def snippet_delete(*, snippet: Snippet, actor: Any = None) -> None:
+    """Delete ``snippet``; its history keeps a deletion version naming ``actor``. Configurations select
+    snippets by tag, so no configuration row refers to it."""
+    snippet._history_user = actor  # type: ignore[attr-defined]
+    snippet._change_reason = "deleted"  # type: ignore[attr-defined]
+    snippet.delete()
+    logger.info("snippet %s deleted by %s", snippet.identifier, actor)

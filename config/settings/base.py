@@ -8,6 +8,7 @@ Run modes:
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import dj_database_url
@@ -53,6 +54,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
+    "config.limits.RequestSizeLimitMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -143,12 +145,21 @@ SKILL_BLOCK_MAX_BYTES = env_int("SKILL_BLOCK_MAX_BYTES", 24_000, minimum=1_000)
 TOKEN_BADGE_MODEL = env_str("TOKEN_BADGE_MODEL", "gpt-4o")
 
 # --- API --------------------------------------------------------------------------------------
+# A request body above this is refused with 413 before parsing (config.limits). The largest valid
+# request is 50 context items and the input at 100,000 characters each, so the default leaves room.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("API_MAX_REQUEST_BYTES", 8 * 1024 * 1024, minimum=1024)
+# Requests per API client, "<count>/<s|min|h|day>"; counted in the cache (Redis in the real mode).
+API_RATE_LIMIT = env_str("API_RATE_LIMIT", "600/min") or "600/min"
+if not re.fullmatch(r"[1-9][0-9]*/(s|sec|m|min|h|hour|d|day)", API_RATE_LIMIT):
+    raise ImproperlyConfigured("API_RATE_LIMIT must look like 600/min (count/s|min|h|day)")
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "config.exceptions.api_exception_handler",
-    "DEFAULT_AUTHENTICATION_CLASSES": [],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "EXCEPTION_HANDLER": "config.errors.api_exception_handler",
+    "DEFAULT_AUTHENTICATION_CLASSES": ["agents.authentication.BearerTokenAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["agents.authentication.HasRequiredScope"],
+    "DEFAULT_THROTTLE_CLASSES": ["agents.authentication.ClientRateThrottle"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "UNAUTHENTICATED_USER": None,
 }
 SPECTACULAR_SETTINGS = {
@@ -160,6 +171,13 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "DataClassEnum": "governance.vocabulary.DataClass",
+        "TrustZoneEnum": "governance.vocabulary.TrustZone",
+        "RunStatusEnum": "agents.models.RunStatus",
+        "StepStatusEnum": "agents.models.StepStatus",
+    },
 }
 
 # --- Static files, i18n, logging --------------------------------------------------------------

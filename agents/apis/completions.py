@@ -1,0 +1,178 @@
+"""``POST context/preview`` (what would be sent; records nothing) and ``POST completions`` (one
+governed call). Both take the same body and go through the same plan, decision and fit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from agents.apis.context import (
+    BreakdownSerializer,
+    ContextRequestSerializer,
+    DecisionSerializer,
+    ToolCallSerializer,
+    client_configuration,
+    send_request,
+)
+from agents.runtime.preview import context_preview
+from agents.services import Completion, completion_create
+from config.api import error_responses
+from governance.vocabulary import Provenance
+
+TAG = "completions"
+
+
+class ContextPreviewApi(APIView):
+    required_scope = "configurations:use"
+
+    class InputSerializer(ContextRequestSerializer):
+        class Meta:
+            ref_name = "ContextPreviewInput"
+
+    class OutputSerializer(serializers.Serializer):
+        class DroppedSkillSerializer(serializers.Serializer):
+            skill = serializers.CharField()
+            reason = serializers.CharField()
+
+            class Meta:
+                ref_name = "DroppedSkill"
+
+        class DeniedToolSerializer(serializers.Serializer):
+            tool = serializers.CharField()
+            reason = serializers.CharField()
+
+            class Meta:
+                ref_name = "DeniedTool"
+
+        configuration = serializers.CharField()
+        model = serializers.CharField()
+        provider = serializers.CharField()
+        zone = serializers.CharField()
+        would_send = serializers.BooleanField()
+        overflow = serializers.BooleanField()
+        messages = serializers.ListField(
+            child=serializers.DictField(), help_text="The fitted messages, after redaction (OpenAI shape)."
+        )
+        tools = serializers.ListField(child=serializers.DictField())
+        decision = DecisionSerializer()
+        breakdown = BreakdownSerializer()
+        unknown_tags = serializers.ListField(child=serializers.CharField())
+        empty_tags = serializers.ListField(child=serializers.CharField())
+        dropped_skills = DroppedSkillSerializer(many=True)
+        denied_tools = DeniedToolSerializer(many=True)
+        redactions = serializers.DictField(child=serializers.IntegerField())
+
+        class Meta:
+            ref_name = "ContextPreview"
+
+    @extend_schema(
+        tags=[TAG],
+        summary="Preview the governed context",
+        description="Assemble, decide and fit exactly as a send would. Records no event, sends nothing.",
+        request=InputSerializer,
+        responses={200: OutputSerializer, **error_responses(400, 404, 413)},
+    )
+    def post(self, request: Request) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        preview = context_preview(
+            configuration=client_configuration(request, data["configuration"]),
+            request=send_request(request, data),
+            max_tokens=data.get("max_tokens"),
+        )
+        return Response(self.OutputSerializer(preview.as_dict()).data)
+
+
+class CompletionApi(APIView):
+    required_scope = "configurations:use"
+
+    class InputSerializer(ContextRequestSerializer):
+        class Meta:
+            ref_name = "CompletionInput"
+
+    class OutputSerializer(serializers.Serializer):
+        class UsageSerializer(serializers.Serializer):
+            prompt_tokens = serializers.IntegerField(allow_null=True)
+            cached_tokens = serializers.IntegerField(allow_null=True)
+            completion_tokens = serializers.IntegerField(allow_null=True)
+            provenance = serializers.ChoiceField(choices=Provenance.choices)
+
+            class Meta:
+                ref_name = "CompletionUsage"
+
+        request_id = serializers.CharField(help_text="The correlation id of this call's governance events.")
+        text = serializers.CharField(allow_blank=True)
+        tool_calls = ToolCallSerializer(many=True)
+        finish_reason = serializers.CharField()
+        usage = UsageSerializer()
+        model = serializers.CharField(help_text="The model that served the call.")
+        breakdown = BreakdownSerializer()
+
+        class Meta:
+            ref_name = "Completion"
+
+    @extend_schema(
+        tags=[TAG],
+        summary="Run one governed completion",
+        request=InputSerializer,
+        responses={
+            200: OutputSerializer,
+            **error_responses(
+                400,
+                404,
+                409,
+                413,
+                422,
+                502,
+                s403="context_refused (extra.decision: every source with its outcome; nothing was sent) "
+                "or permission_denied (extra.required_scope)",
+                s409="configuration_inactive",
+            ),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        completion = completion_create(
+            configuration=client_configuration(request, data["configuration"]),
+            api_client=request.user,
+            request=send_request(request, data),
+            max_tokens=data.get("max_tokens"),
+        )
+        return Response(self.OutputSerializer(completion_body(completion)).data)
+
+
+def completion_body(completion: Completion) -> dict[str, Any]:
+    """Usage as the provider reported it; when it reported nothing, our estimate of the prompt."""
+    reply, usage = completion.reply, completion.reply.usage
+    figures: dict[str, Any]
+    if usage.provenance == Provenance.PROVIDER_REPORTED:
+        figures = {
+            "prompt_tokens": usage.prompt_tokens,
+            "cached_tokens": usage.cached_tokens,
+            "completion_tokens": usage.completion_tokens,
+            "provenance": usage.provenance,
+        }
+    else:
+        figures = {
+            "prompt_tokens": completion.breakdown.estimated,
+            "cached_tokens": None,
+            "completion_tokens": None,
+            "provenance": Provenance.ESTIMATED,
+        }
+    return {
+        "request_id": completion.request_id,
+        "text": reply.text,
+        "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls],
+        "finish_reason": reply.finish_reason,
+        "usage": figures,
+        "model": completion.served.model_id,
+        "breakdown": completion.breakdown.as_dict(),
+    }

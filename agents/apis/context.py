@@ -1,0 +1,155 @@
+"""The request body shared by the context preview, completions and runs, and its output shapes.
+
+Caller context items must declare their class (validated against the vocabulary: an unknown class is a
+400 naming the field, never a silent default); the task input's class defaults to the client's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+from rest_framework.request import Request
+
+from agents.errors import NotVisible
+from agents.models import ApiClient, Configuration
+from agents.runtime.plan import SendRequest
+from agents.selectors import configuration_get_for_client
+from agents.services import CallerContextItem, send_request_build
+from config.api import MAX_ID
+from governance.vocabulary import DataClass, Provenance
+
+MAX_TEXT_CHARS = 100_000
+MAX_CONTEXT_ITEMS = 50
+MAX_NAME_CHARS = 200
+MAX_REQUEST_SKILLS = 50
+MAX_OUTPUT_TOKENS = 1_000_000
+
+
+class ContextItemSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=MAX_NAME_CHARS)
+    text = serializers.CharField(max_length=MAX_TEXT_CHARS, trim_whitespace=False)
+    data_class = serializers.ChoiceField(
+        choices=DataClass.choices, help_text="Required: how sensitive it is."
+    )
+
+    class Meta:
+        ref_name = "ContextItem"
+
+
+class ContextRequestSerializer(serializers.Serializer):
+    configuration = serializers.SlugField(max_length=100, help_text="A configuration this client may use.")
+    input = serializers.CharField(max_length=MAX_TEXT_CHARS, trim_whitespace=False)
+    input_data_class = serializers.ChoiceField(
+        choices=DataClass.choices, required=False, help_text="Defaults to the client's default class."
+    )
+    context = ContextItemSerializer(many=True, required=False, max_length=MAX_CONTEXT_ITEMS)
+    skills = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=MAX_ID),
+        required=False,
+        max_length=MAX_REQUEST_SKILLS,
+        help_text="Skill ids added to the configuration's skills for this request.",
+    )
+    max_tokens = serializers.IntegerField(min_value=1, max_value=MAX_OUTPUT_TOKENS, required=False)
+
+    class Meta:
+        ref_name = "ContextRequest"
+
+
+def client_configuration(request: Request, identifier: str) -> Configuration:
+    """The configuration if this client may use it; unknown and not allowed both answer 404."""
+    configuration = configuration_get_for_client(api_client=_client(request), identifier=identifier)
+    if configuration is None:
+        raise NotVisible(f"There is no configuration {identifier!r}.", extra={"configuration": identifier})
+    return configuration
+
+
+def caller_context(data: dict[str, Any]) -> tuple[CallerContextItem, ...]:
+    return tuple(CallerContextItem(**item) for item in data.get("context", []))
+
+
+def send_request(request: Request, data: dict[str, Any]) -> SendRequest:
+    return send_request_build(
+        input_text=data["input"],
+        input_data_class=data.get("input_data_class"),
+        api_client=_client(request),
+        caller_context=caller_context(data),
+        request_skills=data.get("skills", []),
+    )
+
+
+def _client(request: Request) -> ApiClient:
+    client = request.user
+    assert isinstance(client, ApiClient)  # HasRequiredScope admitted only clients
+    return client
+
+
+# --- output shapes shared by preview, completions and runs -----------------------------------------------
+
+
+class BreakdownSerializer(serializers.Serializer):
+    window = serializers.IntegerField()
+    reserve = serializers.IntegerField()
+    safety = serializers.IntegerField()
+    budget = serializers.IntegerField()
+    system_prompt = serializers.IntegerField()
+    snippets = serializers.IntegerField()
+    skills = serializers.IntegerField()
+    caller_context = serializers.IntegerField()
+    tool_specs = serializers.IntegerField()
+    transcript = serializers.IntegerField()
+    tail_note = serializers.IntegerField()
+    estimated = serializers.IntegerField()
+    remaining = serializers.IntegerField()
+    dropped_turns = serializers.IntegerField()
+
+    class Meta:
+        ref_name = "Breakdown"
+
+
+class SourceDecisionSerializer(serializers.Serializer):
+    kind = serializers.CharField()
+    identifier = serializers.CharField()
+    data_class = serializers.CharField(allow_null=True)
+    ceiling = serializers.CharField()
+    enforcement = serializers.CharField()
+    outcome = serializers.CharField()
+    reason = serializers.CharField(allow_blank=True)
+
+    class Meta:
+        ref_name = "SourceDecision"
+
+
+class DecisionSerializer(serializers.Serializer):
+    zone = serializers.CharField()
+    mode = serializers.CharField()
+    permitted = serializers.BooleanField()
+    sources = SourceDecisionSerializer(many=True)
+
+    class Meta:
+        ref_name = "Decision"
+
+
+class UsageValueSerializer(serializers.Serializer):
+    value = serializers.IntegerField(allow_null=True)
+    provenance = serializers.ChoiceField(choices=Provenance.choices)
+
+    class Meta:
+        ref_name = "UsageValue"
+
+
+class ContextUsageSerializer(serializers.Serializer):
+    used_tokens = UsageValueSerializer(help_text="The last completed step's prompt size.")
+    context_window = serializers.IntegerField()
+
+    class Meta:
+        ref_name = "ContextUsage"
+
+
+class ToolCallSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    name = serializers.CharField()
+    arguments = serializers.CharField(allow_blank=True, help_text="JSON text, as the model wrote it.")
+
+    class Meta:
+        ref_name = "ToolCall"

@@ -1,0 +1,164 @@
+"""How a run and its steps look in the API (run detail, run creation and the event stream)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from agents.apis.context import ContextUsageSerializer, ToolCallSerializer
+from agents.models import AgentRun, AgentStep, RunMessage, RunStatus, StepStatus, TerminationReason
+from agents.runtime.transcript import run_usage
+from context_assembly.usage import ContextUsage, usage_from_step
+from governance.vocabulary import Provenance
+
+
+class StepUsageSerializer(serializers.Serializer):
+    reported_prompt_tokens = serializers.IntegerField(allow_null=True)
+    estimated_prompt_tokens = serializers.IntegerField(allow_null=True)
+    cached_tokens = serializers.IntegerField(allow_null=True)
+    completion_tokens = serializers.IntegerField(allow_null=True)
+    provenance = serializers.ChoiceField(choices=Provenance.choices)
+
+    class Meta:
+        ref_name = "StepUsage"
+
+
+class StepSerializer(serializers.Serializer):
+    index = serializers.IntegerField()
+    kind = serializers.CharField()
+    status = serializers.ChoiceField(choices=StepStatus.choices)
+    model = serializers.CharField(allow_null=True)
+    provider = serializers.CharField(allow_blank=True)
+    usage = StepUsageSerializer()
+    context_usage = ContextUsageSerializer(help_text="This step's prompt size beside the model's window.")
+    breakdown = serializers.DictField(
+        child=serializers.IntegerField(), allow_null=True, help_text="The fit's budget breakdown."
+    )
+    finish_reason = serializers.CharField(allow_blank=True)
+    duration_ms = serializers.IntegerField()
+    error_code = serializers.CharField(allow_blank=True)
+    created_at = serializers.DateTimeField()
+
+    class Meta:
+        ref_name = "Step"
+
+
+class MessageSerializer(serializers.Serializer):
+    position = serializers.IntegerField()
+    step_index = serializers.IntegerField()
+    role = serializers.CharField()
+    content = serializers.CharField(allow_blank=True)
+    tool_calls = ToolCallSerializer(many=True)
+    tool_call_id = serializers.CharField(allow_blank=True)
+    tool_name = serializers.CharField(allow_blank=True)
+
+    class Meta:
+        ref_name = "RunMessage"
+
+
+class TotalsSerializer(serializers.Serializer):
+    prompt_tokens = serializers.IntegerField()
+    cached_tokens = serializers.IntegerField()
+    completion_tokens = serializers.IntegerField()
+
+    class Meta:
+        ref_name = "RunTotals"
+
+
+class RunErrorSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField(allow_blank=True)
+
+    class Meta:
+        ref_name = "RunError"
+
+
+class RunSummarySerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    configuration = serializers.CharField()
+    status = serializers.ChoiceField(choices=RunStatus.choices)
+    termination_reason = serializers.ChoiceField(choices=TerminationReason.choices, allow_blank=True)
+    error = RunErrorSerializer(allow_null=True)
+    input_data_class = serializers.CharField()
+    totals = TotalsSerializer(help_text="Cumulative over steps; not the context fill.")
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+    class Meta:
+        ref_name = "RunSummary"
+
+
+class RunDetailSerializer(RunSummarySerializer):
+    context_usage = ContextUsageSerializer(help_text="The last completed step's prompt size.")
+    steps = StepSerializer(many=True)
+    messages = MessageSerializer(many=True, help_text="The transcript after the first user message.")
+
+    class Meta:
+        ref_name = "RunDetail"
+
+
+def step_body(step: AgentStep, default_window: int) -> dict[str, Any]:
+    window = step.model.context_window if step.model is not None else default_window
+    used = usage_from_step(step.reported_prompt_tokens, step.estimated_prompt_tokens)
+    return {
+        "index": step.index,
+        "kind": step.kind,
+        "status": step.status,
+        "model": step.model.model_id if step.model is not None else None,
+        "provider": step.provider,
+        "usage": {
+            "reported_prompt_tokens": step.reported_prompt_tokens,
+            "estimated_prompt_tokens": step.estimated_prompt_tokens,
+            "cached_tokens": step.cached_tokens,
+            "completion_tokens": step.completion_tokens,
+            "provenance": step.usage_provenance or Provenance.UNAVAILABLE,
+        },
+        "context_usage": ContextUsage(used_tokens=used, context_window=window).as_dict(),
+        "breakdown": step.breakdown or None,
+        "finish_reason": step.finish_reason,
+        "duration_ms": step.duration_ms,
+        "error_code": step.error_code,
+        "created_at": step.created_at,
+    }
+
+
+def run_summary_body(run: AgentRun) -> dict[str, Any]:
+    error = {"code": run.error_code, "message": run.error_message} if run.error_code else None
+    return {
+        "id": run.id,
+        "configuration": run.configuration.identifier,
+        "status": run.status,
+        "termination_reason": run.termination_reason,
+        "error": error,
+        "input_data_class": run.input_data_class,
+        "totals": {
+            "prompt_tokens": run.prompt_tokens_total,
+            "cached_tokens": run.cached_tokens_total,
+            "completion_tokens": run.completion_tokens_total,
+        },
+        "created_at": run.created_at,
+        "finished_at": run.finished_at,
+    }
+
+
+def run_detail_body(run: AgentRun) -> dict[str, Any]:
+    window = run.configuration.model.context_window
+    return {
+        **run_summary_body(run),
+        "context_usage": ContextUsage(used_tokens=run_usage(run), context_window=window).as_dict(),
+        "steps": [step_body(step, window) for step in run.steps.all()],
+        "messages": [message_body(message) for message in run.messages.all()],
+    }
+
+
+def message_body(message: RunMessage) -> dict[str, Any]:
+    return {
+        "position": message.position,
+        "step_index": message.step_index,
+        "role": message.role,
+        "content": message.content,
+        "tool_calls": message.tool_calls,
+        "tool_call_id": message.tool_call_id,
+        "tool_name": message.tool_name,
+    }

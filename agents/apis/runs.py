@@ -1,0 +1,125 @@
+"""Runs: create (202, queued), list the client's own, detail with steps and context usage, cancel.
+
+A client only ever sees its own runs: another client's run id answers 404, as an unknown id does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from agents.apis.context import ContextRequestSerializer, caller_context, client_configuration
+from agents.apis.run_output import (
+    RunDetailSerializer,
+    RunSummarySerializer,
+    run_detail_body,
+    run_summary_body,
+)
+from agents.errors import NotVisible, RunFinished
+from agents.models import AgentRun
+from agents.selectors import run_get_for_client, run_list_for_client
+from agents.services import run_cancel, run_create
+from config.api import PAGINATION_PARAMETERS, ApiPagination, error_responses, paginated_serializer
+
+TAG = "runs"
+
+
+def client_run(request: Request, run_id: str) -> AgentRun:
+    run = run_get_for_client(api_client=request.user, run_id=run_id)
+    if run is None:
+        raise NotVisible(f"There is no run {run_id!r}.", extra={"run": run_id})
+    return run
+
+
+class RunCollectionApi(APIView):
+    """``POST runs`` (scope runs:create) and ``GET runs`` (scope runs:read) share one path."""
+
+    required_scope = {"GET": "runs:read", "POST": "runs:create"}
+
+    class CreateInputSerializer(ContextRequestSerializer):
+        class Meta:
+            ref_name = "RunCreateInput"
+
+    @extend_schema(
+        tags=[TAG],
+        summary="Start an agent run",
+        description="Queues the run and answers at once; follow `Location` or `GET runs/{id}/events`.",
+        request=CreateInputSerializer,
+        responses={
+            202: OpenApiResponse(RunDetailSerializer, description="Queued; Location names the run."),
+            **error_responses(400, 404, 409, 413, s409="configuration_inactive"),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        serializer = self.CreateInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        run = run_create(
+            configuration=client_configuration(request, data["configuration"]),
+            input_text=data["input"],
+            input_data_class=data.get("input_data_class"),
+            api_client=request.user,
+            caller_context=caller_context(data),
+            request_skills=data.get("skills", []),
+            max_tokens=data.get("max_tokens"),
+        )
+        body = run_detail_body(client_run(request, str(run.id)))
+        location = reverse("run-detail", kwargs={"run_id": str(run.id)})
+        return Response(
+            RunDetailSerializer(body).data, status=status.HTTP_202_ACCEPTED, headers={"Location": location}
+        )
+
+    @extend_schema(
+        tags=[TAG],
+        summary="List this client's runs, newest first",
+        operation_id="runs_list",
+        parameters=PAGINATION_PARAMETERS,
+        responses={200: paginated_serializer(RunSummarySerializer, "RunPage"), **error_responses(404)},
+    )
+    def get(self, request: Request) -> Response:
+        paginator = ApiPagination()
+        runs: Any = run_list_for_client(api_client=request.user)
+        page = paginator.paginate_queryset(runs, request, view=self)
+        body = [run_summary_body(run) for run in page or []]
+        return paginator.get_paginated_response(RunSummarySerializer(body, many=True).data)
+
+
+class RunDetailApi(APIView):
+    required_scope = "runs:read"
+
+    @extend_schema(
+        tags=[TAG],
+        summary="A run with its steps, context usage and transcript",
+        responses={200: RunDetailSerializer, **error_responses(404)},
+    )
+    def get(self, request: Request, run_id: str) -> Response:
+        return Response(RunDetailSerializer(run_detail_body(client_run(request, run_id))).data)
+
+
+class RunCancelApi(APIView):
+    required_scope = "runs:create"
+
+    @extend_schema(
+        tags=[TAG],
+        summary="Cancel a run",
+        description="A queued run stops at once; a running one at its next step boundary.",
+        request=None,
+        responses={
+            200: RunDetailSerializer,
+            **error_responses(
+                404, 409, s409="run_finished: the run is already completed, failed or cancelled"
+            ),
+        },
+    )
+    def post(self, request: Request, run_id: str) -> Response:
+        run = client_run(request, run_id)
+        if run.is_terminal:
+            raise RunFinished(f"Run {run.id} is already {run.status}.", extra={"status": run.status})
+        run_cancel(run=run)
+        return Response(RunDetailSerializer(run_detail_body(client_run(request, run_id))).data)

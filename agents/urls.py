@@ -1,0 +1,20 @@
+"""The agents app's API routes, included under ``/api/v1/``."""
+
+from __future__ import annotations
+
+from django.urls import path
+
+from agents.apis.completions import CompletionApi, ContextPreviewApi
+from agents.apis.configurations import ConfigurationListApi
+from agents.apis.run_events import RunEventsApi
+from agents.apis.runs import RunCancelApi, RunCollectionApi, RunDetailApi
+
+urlpatterns = [
+    path("configurations", ConfigurationListApi.as_view(), name="configuration-list"),
+    path("context/preview", ContextPreviewApi.as_view(), name="context-preview"),
+    path("completions", CompletionApi.as_view(), name="completions"),
+    path("runs", RunCollectionApi.as_view(), name="run-collection"),
+    path("runs/<str:run_id>", RunDetailApi.as_view(), name="run-detail"),
+    path("runs/<str:run_id>/cancel", RunCancelApi.as_view(), name="run-cancel"),
+    path("runs/<str:run_id>/events", RunEventsApi.as_view(), name="run-events"),
+]

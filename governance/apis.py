@@ -1,0 +1,111 @@
+"""The governance API: the event log (filtered, paginated; never content) and the readiness report.
+Both need ``governance:read``. An interface module: the readiness report reads other apps' rows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from config.api import PAGINATION_PARAMETERS, error_responses, paginated_response, paginated_serializer
+from governance.readiness import readiness_report
+from governance.selectors import governance_event_list
+from governance.vocabulary import Decision, EventOutcome, SourceKind
+
+TAG = "governance"
+
+
+class GovernanceEventListApi(APIView):
+    required_scope = "governance:read"
+
+    class FilterSerializer(serializers.Serializer):
+        decision = serializers.ChoiceField(choices=Decision.choices, required=False)
+        outcome = serializers.ChoiceField(choices=EventOutcome.choices, required=False)
+        configuration = serializers.CharField(max_length=100, required=False)
+        source_kind = serializers.ChoiceField(choices=SourceKind.choices, required=False)
+        run = serializers.CharField(max_length=64, required=False)
+
+        class Meta:
+            ref_name = "GovernanceEventFilter"
+
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.IntegerField()
+        created_at = serializers.DateTimeField()
+        correlation_id = serializers.CharField(help_text="The run id, or a completion's request id.")
+        decision = serializers.ChoiceField(choices=Decision.choices)
+        outcome = serializers.ChoiceField(choices=EventOutcome.choices)
+        source_kind = serializers.CharField(allow_blank=True)
+        source_identifier = serializers.CharField(allow_blank=True)
+        data_class = serializers.CharField(allow_blank=True)
+        ceiling = serializers.CharField(allow_blank=True)
+        zone = serializers.CharField(allow_blank=True)
+        reason = serializers.CharField(allow_blank=True)
+        provider = serializers.CharField(allow_blank=True)
+        model = serializers.CharField(allow_blank=True)
+        configuration = serializers.CharField(allow_blank=True)
+        api_client = serializers.CharField(allow_blank=True)
+        run = serializers.CharField(allow_blank=True)
+        step = serializers.IntegerField(allow_null=True)
+
+        class Meta:
+            ref_name = "GovernanceEvent"
+
+    @extend_schema(
+        tags=[TAG],
+        summary="List governance events, newest first",
+        parameters=[FilterSerializer, *PAGINATION_PARAMETERS],
+        responses={
+            200: paginated_serializer(OutputSerializer, "GovernanceEventPage"),
+            **error_responses(400, 404),
+        },
+    )
+    def get(self, request: Request) -> Response:
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        items: Any = governance_event_list(**filters.validated_data)
+        return paginated_response(
+            items=items, serializer_class=self.OutputSerializer, request=request, view=self
+        )
+
+
+class ReadinessApi(APIView):
+    required_scope = "governance:read"
+
+    class OutputSerializer(serializers.Serializer):
+        class RowSerializer(serializers.Serializer):
+            kind = serializers.CharField()
+            identifier = serializers.CharField()
+            data_class = serializers.CharField(allow_blank=True)
+            ceiling = serializers.CharField(allow_blank=True)
+            configuration = serializers.CharField()
+            zone = serializers.CharField()
+            would_be = serializers.CharField(help_text="allowed or refused, under enforcement")
+            reason = serializers.CharField(allow_blank=True)
+
+            class Meta:
+                ref_name = "ReadinessRow"
+
+        class SummarySerializer(serializers.Serializer):
+            observe_rows = serializers.IntegerField()
+            would_refuse = serializers.IntegerField()
+
+            class Meta:
+                ref_name = "ReadinessSummary"
+
+        rows = RowSerializer(many=True)
+        summary = SummarySerializer()
+
+        class Meta:
+            ref_name = "Readiness"
+
+    @extend_schema(
+        tags=[TAG],
+        summary="Which observed rows would be refused under enforcement",
+        responses={200: OutputSerializer, **error_responses()},
+    )
+    def get(self, request: Request) -> Response:
+        return Response(self.OutputSerializer(readiness_report().as_dict()).data)

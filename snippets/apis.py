@@ -1,0 +1,179 @@
+"""The snippets API: list (filtered, paginated), create, retrieve, update, delete.
+
+Reads need ``snippets:read``, writes ``snippets:write``. Every write goes through
+:mod:`snippets.services` (validation, injection scan, history); a validation error is a 400
+``invalid_input`` naming the fields.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from config.api import (
+    PAGINATION_PARAMETERS,
+    error_responses,
+    paginated_response,
+    paginated_serializer,
+)
+from governance.vocabulary import DataClass, Enforcement, TrustZone
+from snippets.errors import SnippetNotFound
+from snippets.models import MAX_SNIPPET_CHARS, Snippet
+from snippets.selectors import snippet_get, snippet_query
+from snippets.services import snippet_create, snippet_delete, snippet_update
+
+TAG = "snippets"
+MAX_TAGS = 50
+
+
+class SnippetOutputSerializer(serializers.Serializer):
+    identifier = serializers.CharField()
+    name = serializers.CharField()
+    description = serializers.CharField(allow_blank=True)
+    text = serializers.CharField(allow_blank=True)
+    tags = serializers.SerializerMethodField()
+    data_class = serializers.CharField(allow_blank=True)
+    ceiling = serializers.CharField(allow_blank=True)
+    enforcement = serializers.ChoiceField(choices=Enforcement.choices)
+    is_active = serializers.BooleanField()
+    sorting = serializers.IntegerField()
+    metadata = serializers.DictField()
+    injection_severity = serializers.CharField(allow_blank=True, help_text="Of the scan run on every save.")
+    updated_at = serializers.DateTimeField()
+
+    class Meta:
+        ref_name = "Snippet"
+
+    def get_tags(self, snippet: Snippet) -> list[str]:
+        return sorted(tag.name for tag in snippet.tags.all())
+
+
+def _snippet(identifier: str) -> Snippet:
+    snippet = snippet_get(identifier=identifier)
+    if snippet is None:
+        raise SnippetNotFound(f"There is no snippet {identifier!r}.", extra={"snippet": identifier})
+    return snippet
+
+
+def _tags_field() -> serializers.ListField:
+    return serializers.ListField(
+        child=serializers.CharField(max_length=64), max_length=MAX_TAGS, required=False
+    )
+
+
+class SnippetCollectionApi(APIView):
+    """``GET snippets`` (snippets:read) and ``POST snippets`` (snippets:write) share one path."""
+
+    required_scope = {"GET": "snippets:read", "POST": "snippets:write"}
+
+    class FilterSerializer(serializers.Serializer):
+        tag = serializers.CharField(max_length=64, required=False)
+        data_class = serializers.ChoiceField(choices=DataClass.choices, required=False)
+        enforcement = serializers.ChoiceField(choices=Enforcement.choices, required=False)
+        is_active = serializers.BooleanField(required=False, allow_null=True, default=None)
+
+        class Meta:
+            ref_name = "SnippetFilter"
+
+    class CreateInputSerializer(serializers.Serializer):
+        identifier = serializers.SlugField(max_length=100)
+        name = serializers.CharField(max_length=200)
+        description = serializers.CharField(max_length=500, required=False, allow_blank=True)
+        text = serializers.CharField(max_length=MAX_SNIPPET_CHARS, trim_whitespace=False)
+        tags = _tags_field()
+        data_class = serializers.ChoiceField(choices=DataClass.choices)
+        ceiling = serializers.ChoiceField(choices=TrustZone.choices)
+        is_active = serializers.BooleanField(required=False)
+        sorting = serializers.IntegerField(min_value=-(2**31), max_value=2**31 - 1, required=False)
+        metadata = serializers.DictField(required=False)
+
+        class Meta:
+            ref_name = "SnippetCreateInput"
+
+    @extend_schema(
+        tags=[TAG],
+        summary="List snippets",
+        operation_id="snippets_list",
+        parameters=[FilterSerializer, *PAGINATION_PARAMETERS],
+        responses={
+            200: paginated_serializer(SnippetOutputSerializer, "SnippetPage"),
+            **error_responses(400, 404),
+        },
+    )
+    def get(self, request: Request) -> Response:
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        items: Any = snippet_query(**filters.validated_data)
+        return paginated_response(
+            items=items, serializer_class=SnippetOutputSerializer, request=request, view=self
+        )
+
+    @extend_schema(
+        tags=[TAG],
+        summary="Create a snippet (enforced)",
+        request=CreateInputSerializer,
+        responses={201: SnippetOutputSerializer, **error_responses(400, 413)},
+    )
+    def post(self, request: Request) -> Response:
+        serializer = self.CreateInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        fields = dict(serializer.validated_data)
+        snippet = snippet_create(actor=None, tag_names=fields.pop("tags", ()), **fields)
+        return Response(
+            SnippetOutputSerializer(_snippet(snippet.identifier)).data, status=status.HTTP_201_CREATED
+        )
+
+
+class SnippetDetailApi(APIView):
+    """``GET``/``PATCH``/``DELETE snippets/{identifier}``."""
+
+    required_scope = {"GET": "snippets:read", "PATCH": "snippets:write", "DELETE": "snippets:write"}
+
+    class UpdateInputSerializer(serializers.Serializer):
+        name = serializers.CharField(max_length=200, required=False)
+        description = serializers.CharField(max_length=500, required=False, allow_blank=True)
+        text = serializers.CharField(max_length=MAX_SNIPPET_CHARS, trim_whitespace=False, required=False)
+        tags = _tags_field()
+        data_class = serializers.ChoiceField(choices=DataClass.choices, required=False)
+        ceiling = serializers.ChoiceField(choices=TrustZone.choices, required=False)
+        enforcement = serializers.ChoiceField(
+            choices=[(Enforcement.ENFORCE.value, Enforcement.ENFORCE.label)],
+            required=False,
+            help_text="Promote an observed snippet to enforce; relaxing is not possible.",
+        )
+        is_active = serializers.BooleanField(required=False)
+        sorting = serializers.IntegerField(min_value=-(2**31), max_value=2**31 - 1, required=False)
+        metadata = serializers.DictField(required=False)
+
+        class Meta:
+            ref_name = "SnippetUpdateInput"
+
+    @extend_schema(
+        tags=[TAG], summary="A snippet", responses={200: SnippetOutputSerializer, **error_responses(404)}
+    )
+    def get(self, request: Request, identifier: str) -> Response:
+        return Response(SnippetOutputSerializer(_snippet(identifier)).data)
+
+    @extend_schema(
+        tags=[TAG],
+        summary="Change a snippet",
+        request=UpdateInputSerializer,
+        responses={200: SnippetOutputSerializer, **error_responses(400, 404, 413)},
+    )
+    def patch(self, request: Request, identifier: str) -> Response:
+        snippet = _snippet(identifier)
+        serializer = self.UpdateInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        fields = dict(serializer.validated_data)
+        snippet_update(snippet=snippet, actor=None, tag_names=fields.pop("tags", None), **fields)
+        return Response(SnippetOutputSerializer(_snippet(identifier)).data)
+
+    @extend_schema(tags=[TAG], summary="Delete a snippet", responses={204: None, **error_responses(404)})
+    def delete(self, request: Request, identifier: str) -> Response:
+        snippet_delete(snippet=_snippet(identifier), actor=None)
+        return Response(status=status.HTTP_204_NO_CONTENT)

@@ -1,0 +1,97 @@
+"""Authentication, scopes, rate limits, body size and the one error format on every API failure."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agents.models import ApiClient
+from snippets.models import Snippet
+from tests.api.conftest import assert_error
+
+pytestmark = pytest.mark.django_db
+
+SNIPPETS = "/api/v1/snippets"
+
+
+def test_request_without_a_token_is_401_not_authenticated(client):
+    response = client.get(SNIPPETS)
+    assert_error(response, 401, "not_authenticated")
+    assert response["WWW-Authenticate"] == 'Bearer realm="api"'
+
+
+def test_unknown_token_is_401_authentication_failed(client, make_caller):
+    make_caller("snippets:read")
+    response = client.get(SNIPPETS, headers={"Authorization": "Bearer " + "x" * 40})
+    assert_error(response, 401, "authentication_failed")
+
+
+def test_malformed_authorization_header_is_401(client, make_caller):
+    caller = make_caller("snippets:read")
+    response = client.get(SNIPPETS, headers={"Authorization": f"Token {caller.token}"})
+    assert_error(response, 401, "authentication_failed")
+
+
+def test_inactive_client_is_401(make_caller):
+    caller = make_caller("snippets:read")
+    ApiClient.objects.filter(pk=caller.client.pk).update(is_active=False)
+    assert_error(caller.get(SNIPPETS), 401, "authentication_failed")
+
+
+def test_missing_scope_is_403_naming_the_scope(make_caller):
+    caller = make_caller("runs:read")
+    body = assert_error(caller.get(SNIPPETS), 403, "permission_denied")
+    assert body["extra"] == {"required_scope": "snippets:read"}
+
+
+def test_read_scope_does_not_allow_writes_and_nothing_is_stored(make_caller):
+    caller = make_caller("snippets:read")
+    assert caller.get(SNIPPETS).status_code == 200
+    body = assert_error(caller.post(SNIPPETS, {"identifier": "x"}), 403, "permission_denied")
+    assert body["extra"] == {"required_scope": "snippets:write"}
+    assert Snippet.objects.count() == 0
+
+
+def test_rate_limit_is_per_client_and_answers_429_with_retry_after(make_caller, settings):
+    settings.API_RATE_LIMIT = "2/min"
+    first, second = make_caller("snippets:read"), make_caller("snippets:read")
+    assert [first.get(SNIPPETS).status_code for _ in range(2)] == [200, 200]
+    response = first.get(SNIPPETS)
+    body = assert_error(response, 429, "throttled")
+    assert 1 <= body["extra"]["retry_after"] <= 60
+    assert response["Retry-After"] == str(body["extra"]["retry_after"])
+    assert second.get(SNIPPETS).status_code == 200
+
+
+def test_oversize_body_is_413_request_too_large_and_stores_nothing(make_caller, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 2048
+    caller = make_caller("snippets:write")
+    payload = {
+        "identifier": "big",
+        "name": "Big",
+        "text": "x" * 4000,
+        "data_class": "public_content",
+        "ceiling": "external_global",
+    }
+    assert len(json.dumps(payload)) > 2048
+    body = assert_error(caller.post(SNIPPETS, payload), 413, "request_too_large")
+    assert body["extra"] == {"limit_bytes": 2048}
+    assert Snippet.objects.count() == 0
+
+
+def test_unknown_api_url_is_a_json_404(make_caller):
+    caller = make_caller()
+    assert_error(caller.get("/api/v1/nothing-here"), 404, "not_found")
+
+
+def test_malformed_json_is_400_parse_error(make_caller):
+    caller = make_caller("snippets:write")
+    response = caller.http.post(
+        SNIPPETS,
+        "{not json",
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {caller.token}"},
+    )
+    assert_error(response, 400, "parse_error")
+    assert Snippet.objects.count() == 0

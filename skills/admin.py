@@ -3,15 +3,19 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import Count, QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.urls import URLPattern, path
 from django.utils.html import format_html, format_html_join
 from simple_history.admin import SimpleHistoryAdmin
 
+from config.admin_history import VersionDiffMixin
 from config.errors import ApplicationError
 from context_assembly.badges import token_badge
 from skills.composition import skill_section
 from skills.models import Skill, SkillAudit, SkillSource
+from skills.review_page import review_decide_view, review_queue_view
 from skills.services import (
     skill_classify,
     skill_disable,
@@ -68,7 +72,9 @@ class SkillSourceAdmin(admin.ModelAdmin):
 
 
 @admin.register(Skill)
-class SkillAdmin(SimpleHistoryAdmin):
+class SkillAdmin(VersionDiffMixin, SimpleHistoryAdmin):
+    diff_field = "body"
+    history_list_display = ["diff"]
     list_display = (
         "name", "source", "path", "is_enabled", "is_orphaned", "trust_level", "data_class", "ceiling",
         "enforcement", "injection_severity", "tokens",
@@ -100,6 +106,39 @@ class SkillAdmin(SimpleHistoryAdmin):
             },
         ),
     )
+
+    def get_urls(self) -> list[URLPattern]:
+        wrap = self.admin_site.admin_view
+        return [
+            path("review/", wrap(self.review_queue), name="skills_skill_review"),
+            path(
+                "review/<int:skill_id>/<str:decision>/",
+                wrap(self.review_decide),
+                name="skills_skill_review_decide",
+            ),
+            *super().get_urls(),
+        ]
+
+    def review_queue(self, request: HttpRequest) -> HttpResponse:
+        return review_queue_view(self, request)
+
+    def review_decide(self, request: HttpRequest, skill_id: int, decision: str) -> HttpResponse:
+        if decision not in ("acknowledge", "disable"):
+            raise PermissionDenied
+        return review_decide_view(self, request, skill_id, decision)
+
+    def revert_disabled(self, request: HttpRequest, obj: Any = None) -> bool:
+        # A version's body, checksum, state and provenance belong together and to the sync: restoring
+        # an old version would pair an old body with today's checksum check, or re-enable a skill the
+        # sync disabled. Versions are for reading; the classification is edited on the change page.
+        return True
+
+    def history_form_view(
+        self, request: HttpRequest, object_id: str, version_id: str, extra_context: Any = None
+    ) -> HttpResponse:
+        if request.method == "POST":
+            raise PermissionDenied  # revert is disabled for skills (see revert_disabled)
+        return super().history_form_view(request, object_id, version_id, extra_context)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # skills come from a source's sync

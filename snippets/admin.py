@@ -8,6 +8,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from simple_history.admin import SimpleHistoryAdmin
 
+from config.admin_history import VersionDiffMixin
 from context_assembly.badges import token_badge
 from snippets.models import Snippet, Tag
 from snippets.services import snippet_promote_enforcement, snippet_save
@@ -45,8 +46,10 @@ class SnippetForm(forms.ModelForm):
 
 
 @admin.register(Snippet)
-class SnippetAdmin(SimpleHistoryAdmin):
+class SnippetAdmin(VersionDiffMixin, SimpleHistoryAdmin):
     form = SnippetForm
+    diff_field = "text"
+    history_list_display = ["diff"]
     list_display = (
         "identifier",
         "name",

@@ -1,8 +1,9 @@
-"""Suite-wide fixtures and the services gate.
+"""Suite-wide fixtures and the services and browser gates.
 
 Tests marked ``services`` need real PostgreSQL (as the default database), Redis and a Celery worker
-binary. When one is missing they are skipped with the reason shown, unless ``REQUIRE_SERVICES=1``,
-which turns the same condition into a failure (CI sets it).
+binary. Tests marked ``browser`` need Debian's Chromium and chromedriver and the selenium package.
+When one is missing they are skipped with the reason shown, unless ``REQUIRE_SERVICES=1``, which turns
+the same condition into a failure (CI sets it).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from django.conf import settings
 pytest_plugins = ["tests.fakes.fixtures"]
 
 _services_problem: str | bool | None = False  # False: not checked yet
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
 
 
 def _find_services_problem() -> str | None:
@@ -56,8 +59,28 @@ def celery_executable() -> str | None:
     return str(beside) if beside.exists() else shutil.which("celery")
 
 
+def browser_problem() -> str | None:
+    for executable in (CHROMIUM, CHROMEDRIVER):
+        if not os.access(executable, os.X_OK):
+            return f"{executable} is missing (apt-get install chromium chromium-driver)"
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "the selenium package is not installed"
+    return None
+
+
+def _gate(problem: str | None, what: str) -> None:
+    if problem:
+        if os.environ.get("REQUIRE_SERVICES") == "1":
+            pytest.fail(f"{what} required but unavailable: {problem}", pytrace=False)
+        pytest.skip(f"{what} unavailable: {problem}")
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     global _services_problem
+    if item.get_closest_marker("browser") is not None:
+        _gate(browser_problem(), "browser")
     if item.get_closest_marker("services") is None:
         return
     if _services_problem is False:

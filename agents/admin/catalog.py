@@ -1,9 +1,14 @@
+"""Providers, models, configurations (with the link to their context preview) and API clients."""
+
 from __future__ import annotations
 
 from django.contrib import admin, messages
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.urls import URLPattern, path, reverse
+from django.utils.html import format_html
 
+from agents.admin.preview import preview_view
 from agents.models import ApiClient, Configuration, ConfigurationFallback, LlmModel, Provider
 from agents.selectors import configuration_zone
 from agents.services import configuration_promote_enforcement
@@ -41,6 +46,7 @@ class ConfigurationAdmin(admin.ModelAdmin):
         "system_prompt_ceiling",
         "system_prompt_enforcement",
         "is_active",
+        "preview_link",
     )
     list_filter = ("system_prompt_enforcement", "system_prompt_data_class", "is_active")
     search_fields = ("identifier", "name")
@@ -71,6 +77,22 @@ class ConfigurationAdmin(admin.ModelAdmin):
             .select_related("model__provider")
             .prefetch_related("fallback_links__model__provider")
         )
+
+    def get_urls(self) -> list[URLPattern]:
+        preview = path(
+            "<path:object_id>/preview/",
+            self.admin_site.admin_view(self.preview),
+            name="agents_configuration_preview",
+        )
+        return [preview, *super().get_urls()]
+
+    def preview(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        return preview_view(self, request, object_id)
+
+    @admin.display(description="Preview")
+    def preview_link(self, obj: Configuration) -> str:
+        url = reverse("admin:agents_configuration_preview", args=[obj.pk])
+        return format_html('<a href="{}">Preview context</a>', url)
 
     @admin.display(description="Serving zone")
     def serving_zone(self, obj: Configuration) -> str:

@@ -1,0 +1,168 @@
+"""The configuration preview page: what a send would assemble, decide and fit, for a sample request.
+
+It calls :func:`agents.runtime.preview.context_preview`, the function behind the preview API, so the
+page shows exactly what the API (and a run) would: the redacted messages role by role, every source's
+outcome for the serving zone, the reports, and the budget breakdown. Like the API it records nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django import forms
+from django.contrib.admin import ModelAdmin
+from django.core.exceptions import PermissionDenied
+from django.forms import BaseFormSet, formset_factory
+from django.http import Http404, HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+
+from agents.admin.budget_bar import BudgetBar, budget_bar
+from agents.models import Configuration
+from agents.runtime.plan import SendRequest
+from agents.runtime.preview import ContextPreview, context_preview
+from config.errors import ApplicationError
+from context_assembly.assembly import ContextItem
+from context_assembly.messages import Message
+from governance.vocabulary import DataClass
+from skills.models import Skill
+
+PREVIEW_PERMISSION = "agents.view_configuration"
+DEFAULT_INPUT = "Summarise what you can help me with."
+_CLASS_CHOICES = [("", "---------"), *DataClass.choices]
+
+
+class SkillChoiceField(forms.ModelMultipleChoiceField):
+    def label_from_instance(self, obj: Any) -> str:
+        state = "" if obj.is_enabled else " (disabled)"
+        return f"{obj.name} — {obj.source.name}{state}"
+
+
+class PreviewForm(forms.Form):
+    task_input = forms.CharField(
+        label="Sample input", widget=forms.Textarea(attrs={"rows": 3, "cols": 80}), initial=DEFAULT_INPUT
+    )
+    input_data_class = forms.ChoiceField(
+        label="Input data class", choices=DataClass.choices, initial=DataClass.EDITOR_CONTENT
+    )
+    request_skills = SkillChoiceField(
+        label="Request skills",
+        queryset=Skill.objects.filter(is_orphaned=False).select_related("source").order_by("name"),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+    )
+    max_tokens = forms.IntegerField(
+        label="Max output tokens", required=False, min_value=1, help_text="Empty: the model's maximum output."
+    )
+
+
+class ContextItemForm(forms.Form):
+    name = forms.CharField(max_length=200, required=False)
+    data_class = forms.ChoiceField(choices=_CLASS_CHOICES, required=False)
+    text = forms.CharField(widget=forms.Textarea(attrs={"rows": 2, "cols": 60}), required=False)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        filled = [bool(data.get(f)) for f in ("name", "data_class", "text")]
+        if any(filled) and not all(filled):
+            raise forms.ValidationError("A context item needs a name, a data class and a text.")
+        return data
+
+
+ContextItemFormSet = formset_factory(ContextItemForm, extra=2, max_num=10, validate_max=True)
+
+
+@dataclass(frozen=True)
+class ShownMessage:
+    role: str
+    content: str
+    tool_calls: tuple[str, ...]
+
+
+def shown_message(message: Message) -> ShownMessage:
+    """A message as text for the page (image parts shown by their URL, never fetched)."""
+    if isinstance(message.content, str):
+        content = message.content
+    else:
+        content = "\n".join(getattr(part, "text", None) or f"[image {part.url}]" for part in message.content)  # type: ignore[union-attr]
+    calls = tuple(f"{call.name}({call.arguments})" for call in message.tool_calls)
+    return ShownMessage(role=message.role, content=content, tool_calls=calls)
+
+
+def preview_request(form: PreviewForm, items: BaseFormSet) -> tuple[SendRequest, int | None]:
+    data = form.cleaned_data
+    context = tuple(
+        ContextItem(name=item["name"], text=item["text"], data_class=item["data_class"])
+        for item in items.cleaned_data
+        if item.get("name")
+    )
+    request = SendRequest(
+        task_input=data["task_input"],
+        input_data_class=data["input_data_class"],
+        caller_context=context,
+        request_skills=tuple(data["request_skills"]),
+    )
+    return request, data.get("max_tokens")
+
+
+def _bound_forms(request: HttpRequest) -> tuple[PreviewForm, Any]:
+    """Bound to the query string once the editor submitted the form; else the defaults, validated."""
+    if "task_input" not in request.GET:
+        initial = {"task_input": DEFAULT_INPUT, "input_data_class": DataClass.EDITOR_CONTENT}
+        items = ContextItemFormSet(
+            prefix="context", data={"context-TOTAL_FORMS": "2", "context-INITIAL_FORMS": "0"}
+        )
+        return PreviewForm(data=initial), items
+    return PreviewForm(data=request.GET), ContextItemFormSet(prefix="context", data=request.GET)
+
+
+def _preview_or_error(
+    form: PreviewForm, items: Any, configuration: Configuration
+) -> tuple[ContextPreview | None, str]:
+    if not (form.is_valid() and items.is_valid()):
+        return None, ""
+    send_request, max_tokens = preview_request(form, items)
+    try:
+        return context_preview(configuration=configuration, request=send_request, max_tokens=max_tokens), ""
+    except ApplicationError as exc:
+        return None, exc.message
+
+
+def preview_view(model_admin: ModelAdmin, request: HttpRequest, object_id: str) -> HttpResponse:
+    """GET only: previewing changes nothing, so the form submits by query string (bookmarkable)."""
+    if not request.user.has_perm(PREVIEW_PERMISSION):
+        raise PermissionDenied
+    configuration = model_admin.get_object(request, object_id)
+    if configuration is None:
+        raise Http404("No such configuration.")
+    form, items = _bound_forms(request)
+    preview, error = _preview_or_error(form, items, configuration)
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "title": f"Context preview: {configuration.identifier}",
+        "opts": model_admin.model._meta,
+        "original": configuration,
+        "configuration": configuration,
+        "form": form,
+        "items": items,
+        "error": error,
+        "preview": preview,
+        **(_preview_context(preview) if preview else {}),
+    }
+    return TemplateResponse(request, "admin/agents/configuration/preview.html", context)
+
+
+def _preview_context(preview: ContextPreview) -> dict[str, Any]:
+    plan = preview.plan
+    bar: BudgetBar = budget_bar(preview.fitted.breakdown.as_dict())
+    return {
+        "messages_shown": [shown_message(message) for message in preview.fitted.messages],
+        "sources": preview.decision.sources,
+        "bar": bar,
+        "tools_offered": [spec.name for spec in plan.assembled.tool_specs],
+        "unknown_tags": plan.unknown_tags,
+        "empty_tags": plan.empty_tags,
+        "dropped_skills": plan.dropped_skills,
+        "denied_tools": [(verdict.name, verdict.denial.value) for verdict in plan.denied_tools],
+        "redactions": sorted(plan.redactions.items()),
+    }

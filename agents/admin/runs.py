@@ -1,0 +1,167 @@
+"""Runs in admin: read-only, with each step's context usage drawn against the window.
+
+Runs are written by the runtime only. The one editor action is cancel, through
+:func:`agents.services.run_cancel`, honoured at the next step boundary.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import Count, QuerySet
+from django.http import HttpRequest
+from django.template.loader import render_to_string
+
+from agents.admin.budget_bar import UsagePoint, budget_bar, usage_chart
+from agents.models import AgentRun, AgentStep, StepStatus
+from agents.runtime.transcript import run_usage
+from agents.services import run_cancel
+from context_assembly.usage import usage_from_step
+
+CANCEL_PERMISSION = "agents.change_agentrun"
+
+
+class ReadOnlyAdminMixin:
+    """Nothing is added, changed or deleted here; viewing needs the model's view permission."""
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+def _usage_label(step: AgentStep) -> str:
+    usage = usage_from_step(step.reported_prompt_tokens, step.estimated_prompt_tokens)
+    return "—" if usage.value is None else f"{usage.value:,} ({usage.provenance})"
+
+
+class AgentStepInline(ReadOnlyAdminMixin, admin.TabularInline):
+    model = AgentStep
+    extra = 0
+    ordering = ("index",)
+    show_change_link = True
+    fields = (
+        "index", "kind", "status", "model", "used_tokens", "cached_tokens", "completion_tokens",
+        "finish_reason", "duration_ms", "error_code",
+    )  # fmt: skip
+    readonly_fields = fields
+
+    @admin.display(description="Context used")
+    def used_tokens(self, obj: AgentStep) -> str:
+        return _usage_label(obj)
+
+
+@admin.register(AgentRun)
+class AgentRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = (
+        "id", "configuration", "status", "termination_reason", "step_count", "context_usage",
+        "prompt_tokens_total", "completion_tokens_total", "created_at",
+    )  # fmt: skip
+    list_filter = ("status", "termination_reason", "configuration")
+    search_fields = ("id", "configuration__identifier", "error_code")
+    date_hierarchy = "created_at"
+    inlines = [AgentStepInline]
+    actions = ["cancel_runs"]
+    fieldsets = (
+        (None, {"fields": ("id", "configuration", "api_client", "status", "termination_reason")}),
+        ("Context usage", {"fields": ("context_usage", "usage_chart")}),
+        ("Request", {"fields": ("input_data_class", "request_skills", "max_tokens", "cancel_requested")}),
+        (
+            "Totals",
+            {
+                "fields": (
+                    "prompt_tokens_total",
+                    "cached_tokens_total",
+                    "completion_tokens_total",
+                    "requeue_count",
+                )
+            },
+        ),
+        ("Outcome", {"fields": ("error_code", "error_message", "created_at", "updated_at", "finished_at")}),
+    )
+    readonly_fields = (
+        "id", "configuration", "api_client", "status", "termination_reason", "context_usage", "usage_chart",
+        "input_data_class", "request_skills", "max_tokens", "cancel_requested", "prompt_tokens_total",
+        "cached_tokens_total", "completion_tokens_total", "requeue_count", "error_code", "error_message",
+        "created_at", "updated_at", "finished_at",
+    )  # fmt: skip
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[AgentRun]:
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("configuration__model", "api_client")
+            .annotate(step_total=Count("steps"))
+        )
+
+    @admin.display(description="Steps", ordering="step_total")
+    def step_count(self, obj: AgentRun) -> int:
+        return obj.step_total  # type: ignore[attr-defined]
+
+    @admin.display(description="Context used")
+    def context_usage(self, obj: AgentRun) -> str:
+        usage, window = run_usage(obj), obj.configuration.model.context_window
+        if usage.value is None:
+            return f"unavailable (window {window:,})"
+        return f"{usage.value:,} of {window:,} ({usage.provenance})"
+
+    @admin.display(description="Used tokens per step")
+    def usage_chart(self, obj: AgentRun) -> str:
+        steps = AgentStep.objects.filter(run=obj, status=StepStatus.COMPLETED).order_by("index")
+        points = [
+            UsagePoint(step.index, usage_from_step(step.reported_prompt_tokens, step.estimated_prompt_tokens))
+            for step in steps
+        ]
+        if not points:
+            return "No completed step yet."
+        return usage_chart(points, obj.configuration.model.context_window)
+
+    def has_cancel_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm(CANCEL_PERMISSION)
+
+    @admin.action(description="Cancel selected runs", permissions=["cancel"])
+    def cancel_runs(self, request: HttpRequest, queryset: QuerySet[AgentRun]) -> None:
+        requested = 0
+        for run in queryset:
+            if run.is_terminal:
+                self.message_user(
+                    request, f"Run {run.id} has already finished ({run.status}).", messages.WARNING
+                )
+                continue
+            run = run_cancel(run=run)
+            self.log_change(request, run, "Cancel requested.")
+            requested += 1
+        if requested:
+            self.message_user(request, f"Cancel requested for {requested} run(s).", messages.SUCCESS)
+
+
+@admin.register(AgentStep)
+class AgentStepAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = ("run", "index", "kind", "status", "model", "used_tokens", "duration_ms", "created_at")
+    list_filter = ("status", "kind")
+    search_fields = ("run__id",)
+    fields = (
+        "run", "index", "kind", "status", "model", "provider", "used_tokens", "reported_prompt_tokens",
+        "estimated_prompt_tokens", "cached_tokens", "completion_tokens", "usage_provenance",
+        "breakdown_bar", "finish_reason", "calibration_ratio", "duration_ms", "error_code", "created_at",
+    )  # fmt: skip
+    readonly_fields = fields
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[AgentStep]:
+        return super().get_queryset(request).select_related("run", "model")
+
+    @admin.display(description="Context used")
+    def used_tokens(self, obj: AgentStep) -> str:
+        return _usage_label(obj)
+
+    @admin.display(description="Budget breakdown")
+    def breakdown_bar(self, obj: AgentStep) -> str:
+        if not obj.breakdown:
+            return "No breakdown (the step did not reach the fit)."
+        # The template escapes every value; render_to_string returns it marked safe.
+        return render_to_string("admin/agents/includes/budget_bar.html", {"bar": budget_bar(obj.breakdown)})

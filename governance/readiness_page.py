@@ -1,0 +1,165 @@
+"""The readiness report as an admin page, with a one-click promotion for rows that are safe to enforce.
+
+An interface module on top of the policy core (DESIGN.md §2): it reads the report from
+:func:`governance.readiness.readiness_report` and promotes through each owning app's service. A
+source is promotable only when no configuration that sends it would refuse it under enforcement;
+the promote view recomputes the report before acting, so a stale page cannot promote a refused row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.admin import ModelAdmin
+from django.core.exceptions import PermissionDenied
+from django.db import models
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import reverse
+
+from agents.models import Configuration
+from agents.services import configuration_promote_enforcement
+from governance.policy import enforcement_mode
+from governance.readiness import ReadinessRow, readiness_report
+from governance.vocabulary import Outcome, SourceKind
+from skills.models import Skill
+from skills.services import skill_promote_enforcement
+from snippets.models import Snippet
+from snippets.services import snippet_promote_enforcement
+
+READINESS_PERMISSION = "governance.view_readiness_report"
+
+
+@dataclass(frozen=True)
+class Promoter:
+    """How one kind of source is found by its report identifier and promoted by its service."""
+
+    permission: str
+    find: Callable[[str], models.Model | None]
+    promote: Callable[[models.Model, HttpRequest], tuple[tuple[str, ...], tuple[tuple[str, str], ...]]]
+
+
+def _skill_by_identifier(identifier: str) -> Skill | None:
+    source_id, _, skill_path = identifier.partition(":")
+    if not source_id.isdigit():
+        return None
+    return Skill.objects.filter(source_id=int(source_id), path=skill_path).first()
+
+
+def _promote_configuration(
+    obj: Any, request: HttpRequest
+) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    result = configuration_promote_enforcement(configurations=[obj], actor=request.user.get_username())
+    return result.promoted, result.skipped
+
+
+def _promote_snippet(obj: Any, request: HttpRequest) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    result = snippet_promote_enforcement(snippets=[obj], actor=request.user)
+    return result.promoted, result.skipped
+
+
+def _promote_skill(obj: Any, request: HttpRequest) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    result = skill_promote_enforcement(skills=[obj], actor=request.user)
+    return result.promoted, result.skipped
+
+
+PROMOTERS: dict[str, Promoter] = {
+    SourceKind.SYSTEM_PROMPT.value: Promoter(
+        "agents.change_configuration",
+        lambda identifier: Configuration.objects.filter(identifier=identifier).first(),
+        _promote_configuration,
+    ),
+    SourceKind.SNIPPET.value: Promoter(
+        "snippets.change_snippet",
+        lambda identifier: Snippet.objects.filter(identifier=identifier).first(),
+        _promote_snippet,
+    ),
+    SourceKind.SKILL.value: Promoter("skills.change_skill", _skill_by_identifier, _promote_skill),
+}
+
+
+@dataclass(frozen=True)
+class ShownRow:
+    row: ReadinessRow
+    promotable: bool  # no configuration would refuse this source, and the user may change it
+    blocked_by: tuple[str, ...]  # configurations that would refuse the source
+
+
+def _refusing(rows: tuple[ReadinessRow, ...]) -> dict[tuple[str, str], tuple[str, ...]]:
+    refusing: dict[tuple[str, str], list[str]] = {}
+    for row in rows:
+        if row.would_be == Outcome.REFUSED:
+            refusing.setdefault((row.kind, row.identifier), []).append(row.configuration)
+    return {key: tuple(value) for key, value in refusing.items()}
+
+
+def shown_rows(rows: tuple[ReadinessRow, ...], request: HttpRequest) -> list[ShownRow]:
+    refusing = _refusing(rows)
+    shown = []
+    for row in rows:
+        promoter = PROMOTERS.get(row.kind)
+        blocked_by = refusing.get((row.kind, row.identifier), ())
+        allowed = promoter is not None and request.user.has_perm(promoter.permission)
+        shown.append(ShownRow(row=row, promotable=allowed and not blocked_by, blocked_by=blocked_by))
+    return shown
+
+
+def readiness_view(model_admin: ModelAdmin, request: HttpRequest) -> HttpResponse:
+    if not request.user.has_perm(READINESS_PERMISSION):
+        raise PermissionDenied
+    report = readiness_report()
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "title": "Governance readiness",
+        "opts": model_admin.model._meta,
+        "rows": shown_rows(report.rows, request),
+        "summary": report.summary,
+        "mode": enforcement_mode().value,
+    }
+    return TemplateResponse(request, "admin/governance/readiness.html", context)
+
+
+def readiness_promote_view(model_admin: ModelAdmin, request: HttpRequest) -> HttpResponse:
+    """Promote one source (``kind`` + ``identifier`` from the form) after re-checking the report."""
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    back = HttpResponseRedirect(reverse("admin:governance_readiness"))
+    kind, identifier = request.POST.get("kind", ""), request.POST.get("identifier", "")
+    promoter = PROMOTERS.get(kind)
+    if not request.user.has_perm(READINESS_PERMISSION) or promoter is None:
+        raise PermissionDenied
+    if not request.user.has_perm(promoter.permission):
+        raise PermissionDenied
+    rows = [row for row in readiness_report().rows if (row.kind, row.identifier) == (kind, identifier)]
+    obj = promoter.find(identifier)
+    if not rows or obj is None:
+        model_admin.message_user(
+            request, f"{identifier} is not an observed source any more.", messages.WARNING
+        )
+        return back
+    refusing = sorted(row.configuration for row in rows if row.would_be == Outcome.REFUSED)
+    if refusing:
+        message = f"Not promoted {identifier}: enforcement would refuse it for {', '.join(refusing)}."
+        model_admin.message_user(request, message, messages.ERROR)
+        return back
+    promoted, skipped = promoter.promote(obj, request)
+    _report(model_admin, request, obj, promoted, skipped)
+    return back
+
+
+def _report(
+    model_admin: ModelAdmin,
+    request: HttpRequest,
+    obj: models.Model,
+    promoted: tuple[str, ...],
+    skipped: tuple[tuple[str, str], ...],
+) -> None:
+    if promoted:
+        # Logged on the promoted row itself (log_change uses the object's own content type).
+        model_admin.log_change(request, obj, "Promoted to enforce from the readiness report.")
+        model_admin.message_user(request, f"Promoted: {', '.join(promoted)}.", messages.SUCCESS)
+    for identifier, reason in skipped:
+        model_admin.message_user(request, f"Not promoted {identifier}: {reason}.", messages.WARNING)

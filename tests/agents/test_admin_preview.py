@@ -1,0 +1,142 @@
+"""The configuration preview page: the API's preview, drawn for editors, behind admin permissions."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+
+from agents.runtime.plan import SendRequest
+from agents.runtime.preview import context_preview
+from context_assembly.assembly import ContextItem
+from governance.models import GovernanceEvent
+from governance.vocabulary import DataClass, TrustZone
+from tests.editors import editor_make
+from tests.factories import configuration_make, skill_make, snippet_make
+
+pytestmark = pytest.mark.django_db
+
+
+def preview_url(configuration) -> str:
+    return f"/admin/agents/configuration/{configuration.pk}/preview/"
+
+
+def submitted(**fields) -> dict[str, str]:
+    data = {
+        "task_input": "Draft the issue.",
+        "input_data_class": DataClass.PUBLIC_CONTENT,
+        "context-TOTAL_FORMS": "2",
+        "context-INITIAL_FORMS": "0",
+    }
+    data.update(fields)
+    return data
+
+
+def test_preview_page_shows_the_same_sources_and_breakdown_as_the_preview_function(admin_client):
+    snippet_make(identifier="tone", name="Tone", text="Warm.", tags=("tone",))
+    snippet_make(
+        identifier="runbook", name="Runbook", text="Restart X.", tags=("tone",),
+        data_class=DataClass.SOURCE_CODE, ceiling=TrustZone.EXTERNAL_EU,
+    )  # fmt: skip
+    configuration = configuration_make(zone=TrustZone.EXTERNAL_GLOBAL, snippet_tags=["tone", "ghost"])
+    query = submitted(
+        **{"context-0-name": "brief", "context-0-data_class": "editor_content", "context-0-text": "Notes."}
+    )
+
+    response = admin_client.get(preview_url(configuration), query)
+
+    expected = context_preview(
+        configuration=configuration,
+        request=SendRequest(
+            task_input="Draft the issue.",
+            input_data_class=DataClass.PUBLIC_CONTENT,
+            caller_context=(ContextItem("brief", "Notes.", "editor_content"),),
+        ),
+    )
+    assert response.status_code == 200
+    shown = response.context["sources"]
+    assert shown == expected.decision.sources
+    assert [(s.identifier, s.outcome.value) for s in shown] == [
+        (configuration.identifier, "allowed"), ("runbook", "refused"), ("tone", "allowed"),
+        ("brief", "allowed"), ("task_input", "allowed"),
+    ]  # fmt: skip
+    bar = response.context["bar"]
+    breakdown = expected.fitted.breakdown
+    assert {s.key: s.tokens for s in bar.segments}["snippets"] == breakdown.snippets
+    assert sum(s.tokens for s in bar.segments) == breakdown.window
+    html = response.content.decode()
+    assert '<span class="verdict verdict-no" id="verdict">Would not send</span>' in html
+    assert '<span class="outcome outcome-refused">refused</span>' in html
+    assert "Unknown tags: <code>ghost</code>" in html
+    assert GovernanceEvent.objects.count() == 0
+
+
+def test_messages_render_escaped_role_by_role_after_redaction(admin_client):
+    snippet_make(identifier="tone", name="Tone", text="<b>Warm</b>", tags=("tone",))
+    configuration = configuration_make(snippet_tags=["tone"], system_prompt="Be kind.")
+    token = "gh" + "p_" + "Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo8"
+
+    response = admin_client.get(preview_url(configuration), submitted(task_input=f"Use {token}"))
+
+    html = response.content.decode()
+    assert [m.role for m in response.context["messages_shown"]] == ["system", "user"]
+    assert "<pre>Be kind.\n\nTone:\n&lt;b&gt;Warm&lt;/b&gt;</pre>" in html
+    assert "<pre>Use [REDACTED:github_token]</pre>" in html
+    assert token not in html[html.index('id="messages"') :]  # the form echoes the editor's own input
+    assert "1 x <code>github_token</code>" in html
+
+
+def test_request_skills_are_added_to_the_first_user_message(admin_client, tmp_path):
+    skill = skill_make(tmp_path, name="house-style", body="Write plainly.\n")
+    configuration = configuration_make()
+
+    response = admin_client.get(preview_url(configuration), submitted(request_skills=[str(skill.pk)]))
+
+    sources = [(s.kind.value, s.identifier) for s in response.context["sources"]]
+    assert ("skill", skill.identifier) in sources
+    assert "Write plainly." in response.context["messages_shown"][1].content
+
+
+def test_the_page_opens_with_a_default_request_and_links_from_the_configuration(admin_client):
+    configuration = configuration_make()
+    response = admin_client.get(preview_url(configuration))
+    assert response.status_code == 200
+    assert response.context["messages_shown"][-1].content == "Summarise what you can help me with."
+    change = admin_client.get(f"/admin/agents/configuration/{configuration.pk}/change/").content.decode()
+    listing = admin_client.get("/admin/agents/configuration/").content.decode()
+    link = f'<a href="{preview_url(configuration)}">Preview context</a>'
+    assert link in change
+    assert link in listing
+
+
+def test_an_incomplete_context_item_is_a_form_error_and_no_preview(admin_client):
+    configuration = configuration_make()
+    response = admin_client.get(preview_url(configuration), submitted(**{"context-0-name": "brief"}))
+    assert response.status_code == 200
+    assert response.context["preview"] is None
+    assert "A context item needs a name, a data class and a text." in response.content.decode()
+
+
+def test_non_staff_users_are_sent_to_the_login_page(client):
+    configuration = configuration_make()
+    User.objects.create_user(username="reader", password="pw-" + "reader")
+    client.login(username="reader", password="pw-" + "reader")
+    response = client.get(preview_url(configuration))
+    assert response.status_code == 302
+    assert response["Location"].startswith("/admin/login/")
+
+
+def test_staff_without_configuration_permission_get_403(client):
+    configuration = configuration_make()
+    staff = User.objects.create_user(username="staff", password="pw-" + "staff", is_staff=True)
+    client.force_login(staff)
+    assert client.get(preview_url(configuration)).status_code == 403
+
+
+def test_editors_may_open_the_preview(client):
+    configuration = configuration_make()
+    client.force_login(editor_make())
+    assert client.get(preview_url(configuration)).status_code == 200
+
+
+def test_an_unknown_configuration_is_404(admin_client):
+    assert admin_client.get("/admin/agents/configuration/999999/preview/").status_code == 404

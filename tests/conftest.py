@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-pytest_plugins = ["tests.fakes.fixtures"]
+pytest_plugins = ["tests.fakes.fixtures", "tests.network_guard"]
 
 _services_problem: str | bool | None = False  # False: not checked yet
 CHROMIUM = "/usr/bin/chromium"

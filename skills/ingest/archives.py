@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 import stat
 import zipfile
+import zlib
 from pathlib import Path
 
 from skills.errors import SkillArchiveRejected, SkillMarketplaceInvalid, SkillSourceInvalid
@@ -46,7 +47,17 @@ def fetch_archive(source: SkillSource, *, limits: SyncLimits) -> Snapshot:
         with zipfile.ZipFile(path) as archive:
             members = validate_archive(archive)
             return _snapshot(archive, members, limits)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError, RuntimeError) as exc:
+    # zipfile reports a damaged archive in many ways: a member name flagged UTF-8 that is not
+    # (UnicodeDecodeError, a ValueError), corrupt compressed data (zlib.error), truncated headers.
+    except (
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        EOFError,
+        NotImplementedError,
+        RuntimeError,
+        ValueError,
+        zlib.error,
+    ) as exc:
         raise SkillArchiveRejected(
             f"The archive cannot be read ({type(exc).__name__}).", rule="invalid"
         ) from None

@@ -4,6 +4,10 @@ Rules (each refusal is a typed error, raised before anything is sent):
 
 - https only; the host must be one of :data:`ALLOWED_HOSTS` (exact, case-insensitive), on the default
   port; a URL carrying credentials (``user:pass@``) is refused;
+- the host name is resolved first and refused when any address it resolves to is not global (loopback,
+  private, link-local, unique-local, reserved): an allow-listed name must never lead to an internal
+  service (SSRF through a poisoned resolver or hosts file). The connection resolves the name again, so
+  this narrows, but does not close, a DNS-rebinding window;
 - redirects are never followed: any 3xx answer is :class:`GitHubRedirectRefused`;
 - explicit timeouts, never longer than what is left of the sync's time budget; bodies are read in
   chunks and refused past a byte cap;
@@ -11,13 +15,16 @@ Rules (each refusal is a typed error, raised before anything is sent):
 - the token (if any) goes in the ``Authorization`` header only, and is never logged or put in an error.
 
 ``transport`` exists for tests: a loopback test server is reached by injecting an ``httpx`` transport that
-serves the allow-listed host names locally. The checks above still run on the original URL. Production
+serves the allow-listed host names locally. The URL checks above still run on the original URL; the
+address check runs only without an injected transport (the names are then never resolved). Production
 passes no transport, so httpx's default TLS transport (certificate verification on) is used.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
+import socket
 from typing import Any
 
 import httpx
@@ -60,6 +67,20 @@ def check_url(url: str) -> httpx.URL:
     return parsed
 
 
+def check_addresses(host: str) -> None:
+    """Resolve ``host`` and refuse it unless every address is global. Raises before any connection."""
+    try:
+        resolved = socket.getaddrinfo(host, 443, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        raise SkillFetchError(f"Host {host[:100]!r} could not be resolved.") from None
+    for _family, _type, _proto, _name, address in resolved:
+        ip = ipaddress.ip_address(str(address[0]).split("%", 1)[0])
+        if not ip.is_global:
+            raise GitHubUrlRefused(
+                f"Host {host[:100]!r} resolves to a non-public address.", extra={"host": host[:100]}
+            )
+
+
 class GitHubClient:
     """A short-lived client for one sync. Use as a context manager."""
 
@@ -74,6 +95,7 @@ class GitHubClient:
         self._token = token
         self._deadline = deadline
         self._request_timeout = request_timeout
+        self._check_addresses = transport is None
         self._client = httpx.Client(transport=transport, follow_redirects=False, trust_env=False)
 
     def __enter__(self) -> GitHubClient:
@@ -93,6 +115,8 @@ class GitHubClient:
         """The body of a 200 answer, at most ``limit`` bytes. Raises the typed errors of the module
         docstring, :class:`GitHubNotFound` for a 404, and ``DeadlineExceeded`` when no time is left."""
         parsed = check_url(url)
+        if self._check_addresses:
+            check_addresses(parsed.host)
         remaining = self._deadline.check()
         headers = {"Accept": accept, "User-Agent": USER_AGENT, "X-GitHub-Api-Version": "2022-11-28"}
         if self._token:

@@ -33,10 +33,7 @@ class DataClass(models.TextChoices):
     @property
     def ceiling(self) -> TrustZone:
         """The least trusted zone that accepts this class."""
-        return max(
-            (zone for zone in TrustZone if self.rank <= zone.max_data_class.rank),
-            key=lambda zone: zone.rank,
-        )
+        return _CLASS_CEILING[self]
 
 
 class TrustZone(models.TextChoices):
@@ -154,3 +151,12 @@ def least_trusted(zones: list[TrustZone] | tuple[TrustZone, ...]) -> TrustZone:
 def stricter_ceiling(a: TrustZone, b: TrustZone) -> TrustZone:
     """Of two ceilings, the one that allows fewer zones (the more trusted zone)."""
     return a if a.rank <= b.rank else b
+
+
+# The least trusted zone accepting each class, derived once from the zone table above.
+_CLASS_CEILING = {
+    data_class: max(
+        (zone for zone in TrustZone if data_class.rank <= _ZONE_ACCEPTS[zone].rank), key=lambda zone: zone.rank
+    )
+    for data_class in DataClass
+}

@@ -87,6 +87,8 @@ class Redactions:
         if not value:
             return value
         result = REDACTION_MEMO.redact(value)
+        if not result.findings:
+            return value  # the same object: an unchanged message is reused with its cached digest
         for kind, count in result.counts_by_kind().items():
             self.counts[kind] = self.counts.get(kind, 0) + count
         return result.text

@@ -156,7 +156,8 @@ def stricter_ceiling(a: TrustZone, b: TrustZone) -> TrustZone:
 # The least trusted zone accepting each class, derived once from the zone table above.
 _CLASS_CEILING = {
     data_class: max(
-        (zone for zone in TrustZone if data_class.rank <= _ZONE_ACCEPTS[zone].rank), key=lambda zone: zone.rank
+        (zone for zone in TrustZone if data_class.rank <= _ZONE_ACCEPTS[zone].rank),
+        key=lambda zone: zone.rank,
     )
     for data_class in DataClass
 }

@@ -31,7 +31,7 @@ from agents.scopes import SCOPES
 from context_assembly.assembly import ContextItem
 from context_assembly.fitting import BudgetBreakdown
 from governance.errors import ContextRefused
-from governance.services import EventContext
+from governance.services import EventContext, PromotionResult
 from governance.vocabulary import DataClass, Enforcement
 from skills.models import Skill
 from skills.selectors import skills_in_order
@@ -75,12 +75,6 @@ def api_client_create(
     if configurations:
         client.configurations.set(configurations)
     return IssuedClient(client=client, token=token)
-
-
-@dataclass(frozen=True)
-class PromotionResult:
-    promoted: tuple[str, ...]
-    skipped: tuple[tuple[str, str], ...]  # (identifier, reason)
 
 
 def configuration_promote_enforcement(*, configurations: list[Configuration], actor: str) -> PromotionResult:

@@ -10,6 +10,7 @@ operations, so the pattern cannot drift between apps.
 from __future__ import annotations
 
 from django.db import migrations, models
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
 
 from governance.vocabulary import DataClass, Enforcement, TrustZone
 
@@ -69,3 +70,36 @@ def add_classification(
         )
     )
     return operations
+
+
+def append_only_trigger(table: str) -> migrations.RunPython:
+    """On PostgreSQL, a trigger rejecting UPDATE and DELETE on ``table`` in the database itself.
+
+    The ORM already refuses both (``AppendOnlyModel``); the trigger also stops raw SQL and other
+    clients. TRUNCATE stays possible (test database flushes, deliberate retention jobs), as it fires
+    no row triggers. SQLite has no equivalent worth its complexity and relies on the ORM guard.
+    """
+    name = f"{table}_append_only"
+    create = f"""
+CREATE OR REPLACE FUNCTION {name}() RETURNS trigger AS $$
+BEGIN
+    RAISE EXCEPTION '{table} is append-only: % refused', TG_OP
+        USING ERRCODE = 'insufficient_privilege';
+END;
+$$ LANGUAGE plpgsql;
+DROP TRIGGER IF EXISTS {name} ON {table};
+CREATE TRIGGER {name}
+    BEFORE UPDATE OR DELETE ON {table}
+    FOR EACH ROW EXECUTE FUNCTION {name}();
+"""
+    drop = f"DROP TRIGGER IF EXISTS {name} ON {table};\nDROP FUNCTION IF EXISTS {name}();"
+
+    def install(apps: object, schema_editor: BaseDatabaseSchemaEditor) -> None:
+        if schema_editor.connection.vendor == "postgresql":
+            schema_editor.execute(create, params=None)
+
+    def uninstall(apps: object, schema_editor: BaseDatabaseSchemaEditor) -> None:
+        if schema_editor.connection.vendor == "postgresql":
+            schema_editor.execute(drop, params=None)
+
+    return migrations.RunPython(install, uninstall)

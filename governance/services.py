@@ -128,3 +128,12 @@ def decision_as_dict(decision: ContextDecision) -> dict[str, object]:
             for s in decision.sources
         ],
     }
+
+
+@dataclass(frozen=True)
+class PromotionResult:
+    """What a promotion of observe rows to enforce did: every row is either promoted or skipped with
+    a reason, never silently left out."""
+
+    promoted: tuple[str, ...]
+    skipped: tuple[tuple[str, str], ...]  # (identifier, reason)

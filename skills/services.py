@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -13,6 +12,7 @@ from django.utils import timezone
 
 from config.errors import ApplicationError
 from governance.guardrails.injection import InjectionSeverity
+from governance.services import PromotionResult
 from governance.vocabulary import Enforcement
 from skills.audit import audit_record, history_user
 from skills.errors import (
@@ -211,12 +211,6 @@ def skill_classify(*, skill: Skill, data_class: str, ceiling: str, enforcement: 
     row = Skill.objects.select_for_update().get(pk=skill.pk)
     row.data_class, row.ceiling, row.enforcement = data_class, ceiling, enforcement
     return _save(row, actor, "classification edited")
-
-
-@dataclass(frozen=True)
-class PromotionResult:
-    promoted: tuple[str, ...]
-    skipped: tuple[tuple[str, str], ...]  # (identifier, reason)
 
 
 def skill_promote_enforcement(*, skills: Sequence[Skill], actor: Any) -> PromotionResult:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from governance.guardrails.injection import max_severity, scan_for_injection
+from governance.services import PromotionResult
 from governance.vocabulary import Enforcement
 from snippets.models import Snippet, Tag, normalise_tag
 
@@ -58,12 +58,6 @@ def snippet_save(
 
 def snippet_create(*, actor: Any = None, tag_names: Sequence[str] = (), **fields: Any) -> Snippet:
     return snippet_save(snippet=Snippet(**fields), tag_names=tag_names, actor=actor, reason="created")
-
-
-@dataclass(frozen=True)
-class PromotionResult:
-    promoted: tuple[str, ...]
-    skipped: tuple[tuple[str, str], ...]  # (identifier, reason)
 
 
 def snippet_promote_enforcement(*, snippets: Sequence[Snippet], actor: Any) -> PromotionResult:

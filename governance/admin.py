@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import URLPattern, path
 
 from governance.models import GovernanceEvent
-from governance.readiness_page import readiness_promote_view, readiness_view
+from governance.views import readiness_promote_view, readiness_view
 
 
 @admin.register(GovernanceEvent)

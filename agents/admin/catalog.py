@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
@@ -12,6 +15,7 @@ from agents.admin.preview import preview_view
 from agents.models import ApiClient, Configuration, ConfigurationFallback, LlmModel, Provider
 from agents.selectors import configuration_zone
 from agents.services import configuration_promote_enforcement
+from context_assembly.profiles import CATALOGUE, catalogue_get
 
 
 @admin.register(Provider)
@@ -21,8 +25,59 @@ class ProviderAdmin(admin.ModelAdmin):
     search_fields = ("identifier", "name")
 
 
+class LlmModelForm(forms.ModelForm):
+    """Window, output limit and tokenizer come from the built-in catalogue when left empty, so nobody
+    types a well-known model's figures by hand; a model outside the catalogue must declare them."""
+
+    CATALOGUE_FIELDS = ("context_window", "max_output_tokens", "tokenizer")
+
+    class Meta:
+        model = LlmModel
+        fields = (
+            "provider",
+            "model_id",
+            "context_window",
+            "max_output_tokens",
+            "tokenizer",
+            "input_price_per_million",
+            "output_price_per_million",
+            "is_active",
+        )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        known = ", ".join(sorted(CATALOGUE))
+        for name in self.CATALOGUE_FIELDS:
+            self.fields[name].required = False
+            self.fields[name].help_text = f"Leave empty for a catalogue model ({known})."
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        missing = [name for name in self.CATALOGUE_FIELDS if data.get(name) in (None, "")]
+        if not missing:
+            return data
+        entry = catalogue_get(data.get("model_id") or "")
+        if entry is None:
+            for name in missing:
+                self.add_error(name, "Required: this model is not in the built-in catalogue.")
+            return data
+        figures = {
+            "context_window": entry.profile.context_window,
+            "max_output_tokens": entry.profile.max_output_tokens,
+            "tokenizer": entry.profile.tokenizer,
+        }
+        for name in missing:
+            if figures[name] is None:
+                self.add_error(name, f"Required: the catalogue declares no {name} ({entry.source}).")
+            else:
+                data[name] = figures[name]
+                setattr(self.instance, name, figures[name])
+        return data
+
+
 @admin.register(LlmModel)
 class LlmModelAdmin(admin.ModelAdmin):
+    form = LlmModelForm
     list_display = ("model_id", "provider", "context_window", "max_output_tokens", "tokenizer", "is_active")
     list_filter = ("provider", "tokenizer", "is_active")
     search_fields = ("model_id",)

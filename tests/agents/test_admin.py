@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from django.contrib.admin.models import LogEntry
 
-from agents.models import Configuration
+from agents.models import Configuration, LlmModel
 from governance.vocabulary import DataClass, Enforcement, TrustZone
-from tests.factories import configuration_make
+from tests.factories import configuration_make, provider_make
 
 pytestmark = pytest.mark.django_db
 
@@ -58,3 +58,40 @@ def test_promote_action_enforces_declared_rows_and_reports_undeclared_ones(admin
 
 def test_api_clients_cannot_be_added_in_admin(admin_client):
     assert admin_client.get("/admin/agents/apiclient/add/").status_code == 403
+
+
+MODEL_FORM = {
+    "model_id": "gpt-4o-mini",
+    "context_window": "",
+    "max_output_tokens": "",
+    "tokenizer": "",
+    "input_price_per_million": "0",
+    "output_price_per_million": "0",
+    "is_active": "on",
+}
+
+
+def test_catalogue_model_figures_are_filled_in_when_left_empty(admin_client):
+    provider = provider_make()
+    response = admin_client.post("/admin/agents/llmmodel/add/", {**MODEL_FORM, "provider": provider.pk})
+    assert response.status_code == 302
+    model = LlmModel.objects.get(model_id="gpt-4o-mini")
+    assert (model.context_window, model.max_output_tokens, model.tokenizer) == (128_000, 16_384, "o200k_base")
+
+
+def test_declared_figures_win_over_the_catalogue(admin_client):
+    provider = provider_make()
+    form = {**MODEL_FORM, "provider": provider.pk, "context_window": "64000", "max_output_tokens": "4000"}
+    admin_client.post("/admin/agents/llmmodel/add/", form)
+    model = LlmModel.objects.get(model_id="gpt-4o-mini")
+    assert (model.context_window, model.max_output_tokens, model.tokenizer) == (64_000, 4_000, "o200k_base")
+
+
+def test_a_model_outside_the_catalogue_must_declare_its_figures(admin_client):
+    provider = provider_make()
+    response = admin_client.post(
+        "/admin/agents/llmmodel/add/", {**MODEL_FORM, "provider": provider.pk, "model_id": "in-house-7b"}
+    )
+    assert response.status_code == 200
+    assert response.content.decode().count("Required: this model is not in the built-in catalogue.") == 3
+    assert not LlmModel.objects.filter(model_id="in-house-7b").exists()

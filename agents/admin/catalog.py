@@ -52,7 +52,7 @@ class LlmModelForm(forms.ModelForm):
             self.fields[name].help_text = f"Leave empty for a catalogue model ({known})."
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        data = super().clean() or self.cleaned_data
         missing = [name for name in self.CATALOGUE_FIELDS if data.get(name) in (None, "")]
         if not missing:
             return data

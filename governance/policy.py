@@ -6,6 +6,7 @@ decides. Every caller (agent runtime, preview API, readiness report, admin) uses
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -140,30 +141,37 @@ def decide(
 
 
 def _decide_one(source: Source, zone: TrustZone, mode: EnforcementMode) -> SourceDecision:
-    observing = mode == EnforcementMode.PER_ROW and source.enforcement == Enforcement.OBSERVE
+    declared, ceiling, applied, outcome, reason = _verdict(
+        source.data_class, source.ceiling, source.enforcement, zone, mode
+    )
+    return SourceDecision(source.kind, source.identifier, declared, ceiling, applied, outcome, reason)
+
+
+@functools.lru_cache(maxsize=4096)
+def _verdict(
+    data_class: str | None,
+    declared_ceiling: str | None,
+    enforcement: str,
+    zone: TrustZone,
+    mode: EnforcementMode,
+) -> tuple[DataClass | None, TrustZone, Enforcement, Outcome, str]:
+    """The decision for one classification in one zone: a pure function of its arguments, memoised
+    because a long transcript repeats the same few classifications many times."""
+    observing = mode == EnforcementMode.PER_ROW and enforcement == Enforcement.OBSERVE
     applied = Enforcement.OBSERVE if observing else Enforcement.ENFORCE
-    declared = DataClass.parse(source.data_class)
+    declared = DataClass.parse(data_class)
     if declared is None:
         if observing:
-            return SourceDecision(
-                source.kind,
-                source.identifier,
-                None,
-                TrustZone.LOCAL,
-                applied,
-                Outcome.OBSERVED,
-                "undeclared data class",
-            )
+            return None, TrustZone.LOCAL, applied, Outcome.OBSERVED, "undeclared data class"
         effective_class = DataClass.SECRET_ADJACENT
-        unknown = "undeclared" if source.data_class in (None, "") else "unknown"
+        unknown = "undeclared" if data_class in (None, "") else "unknown"
         reason_prefix = f"{unknown} data class treated as {effective_class.value}; "
     else:
         effective_class = declared
         reason_prefix = ""
-    ceiling = effective_ceiling(effective_class, source.ceiling)
+    ceiling = effective_ceiling(effective_class, declared_ceiling)
     if zone.rank <= ceiling.rank:
-        outcome, reason = Outcome.ALLOWED, f"{zone.value} is within ceiling {ceiling.value}"
-    else:
-        outcome = Outcome.OBSERVED if observing else Outcome.REFUSED
-        reason = f"{reason_prefix}{zone.value} is less trusted than ceiling {ceiling.value}"
-    return SourceDecision(source.kind, source.identifier, declared, ceiling, applied, outcome, reason)
+        return declared, ceiling, applied, Outcome.ALLOWED, f"{zone.value} is within ceiling {ceiling.value}"
+    outcome = Outcome.OBSERVED if observing else Outcome.REFUSED
+    reason = f"{reason_prefix}{zone.value} is less trusted than ceiling {ceiling.value}"
+    return declared, ceiling, applied, outcome, reason

@@ -1,4 +1,19 @@
+import uuid
+from typing import Any
+
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
+
+
+def catalog_version_ensure(sender: AppConfig, using: str = "default", **kwargs: Any) -> None:
+    """Recreate the catalogue token row after a flush (migrations create it): without it, workers
+    resolve every configuration at every send, which is correct but slow."""
+    from agents.models import CatalogVersion
+    from agents.models.catalog import CATALOG_VERSION_ID
+
+    CatalogVersion.objects.using(using).get_or_create(
+        id=CATALOG_VERSION_ID, defaults={"token": uuid.uuid4().hex}
+    )
 
 
 class AgentsConfig(AppConfig):
@@ -9,3 +24,4 @@ class AgentsConfig(AppConfig):
         from agents.tools.builtins import register_builtins
 
         register_builtins()
+        post_migrate.connect(catalog_version_ensure, sender=self, dispatch_uid="agents.catalog_version")

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
+from typing import TypeVar
 
-from django.db.models import QuerySet
+from django.db.models import Model, QuerySet, Subquery
 
-from agents.models import AgentRun, ApiClient, Configuration, LlmModel
+from agents.models import AgentRun, ApiClient, CatalogVersion, Configuration, LlmModel
+from agents.models.catalog import CATALOG_VERSION_ID
 from governance.policy import Source
 from governance.vocabulary import SourceKind, TrustZone, least_trusted
 from skills.composition import skill_sources
 from snippets.composition import snippet_sources
 from snippets.selectors import snippet_select
+
+_M = TypeVar("_M", bound=Model)
 
 
 def configuration_get(*, identifier: str) -> Configuration:
@@ -26,17 +31,57 @@ def configuration_list() -> list[Configuration]:
     )
 
 
-def configuration_zone(configuration: Configuration, *, serving_model: LlmModel | None = None) -> TrustZone:
+def configuration_zone(
+    configuration: Configuration,
+    *,
+    serving_model: LlmModel | None = None,
+    fallbacks: Sequence[LlmModel] | None = None,
+) -> TrustZone:
     """The zone a call for ``configuration`` goes to (DESIGN.md §4).
 
     The least trusted of the serving model's provider zone and every fallback's provider zone (one
     hop: fallbacks are models, they have no fallbacks of their own). ``serving_model`` defaults to
-    the configuration's model. Unknown or empty stored zones count as ``external_global``.
+    the configuration's model, ``fallbacks`` to its fallback models as stored. Unknown or empty
+    stored zones count as ``external_global``.
     """
     model = serving_model if serving_model is not None else configuration.model
-    zones = [model.provider.zone]
-    zones.extend(link.model.provider.zone for link in configuration.fallback_links.all())
-    return least_trusted(zones)
+    if fallbacks is None:
+        fallbacks = configuration_fallbacks(configuration)
+    return least_trusted([model.provider.zone, *(fallback.provider.zone for fallback in fallbacks)])
+
+
+def configuration_fallbacks(configuration: Configuration) -> list[LlmModel]:
+    """The fallback models in their order, with their providers (from a prefetch when there is one)."""
+    links = configuration.fallback_links.all()
+    if "fallback_links" not in getattr(configuration, "_prefetched_objects_cache", {}):
+        links = links.select_related("model__provider")
+    return [link.model for link in links]
+
+
+def run_client_name(run: AgentRun) -> str:
+    """The name of the API client that started ``run`` ("" for none), as the step's claim read it
+    when it did, else from the database."""
+    name = getattr(run, "api_client_name", None)
+    if isinstance(name, str):
+        return name
+    client = run.api_client
+    return client.name if client is not None else ""
+
+
+CATALOG_TOKEN = "catalog_token"
+
+
+def with_catalog_token(queryset: QuerySet[_M]) -> QuerySet[_M]:
+    """``queryset`` with the catalogue token annotated on each row, read in the same statement (so
+    in the same snapshot) as the row itself; what a configuration resolves to is cached under it."""
+    token = CatalogVersion.objects.filter(id=CATALOG_VERSION_ID).values("token")[:1]
+    return queryset.annotate(**{CATALOG_TOKEN: Subquery(token)})
+
+
+def catalog_token_of(instance: object) -> str | None:
+    """The token ``with_catalog_token`` read with ``instance``, or None (then nothing is cached)."""
+    token = getattr(instance, CATALOG_TOKEN, None)
+    return token if isinstance(token, str) else None
 
 
 def configuration_sources(configuration: Configuration) -> list[Source]:
@@ -75,7 +120,8 @@ def configuration_list_for_client(*, api_client: ApiClient) -> QuerySet[Configur
 def configuration_get_for_client(*, api_client: ApiClient, identifier: str) -> Configuration | None:
     """The configuration, or None when it is unknown **or** not allowed for ``api_client`` (the caller
     answers both alike, so a client cannot probe for configurations it may not use)."""
-    return configuration_list_for_client(api_client=api_client).filter(identifier=identifier).first()
+    configurations = configuration_list_for_client(api_client=api_client).filter(identifier=identifier)
+    return with_catalog_token(configurations).first()
 
 
 def run_list_for_client(*, api_client: ApiClient) -> QuerySet[AgentRun]:

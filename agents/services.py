@@ -20,7 +20,6 @@ from agents.models import (
     LlmModel,
     RunStatus,
     TerminationReason,
-    ToolSetting,
 )
 from agents.models.runs import TERMINAL_STATUSES
 from agents.providers.base import ProviderReply
@@ -212,8 +211,7 @@ def completion_create(
     if not configuration.is_active:
         raise ConfigurationInactive(f"Configuration {configuration.identifier!r} is not active.")
     request_id = uuid.uuid4().hex
-    disabled = list(ToolSetting.objects.filter(is_enabled=False).values_list("name", flat=True))
-    plan = send_plan(configuration=configuration, request=request, disabled_tools=disabled)
+    plan = send_plan(configuration=configuration, request=request)
     events = EventContext(
         correlation_id=request_id,
         provider=plan.model.provider.identifier,

@@ -2,6 +2,7 @@
 
 from agents.models.catalog import (
     ApiClient,
+    CatalogVersion,
     Configuration,
     ConfigurationFallback,
     ConfigurationSkill,
@@ -27,6 +28,7 @@ __all__ = [
     "AgentRun",
     "AgentStep",
     "ApiClient",
+    "CatalogVersion",
     "Configuration",
     "ConfigurationFallback",
     "ConfigurationSkill",

@@ -36,6 +36,25 @@ SKILL_MODES = [
 ]
 
 
+CATALOG_VERSION_ID = 1
+
+
+class CatalogVersion(models.Model):
+    """One row whose token changes whenever anything a send plan is built from changes.
+
+    Database triggers (migration 0006) replace the token on every insert, update and delete of the
+    catalogue tables a plan reads (snippets and their tags, skills and their sources, providers,
+    models, configurations with their skill and fallback links, tool settings), whichever client
+    writes them. Workers keep a configuration's resolved parts only under the token they were built
+    under. A model's calibration update does not change it: the serving model is read at every send.
+    """
+
+    token = models.CharField(max_length=64)
+
+    def __str__(self) -> str:
+        return self.token
+
+
 class Provider(models.Model):
     """Where models are served. The API key is read from the named environment variable, never stored."""
 

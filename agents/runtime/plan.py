@@ -10,13 +10,12 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-
-from django.conf import settings
 
 from agents.models import Configuration, LlmModel
 from agents.providers.base import ProviderConfig
+from agents.runtime.parts import PARTS, compose_skills, configuration_skills
 from agents.selectors import configuration_zone
 from agents.tools.gate import ToolPolicy, ToolVerdict, tools_offered
 from agents.tools.registry import Tool
@@ -27,10 +26,9 @@ from governance.guardrails.redaction import Redaction, redact
 from governance.policy import Source
 from governance.services import EventContext, governance_event_record
 from governance.vocabulary import Decision, Enforcement, EventOutcome, SourceKind, TrustZone
-from skills.composition import SkillBlock, SkillMode, skill_block
+from skills.composition import SkillBlock, SkillMode
 from skills.models import Skill
 from snippets.composition import snippet_block, snippet_sources
-from snippets.selectors import snippet_select
 
 LOAD_SKILL_TOOL = "load_skill"
 
@@ -77,6 +75,39 @@ class RedactionMemo:
 REDACTION_MEMO = RedactionMemo()
 
 
+class MessageRedactionMemo:
+    """Redacted forms of recently sent transcript messages, keyed by object identity.
+
+    A worker holds a run's transcript as the same Message objects from step to step, so this lookup
+    replaces re-redacting every message of a long transcript at every step. An entry keeps its message
+    alive (the identity check stays valid) and stores the counts by kind, so a send still reports every
+    secret it redacted. Bounded LRU; thread-safe; a miss redacts anew.
+    """
+
+    def __init__(self, max_entries: int = 16_384) -> None:
+        self._entries: OrderedDict[int, tuple[Message, Message, dict[str, int]]] = OrderedDict()
+        self._lock = threading.Lock()
+        self._max_entries = max_entries
+
+    def get(self, message: Message) -> tuple[Message, dict[str, int]] | None:
+        with self._lock:
+            entry = self._entries.get(id(message))
+            if entry is None or entry[0] is not message:
+                return None
+            self._entries.move_to_end(id(message))
+            return entry[1], entry[2]
+
+    def put(self, message: Message, redacted: Message, counts: dict[str, int]) -> None:
+        with self._lock:
+            self._entries[id(message)] = (message, redacted, counts)
+            self._entries.move_to_end(id(message))
+            if len(self._entries) > self._max_entries:
+                self._entries.popitem(last=False)
+
+
+MESSAGE_REDACTION_MEMO = MessageRedactionMemo()
+
+
 @dataclass
 class Redactions:
     """Counts of redacted secrets by kind, across every part of one send. Never the values."""
@@ -89,11 +120,26 @@ class Redactions:
         result = REDACTION_MEMO.redact(value)
         if not result.findings:
             return value  # the same object: an unchanged message is reused with its cached digest
-        for kind, count in result.counts_by_kind().items():
-            self.counts[kind] = self.counts.get(kind, 0) + count
+        self._add(result.counts_by_kind())
         return result.text
 
     def message(self, message: Message) -> Message:
+        known = MESSAGE_REDACTION_MEMO.get(message)
+        if known is not None:
+            redacted, counts = known
+            self._add(counts)
+            return redacted
+        own = Redactions()
+        redacted = own._message(message)
+        MESSAGE_REDACTION_MEMO.put(message, redacted, own.counts)
+        self._add(own.counts)
+        return redacted
+
+    def _add(self, counts: dict[str, int]) -> None:
+        for kind, count in counts.items():
+            self.counts[kind] = self.counts.get(kind, 0) + count
+
+    def _message(self, message: Message) -> Message:
         content = message.content
         redacted_content = self.text(content) if isinstance(content, str) else content
         calls = tuple(
@@ -129,6 +175,7 @@ class SendPlan:
     model: LlmModel
     profile: ModelProfile
     zone: TrustZone
+    fallbacks: tuple[LlmModel, ...]
     targets: tuple[tuple[ProviderConfig, str], ...]
     assembled: AssembledContext
     offered_tools: tuple[Tool, ...]
@@ -167,7 +214,7 @@ def provider_config(model: LlmModel) -> ProviderConfig:
     )
 
 
-def tool_policy(configuration: Configuration, zone: TrustZone, disabled: Sequence[str]) -> ToolPolicy:
+def tool_policy(configuration: Configuration, zone: TrustZone, disabled: Iterable[str]) -> ToolPolicy:
     """The gate's inputs for ``configuration``. Progressive skill mode needs ``load_skill``, so it is
     allowed there (it still passes the rest of the gate like any tool)."""
     allowed_tools = set(configuration.allowed_tools)
@@ -185,16 +232,7 @@ def configuration_skill_block(
     configuration: Configuration, request_skills: Sequence[Skill] = ()
 ) -> SkillBlock:
     """The configuration's skills (in their order), then the request's, composed under its settings."""
-    own = [
-        link.skill for link in configuration.skill_links.select_related("skill__source").order_by("position")
-    ]
-    return skill_block(
-        own,
-        request_skills,
-        trust_floor=configuration.skill_trust_floor,
-        max_bytes=int(settings.SKILL_BLOCK_MAX_BYTES),
-        mode=configuration.skill_mode,
-    )
+    return compose_skills(configuration, configuration_skills(configuration), tuple(request_skills))
 
 
 def _system_prompt_sources(configuration: Configuration) -> list[Source]:
@@ -223,20 +261,23 @@ def _tool_output_sources(request: SendRequest) -> list[Source]:
     return sources
 
 
-def send_plan(
-    *,
-    configuration: Configuration,
-    request: SendRequest,
-    disabled_tools: Sequence[str] = (),
-) -> SendPlan:
+def send_plan(*, configuration: Configuration, request: SendRequest) -> SendPlan:
     """Resolve the serving model and zone, select snippets, offer tools through the gate, redact every
-    part that will reach the wire, and assemble. Governance and the fit run on the result."""
+    part that will reach the wire, and assemble. Governance and the fit run on the result.
+
+    A configuration read with its catalogue token (``agents.selectors.with_catalog_token``) reuses
+    what it resolves to from this worker's cache while that token is current.
+    """
     model = configuration.model
-    zone = configuration_zone(configuration, serving_model=model)
-    fallbacks = [link.model for link in configuration.fallback_links.all()]
-    selection = snippet_select(tags=configuration.snippet_tags)
-    skills = configuration_skill_block(configuration, request.request_skills)
-    offered, denied = tools_offered(tool_policy(configuration, zone, disabled_tools))
+    parts = PARTS.get(configuration)
+    zone = configuration_zone(configuration, serving_model=model, fallbacks=parts.fallbacks)
+    selection = parts.selection
+    skills = (
+        compose_skills(configuration, parts.own_skills, request.request_skills)
+        if request.request_skills
+        else parts.skills
+    )
+    offered, denied = tools_offered(tool_policy(configuration, zone, parts.disabled_tools))
     redactions = Redactions()
     inputs = AssemblyInputs(
         profile=model_profile(model),
@@ -264,7 +305,8 @@ def send_plan(
         model=model,
         profile=inputs.profile,
         zone=zone,
-        targets=tuple((provider_config(m), m.model_id) for m in [model, *fallbacks]),
+        fallbacks=parts.fallbacks,
+        targets=tuple((provider_config(m), m.model_id) for m in [model, *parts.fallbacks]),
         assembled=assemble(inputs),
         offered_tools=tuple(offered),
         denied_tools=tuple(denied),

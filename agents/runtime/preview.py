@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from agents.models import Configuration, ToolSetting
+from agents.models import Configuration
 from agents.runtime.plan import SendPlan, SendRequest, send_plan
 from context_assembly.estimator import Estimator
 from context_assembly.fitting import FitResult, fit
@@ -53,8 +53,7 @@ def context_preview(
     *, configuration: Configuration, request: SendRequest, max_tokens: int | None = None
 ) -> ContextPreview:
     """Assemble, decide and fit for ``configuration`` and ``request``; messages are redacted."""
-    disabled = list(ToolSetting.objects.filter(is_enabled=False).values_list("name", flat=True))
-    plan = send_plan(configuration=configuration, request=request, disabled_tools=disabled)
+    plan = send_plan(configuration=configuration, request=request)
     decision = decide(plan.sources, plan.zone, enforcement_mode())
     fitted = fit(plan.assembled, estimator=Estimator(plan.profile), max_tokens=max_tokens)
     return ContextPreview(plan=plan, decision=decision, fitted=fitted)

@@ -68,7 +68,7 @@ def governed_send(plan: SendPlan, events: EventContext, *, max_tokens: int | Non
 def _served_model(plan: SendPlan, index: int) -> LlmModel:
     if index == 0:
         return plan.model
-    return [link.model for link in plan.configuration.fallback_links.all()][index - 1]
+    return plan.fallbacks[index - 1]
 
 
 def _redacted_reply(reply: ProviderReply, plan: SendPlan, events: EventContext) -> ProviderReply:

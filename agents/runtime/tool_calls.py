@@ -14,10 +14,11 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from agents.models import AgentRun, RunMessage, ToolCallRecord, ToolCallStatus, ToolSetting
+from agents.models import AgentRun, RunMessage, ToolCallRecord, ToolCallStatus
+from agents.runtime.parts import PARTS
 from agents.runtime.plan import Redactions, redaction_events_record, tool_policy
 from agents.runtime.transcript import run_context
-from agents.selectors import configuration_zone
+from agents.selectors import configuration_zone, run_client_name
 from agents.tools.gate import ToolVerdict, tool_gate
 from agents.tools.registry import ToolContext, ToolEffect, ToolOutput
 from governance.services import EventContext, governance_event_record
@@ -37,9 +38,9 @@ def execute_tool_calls(*, run: AgentRun, step_index: int, assistant: RunMessage)
         )
     )
     configuration = run.configuration
-    zone = configuration_zone(configuration)
-    disabled = list(ToolSetting.objects.filter(is_enabled=False).values_list("name", flat=True))
-    policy = tool_policy(configuration, zone, disabled)
+    parts = PARTS.get(configuration)
+    zone = configuration_zone(configuration, fallbacks=parts.fallbacks)
+    policy = tool_policy(configuration, zone, parts.disabled_tools)
     tool_context = ToolContext(
         run=run_context(run), zone=zone, configuration=configuration.identifier, step_index=step_index
     )
@@ -114,7 +115,7 @@ def _events(run: AgentRun, step_index: int) -> EventContext:
     return EventContext(
         correlation_id=str(run.id),
         configuration=run.configuration.identifier,
-        api_client=run.api_client.name if run.api_client else "",
+        api_client=run_client_name(run),
         run=str(run.id),
         step=step_index,
     )

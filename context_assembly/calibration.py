@@ -56,12 +56,21 @@ def calibration_update(state: CalibrationState, *, reported: int, estimated: int
     in, and from the fifth on each moves it by a fifth. A non-positive figure is no sample: the state
     is returned unchanged. Raises TypeError for non-integers.
     """
-    if not (_usable(reported) & _usable(estimated)):
+    ratio = sample_ratio(reported=reported, estimated=estimated)
+    if ratio is None:
         return state
-    ratio = _clamp(reported / estimated)
     alpha = max(MIN_ALPHA, 1 / (state.samples + 1))
     factor = _clamp(state.factor + alpha * (ratio - state.factor))
     return CalibrationState(factor=factor, samples=state.samples + 1)
+
+
+def sample_ratio(*, reported: int, estimated: int) -> float | None:
+    """One sample's ratio as :func:`calibration_update` blends it (clamped); None when either figure
+    is not positive (no sample). A store that applies the update in place (one SQL statement, so
+    concurrent steps never lose a sample) blends this ratio by the same rule."""
+    if not (_usable(reported) & _usable(estimated)):
+        return None
+    return _clamp(reported / estimated)
 
 
 def run_ratio(reported: int | None, estimated: int | None) -> float | None:

@@ -6,16 +6,20 @@ whose lease expired, at most ``MAX_REQUEUES`` times, then fails them.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import F, Q
+from django.db import connection, transaction
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from agents.models import AgentRun, RunStatus, TerminationReason
+from agents.models.catalog import CATALOG_VERSION_ID
 from agents.models.runs import TERMINAL_STATUSES
+from agents.runtime.parts import step_configuration
 
 MAX_REQUEUES = 3
 
@@ -28,6 +32,7 @@ def lease_seconds() -> int:
 class Claim:
     run: AgentRun | None
     busy_until: datetime | None = None  # set when another worker holds a live lease
+    step_status: str | None = None  # the status of a step already recorded at this index, if any
 
     @property
     def claimed(self) -> bool:
@@ -37,24 +42,14 @@ class Claim:
 def lease_claim(*, run_id: str, step_index: int, worker: str) -> Claim:
     """Claim step ``step_index`` of a non-terminal run. Nobody else can hold it at the same time.
 
-    Returns an empty claim when the step was already done (the run moved on or ended), and a claim
-    with ``busy_until`` when another worker's lease is still live.
+    The claimed run comes with its configuration, serving model and provider (see
+    :func:`agents.runtime.parts.step_configuration`). Returns an empty claim when the step was
+    already done (the run moved on or ended), and a claim with ``busy_until`` when another worker's
+    lease is still live.
     """
-    now = timezone.now()
-    claimable = Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lt=now) | Q(lease_owner=worker)
-    updated = (
-        AgentRun.objects.filter(id=run_id, next_step_index=step_index)
-        .exclude(status__in=TERMINAL_STATUSES)
-        .filter(claimable)
-        .update(
-            status=RunStatus.RUNNING,
-            lease_owner=worker,
-            lease_expires_at=now + timedelta(seconds=lease_seconds()),
-            updated_at=now,
-        )
-    )
-    if updated:
-        return Claim(run=AgentRun.objects.select_related("configuration", "api_client").get(id=run_id))
+    run = _claim_update(run_id=run_id, step_index=step_index, worker=worker)
+    if run is not None:
+        return Claim(run=run, step_status=run.__dict__["step_status"])
     row = (
         AgentRun.objects.filter(id=run_id, next_step_index=step_index)
         .exclude(status__in=TERMINAL_STATUSES)
@@ -62,6 +57,64 @@ def lease_claim(*, run_id: str, step_index: int, worker: str) -> Claim:
         .first()
     )
     return Claim(run=None, busy_until=row)
+
+
+def _claim_update(*, run_id: str, step_index: int, worker: str) -> AgentRun | None:
+    """The conditional claim as one ``UPDATE … RETURNING`` statement (PostgreSQL, SQLite ≥ 3.35).
+
+    It returns the claimed row, with the catalogue token, the serving model's calibration and the
+    status of a step already recorded at this index read in the same statement, so a step starts with one round trip instead of an update, a select and the
+    joins for its configuration (the configuration itself comes from the worker's cache for that
+    token). The ORM has no ``UPDATE … RETURNING``; ``raw()`` maps the columns by name and applies
+    each field's database converters.
+    """
+    now = timezone.now()
+    terminal = ", ".join(["%s"] * len(TERMINAL_STATUSES))
+    sql = f"""
+        UPDATE agents_agentrun
+        SET status = %s, lease_owner = %s, lease_expires_at = %s, updated_at = %s
+        WHERE id = %s AND next_step_index = %s AND status NOT IN ({terminal})
+          AND (lease_expires_at IS NULL OR lease_expires_at < %s OR lease_owner = %s)
+        RETURNING *,
+          (SELECT token FROM agents_catalogversion WHERE id = {CATALOG_VERSION_ID}) AS catalog_token,
+          (SELECT m.calibration_factor FROM agents_llmmodel m JOIN agents_configuration c ON c.model_id = m.id
+            WHERE c.id = agents_agentrun.configuration_id) AS model_calibration_factor,
+          (SELECT m.calibration_samples FROM agents_llmmodel m JOIN agents_configuration c ON c.model_id = m.id
+            WHERE c.id = agents_agentrun.configuration_id) AS model_calibration_samples,
+          (SELECT a.name FROM agents_apiclient a WHERE a.id = agents_agentrun.api_client_id) AS api_client_name,
+          (SELECT s.status FROM agents_agentstep s WHERE s.run_id = agents_agentrun.id AND s."index" = %s)
+            AS step_status
+    """
+    fields = AgentRun._meta
+    expires = now + timedelta(seconds=lease_seconds())
+    params = [
+        RunStatus.RUNNING.value,
+        worker,
+        _db_datetime(expires),
+        _db_datetime(now),
+        fields.pk.get_db_prep_value(uuid.UUID(str(run_id)), connection),
+        step_index,
+        *[str(status) for status in TERMINAL_STATUSES],
+        _db_datetime(now),
+        worker,
+        step_index,
+    ]
+    claimed = list(AgentRun.objects.raw(sql, params))
+    if not claimed:
+        return None
+    run = claimed[0]
+    read = run.__dict__  # the columns RETURNING added beside the model's own
+    token = read["catalog_token"]
+    run.configuration = step_configuration(
+        configuration_id=run.configuration_id,
+        catalog=token if isinstance(token, str) else None,
+        calibration=(float(read["model_calibration_factor"]), int(read["model_calibration_samples"])),
+    )
+    return run
+
+
+def _db_datetime(value: datetime) -> object:
+    return connection.ops.adapt_datetimefield_value(value)
 
 
 def lease_renew(*, run: AgentRun, worker: str) -> bool:
@@ -82,26 +135,35 @@ def run_finish(
     *, run_id: str, reason: TerminationReason, worker: str | None = None, code: str = "", message: str = ""
 ) -> bool:
     """End a run once. ``worker`` (when given) must still hold the lease."""
+    return bool(_unfinished(run_id, worker).update(**finish_fields(reason, code=code, message=message)))
+
+
+def run_finish_with(*, run_id: str, worker: str, reason: TerminationReason, **fields: Any) -> bool:
+    """:func:`run_finish` for a lease holder, setting ``fields`` in the same statement."""
+    return bool(_unfinished(run_id, worker).update(**fields, **finish_fields(reason)))
+
+
+def _unfinished(run_id: str, worker: str | None) -> QuerySet[AgentRun]:
+    query = AgentRun.objects.filter(id=run_id).exclude(status__in=TERMINAL_STATUSES)
+    return query.filter(lease_owner=worker) if worker is not None else query
+
+
+def finish_fields(reason: TerminationReason, *, code: str = "", message: str = "") -> dict[str, Any]:
     status = {
         TerminationReason.COMPLETED: RunStatus.COMPLETED,
         TerminationReason.CANCELLED: RunStatus.CANCELLED,
     }.get(reason, RunStatus.FAILED)
-    query = AgentRun.objects.filter(id=run_id).exclude(status__in=TERMINAL_STATUSES)
-    if worker is not None:
-        query = query.filter(lease_owner=worker)
     now = timezone.now()
-    return bool(
-        query.update(
-            status=status,
-            termination_reason=reason,
-            error_code=code[:64],
-            error_message=message[:500],
-            lease_owner="",
-            lease_expires_at=None,
-            finished_at=now,
-            updated_at=now,
-        )
-    )
+    return {
+        "status": status,
+        "termination_reason": reason,
+        "error_code": code[:64],
+        "error_message": message[:500],
+        "lease_owner": "",
+        "lease_expires_at": None,
+        "finished_at": now,
+        "updated_at": now,
+    }
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,8 @@ import time
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, FloatField, Value
+from django.db.models.functions import Greatest, Least
 from django.utils import timezone
 
 from agents.models import (
@@ -22,16 +23,16 @@ from agents.models import (
     RunMessage,
     StepStatus,
     TerminationReason,
-    ToolSetting,
 )
 from agents.providers.base import ProviderReply
-from agents.runtime.leases import lease_claim, lease_renew, run_advance, run_finish
+from agents.runtime.leases import lease_claim, lease_renew, run_advance, run_finish, run_finish_with
 from agents.runtime.plan import SendPlan, send_plan
 from agents.runtime.queue import step_enqueue
 from agents.runtime.send import governed_send
 from agents.runtime.tool_calls import execute_tool_calls
 from agents.runtime.transcript import run_context, run_request
-from context_assembly.calibration import CalibrationState, calibration_update, run_ratio
+from agents.selectors import run_client_name
+from context_assembly.calibration import MAX_FACTOR, MIN_ALPHA, MIN_FACTOR, run_ratio, sample_ratio
 from context_assembly.fitting import FitResult
 from governance.services import EventContext
 from governance.vocabulary import Provenance
@@ -66,14 +67,18 @@ def step_run(*, run_id: str, step_index: int, worker: str) -> StepOutcome:
     assert run is not None
     if run.cancel_requested:
         return _finish(run, worker, step_index, TerminationReason.CANCELLED)
-    step = AgentStep.objects.filter(run=run, index=step_index, status=StepStatus.COMPLETED).first()
-    if step is None:
+    recorded = claim.step_status
+    assistant = None
+    if recorded != StepStatus.COMPLETED:
+        if recorded is not None:  # a refusal or failure whose run was not ended (the worker died)
+            AgentStep.objects.filter(run=run, index=step_index).delete()
         if step_index >= run.configuration.max_iterations:
             return _finish(run, worker, step_index, TerminationReason.MAX_ITERATIONS)
-        ended = _model_phase(run, step_index, worker)
-        if ended is not None:
-            return ended
-    return _tool_phase(run, step_index, worker)
+        phase = _model_phase(run, step_index, worker)
+        if isinstance(phase, StepOutcome):
+            return phase
+        assistant = phase
+    return _tool_phase(run, step_index, worker, assistant)
 
 
 def _finish(
@@ -89,17 +94,17 @@ def _event_context(run: AgentRun, plan: SendPlan, step_index: int) -> EventConte
         provider=plan.model.provider.identifier,
         model=plan.model.model_id,
         configuration=plan.configuration.identifier,
-        api_client=run.api_client.name if run.api_client else "",
+        api_client=run_client_name(run),
         run=str(run.id),
         step=step_index,
     )
 
 
-def _model_phase(run: AgentRun, step_index: int, worker: str) -> StepOutcome | None:
+def _model_phase(run: AgentRun, step_index: int, worker: str) -> StepOutcome | RunMessage:
+    """The model call and its record; the assistant message it stored, or how the run ended."""
     started = time.monotonic()
     request = run_request(run, run_context(run))
-    disabled = list(ToolSetting.objects.filter(is_enabled=False).values_list("name", flat=True))
-    plan = send_plan(configuration=run.configuration, request=request, disabled_tools=disabled)
+    plan = send_plan(configuration=run.configuration, request=request)
     outcome = governed_send(plan, _event_context(run, plan, step_index), max_tokens=run.max_tokens)
     if outcome.refusal is not None:
         refusal = outcome.refusal
@@ -131,8 +136,20 @@ def _model_phase(run: AgentRun, step_index: int, worker: str) -> StepOutcome | N
         )
         return _finish(run, worker, step_index, reason, str(failure.failure_class), failure.message)
     assert outcome.fitted is not None and outcome.reply is not None and outcome.served is not None
-    _record_completed_step(run, step_index, plan, outcome.fitted, outcome.reply, outcome.served, started)
-    return None
+    message, finished = _record_completed_step(
+        run,
+        worker,
+        step_index,
+        plan,
+        outcome.fitted,
+        outcome.reply,
+        outcome.served,
+        started,
+        len(request.transcript),
+    )
+    if finished:
+        return StepOutcome(str(run.id), step_index, "finished", TerminationReason.COMPLETED.value)
+    return message
 
 
 def _record_step(
@@ -170,7 +187,6 @@ def _record_step(
         error_code=error[:64],
     )
     step.full_clean(exclude=["run", "model"])
-    AgentStep.objects.filter(run=run, index=step_index).exclude(status=StepStatus.COMPLETED).delete()
     step.save()
     return step
 
@@ -185,18 +201,24 @@ def _uncalibrated(plan: SendPlan, estimated: int | None) -> int | None:
 @transaction.atomic
 def _record_completed_step(
     run: AgentRun,
+    worker: str,
     step_index: int,
     plan: SendPlan,
     fitted: FitResult,
     reply: ProviderReply,
     served: LlmModel,
     started: float,
-) -> None:
+    position: int,
+) -> tuple[RunMessage, bool]:
+    """The completed step, its assistant message at ``position`` (the transcript's length: the lease
+    makes this worker the run's only writer, and a unique constraint backs that), totals, calibration.
+
+    A reply without tool calls ends the run in the same statement as the totals (True), so a final
+    answer and the run's completion commit together."""
     step = _record_step(
         run, step_index, plan, fitted, reply, started, status=StepStatus.COMPLETED, model=served
     )
-    position = RunMessage.objects.filter(run=run).count()
-    RunMessage.objects.create(
+    message = RunMessage.objects.create(
         run=run,
         position=position,
         step_index=step_index,
@@ -205,36 +227,47 @@ def _record_completed_step(
         tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls],
     )
     usage = reply.usage
-    AgentRun.objects.filter(id=run.id).update(
-        prompt_tokens_total=F("prompt_tokens_total") + (usage.prompt_tokens or 0),
-        cached_tokens_total=F("cached_tokens_total") + (usage.cached_tokens or 0),
-        completion_tokens_total=F("completion_tokens_total") + (usage.completion_tokens or 0),
-        last_calibration_ratio=step.calibration_ratio,
+    totals = {
+        "prompt_tokens_total": F("prompt_tokens_total") + (usage.prompt_tokens or 0),
+        "cached_tokens_total": F("cached_tokens_total") + (usage.cached_tokens or 0),
+        "completion_tokens_total": F("completion_tokens_total") + (usage.completion_tokens or 0),
+        "last_calibration_ratio": step.calibration_ratio,
+    }
+    finished = not reply.tool_calls and run_finish_with(
+        run_id=str(run.id), worker=worker, reason=TerminationReason.COMPLETED, **totals
     )
+    if not finished:
+        AgentRun.objects.filter(id=run.id).update(**totals)
     if usage.prompt_tokens and served.pk == plan.model.pk:
+        # Last in the transaction: the model row stays locked only for the commit.
         _calibrate(
             served, reported=usage.prompt_tokens, estimated=_uncalibrated(plan, fitted.breakdown.estimated)
         )
+    return message, finished
 
 
 def _calibrate(model: LlmModel, *, reported: int, estimated: int | None) -> None:
-    if not estimated:
+    """Blend one sample into the model's calibration in a single statement: the rule of
+    :func:`~context_assembly.calibration.calibration_update`, applied to the stored state by the
+    database, so concurrent steps on the same model neither lose samples nor wait on a read lock."""
+    ratio = sample_ratio(reported=reported, estimated=estimated) if estimated else None
+    if ratio is None:
         return
-    row = LlmModel.objects.select_for_update().get(pk=model.pk)
-    state = calibration_update(
-        CalibrationState(factor=row.calibration_factor, samples=row.calibration_samples),
-        reported=reported,
-        estimated=estimated,
+    samples, factor = F("calibration_samples"), F("calibration_factor")
+    alpha = Greatest(Value(MIN_ALPHA), Value(1.0) / (samples + Value(1.0)), output_field=FloatField())
+    blended = Least(
+        Value(MAX_FACTOR),
+        Greatest(Value(MIN_FACTOR), factor + alpha * (Value(ratio) - factor)),
+        output_field=FloatField(),
     )
-    LlmModel.objects.filter(pk=row.pk).update(
-        calibration_factor=state.factor,
-        calibration_samples=state.samples,
-        calibration_updated_at=timezone.now(),
+    LlmModel.objects.filter(pk=model.pk).update(
+        calibration_factor=blended, calibration_samples=samples + 1, calibration_updated_at=timezone.now()
     )
 
 
-def _tool_phase(run: AgentRun, step_index: int, worker: str) -> StepOutcome:
-    assistant = RunMessage.objects.get(run=run, step_index=step_index, role="assistant")
+def _tool_phase(run: AgentRun, step_index: int, worker: str, assistant: RunMessage | None) -> StepOutcome:
+    if assistant is None:  # recorded by an earlier attempt of this step
+        assistant = RunMessage.objects.get(run=run, step_index=step_index, role="assistant")
     if not assistant.tool_calls:
         return _finish(run, worker, step_index, TerminationReason.COMPLETED)
     lease_renew(run=run, worker=worker)

@@ -77,6 +77,36 @@ def test_completed_step_is_not_redone(fake_provider):
     assert AgentStep.objects.filter(run=run).count() == 1
 
 
+def test_a_step_recorded_but_not_advanced_is_not_called_again(fake_provider):
+    """The worker died after recording the step (tool calls pending) and before advancing the run:
+    the redelivered step goes straight to the tools, without a second model call."""
+    fake_provider.script(Reply.tools(("c1", "snippets_by_tag", {"tags": ["x"]})), Reply(text="done"))
+    run = queued_run(fake_configuration(fake_provider))
+    lease_claim(run_id=str(run.id), step_index=0, worker="w1")
+    from agents.runtime.step import _model_phase
+
+    _model_phase(AgentRun.objects.select_related("configuration").get(id=run.id), 0, "w1")
+    AgentRun.objects.filter(id=run.id).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    assert step_run(run_id=str(run.id), step_index=0, worker="w2").action == "advanced"
+    assert len(fake_provider.requests) == 1
+    assert list(RunMessage.objects.filter(run=run).values_list("role", "tool_call_id")) == [
+        ("assistant", ""),
+        ("tool", "c1"),
+    ]
+
+
+def test_a_refused_step_whose_run_was_not_ended_is_replaced(fake_provider):
+    fake_provider.script(Reply(text="done"))
+    run = queued_run(fake_configuration(fake_provider))
+    AgentStep.objects.create(
+        run=run, index=0, status="refused", usage_provenance="unavailable", error_code="x"
+    )
+    outcome = step_run(run_id=str(run.id), step_index=0, worker="w1")
+    assert (outcome.action, outcome.reason) == ("finished", "completed")
+    assert list(AgentStep.objects.filter(run=run).values_list("index", "status")) == [(0, "completed")]
+    assert len(fake_provider.requests) == 1
+
+
 def test_live_lease_of_another_worker_makes_the_step_wait(fake_provider):
     run = queued_run(fake_configuration(fake_provider))
     assert lease_claim(run_id=str(run.id), step_index=0, worker="w1").claimed
@@ -121,7 +151,8 @@ def test_non_idempotent_tool_call_is_never_replayed_after_a_crash(fake_provider,
     lease_claim(run_id=str(run.id), step_index=0, worker="w1")
     from agents.runtime.step import _model_phase
 
-    assert _model_phase(AgentRun.objects.select_related("configuration").get(id=run.id), 0, "w1") is None
+    assistant = _model_phase(AgentRun.objects.select_related("configuration").get(id=run.id), 0, "w1")
+    assert isinstance(assistant, RunMessage) and assistant.tool_calls[0]["id"] == "c1"
     ToolCallRecord.objects.create(
         run=run,
         step_index=0,

@@ -5,14 +5,15 @@ JSON line (``{"benchmark": "step_overhead", ...}``). Never passes or fails on ti
 
 What is measured: ``agents.runtime.step.step_run`` for one step of a run whose transcript already
 holds 200 messages (100 assistant tool calls with their results), against the loopback fake provider
-answering at once. **Overhead** = the step's wall time minus the time spent inside the provider call
-(``complete_with_fallbacks``: the SDK's HTTP round trip and the fake's work), i.e. claim, reading the
+answering at once. **Overhead** = the step's wall time minus the time spent inside the official SDK's
+request (``openai.OpenAI.post``: its serialisation, the HTTP round trip, the fake's work and the
+reply's parsing, which any caller of the SDK pays), i.e. claim, reading the
 run and transcript, snippet selection, skill block, governance check and its events, redaction of every
 part, assembly, fit, recording the step and the message, calibration and releasing the run.
-``overhead`` is the usual case, the run's previous step ran in this worker (its transcript is held);
-``cold`` is a step whose worker reads the whole transcript from the database first.
-``overhead`` is the usual case, the run's previous step ran in this worker (its transcript is held);
-``cold`` is a step whose worker reads the whole transcript from the database first.
+``overhead`` is the usual case: the run's previous step ran in this worker, so its transcript is held
+and the earlier messages' token counts are cached, as that step left them; ``cold`` is a step whose
+worker has never seen the run: it reads the whole transcript from the database and counts every
+message.
 
 Peers in the same run, on the same 200-message request:
 * ``sdk_call``: the provider call alone (the official ``openai`` SDK to the fake), i.e. what a caller
@@ -136,12 +137,17 @@ def measure(mode: str, runs: int) -> dict[str, Any]:
 
 
 def _warm_transcripts(run_ids: list[str]) -> None:
-    """As if each run's previous step ran in this worker: its transcript is already held."""
+    """As if each run's previous step ran in this worker: the transcript is held, and its messages
+    were assembled and fitted once (so their digests and token counts are cached, as they would be)."""
     from agents.models import AgentRun
-    from agents.runtime.transcript import TRANSCRIPTS
+    from agents.runtime.plan import send_plan
+    from agents.runtime.transcript import run_context, run_request
+    from context_assembly.estimator import Estimator
+    from context_assembly.fitting import fit
 
-    for run in AgentRun.objects.filter(id__in=run_ids):
-        TRANSCRIPTS.read(run)
+    for run in AgentRun.objects.select_related("configuration").filter(id__in=run_ids):
+        plan = send_plan(configuration=run.configuration, request=run_request(run, run_context(run)))
+        fit(plan.assembled, estimator=Estimator(plan.profile))
 
 
 def _configuration(fake: Any) -> Any:
@@ -242,10 +248,11 @@ def _run_with_transcript(configuration: Any) -> str:
 
 
 def _time_steps(run_ids: list[str]) -> tuple[list[float], list[float], list[float]]:
-    import agents.runtime.send as send
+    from openai import OpenAI
+
     from agents.runtime.step import step_run
 
-    original = send.complete_with_fallbacks
+    original = OpenAI.post
     provider_seconds: list[float] = []
 
     def timed(*args: Any, **kwargs: Any) -> Any:
@@ -255,20 +262,21 @@ def _time_steps(run_ids: list[str]) -> tuple[list[float], list[float], list[floa
         finally:
             provider_seconds.append(time.perf_counter() - start)
 
-    send.complete_with_fallbacks = timed
+    OpenAI.post = timed  # type: ignore[method-assign]
     overhead, provider, total = [], [], []
     try:
         for run_id in run_ids:
+            calls = len(provider_seconds)
             start = time.perf_counter()
             outcome = step_run(run_id=run_id, step_index=STEPS, worker="bench")
             elapsed = time.perf_counter() - start
-            if outcome.reason != "completed":
-                raise SystemExit(f"step did not complete: {outcome}")
+            if outcome.reason != "completed" or len(provider_seconds) != calls + 1:
+                raise SystemExit(f"step did not complete with one provider call: {outcome}")
             total.append(elapsed * 1000)
             provider.append(provider_seconds[-1] * 1000)
             overhead.append((elapsed - provider_seconds[-1]) * 1000)
     finally:
-        send.complete_with_fallbacks = original
+        OpenAI.post = original  # type: ignore[method-assign]
     return overhead, provider, total
 
 

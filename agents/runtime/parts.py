@@ -11,8 +11,7 @@ way, or the token row is missing) is resolved anew at every send.
 from __future__ import annotations
 
 import copy
-import threading
-from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -20,6 +19,7 @@ from django.db import connection
 
 from agents.models import Configuration, LlmModel, ToolSetting
 from agents.selectors import CATALOG_TOKEN, catalog_token_of, configuration_fallbacks
+from config.lru import LruCache
 from skills.composition import SkillBlock, skill_block
 from skills.models import Skill
 from snippets.selectors import SnippetSelection, snippet_select
@@ -61,89 +61,63 @@ def _resolve(configuration: Configuration) -> ConfigurationParts:
     own = tuple(configuration_skills(configuration))
     return ConfigurationParts(
         fallbacks=tuple(configuration_fallbacks(configuration)),
-        selection=snippet_select(tags=configuration.snippet_tags),
+        selection=snippet_selection(configuration.snippet_tags, catalog_token_of(configuration)),
         own_skills=own,
         skills=compose_skills(configuration, own),
         disabled_tools=disabled_tools(),
     )
 
 
-class PartsCache:
-    """Resolved parts per (database, configuration, catalogue token, skill budget). Bounded LRU;
-    thread-safe. The objects it holds are shared between threads and only ever read."""
-
-    def __init__(self, max_entries: int = 256) -> None:
-        self._entries: OrderedDict[tuple[object, ...], ConfigurationParts] = OrderedDict()
-        self._lock = threading.Lock()
-        self._max_entries = max_entries
-
-    def get(self, configuration: Configuration) -> ConfigurationParts:
-        catalog = catalog_token_of(configuration)
-        if catalog is None or configuration.pk is None:
-            return _resolve(configuration)
-        key = (connection.alias, configuration.pk, catalog, int(settings.SKILL_BLOCK_MAX_BYTES))
-        with self._lock:
-            parts = self._entries.get(key)
-            if parts is not None:
-                self._entries.move_to_end(key)
-                return parts
-        parts = _resolve(configuration)
-        with self._lock:
-            self._entries[key] = parts
-            if len(self._entries) > self._max_entries:
-                self._entries.popitem(last=False)
-        return parts
-
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
+# Everything below is keyed by the catalogue token (and the database alias): a write to any table a
+# value was built from replaces the token, so a stale entry is never found again and ages out.
+_PARTS: LruCache[tuple[object, ...], ConfigurationParts] = LruCache(256)
+_CONFIGURATIONS: LruCache[tuple[object, ...], Configuration] = LruCache(256)
+_SELECTIONS: LruCache[tuple[object, ...], SnippetSelection] = LruCache(1024)
 
 
-PARTS = PartsCache()
+def configuration_parts(configuration: Configuration) -> ConfigurationParts:
+    """What ``configuration`` resolves to; from this worker's cache when it carries a catalogue
+    token (the objects are shared between threads and only ever read)."""
+    catalog = catalog_token_of(configuration)
+    if catalog is None or configuration.pk is None:
+        return _resolve(configuration)
+    key = (connection.alias, configuration.pk, catalog, int(settings.SKILL_BLOCK_MAX_BYTES))
+    return _PARTS.get_or_build(key, lambda: _resolve(configuration))
 
 
-class StepConfigurations:
-    """Configurations with their serving model and provider, per (database, id, catalogue token).
-
-    The claim of a step reads the run, the token and the serving model's calibration in one
-    statement; the configuration graph comes from here, built once per token. Every caller gets its
-    own copies (the model carrying the calibration it read), so shared objects are never changed.
-    """
-
-    def __init__(self, max_entries: int = 256) -> None:
-        self._entries: OrderedDict[tuple[object, ...], Configuration] = OrderedDict()
-        self._lock = threading.Lock()
-        self._max_entries = max_entries
-
-    def get(
-        self, *, configuration_id: int, catalog: str | None, calibration: tuple[float, int]
-    ) -> Configuration:
-        key = (connection.alias, configuration_id, catalog)
-        with self._lock:
-            shared = self._entries.get(key) if catalog is not None else None
-            if shared is not None:
-                self._entries.move_to_end(key)
-        if shared is None:
-            shared = Configuration.objects.select_related("model__provider").get(pk=configuration_id)
-            if catalog is not None:
-                with self._lock:
-                    self._entries[key] = shared
-                    if len(self._entries) > self._max_entries:
-                        self._entries.popitem(last=False)
-        configuration = copy.copy(shared)
-        model = copy.copy(shared.model)
-        model.calibration_factor, model.calibration_samples = calibration
-        configuration.model = model
-        setattr(configuration, CATALOG_TOKEN, catalog)
-        return configuration
-
-
-STEP_CONFIGURATIONS = StepConfigurations()
+def snippet_selection(tags: Sequence[str], catalog: str | None) -> SnippetSelection:
+    """:func:`snippets.selectors.snippet_select`, from this worker's cache under ``catalog``."""
+    if catalog is None:
+        return snippet_select(tags=tags)
+    key = (connection.alias, catalog, tuple(tags))
+    return _SELECTIONS.get_or_build(key, lambda: snippet_select(tags=tags))
 
 
 def step_configuration(
     *, configuration_id: int, catalog: str | None, calibration: tuple[float, int]
 ) -> Configuration:
-    return STEP_CONFIGURATIONS.get(
-        configuration_id=configuration_id, catalog=catalog, calibration=calibration
-    )
+    """The configuration with its serving model and provider for a claimed step.
+
+    The claim reads the run, the token and the serving model's calibration in one statement; the
+    configuration graph comes from the cache, built once per token. Every caller gets its own copies
+    (the model carrying the calibration it read), so shared objects are never changed.
+    """
+
+    def load() -> Configuration:
+        return Configuration.objects.select_related("model__provider").get(pk=configuration_id)
+
+    if catalog is None:
+        shared = load()
+    else:
+        shared = _CONFIGURATIONS.get_or_build((connection.alias, configuration_id, catalog), load)
+    configuration = copy.copy(shared)
+    model = copy.copy(shared.model)
+    model.calibration_factor, model.calibration_samples = calibration
+    configuration.model = model
+    setattr(configuration, CATALOG_TOKEN, catalog)
+    return configuration
+
+
+def caches_clear() -> None:
+    for cache in (_PARTS, _CONFIGURATIONS, _SELECTIONS):
+        cache.clear()

@@ -8,17 +8,16 @@ same resolution is used for the gate, the fit and the dispatch").
 from __future__ import annotations
 
 import os
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from agents.models import Configuration, LlmModel
 from agents.providers.base import ProviderConfig
-from agents.runtime.parts import PARTS, compose_skills, configuration_skills
+from agents.runtime.parts import compose_skills, configuration_parts, configuration_skills
 from agents.selectors import configuration_zone
 from agents.tools.gate import ToolPolicy, ToolVerdict, tools_offered
 from agents.tools.registry import Tool
+from config.lru import LruCache
 from context_assembly.assembly import AssembledContext, AssemblyInputs, ContextItem, assemble
 from context_assembly.messages import Message, ToolCall
 from context_assembly.profiles import ModelProfile
@@ -47,65 +46,38 @@ class SendRequest:
 
 
 class RedactionMemo:
-    """Redaction results of recently seen texts (a transcript is re-sent every step). Bounded LRU of
-    pure results keyed by the text itself; thread-safe. It only saves work: a miss redacts anew."""
+    """Redaction results of recently seen texts (a transcript is re-sent every step), keyed by the
+    text itself, and the redacted forms of recently sent transcript messages, keyed by identity.
 
-    def __init__(self, max_entries: int = 8192, max_text_chars: int = 262_144) -> None:
-        self._results: OrderedDict[str, Redaction] = OrderedDict()
-        self._lock = threading.Lock()
-        self._max_entries = max_entries
+    A worker holds a run's transcript as the same Message objects from step to step, so the message
+    lookup replaces re-redacting every message of a long transcript at every step; an entry keeps
+    its message alive (so the identity stays valid) and stores the counts by kind, so a send still
+    reports every secret it redacted. Both only save work: a miss redacts anew.
+    """
+
+    def __init__(
+        self, max_texts: int = 8192, max_messages: int = 16_384, max_text_chars: int = 262_144
+    ) -> None:
+        self._texts: LruCache[str, Redaction] = LruCache(max_texts)
+        self._messages: LruCache[int, tuple[Message, Message, dict[str, int]]] = LruCache(max_messages)
         self._max_text_chars = max_text_chars
 
     def redact(self, value: str) -> Redaction:
         if len(value) > self._max_text_chars:
             return redact(value)
-        with self._lock:
-            cached = self._results.get(value)
-            if cached is not None:
-                self._results.move_to_end(value)
-                return cached
-        result = redact(value)
-        with self._lock:
-            self._results[value] = result
-            if len(self._results) > self._max_entries:
-                self._results.popitem(last=False)
-        return result
+        return self._texts.get_or_build(value, lambda: redact(value))
+
+    def message(self, message: Message) -> tuple[Message, dict[str, int]] | None:
+        entry = self._messages.get(id(message))
+        if entry is None or entry[0] is not message:
+            return None
+        return entry[1], entry[2]
+
+    def message_put(self, message: Message, redacted: Message, counts: dict[str, int]) -> None:
+        self._messages.put(id(message), (message, redacted, counts))
 
 
 REDACTION_MEMO = RedactionMemo()
-
-
-class MessageRedactionMemo:
-    """Redacted forms of recently sent transcript messages, keyed by object identity.
-
-    A worker holds a run's transcript as the same Message objects from step to step, so this lookup
-    replaces re-redacting every message of a long transcript at every step. An entry keeps its message
-    alive (the identity check stays valid) and stores the counts by kind, so a send still reports every
-    secret it redacted. Bounded LRU; thread-safe; a miss redacts anew.
-    """
-
-    def __init__(self, max_entries: int = 16_384) -> None:
-        self._entries: OrderedDict[int, tuple[Message, Message, dict[str, int]]] = OrderedDict()
-        self._lock = threading.Lock()
-        self._max_entries = max_entries
-
-    def get(self, message: Message) -> tuple[Message, dict[str, int]] | None:
-        with self._lock:
-            entry = self._entries.get(id(message))
-            if entry is None or entry[0] is not message:
-                return None
-            self._entries.move_to_end(id(message))
-            return entry[1], entry[2]
-
-    def put(self, message: Message, redacted: Message, counts: dict[str, int]) -> None:
-        with self._lock:
-            self._entries[id(message)] = (message, redacted, counts)
-            self._entries.move_to_end(id(message))
-            if len(self._entries) > self._max_entries:
-                self._entries.popitem(last=False)
-
-
-MESSAGE_REDACTION_MEMO = MessageRedactionMemo()
 
 
 @dataclass
@@ -124,14 +96,14 @@ class Redactions:
         return result.text
 
     def message(self, message: Message) -> Message:
-        known = MESSAGE_REDACTION_MEMO.get(message)
+        known = REDACTION_MEMO.message(message)
         if known is not None:
             redacted, counts = known
             self._add(counts)
             return redacted
         own = Redactions()
         redacted = own._message(message)
-        MESSAGE_REDACTION_MEMO.put(message, redacted, own.counts)
+        REDACTION_MEMO.message_put(message, redacted, own.counts)
         self._add(own.counts)
         return redacted
 
@@ -269,7 +241,7 @@ def send_plan(*, configuration: Configuration, request: SendRequest) -> SendPlan
     what it resolves to from this worker's cache while that token is current.
     """
     model = configuration.model
-    parts = PARTS.get(configuration)
+    parts = configuration_parts(configuration)
     zone = configuration_zone(configuration, serving_model=model, fallbacks=parts.fallbacks)
     selection = parts.selection
     skills = (

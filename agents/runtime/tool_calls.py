@@ -15,10 +15,10 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from agents.models import AgentRun, RunMessage, ToolCallRecord, ToolCallStatus
-from agents.runtime.parts import PARTS
+from agents.runtime.parts import configuration_parts
 from agents.runtime.plan import Redactions, redaction_events_record, tool_policy
 from agents.runtime.transcript import run_context
-from agents.selectors import configuration_zone, run_client_name
+from agents.selectors import catalog_token_of, configuration_zone, run_client_name
 from agents.tools.gate import ToolVerdict, tool_gate
 from agents.tools.registry import ToolContext, ToolEffect, ToolOutput
 from governance.services import EventContext, governance_event_record
@@ -38,11 +38,15 @@ def execute_tool_calls(*, run: AgentRun, step_index: int, assistant: RunMessage)
         )
     )
     configuration = run.configuration
-    parts = PARTS.get(configuration)
+    parts = configuration_parts(configuration)
     zone = configuration_zone(configuration, fallbacks=parts.fallbacks)
     policy = tool_policy(configuration, zone, parts.disabled_tools)
     tool_context = ToolContext(
-        run=run_context(run), zone=zone, configuration=configuration.identifier, step_index=step_index
+        run=run_context(run),
+        zone=zone,
+        configuration=configuration.identifier,
+        step_index=step_index,
+        catalog=catalog_token_of(configuration),
     )
     for call in assistant.tool_calls:
         if call["id"] in answered:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from agents.models import AgentRun
+from agents.runtime.parts import snippet_selection
 from agents.runtime.plan import LOAD_SKILL_TOOL, configuration_skill_block
 from agents.tools.registry import REGISTRY, Tool, ToolContext, ToolEffect, ToolOutput
 from governance.policy import decide
@@ -13,7 +14,6 @@ from governance.vocabulary import DataClass, EnforcementMode, Outcome
 from skills.composition import skill_block, skill_sources
 from skills.selectors import skills_in_order
 from snippets.composition import snippet_block, snippet_sources
-from snippets.selectors import snippet_select
 
 MAX_TAGS = 10
 
@@ -22,7 +22,7 @@ def snippets_by_tag(context: ToolContext, arguments: dict[str, Any]) -> str:
     tags = arguments.get("tags")
     if not isinstance(tags, list) or not tags or not all(isinstance(t, str) for t in tags):
         return "Error: 'tags' must be a non-empty list of strings."
-    selection = snippet_select(tags=tags[:MAX_TAGS])
+    selection = snippet_selection(tags[:MAX_TAGS], context.catalog)
     # Every returned snippet is checked as if enforced, whatever its row says: a tool result
     # is always enforced (DESIGN.md §4).
     decision = decide(snippet_sources(selection.snippets), context.zone, EnforcementMode.ENFORCE_ALL)

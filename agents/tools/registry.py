@@ -45,6 +45,7 @@ class ToolContext:
     zone: TrustZone
     configuration: str
     step_index: int
+    catalog: str | None = None  # the catalogue token the step read (lookups may be cached under it)
 
 
 @dataclass(frozen=True)

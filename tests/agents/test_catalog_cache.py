@@ -24,7 +24,7 @@ from agents.models import (
     ToolSetting,
 )
 from agents.runtime.leases import lease_claim
-from agents.runtime.parts import PARTS
+from agents.runtime.parts import caches_clear, snippet_selection
 from agents.runtime.plan import SendRequest, send_plan
 from agents.runtime.step import step_run
 from agents.selectors import catalog_token_of, with_catalog_token
@@ -108,7 +108,7 @@ def _tables(sql: str) -> set[str]:
 
 def test_resolving_a_configuration_reads_only_tables_the_triggers_watch(fake_provider, tmp_path):
     configuration = _configuration_with_everything(fake_provider, tmp_path)
-    PARTS.clear()
+    caches_clear()
     loaded = with_catalog_token(Configuration.objects.select_related("model__provider")).get(
         pk=configuration.pk
     )
@@ -237,3 +237,12 @@ def test_the_zone_uses_the_cached_fallbacks(fake_provider):
     )
     assert plan.zone == TrustZone.EXTERNAL_EU
     assert [model.model_id for model in plan.fallbacks] == ["eu-model"]
+
+
+def test_the_tool_lookup_is_cached_per_token_and_sees_every_write():
+    snippet_make(tags=("tone",), identifier="tone", text="Write warmly.")
+    first = snippet_selection(["tone"], token())
+    assert snippet_selection(["tone"], token()) is first
+    Snippet.objects.filter(identifier="tone").update(text="Write briskly.")
+    assert [s.text for s in snippet_selection(["tone"], token()).snippets] == ["Write briskly."]
+    assert [s.text for s in first.snippets] == ["Write warmly."]

@@ -11,9 +11,8 @@ import logging
 import time
 from dataclasses import dataclass
 
-from django.db import transaction
-from django.db.models import F, FloatField, Value
-from django.db.models.functions import Greatest, Least
+from django.db import connection, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from agents.models import (
@@ -246,6 +245,21 @@ def _record_completed_step(
     return message, finished
 
 
+# The rule of calibration_update as one statement: alpha = max(MIN_ALPHA, 1 / (samples + 1)), then
+# the blended factor clamped to [MIN_FACTOR, MAX_FACTOR]. CASE keeps it portable (SQLite and
+# PostgreSQL name min/max differently); it is plain SQL because the ORM's expression tree cost more
+# to compile at every step than the statement costs to run.
+_ALPHA = (
+    "(CASE WHEN 1.0 / (calibration_samples + 1.0) > %s THEN 1.0 / (calibration_samples + 1.0) ELSE %s END)"
+)
+_BLENDED = f"(calibration_factor + {_ALPHA} * (%s - calibration_factor))"
+_CALIBRATE_SQL = (
+    "UPDATE agents_llmmodel SET calibration_factor = "
+    f"(CASE WHEN {_BLENDED} < %s THEN %s WHEN {_BLENDED} > %s THEN %s ELSE {_BLENDED} END), "
+    "calibration_samples = calibration_samples + 1, calibration_updated_at = %s WHERE id = %s"
+)
+
+
 def _calibrate(model: LlmModel, *, reported: int, estimated: int | None) -> None:
     """Blend one sample into the model's calibration in a single statement: the rule of
     :func:`~context_assembly.calibration.calibration_update`, applied to the stored state by the
@@ -253,16 +267,11 @@ def _calibrate(model: LlmModel, *, reported: int, estimated: int | None) -> None
     ratio = sample_ratio(reported=reported, estimated=estimated) if estimated else None
     if ratio is None:
         return
-    samples, factor = F("calibration_samples"), F("calibration_factor")
-    alpha = Greatest(Value(MIN_ALPHA), Value(1.0) / (samples + Value(1.0)), output_field=FloatField())
-    blended = Least(
-        Value(MAX_FACTOR),
-        Greatest(Value(MIN_FACTOR), factor + alpha * (Value(ratio) - factor)),
-        output_field=FloatField(),
-    )
-    LlmModel.objects.filter(pk=model.pk).update(
-        calibration_factor=blended, calibration_samples=samples + 1, calibration_updated_at=timezone.now()
-    )
+    blended = [MIN_ALPHA, MIN_ALPHA, ratio]
+    params = [*blended, MIN_FACTOR, MIN_FACTOR, *blended, MAX_FACTOR, MAX_FACTOR, *blended]
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    with connection.cursor() as cursor:
+        cursor.execute(_CALIBRATE_SQL, [*params, now, model.pk])
 
 
 def _tool_phase(run: AgentRun, step_index: int, worker: str, assistant: RunMessage | None) -> StepOutcome:

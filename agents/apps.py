@@ -2,7 +2,10 @@ import uuid
 from typing import Any
 
 from django.apps import AppConfig
+from django.core import checks
 from django.db.models.signals import post_migrate
+
+from agents.checks import sqlite_version_check
 
 
 def catalog_version_ensure(sender: AppConfig, using: str = "default", **kwargs: Any) -> None:
@@ -24,4 +27,5 @@ class AgentsConfig(AppConfig):
         from agents.tools.builtins import register_builtins
 
         register_builtins()
+        checks.register(sqlite_version_check, checks.Tags.database)
         post_migrate.connect(catalog_version_ensure, sender=self, dispatch_uid="agents.catalog_version")

@@ -62,11 +62,11 @@ def lease_claim(*, run_id: str, step_index: int, worker: str) -> Claim:
 def _claim_update(*, run_id: str, step_index: int, worker: str) -> AgentRun | None:
     """The conditional claim as one ``UPDATE … RETURNING`` statement (PostgreSQL, SQLite ≥ 3.35).
 
-    It returns the claimed row, with the catalogue token, the serving model's calibration and the
-    status of a step already recorded at this index read in the same statement, so a step starts with one round trip instead of an update, a select and the
-    joins for its configuration (the configuration itself comes from the worker's cache for that
-    token). The ORM has no ``UPDATE … RETURNING``; ``raw()`` maps the columns by name and applies
-    each field's database converters.
+    It returns the claimed row with, read in the same statement, the catalogue token, the serving
+    model's calibration, the client's name and the status of a step already recorded at this index.
+    A step so starts with one round trip instead of an update, a select and the joins for its
+    configuration (which comes from the worker's cache for that token). The ORM has no
+    ``UPDATE … RETURNING``; ``raw()`` maps the columns by name and applies each field's converters.
     """
     now = timezone.now()
     terminal = ", ".join(["%s"] * len(TERMINAL_STATUSES))
@@ -85,14 +85,13 @@ def _claim_update(*, run_id: str, step_index: int, worker: str) -> AgentRun | No
           (SELECT s.status FROM agents_agentstep s WHERE s.run_id = agents_agentrun.id AND s."index" = %s)
             AS step_status
     """
-    fields = AgentRun._meta
     expires = now + timedelta(seconds=lease_seconds())
     params = [
         RunStatus.RUNNING.value,
         worker,
         _db_datetime(expires),
         _db_datetime(now),
-        fields.pk.get_db_prep_value(uuid.UUID(str(run_id)), connection),
+        AgentRun._meta.pk.get_db_prep_value(uuid.UUID(str(run_id)), connection),
         step_index,
         *[str(status) for status in TERMINAL_STATUSES],
         _db_datetime(now),

@@ -4,8 +4,8 @@ A send needs the configuration's fallback models, its snippet selection, its own
 the skill block, and the disabled tools. All of it comes from catalogue tables whose every write
 replaces the catalogue token (database triggers, ``agents.models.CatalogVersion``), so a worker may
 reuse what it resolved for as long as the token read *in the same statement* as the configuration
-(``agents.selectors.with_catalog_token``) is the same. A configuration without a token (read any other
-way, or the token row is missing) is resolved anew at every send.
+(the step's claim, or ``agents.selectors.with_catalog_token``) is the same. A configuration without a
+token (read any other way, or the token row is missing) is resolved anew at every send.
 """
 
 from __future__ import annotations

@@ -19,15 +19,15 @@ their first steps are enqueued at the same moment, after a warm-up batch that is
 
 Workers: 2 processes (one per core), ``--pool=threads`` with ``--concurrency`` threads each (default
 8). A step spends most of its time waiting on the provider, so threads overlap those waits cheaply; the
-CPU part of a step (assembly, governance, fit, redaction, ORM, building the SDK client) holds the GIL,
+CPU part of a step (assembly, governance, fit, redaction, ORM, the SDK's request and reply) holds the GIL,
 so one process uses at most one core and two processes use both. A core stays busy with about
 (latency + CPU) / CPU threads; 8 covers a step of 25 ms CPU per 200 ms wait with headroom for database
 round trips. When a step needs more CPU than that the workers are CPU-bound: the table then shows the
 CPU-bound ceiling beside the slot ceiling. The prefork pool would need one process (and one database
 connection, and one copy of the SDKs) per slot. The runtime is safe under threads: Django keeps one
-database connection per thread (Celery's Django fix-up checks it before and after each task), the
-token cache and encodings are locked or immutable, the redaction plugins hold no shared state, and
-adapters are built per call.
+database connection per thread (kept across tasks, ``CELERY_DB_REUSE_MAX``), the per-process caches
+are locked LRUs of values that are only ever read, the encodings are immutable, the redaction plugins
+hold no shared state, and the pooled SDK clients are thread-safe.
 
 Figures:
 

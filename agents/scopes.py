@@ -11,4 +11,5 @@ SCOPES = (
     "runs:create",
     "runs:read",
     "governance:read",
+    "governance:classify",
 )

@@ -110,6 +110,12 @@ class Decision(models.TextChoices):
     RESPONSE_BLOCKED = "response_blocked", "Response blocked"
     SECRET_REDACTED = "secret_redacted", "Secret redacted"
     INJECTION_FLAGGED = "injection_flagged", "Injection flagged"
+    # A secret the per-part redaction missed was caught by the guard pass over the serialised body.
+    LATE_REDACTION = "late_redaction", "Late redaction"
+    # A row's classification was loosened or tightened (who, before and after).
+    RECLASSIFIED = "reclassified", "Reclassified"
+    # A send found no active target (provider or model switched off); nothing was sent.
+    MODEL_INACTIVE = "model_inactive", "Model inactive"
 
 
 class EventOutcome(models.TextChoices):

@@ -183,7 +183,7 @@ def test_non_secrets_are_left_unchanged(text: str):
 def test_library_only_shape_is_redacted_as_a_full_token_run(monkeypatch: pytest.MonkeyPatch):
     # With our catalogue disabled, the detect-secrets GitHub rule still finds the token, reports only
     # its prefix, and the span is widened to the whole token.
-    monkeypatch.setattr(redaction, "_CATALOGUE", ())
+    monkeypatch.setattr(redaction.catalogue, "_CATALOGUE", ())
     canary = next(c for c in generate_canaries(3) if c.kind == "github_classic_pat")
 
     result = redact(canary.context)
@@ -255,7 +255,7 @@ def test_scanner_failure_raises_redaction_failed_without_content(monkeypatch: py
     def explode(line: str):
         raise RuntimeError(f"cannot parse {line}")
 
-    github_rule = next(p for p in redaction._TOKEN_PLUGINS if isinstance(p, GitHubTokenDetector))
+    github_rule = next(p for p in redaction.library._TOKEN_PLUGINS if isinstance(p, GitHubTokenDetector))
     monkeypatch.setattr(github_rule, "analyze_string", explode)
     canary = next(c for c in generate_canaries(1) if c.kind == "github_classic_pat")
 

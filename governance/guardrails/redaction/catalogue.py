@@ -1,0 +1,165 @@
+"""The catalogue of full-span shapes: explicit patterns for known secret formats, each matching the
+whole token (public prefixes and PEM armour included)."""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from .placeholders import is_placeholder
+
+_R = r"(?![A-Za-z0-9_\-])"  # the token ends here
+_ARMOUR = r"-{4,5} ?BEGIN (?P<label>[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?) ?-{4,5}"
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """One catalogue entry. The secret is the named group ``s`` when present, else the whole match.
+
+    Patterns start with a literal wherever possible, because the regex engine then skips ahead at C
+    speed (a leading look-behind or ``re.I`` makes it try every position: ~10 ms per pattern per 200 KB).
+    So the left token boundary is checked in Python (``bounded``), and case-insensitive shapes are
+    matched in lower case against an ASCII-lowercased copy of the text (``lowered``; same offsets)."""
+
+    kind: str
+    pattern: re.Pattern[str]
+    bounded: bool = False
+    lowered: bool = False
+
+
+def _shape(
+    kind: str, pattern: str, flags: int = 0, *, bounded: bool = False, lowered: bool = False
+) -> _Shape:
+    return _Shape(kind, re.compile(pattern, flags), bounded, lowered)
+
+
+# Order breaks ties between equally wide overlapping matches (the first listed names the kind).
+_CATALOGUE: tuple[_Shape, ...] = (
+    # The whole block, armour included; an unterminated block runs to the end of its base64 run.
+    _shape(
+        "private_key",
+        _ARMOUR + r"(?:.{0,40000}?-{4,5} ?END (?P=label) ?-{4,5}|[A-Za-z0-9+/=\s\\:,.\-]*)",
+        re.S,
+    ),
+    _shape("private_key", r"PuTTY-User-Key-File-\d+:.{0,20000}?Private-MAC: *[0-9A-Fa-f]+", re.S),
+    _shape("aws_access_key_id", r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])", bounded=True),
+    _shape(
+        "aws_secret_access_key",
+        r"aws[^\n]{0,30}?(?:secret|key)[^\n]{0,30}?[\s\"'=:](?P<s>[a-z0-9/+]{40})(?![a-z0-9/+=])",
+        lowered=True,
+    ),
+    _shape("github_token", r"gh[pousr]_[A-Za-z0-9]{30,255}" + _R, bounded=True),
+    _shape("github_token", r"github_pat_[A-Za-z0-9_]{30,255}" + _R, bounded=True),
+    _shape(
+        "gitlab_token",
+        r"gl(?:pat|dt|rt|ptt|cbt|soat|ffct|imt|oas|ft|agent)-[A-Za-z0-9_\-]{20,}(?:\.[A-Za-z0-9_\-]+)*",
+        bounded=True,
+    ),
+    _shape("gitlab_token", r"GR1348941[A-Za-z0-9_\-]{20,}", bounded=True),
+    _shape("slack_token", r"xox[abposre]-[A-Za-z0-9\-]{10,}", bounded=True),
+    _shape("slack_token", r"xapp-\d-[A-Za-z0-9\-]{10,}", bounded=True),
+    _shape("slack_webhook", r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<s>[A-Za-z0-9_/\-]{20,})"),
+    _shape("discord_webhook", r"discord(?:app)?\.com/api/webhooks/\d+/(?P<s>[A-Za-z0-9_\-]{30,})"),
+    _shape("stripe_key", r"[sr]k_(?:live|test)_[A-Za-z0-9]{16,}" + _R, bounded=True),
+    _shape("stripe_webhook_secret", r"whsec_[A-Za-z0-9+/=]{24,}", bounded=True),
+    _shape("anthropic_api_key", r"sk-ant-[A-Za-z0-9_\-]{20,}", bounded=True),
+    # A digit is required so that prose placeholders such as sk-your-openai-key-goes-here stay.
+    _shape("openai_api_key", r"sk-(?!ant-)(?=[A-Za-z0-9_\-]*\d)[A-Za-z0-9_\-]{20,}", bounded=True),
+    _shape("google_api_key", r"AIza[0-9A-Za-z_\-]{35}" + _R, bounded=True),
+    _shape("google_oauth_client_secret", r"GOCSPX-[A-Za-z0-9_\-]{20,}", bounded=True),
+    _shape("google_oauth_token", r"ya29\.[A-Za-z0-9_\-]{20,}", bounded=True),
+    _shape("jwt", r"eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{4,}(?:\.[A-Za-z0-9_\-]+){1,3}\.?", bounded=True),
+    _shape("npm_token", r"npm_[A-Za-z0-9]{36}" + _R, bounded=True),
+    _shape("pypi_token", r"pypi-AgE[A-Za-z0-9_\-]{50,}", bounded=True),
+    _shape("sendgrid_api_key", r"SG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{30,50}" + _R, bounded=True),
+    _shape("twilio_api_key", r"SK[0-9a-fA-F]{32}(?![A-Za-z0-9])", bounded=True),
+    _shape("heroku_api_key", r"HRKU-[A-Za-z0-9_\-]{30,}", bounded=True),
+    _shape(
+        "heroku_api_key",
+        r"heroku[^\n]{0,60}?(?<![0-9a-f\-])(?P<s>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"
+        r"(?![0-9a-f\-])",
+        lowered=True,
+    ),
+    _shape(
+        "azure_storage_key",
+        r"(?:accountkey|sharedaccesskey)\s*=\s*(?P<s>[a-z0-9+/]{20,}={0,2})",
+        lowered=True,
+    ),
+    _shape("azure_sas_signature", r"[?&;]sig=(?P<s>[a-z0-9%+/=]{16,})", lowered=True),
+    # Telegram bot tokens are matched from their colon (a literal) and checked for the digits before.
+    _shape("telegram_bot_token", r":[A-Za-z0-9_\-]{35}" + _R),
+    _shape(
+        "discord_token",
+        r"[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}" + _R,
+        bounded=True,
+    ),
+    _shape("mailchimp_api_key", r"-us[0-9]{1,2}(?![0-9])"),
+    _shape("huggingface_token", r"hf_[A-Za-z0-9]{34,}" + _R, bounded=True),
+    _shape("digitalocean_token", r"do[poar]_v1_[a-f0-9]{64}" + _R, bounded=True),
+    _shape("square_token", r"sq0(?:csp|atp)-[A-Za-z0-9_\-]{22,}", bounded=True),
+    _shape("age_secret_key", r"AGE-SECRET-KEY-1[0-9A-Z]{58}"),
+    # scheme://user:password@host: the password goes, the user and host stay.
+    _shape("password", r"://[^\s:/?#@'\"<>]*:(?P<s>[^\s/?#'\"<>]+)@"),
+    # ADO / SQL Server connection strings: after a ';' everything up to the next ';' is the password;
+    # at a line start, only when a ';' follows (else it is code: password = getenv("X")).
+    _shape("password", r";[ \t]*(?:password|pwd)[ \t]*=[ \t]*(?P<s>[^;\r\n\"']*[^;\r\n\"'\s])", lowered=True),
+    _shape(
+        "password",
+        r"^[ \t]*(?:password|pwd)[ \t]*=[ \t]*(?P<s>[^;\r\n\"'(\[\s][^;\r\n\"'(\[]*?)[ \t]*(?=;)",
+        re.M,
+        lowered=True,
+    ),
+    _shape("password", r"(?:-u|--user)[ \t]+[\"']?[^\s:\"']+:(?P<s>[^\s\"']+)", bounded=True),
+    _shape(
+        "bearer_token",
+        r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:bearer|token|digest|apikey|sso-key)[ \t]+"
+        r"(?P<s>[a-z0-9._~+/\-=:]{8,})",
+        lowered=True,
+    ),
+    _shape(
+        "basic_auth",
+        r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?basic[ \t]+(?P<s>[a-z0-9+/]{6,}=*)",
+        lowered=True,
+    ),
+    _shape("bearer_token", r"bearer[ \t]+(?P<s>(?=[a-z0-9._~+/\-]*\d)[a-z0-9._~+/\-]{16,}=*)", lowered=True),
+)
+
+TOKEN_CHARS = frozenset(string.ascii_letters + string.digits + "_-")
+# Shapes whose left part cannot start a fast regex: (kind, the characters that must precede, how many).
+_LEFT_PARTS = {
+    "telegram_bot_token": (string.digits, 8, 10),
+    "mailchimp_api_key": ("0123456789abcdef", 32, 32),
+}
+
+
+def lower_ascii(text: str) -> str:
+    """``text`` with ASCII letters lowercased and every offset unchanged."""
+    lowered = text.lower()  # fast; Unicode lowering may add characters (İ), which would shift offsets
+    return lowered if len(lowered) == len(text) else text.translate(_ASCII_LOWER)
+
+
+def catalogue_spans(text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+    for shape in _CATALOGUE:
+        has_group = "s" in shape.pattern.groupindex
+        for match in shape.pattern.finditer(lowered if shape.lowered else text):
+            start, end = match.span("s") if has_group else match.span()
+            if shape.kind in _LEFT_PARTS:
+                start = _left_part(text, start, *_LEFT_PARTS[shape.kind])
+            elif shape.bounded and start > 0 and text[start - 1] in TOKEN_CHARS:
+                continue
+            if 0 <= start < end and not is_placeholder(text[start:end]):
+                yield start, end, shape.kind
+
+
+def _left_part(text: str, start: int, alphabet: str, shortest: int, longest: int) -> int:
+    """The start of the run of ``alphabet`` characters that must precede a match, or -1."""
+    begin = start
+    while begin > 0 and start - begin < longest and text[begin - 1] in alphabet:
+        begin -= 1
+    before = text[begin - 1] if begin > 0 else ""
+    if start - begin < shortest or before in TOKEN_CHARS or before in alphabet:
+        return -1
+    return begin

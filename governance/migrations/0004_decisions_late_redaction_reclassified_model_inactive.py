@@ -4,15 +4,26 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('governance', '0003_editors_group'),
+        ("governance", "0003_editors_group"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='governanceevent',
-            name='decision',
-            field=models.CharField(choices=[('context_blocked', 'Context blocked'), ('tool_denied', 'Tool denied'), ('response_blocked', 'Response blocked'), ('secret_redacted', 'Secret redacted'), ('injection_flagged', 'Injection flagged'), ('late_redaction', 'Late redaction'), ('reclassified', 'Reclassified'), ('model_inactive', 'Model inactive')], max_length=32),
+            model_name="governanceevent",
+            name="decision",
+            field=models.CharField(
+                choices=[
+                    ("context_blocked", "Context blocked"),
+                    ("tool_denied", "Tool denied"),
+                    ("response_blocked", "Response blocked"),
+                    ("secret_redacted", "Secret redacted"),
+                    ("injection_flagged", "Injection flagged"),
+                    ("late_redaction", "Late redaction"),
+                    ("reclassified", "Reclassified"),
+                    ("model_inactive", "Model inactive"),
+                ],
+                max_length=32,
+            ),
         ),
     ]

@@ -1,8 +1,8 @@
 """The readiness report: which ``observe`` rows would be refused if they were enforced, and where.
 
-An interface module on top of the policy core (DESIGN.md §2): it reads the configurations of the
-agents app and runs the same :func:`governance.policy.decide` the runtime runs, with every row
-enforced, for the zone each configuration actually sends to.
+It lives in the agents app because it reads configurations (and through them snippets and skills);
+the policy core below stays free of them. It runs the same :func:`governance.policy.decide` the
+runtime runs, with every row enforced, for the zone each configuration actually sends to.
 """
 
 from __future__ import annotations

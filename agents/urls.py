@@ -6,6 +6,7 @@ from django.urls import path
 
 from agents.apis.completions import CompletionApi, ContextPreviewApi
 from agents.apis.configurations import ConfigurationListApi
+from agents.apis.governance import GovernanceEventListApi, ReadinessApi
 from agents.apis.run_events import RunEventsApi
 from agents.apis.runs import RunCancelApi, RunCollectionApi, RunDetailApi
 
@@ -17,4 +18,6 @@ urlpatterns = [
     path("runs/<str:run_id>", RunDetailApi.as_view(), name="run-detail"),
     path("runs/<str:run_id>/cancel", RunCancelApi.as_view(), name="run-cancel"),
     path("runs/<str:run_id>/events", RunEventsApi.as_view(), name="run-events"),
+    path("governance/events", GovernanceEventListApi.as_view(), name="governance-event-list"),
+    path("governance/readiness", ReadinessApi.as_view(), name="governance-readiness"),
 ]

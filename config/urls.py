@@ -14,5 +14,4 @@ urlpatterns = [
     path("api/v1/", include("snippets.urls")),
     path("api/v1/", include("skills.urls")),
     path("api/v1/", include("agents.urls")),
-    path("api/v1/", include("governance.urls")),
 ]

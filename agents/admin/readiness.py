@@ -1,7 +1,9 @@
 """The readiness report as an admin page, with a one-click promotion for rows that are safe to enforce.
 
-An interface module on top of the policy core (DESIGN.md §2): it reads the report from
-:func:`governance.readiness.readiness_report` and promotes through each owning app's service. A
+The page sits under the governance event log's admin URLs (``/admin/governance/governanceevent/
+readiness/``): this module registers the event log's admin again as a subclass that adds the page,
+so the governance app itself knows nothing of configurations, snippets or skills. It reads the report
+from :func:`agents.readiness.readiness_report` and promotes through each owning app's service. A
 source is promotable only when no configuration that sends it would refuse it under enforcement;
 the promote view recomputes the report before acting, so a stale page cannot promote a refused row.
 """
@@ -12,18 +14,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from django.contrib import messages
+from django.contrib import admin, messages
 from django.contrib.admin import ModelAdmin
 from django.core.exceptions import PermissionDenied
 from django.db import models
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.template.response import TemplateResponse
-from django.urls import reverse
+from django.urls import URLPattern, path, reverse
 
 from agents.models import Configuration
+from agents.readiness import ReadinessRow, readiness_report
 from agents.services import configuration_promote_enforcement
+from governance.admin import GovernanceEventAdmin
+from governance.models import GovernanceEvent
 from governance.policy import enforcement_mode
-from governance.readiness import ReadinessRow, readiness_report
 from governance.vocabulary import Outcome, SourceKind
 from skills.models import Skill
 from skills.services import skill_promote_enforcement
@@ -119,7 +123,7 @@ def readiness_view(model_admin: ModelAdmin, request: HttpRequest) -> HttpRespons
         "summary": report.summary,
         "mode": enforcement_mode().value,
     }
-    return TemplateResponse(request, "admin/governance/readiness.html", context)
+    return TemplateResponse(request, "admin/agents/readiness/report.html", context)
 
 
 def readiness_promote_view(model_admin: ModelAdmin, request: HttpRequest) -> HttpResponse:
@@ -163,3 +167,28 @@ def _report(
         model_admin.message_user(request, f"Promoted: {', '.join(promoted)}.", messages.SUCCESS)
     for identifier, reason in skipped:
         model_admin.message_user(request, f"Not promoted {identifier}: {reason}.", messages.WARNING)
+
+
+class GovernanceEventWithReadinessAdmin(GovernanceEventAdmin):
+    """The event log's admin with the readiness page and its promote action under its URL prefix."""
+
+    change_list_template = "admin/agents/readiness/event_change_list.html"
+
+    def get_urls(self) -> list[URLPattern]:
+        wrap = self.admin_site.admin_view
+        return [
+            path("readiness/", wrap(self.readiness), name="governance_readiness"),
+            path("readiness/promote/", wrap(self.readiness_promote), name="governance_readiness_promote"),
+            *super().get_urls(),
+        ]
+
+    def readiness(self, request: HttpRequest) -> HttpResponse:
+        return readiness_view(self, request)
+
+    def readiness_promote(self, request: HttpRequest) -> HttpResponse:
+        return readiness_promote_view(self, request)
+
+
+# Importing governance.admin above registered the plain event log; replace it with the extended one.
+admin.site.unregister(GovernanceEvent)
+admin.site.register(GovernanceEvent, GovernanceEventWithReadinessAdmin)

@@ -1,5 +1,6 @@
 """The governance API: the event log (filtered, paginated; never content) and the readiness report.
-Both need ``governance:read``. An interface module: the readiness report reads other apps' rows."""
+Both need ``governance:read``. They live in the agents app because what a client may see depends on
+the client and its configurations; the governance app below knows neither."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from agents.readiness import readiness_report
 from config.api import PAGINATION_PARAMETERS, error_responses, paginated_response, paginated_serializer
-from governance.readiness import readiness_report
 from governance.selectors import governance_event_list
 from governance.vocabulary import Decision, EventOutcome, SourceKind
 

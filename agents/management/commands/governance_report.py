@@ -1,4 +1,4 @@
-"""``manage.py governance_report [--json]``: the readiness report (DESIGN.md §4)."""
+"""``manage.py governance_report [--json]``: the readiness report (see ``agents/readiness.py``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from governance.readiness import readiness_report
+from agents.readiness import readiness_report
 
 _COLUMNS = ("kind", "identifier", "data_class", "ceiling", "configuration", "zone", "would_be")
 

@@ -25,7 +25,7 @@ from rest_framework.throttling import SimpleRateThrottle
 
 from agents.errors import ScopeMissing
 from agents.models import ApiClient
-from agents.services import token_digest
+from agents.tokens import token_digest
 
 KEYWORD = "Bearer"
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import secrets
 import uuid
@@ -27,6 +26,7 @@ from agents.runtime.plan import SendRequest, send_plan
 from agents.runtime.queue import step_enqueue
 from agents.runtime.send import governed_send
 from agents.scopes import SCOPES
+from agents.tokens import token_digest
 from context_assembly.assembly import ContextItem
 from context_assembly.fitting import BudgetBreakdown
 from governance.errors import ContextRefused
@@ -44,10 +44,6 @@ TOKEN_PREFIX = "gca_"
 class IssuedClient:
     client: ApiClient
     token: str  # shown once; only its digest is stored
-
-
-def token_digest(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 @transaction.atomic

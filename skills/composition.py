@@ -20,6 +20,7 @@ from governance.vocabulary import SourceKind
 from skills.errors import SkillParseError
 from skills.models import Skill, SkillTrustLevel
 from skills.parsing import parse_skill_md
+from skills.vocabulary import SkillMode
 
 DEFAULT_MAX_BYTES = 24_000
 GUARD_PREAMBLE = (
@@ -43,11 +44,6 @@ _FORGED_MARKER = re.compile(
     rf"<*{_GAP}\b(?:BEGIN|END){_GAP}UNTRUSTED{_GAP}SKILL{_GAP}DATA\b[^>\n]{{0,200}}>*",
     re.IGNORECASE,
 )
-
-
-class SkillMode(StrEnum):
-    FULL = "full"
-    PROGRESSIVE = "progressive"
 
 
 class DropReason(StrEnum):

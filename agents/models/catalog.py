@@ -8,8 +8,8 @@ from django.db import models
 
 from governance.policy import validate_classification
 from governance.vocabulary import DataClass, Enforcement, TrustZone
-from skills.composition import SkillMode
 from skills.models import Skill, SkillTrustLevel
+from skills.vocabulary import SkillMode
 from snippets.models import normalise_tag
 
 

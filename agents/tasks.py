@@ -1,4 +1,9 @@
-"""Celery tasks: thin wrappers taking ids and calling the runtime (CONVENTIONS.md §4)."""
+"""Celery tasks: thin wrappers taking ids and calling the runtime.
+
+The runtime enqueues a step by the task's registered name (:data:`agents.runtime.queue.RUN_STEP_TASK`),
+so this module imports the runtime and never the reverse. ``AgentsConfig.ready`` imports it so the
+tasks are registered in every process, not only in workers (which discover them on their own).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ from celery import shared_task
 from django.db import InterfaceError, OperationalError, close_old_connections
 
 from agents.runtime.leases import runs_reap
-from agents.runtime.queue import step_enqueue
+from agents.runtime.queue import RUN_STEP_TASK, step_enqueue
 from agents.runtime.step import LeaseBusy, step_run
 
 # A dropped database connection (a restart, a failover, a killed backend) is retried on a fresh one.
@@ -21,7 +26,7 @@ def _worker_id(task_id: str | None) -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{task_id or 'eager'}"
 
 
-@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None)
+@shared_task(name=RUN_STEP_TASK, bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None)
 def run_step_task(self, run_id: str, step_index: int) -> str:
     try:
         outcome = step_run(run_id=run_id, step_index=step_index, worker=_worker_id(self.request.id))

@@ -4,3 +4,7 @@ from django.apps import AppConfig
 class SkillsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "skills"
+
+    def ready(self) -> None:
+        # The tasks module imports models, so it can only be imported once they exist.
+        import skills.tasks  # noqa: F401  (registers the sync task the services enqueue by name)

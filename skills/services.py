@@ -27,6 +27,7 @@ from skills.ingest.snapshot import SyncLimits
 from skills.ingest.sync import SyncResult, apply_snapshot, check_fingerprint, parse_snapshot
 from skills.locks import SyncClaim, source_sync_lock
 from skills.models import Skill, SkillAuditEvent, SkillSource, SkillSourceKind, SyncStatus
+from skills.queue import sync_enqueue
 
 logger = logging.getLogger(__name__)
 DEFAULT_LIMITS = SyncLimits()
@@ -155,9 +156,7 @@ def _record_error(
 
 def skill_source_request_sync(*, source_id: int) -> None:
     """Enqueue a sync once the current transaction commits (eager without a broker)."""
-    from skills.tasks import sync_skill_source_task  # tasks import this module
-
-    transaction.on_commit(lambda: sync_skill_source_task.delay(source_id))
+    sync_enqueue(source_id=source_id)
 
 
 # --- editor actions ---------------------------------------------------------------------------------

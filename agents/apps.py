@@ -1,6 +1,3 @@
-import uuid
-from typing import Any
-
 from django.apps import AppConfig
 from django.core import checks
 from django.db.models.signals import post_migrate
@@ -8,23 +5,16 @@ from django.db.models.signals import post_migrate
 from agents.checks import sqlite_version_check
 
 
-def catalog_version_ensure(sender: AppConfig, using: str = "default", **kwargs: Any) -> None:
-    """Recreate the catalogue token row after a flush (migrations create it): without it, workers
-    resolve every configuration at every send, which is correct but slow."""
-    from agents.models import CatalogVersion
-    from agents.models.catalog import CATALOG_VERSION_ID
-
-    CatalogVersion.objects.using(using).get_or_create(
-        id=CATALOG_VERSION_ID, defaults={"token": uuid.uuid4().hex}
-    )
-
-
 class AgentsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "agents"
 
     def ready(self) -> None:
-        from agents.tools.builtins import register_builtins
+        # Django imports this module before any model exists, so what needs models is imported here,
+        # once they do: the one place where an import inside a function is the rule, not a workaround.
+        import agents.tasks  # noqa: F401  (registers the Celery tasks the runtime enqueues by name)
+        from agents.builtin_tools import register_builtins
+        from agents.receivers import catalog_version_ensure
 
         register_builtins()
         checks.register(sqlite_version_check, checks.Tags.database)

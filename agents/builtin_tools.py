@@ -1,5 +1,9 @@
 """Tools shipped with the project. Each one filters what it returns by the step's trust zone, so a
-tool can never hand the model content the context check would have refused."""
+tool can never hand the model content the context check would have refused.
+
+They sit beside ``agents/tools/`` rather than in it: they read the runtime's parts, while the runtime
+imports the tool registry and gate, so keeping them apart keeps the import arrow one way.
+"""
 
 from __future__ import annotations
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+import redis
 from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
@@ -24,8 +25,6 @@ def _check_database() -> bool:
 def _check_redis() -> bool | None:
     if not settings.REDIS_URL:
         return None
-    import redis
-
     try:
         client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
         return bool(client.ping())

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+import redis
 from django.conf import settings
 from django.db import DatabaseError, transaction
 from django.utils import timezone
@@ -60,8 +61,6 @@ def source_sync_lock(source_id: int) -> Iterator[SyncClaim]:
 
 @contextmanager
 def _redis_lock(source_id: int, redis_url: str) -> Iterator[SyncClaim]:
-    import redis
-
     client = redis.Redis.from_url(redis_url)
     lock = client.lock(f"skills:source-sync:{source_id}", timeout=STALE_AFTER_SECONDS, blocking=False)
     if not lock.acquire():

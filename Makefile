@@ -29,6 +29,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy config governance agents context_assembly snippets skills
+	$(VENV)/bin/lint-imports --no-cache --no-logo
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format .

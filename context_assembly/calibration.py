@@ -11,7 +11,9 @@ ways: an estimate that runs high is corrected down as surely as one that runs lo
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
 
 MIN_FACTOR = 0.5
 MAX_FACTOR = 2.0
@@ -59,15 +61,41 @@ def calibration_update(state: CalibrationState, *, reported: int, estimated: int
     ratio = sample_ratio(reported=reported, estimated=estimated)
     if ratio is None:
         return state
-    alpha = max(MIN_ALPHA, 1 / (state.samples + 1))
-    factor = _clamp(state.factor + alpha * (ratio - state.factor))
+    factor = blended_factor(state.factor, float(state.samples), ratio, greatest=max, least=min)
     return CalibrationState(factor=factor, samples=state.samples + 1)
+
+
+class Number(Protocol):
+    """What :func:`blended_factor` needs of its operands: a float, or a term of a SQL expression."""
+
+    def __add__(self, other: Any, /) -> Any: ...
+    def __sub__(self, other: Any, /) -> Any: ...
+    def __mul__(self, other: Any, /) -> Any: ...
+    def __rtruediv__(self, other: Any, /) -> Any: ...
+
+
+N = TypeVar("N", bound=Number)
+
+
+def blended_factor(
+    factor: N, samples: N, ratio: N, *, greatest: Callable[[Any, Any], N], least: Callable[[Any, Any], N]
+) -> N:
+    """The one definition of the blend: ``alpha = max(MIN_ALPHA, 1 / (samples + 1))``, then the factor
+    moved by ``alpha`` towards the (clamped) sample ``ratio`` and clamped to [MIN_FACTOR, MAX_FACTOR].
+
+    :func:`calibration_update` evaluates it on floats (``greatest=max, least=min``); the model
+    store renders it as one SQL expression over the stored columns
+    (``agents.models.catalog.LlmModelQuerySet.calibrate``), so concurrent steps blend in place
+    without a read lock. Both are IEEE-754 double arithmetic in the same order, so they agree exactly.
+    """
+    alpha = greatest(MIN_ALPHA, 1.0 / (samples + 1.0))
+    return least(MAX_FACTOR, greatest(MIN_FACTOR, factor + alpha * (ratio - factor)))
 
 
 def sample_ratio(*, reported: int, estimated: int) -> float | None:
     """One sample's ratio as :func:`calibration_update` blends it (clamped); None when either figure
     is not positive (no sample). A store that applies the update in place (one SQL statement, so
-    concurrent steps never lose a sample) blends this ratio by the same rule."""
+    concurrent steps never lose a sample) blends this ratio with :func:`blended_factor`."""
     if not (_usable(reported) & _usable(estimated)):
         return None
     return _clamp(reported / estimated)

@@ -11,7 +11,7 @@ import logging
 import time
 from dataclasses import dataclass
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -31,7 +31,7 @@ from agents.runtime.send import governed_send
 from agents.runtime.tool_calls import execute_tool_calls
 from agents.runtime.transcript import run_context, run_request
 from agents.selectors import run_client_name
-from context_assembly.calibration import MAX_FACTOR, MIN_ALPHA, MIN_FACTOR, run_ratio, sample_ratio
+from context_assembly.calibration import run_ratio
 from context_assembly.fitting import FitResult
 from governance.services import EventContext
 from governance.vocabulary import Provenance
@@ -237,41 +237,13 @@ def _record_completed_step(
     )
     if not finished:
         AgentRun.objects.filter(id=run.id).update(**totals)
-    if usage.prompt_tokens and served.pk == plan.model.pk:
+    estimated = _uncalibrated(plan, fitted.breakdown.estimated)
+    if usage.prompt_tokens and estimated and served.pk == plan.model.pk:
         # Last in the transaction: the model row stays locked only for the commit.
-        _calibrate(
-            served, reported=usage.prompt_tokens, estimated=_uncalibrated(plan, fitted.breakdown.estimated)
+        LlmModel.objects.calibrate(
+            model_id=served.pk, reported=usage.prompt_tokens, estimated=estimated, at=timezone.now()
         )
     return message, finished
-
-
-# The rule of calibration_update as one statement: alpha = max(MIN_ALPHA, 1 / (samples + 1)), then
-# the blended factor clamped to [MIN_FACTOR, MAX_FACTOR]. CASE keeps it portable (SQLite and
-# PostgreSQL name min/max differently); it is plain SQL because the ORM's expression tree cost more
-# to compile at every step than the statement costs to run.
-_ALPHA = (
-    "(CASE WHEN 1.0 / (calibration_samples + 1.0) > %s THEN 1.0 / (calibration_samples + 1.0) ELSE %s END)"
-)
-_BLENDED = f"(calibration_factor + {_ALPHA} * (%s - calibration_factor))"
-_CALIBRATE_SQL = (
-    "UPDATE agents_llmmodel SET calibration_factor = "
-    f"(CASE WHEN {_BLENDED} < %s THEN %s WHEN {_BLENDED} > %s THEN %s ELSE {_BLENDED} END), "
-    "calibration_samples = calibration_samples + 1, calibration_updated_at = %s WHERE id = %s"
-)
-
-
-def _calibrate(model: LlmModel, *, reported: int, estimated: int | None) -> None:
-    """Blend one sample into the model's calibration in a single statement: the rule of
-    :func:`~context_assembly.calibration.calibration_update`, applied to the stored state by the
-    database, so concurrent steps on the same model neither lose samples nor wait on a read lock."""
-    ratio = sample_ratio(reported=reported, estimated=estimated) if estimated else None
-    if ratio is None:
-        return
-    blended = [MIN_ALPHA, MIN_ALPHA, ratio]
-    params = [*blended, MIN_FACTOR, MIN_FACTOR, *blended, MAX_FACTOR, MAX_FACTOR, *blended]
-    now = connection.ops.adapt_datetimefield_value(timezone.now())
-    with connection.cursor() as cursor:
-        cursor.execute(_CALIBRATE_SQL, [*params, now, model.pk])
 
 
 def _tool_phase(run: AgentRun, step_index: int, worker: str, assistant: RunMessage | None) -> StepOutcome:

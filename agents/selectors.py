@@ -59,11 +59,8 @@ def configuration_fallbacks(configuration: Configuration) -> list[LlmModel]:
 
 
 def run_client_name(run: AgentRun) -> str:
-    """The name of the API client that started ``run`` ("" for none), as the step's claim read it
-    when it did, else from the database."""
-    name = getattr(run, "api_client_name", None)
-    if isinstance(name, str):
-        return name
+    """The name of the API client that started ``run`` ("" for none); no query for a claimed run,
+    whose claim read the name (``AgentRun.objects.claim``)."""
     client = run.api_client
     return client.name if client is not None else ""
 

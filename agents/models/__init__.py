@@ -15,6 +15,7 @@ from agents.models.catalog import (
 from agents.models.runs import (
     AgentRun,
     AgentStep,
+    RunClaim,
     RunMessage,
     RunStatus,
     StepStatus,
@@ -36,6 +37,7 @@ __all__ = [
     "LlmModel",
     "Provider",
     "ProviderKind",
+    "RunClaim",
     "RunMessage",
     "RunStatus",
     "StepStatus",

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
-from django.db import models
+from django.db import connections, models
 
-from agents.models.catalog import ApiClient, Configuration, LlmModel
+from agents.models.catalog import CATALOG_VERSION_ID, ApiClient, CatalogVersion, Configuration, LlmModel
+from agents.models.sql import Read, Table, converted_row
 from governance.vocabulary import DataClass, Provenance
 
 
@@ -29,6 +33,112 @@ class TerminationReason(models.TextChoices):
     PROVIDER_FAILED = "provider_failed", "Provider failed"
     CANCELLED = "cancelled", "Cancelled"
     RETRIES_EXHAUSTED = "retries_exhausted", "Retries exhausted"
+
+
+@dataclass(frozen=True)
+class RunClaim:
+    """What a claim read, in the statement that took the lease (so all of it in one snapshot)."""
+
+    run: AgentRun  # the row as updated; its API client, if any, loaded with its name only
+    catalog_token: str | None  # None when the catalogue token row is missing
+    model_calibration_factor: float  # of the configuration's serving model
+    model_calibration_samples: int
+    step_status: str | None  # the status of a step already recorded at this index, if any
+
+
+class AgentRunQuerySet(models.QuerySet["AgentRun"]):
+    def claim(
+        self, *, run_id: str | uuid.UUID, step_index: int, worker: str, now: datetime, expires_at: datetime
+    ) -> RunClaim | None:
+        """Take the lease on step ``step_index`` of run ``run_id`` for ``worker`` until ``expires_at``
+        and mark the run running, if the run is at that step, not finished, and its lease is free,
+        expired or already ``worker``'s. None when any of that does not hold.
+
+        One ``UPDATE … RETURNING`` statement (PostgreSQL, SQLite ≥ 3.35) returns the claimed row
+        with what a step needs next (:func:`_claim_reads`), so a step starts with one round trip.
+        """
+        connection = connections[self.db]
+        run = Table(self.model, connection)
+        reads = _claim_reads(run, step_index)
+        owner, expires, status = (
+            run.column("lease_owner"),
+            run.column("lease_expires_at"),
+            run.column("status"),
+        )
+        terminal = ", ".join(["%s"] * len(TERMINAL_STATUSES))
+        sql = (
+            f"UPDATE {run.name} SET {status} = %s, {owner} = %s, {expires} = %s, "
+            f"{run.column('updated_at')} = %s WHERE {run.column('pk')} = %s "
+            f"AND {run.column('next_step_index')} = %s AND {status} NOT IN ({terminal}) "
+            f"AND ({expires} IS NULL OR {expires} < %s OR {owner} = %s) "
+            f"RETURNING {run.columns()}, {', '.join(read.sql for read in reads)}"
+        )
+        params: list[Any] = [
+            run.value("status", RunStatus.RUNNING.value),
+            worker,
+            run.value("lease_expires_at", expires_at),
+            run.value("updated_at", now),
+            run.value("pk", uuid.UUID(str(run_id))),
+            step_index,
+            *(run.value("status", value.value) for value in TERMINAL_STATUSES),
+            run.value("lease_expires_at", now),
+            worker,
+            *(param for read in reads for param in read.params),
+        ]
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            row = cursor.fetchone()
+        return None if row is None else self._claimed(run, reads, row)
+
+    def _claimed(self, run: Table, reads: tuple[Read, ...], row: tuple[Any, ...]) -> RunClaim:
+        fields = run.fields()
+        values = converted_row(run.connection, self.db, (*fields, *(read.field for read in reads)), row)
+        claimed = self.model.from_db(self.db, [field.attname for field in fields], values[: len(fields)])
+        token, factor, samples, client_name, step_status = values[len(fields) :]
+        if claimed.api_client_id is not None and client_name is not None:
+            claimed.api_client = ApiClient.from_db(
+                self.db, ["id", "name"], [claimed.api_client_id, client_name]
+            )
+        return RunClaim(
+            run=claimed,
+            catalog_token=token,
+            model_calibration_factor=float(factor),
+            model_calibration_samples=int(samples),
+            step_status=step_status,
+        )
+
+
+def _claim_reads(run: Table, step_index: int) -> tuple[Read, ...]:
+    """What the claim returns beside the run's columns, each a scalar subquery over the updated row:
+    the catalogue token (the worker's cache of the configuration is valid under it), the serving
+    model's calibration factor and samples, the API client's name, and the status of a step already
+    recorded at ``step_index``."""
+    version = Table(CatalogVersion, run.connection)
+    configuration = run.related("configuration")
+    model, client, step = configuration.related("model"), run.related("api_client"), run.related("steps")
+    serving_model = (
+        f"FROM {model.name} JOIN {configuration.name} ON {configuration['model']} = {model['pk']} "
+        f"WHERE {configuration['pk']} = {run['configuration']}"
+    )
+    return (
+        Read(
+            version.field("token"),
+            f"(SELECT {version['token']} FROM {version.name} WHERE {version['pk']} = %s)",
+            (CATALOG_VERSION_ID,),
+        ),
+        Read(model.field("calibration_factor"), f"(SELECT {model['calibration_factor']} {serving_model})"),
+        Read(model.field("calibration_samples"), f"(SELECT {model['calibration_samples']} {serving_model})"),
+        Read(
+            client.field("name"),
+            f"(SELECT {client['name']} FROM {client.name} WHERE {client['pk']} = {run['api_client']})",
+        ),
+        Read(
+            step.field("status"),
+            f"(SELECT {step['status']} FROM {step.name} "
+            f"WHERE {step['run']} = {run['pk']} AND {step['index']} = %s)",
+            (step_index,),
+        ),
+    )
 
 
 class AgentRun(models.Model):
@@ -61,6 +171,8 @@ class AgentRun(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = AgentRunQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at"]

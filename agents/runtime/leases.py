@@ -6,18 +6,16 @@ whose lease expired, at most ``MAX_REQUEUES`` times, then fails them.
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from agents.models import AgentRun, RunStatus, TerminationReason
-from agents.models.catalog import CATALOG_VERSION_ID
 from agents.models.runs import TERMINAL_STATUSES
 from agents.runtime.parts import step_configuration
 
@@ -43,77 +41,31 @@ def lease_claim(*, run_id: str, step_index: int, worker: str) -> Claim:
     """Claim step ``step_index`` of a non-terminal run. Nobody else can hold it at the same time.
 
     The claimed run comes with its configuration, serving model and provider (see
-    :func:`agents.runtime.parts.step_configuration`). Returns an empty claim when the step was
-    already done (the run moved on or ended), and a claim with ``busy_until`` when another worker's
-    lease is still live.
+    :func:`agents.runtime.parts.step_configuration`), in one statement once the worker holds the
+    configuration (:meth:`agents.models.runs.AgentRunQuerySet.claim`). Returns an empty claim when
+    the step was already done (the run moved on or ended), and a claim with ``busy_until`` when
+    another worker's lease is still live.
     """
-    run = _claim_update(run_id=run_id, step_index=step_index, worker=worker)
-    if run is not None:
-        return Claim(run=run, step_status=run.__dict__["step_status"])
-    row = (
+    now = timezone.now()
+    expires_at = now + timedelta(seconds=lease_seconds())
+    claimed = AgentRun.objects.claim(
+        run_id=run_id, step_index=step_index, worker=worker, now=now, expires_at=expires_at
+    )
+    if claimed is not None:
+        run = claimed.run
+        run.configuration = step_configuration(
+            configuration_id=run.configuration_id,
+            catalog=claimed.catalog_token,
+            calibration=(claimed.model_calibration_factor, claimed.model_calibration_samples),
+        )
+        return Claim(run=run, step_status=claimed.step_status)
+    busy_until = (
         AgentRun.objects.filter(id=run_id, next_step_index=step_index)
         .exclude(status__in=TERMINAL_STATUSES)
         .values_list("lease_expires_at", flat=True)
         .first()
     )
-    return Claim(run=None, busy_until=row)
-
-
-def _claim_update(*, run_id: str, step_index: int, worker: str) -> AgentRun | None:
-    """The conditional claim as one ``UPDATE … RETURNING`` statement (PostgreSQL, SQLite ≥ 3.35).
-
-    It returns the claimed row with, read in the same statement, the catalogue token, the serving
-    model's calibration, the client's name and the status of a step already recorded at this index.
-    A step so starts with one round trip instead of an update, a select and the joins for its
-    configuration (which comes from the worker's cache for that token). The ORM has no
-    ``UPDATE … RETURNING``; ``raw()`` maps the columns by name and applies each field's converters.
-    """
-    now = timezone.now()
-    terminal = ", ".join(["%s"] * len(TERMINAL_STATUSES))
-    sql = f"""
-        UPDATE agents_agentrun
-        SET status = %s, lease_owner = %s, lease_expires_at = %s, updated_at = %s
-        WHERE id = %s AND next_step_index = %s AND status NOT IN ({terminal})
-          AND (lease_expires_at IS NULL OR lease_expires_at < %s OR lease_owner = %s)
-        RETURNING *,
-          (SELECT token FROM agents_catalogversion WHERE id = {CATALOG_VERSION_ID}) AS catalog_token,
-          (SELECT m.calibration_factor FROM agents_llmmodel m JOIN agents_configuration c ON c.model_id = m.id
-            WHERE c.id = agents_agentrun.configuration_id) AS model_calibration_factor,
-          (SELECT m.calibration_samples FROM agents_llmmodel m JOIN agents_configuration c ON c.model_id = m.id
-            WHERE c.id = agents_agentrun.configuration_id) AS model_calibration_samples,
-          (SELECT a.name FROM agents_apiclient a WHERE a.id = agents_agentrun.api_client_id) AS api_client_name,
-          (SELECT s.status FROM agents_agentstep s WHERE s.run_id = agents_agentrun.id AND s."index" = %s)
-            AS step_status
-    """
-    expires = now + timedelta(seconds=lease_seconds())
-    params = [
-        RunStatus.RUNNING.value,
-        worker,
-        _db_datetime(expires),
-        _db_datetime(now),
-        AgentRun._meta.pk.get_db_prep_value(uuid.UUID(str(run_id)), connection),
-        step_index,
-        *[str(status) for status in TERMINAL_STATUSES],
-        _db_datetime(now),
-        worker,
-        step_index,
-    ]
-    claimed = list(AgentRun.objects.raw(sql, params))
-    if not claimed:
-        return None
-    run = claimed[0]
-    read = run.__dict__  # the columns RETURNING added beside the model's own
-    token = read["catalog_token"]
-    run.configuration = step_configuration(
-        configuration_id=run.configuration_id,
-        catalog=token if isinstance(token, str) else None,
-        calibration=(float(read["model_calibration_factor"]), int(read["model_calibration_samples"])),
-    )
-    return run
-
-
-def _db_datetime(value: datetime) -> object:
-    return connection.ops.adapt_datetimefield_value(value)
+    return Claim(run=None, busy_until=busy_until)
 
 
 def lease_renew(*, run: AgentRun, worker: str) -> bool:

@@ -1,0 +1,126 @@
+"""Recording a step's model call: its step row and, for a completed call, the assistant message, the
+run's totals and the serving model's calibration, in one transaction."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from agents.models import AgentRun, AgentStep, LlmModel, RunMessage, StepStatus, TerminationReason
+from agents.providers.base import ProviderReply
+from agents.runtime.leases import run_finish_with
+from agents.runtime.plan import SendPlan
+from context_assembly.calibration import run_ratio
+from context_assembly.fitting import FitResult
+from governance.vocabulary import Provenance
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """What one step's model phase produced, as its step row stores it."""
+
+    run: AgentRun
+    index: int
+    plan: SendPlan
+    started: float  # time.monotonic() when the model phase began
+    status: StepStatus
+    error: str = ""  # the refusal's or failure's code
+    fitted: FitResult | None = None  # None when governance refused before the fit
+    reply: ProviderReply | None = None  # only for a completed call
+    served: LlmModel | None = None  # the model that answered (a fallback, or the plan's model)
+
+    @property
+    def model(self) -> LlmModel:
+        return self.served or self.plan.model
+
+    @property
+    def estimated(self) -> int | None:
+        return self.fitted.breakdown.estimated if self.fitted else None
+
+    @property
+    def uncalibrated(self) -> int | None:
+        """Our estimate before the model's calibration factor (only approximate tokenizers apply it)."""
+        if self.estimated is None or self.plan.profile.is_exact:
+            return self.estimated
+        return round(self.estimated / self.plan.profile.calibration_factor)
+
+
+@dataclass(frozen=True)
+class CompletedStep:
+    message: RunMessage  # the assistant message the reply became
+    finished: bool  # the reply had no tool calls, so the run completed in the same commit
+
+
+def step_record(record: StepRecord) -> AgentStep:
+    """Store ``record`` as the run's step row at ``record.index``."""
+    usage = record.reply.usage if record.reply else None
+    reported = usage.prompt_tokens if usage else None
+    estimated = record.estimated
+    if usage and reported is not None:
+        provenance = usage.provenance
+    else:
+        provenance = Provenance.ESTIMATED if estimated is not None else Provenance.UNAVAILABLE
+    step = AgentStep(
+        run=record.run,
+        index=record.index,
+        status=record.status,
+        model=record.model,
+        provider=record.model.provider.identifier,
+        reported_prompt_tokens=reported,
+        estimated_prompt_tokens=estimated,
+        cached_tokens=usage.cached_tokens if usage else None,
+        completion_tokens=usage.completion_tokens if usage else None,
+        usage_provenance=provenance,
+        breakdown=record.fitted.breakdown.as_dict() if record.fitted else {},
+        finish_reason=record.reply.finish_reason if record.reply else "",
+        calibration_ratio=run_ratio(reported, record.uncalibrated),
+        duration_ms=int((time.monotonic() - record.started) * 1000),
+        error_code=record.error[:64],
+    )
+    step.full_clean(exclude=["run", "model"])
+    step.save()
+    return step
+
+
+@transaction.atomic
+def completed_step_record(record: StepRecord, *, worker: str, position: int) -> CompletedStep:
+    """The completed step, its assistant message at ``position`` (the transcript's length: the lease
+    makes ``worker`` the run's only writer, and a unique constraint backs that), totals, calibration.
+
+    A reply without tool calls ends the run in the same statement as the totals, so a final answer
+    and the run's completion commit together."""
+    reply, served = record.reply, record.served
+    if reply is None or served is None or record.fitted is None:
+        raise ValueError("a completed step is recorded with its fit, its reply and the model that served it")
+    step = step_record(record)
+    message = RunMessage.objects.create(
+        run=record.run,
+        position=position,
+        step_index=record.index,
+        role="assistant",
+        content=reply.text,
+        tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls],
+    )
+    usage = reply.usage
+    totals = {
+        "prompt_tokens_total": F("prompt_tokens_total") + (usage.prompt_tokens or 0),
+        "cached_tokens_total": F("cached_tokens_total") + (usage.cached_tokens or 0),
+        "completion_tokens_total": F("completion_tokens_total") + (usage.completion_tokens or 0),
+        "last_calibration_ratio": step.calibration_ratio,
+    }
+    finished = not reply.tool_calls and run_finish_with(
+        run_id=str(record.run.id), worker=worker, reason=TerminationReason.COMPLETED, **totals
+    )
+    if not finished:
+        AgentRun.objects.filter(id=record.run.id).update(**totals)
+    estimated = record.uncalibrated
+    if usage.prompt_tokens and estimated and served.pk == record.plan.model.pk:
+        # Last in the transaction: the model row stays locked only for the commit.
+        LlmModel.objects.calibrate(
+            model_id=served.pk, reported=usage.prompt_tokens, estimated=estimated, at=timezone.now()
+        )
+    return CompletedStep(message=message, finished=finished)

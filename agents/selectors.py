@@ -19,10 +19,6 @@ from snippets.selectors import snippet_select
 _M = TypeVar("_M", bound=Model)
 
 
-def configuration_get(*, identifier: str) -> Configuration:
-    return Configuration.objects.select_related("model__provider").get(identifier=identifier)
-
-
 def configuration_list() -> list[Configuration]:
     return list(
         Configuration.objects.select_related("model__provider").prefetch_related(

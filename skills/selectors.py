@@ -6,15 +6,11 @@ from collections.abc import Sequence
 
 from django.db.models import QuerySet
 
-from skills.models import Skill, SkillAudit, SkillSource
+from skills.models import Skill, SkillSource
 
 
 def skill_source_get(*, source_id: int) -> SkillSource | None:
     return SkillSource.objects.filter(pk=source_id).first()
-
-
-def skill_source_list() -> list[SkillSource]:
-    return list(SkillSource.objects.all())
 
 
 def skill_list(*, source_id: int | None = None, enabled: bool | None = None) -> QuerySet[Skill]:
@@ -30,15 +26,6 @@ def skills_in_order(*, skill_ids: Sequence[int]) -> list[Skill]:
     """The skills with these ids, in the given order (unknown ids are left out); one query."""
     by_id = Skill.objects.select_related("source").in_bulk(list(skill_ids))
     return [by_id[pk] for pk in skill_ids if pk in by_id]
-
-
-def skill_audit_list(*, skill_id: int | None = None, source_id: int | None = None) -> QuerySet[SkillAudit]:
-    entries = SkillAudit.objects.all()
-    if skill_id is not None:
-        entries = entries.filter(skill_pk=skill_id)
-    if source_id is not None:
-        entries = entries.filter(source_pk=source_id)
-    return entries
 
 
 def skill_get(*, skill_id: int) -> Skill | None:

@@ -5,10 +5,6 @@ from __future__ import annotations
 from config.errors import ApplicationError
 
 
-class SnippetInvalid(ApplicationError):
-    code = "snippet_invalid"
-
-
 class SnippetNotFound(ApplicationError):
     code = "not_found"
     http_status = 404

@@ -41,10 +41,6 @@ def snippet_select(*, tags: Sequence[str]) -> SnippetSelection:
     )
 
 
-def snippet_list() -> list[Snippet]:
-    return list(Snippet.objects.prefetch_related("tags"))
-
-
 def snippet_query(
     *,
     tag: str | None = None,

@@ -31,10 +31,6 @@ def run_context(run: AgentRun) -> RunContext:
     )
 
 
-def message_from_row(row: RunMessage) -> Message:
-    return _message(row.role, row.content, row.tool_calls, row.tool_call_id)
-
-
 def _message(role: str, content: str, tool_calls: list[dict[str, str]], tool_call_id: str) -> Message:
     return Message(
         role=role,

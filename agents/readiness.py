@@ -7,9 +7,11 @@ runtime runs, with every row enforced, for the zone each configuration actually 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
-from agents.selectors import configuration_list, configuration_sources, configuration_zone
+from agents.models import Configuration
+from agents.selectors import configuration_sources, configuration_zone
 from governance.policy import decide
 from governance.vocabulary import Enforcement, EnforcementMode, Outcome
 
@@ -45,11 +47,12 @@ class ReadinessReport:
         return {"rows": [asdict(row) for row in self.rows], "summary": self.summary}
 
 
-def readiness_report() -> ReadinessReport:
-    """One row per (observe source, configuration that sends it). Inactive configurations count too:
+def readiness_report(*, configurations: Iterable[Configuration]) -> ReadinessReport:
+    """One row per (observe source, one of ``configurations`` that sends it). Admin and the command
+    pass every configuration; an API client only those it may use. Inactive configurations count too:
     they can be re-activated, and promoting a row must be safe for them as well."""
     rows: list[ReadinessRow] = []
-    for configuration in configuration_list():
+    for configuration in configurations:
         observed = [s for s in configuration_sources(configuration) if s.enforcement == Enforcement.OBSERVE]
         if not observed:
             continue

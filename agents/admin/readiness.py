@@ -24,6 +24,7 @@ from django.urls import URLPattern, path, reverse
 
 from agents.models import Configuration
 from agents.readiness import ReadinessRow, readiness_report
+from agents.selectors import configuration_list
 from agents.services import configuration_promote_enforcement
 from governance.admin import GovernanceEventAdmin
 from governance.models import GovernanceEvent
@@ -114,7 +115,7 @@ def shown_rows(rows: tuple[ReadinessRow, ...], request: HttpRequest) -> list[Sho
 def readiness_view(model_admin: ModelAdmin, request: HttpRequest) -> HttpResponse:
     if not request.user.has_perm(READINESS_PERMISSION):
         raise PermissionDenied
-    report = readiness_report()
+    report = readiness_report(configurations=configuration_list())
     context = {
         **model_admin.admin_site.each_context(request),
         "title": "Governance readiness",
@@ -137,7 +138,11 @@ def readiness_promote_view(model_admin: ModelAdmin, request: HttpRequest) -> Htt
         raise PermissionDenied
     if not request.user.has_perm(promoter.permission):
         raise PermissionDenied
-    rows = [row for row in readiness_report().rows if (row.kind, row.identifier) == (kind, identifier)]
+    rows = [
+        row
+        for row in readiness_report(configurations=configuration_list()).rows
+        if (row.kind, row.identifier) == (kind, identifier)
+    ]
     obj = promoter.find(identifier)
     if not rows or obj is None:
         model_admin.message_user(

@@ -1,6 +1,12 @@
 """The governance API: the event log (filtered, paginated; never content) and the readiness report.
-Both need ``governance:read``. They live in the agents app because what a client may see depends on
-the client and its configurations; the governance app below knows neither."""
+
+Both need ``governance:read`` and are scoped to the client. Events: those of the client's own requests,
+and those of no client's request (a management command, an admin preview) on a configuration the
+client may use; another client's request is never shown, even on a shared configuration. Readiness:
+rows of the client's configurations only. So no other client's name or configuration appears. Both
+views live in the agents app because the scope depends on the client; the governance app knows no
+clients.
+"""
 
 from __future__ import annotations
 
@@ -12,12 +18,19 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from agents.models import ApiClient
 from agents.readiness import readiness_report
+from agents.selectors import configuration_list_for_client
 from config.api import PAGINATION_PARAMETERS, error_responses, paginated_response, paginated_serializer
-from governance.selectors import governance_event_list
+from governance.selectors import EventReader, governance_event_list
 from governance.vocabulary import Decision, EventOutcome, SourceKind
 
 TAG = "governance"
+
+
+def _reader(client: ApiClient) -> EventReader:
+    identifiers = configuration_list_for_client(api_client=client).values_list("identifier", flat=True)
+    return EventReader(api_client=client.name, configurations=frozenset(identifiers))
 
 
 class GovernanceEventListApi(APIView):
@@ -57,7 +70,7 @@ class GovernanceEventListApi(APIView):
 
     @extend_schema(
         tags=[TAG],
-        summary="List governance events, newest first",
+        summary="List the governance events of this client's requests and configurations, newest first",
         parameters=[FilterSerializer, *PAGINATION_PARAMETERS],
         responses={
             200: paginated_serializer(OutputSerializer, "GovernanceEventPage"),
@@ -67,7 +80,7 @@ class GovernanceEventListApi(APIView):
     def get(self, request: Request) -> Response:
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
-        items: Any = governance_event_list(**filters.validated_data)
+        items: Any = governance_event_list(reader=_reader(request.user), **filters.validated_data)
         return paginated_response(
             items=items, serializer_class=self.OutputSerializer, request=request, view=self
         )
@@ -105,8 +118,9 @@ class ReadinessApi(APIView):
 
     @extend_schema(
         tags=[TAG],
-        summary="Which observed rows would be refused under enforcement",
+        summary="Which observed rows of this client's configurations would be refused under enforcement",
         responses={200: OutputSerializer, **error_responses()},
     )
     def get(self, request: Request) -> Response:
-        return Response(self.OutputSerializer(readiness_report().as_dict()).data)
+        report = readiness_report(configurations=configuration_list_for_client(api_client=request.user))
+        return Response(self.OutputSerializer(report.as_dict()).data)

@@ -1,4 +1,5 @@
-"""The governance API: the event log (filtered, never content) and the readiness report."""
+"""The governance API: the event log (filtered, never content) and the readiness report. What each
+client may see of them is in test_governance_tenancy.py."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from governance.services import EventContext, governance_event_record
 from governance.vocabulary import DataClass, Decision, Enforcement, EventOutcome, TrustZone
 from tests.agents.runs import fake_configuration
 from tests.api.conftest import assert_error
-from tests.factories import snippet_make
+from tests.factories import configuration_make, snippet_make
 
 pytestmark = pytest.mark.django_db
 
@@ -33,7 +34,8 @@ def test_lists_events_filtered_by_run_and_configuration(make_caller):
         outcome=EventOutcome.ENFORCED,
         reason="1 x github_token",
     )
-    caller = make_caller("governance:read")
+    alpha, beta = configuration_make(identifier="alpha"), configuration_make(identifier="beta")
+    caller = make_caller("governance:read", configurations=(alpha, beta))
 
     def ids(**params):
         response = caller.get(EVENTS, params)
@@ -92,7 +94,8 @@ def test_readiness_reports_observed_rows_that_would_be_refused(fake_provider, ma
         enforcement=Enforcement.OBSERVE,
     )
     configuration = fake_configuration(fake_provider, zone=TrustZone.EXTERNAL_EU, snippet_tags=["ops"])
-    response = make_caller("governance:read").get("/api/v1/governance/readiness")
+    caller = make_caller("governance:read", configurations=(configuration,))
+    response = caller.get("/api/v1/governance/readiness")
     assert response.status_code == 200
     report = response.json()
     assert report["summary"] == {"observe_rows": 1, "would_refuse": 1}

@@ -8,6 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from agents.readiness import readiness_report
+from agents.selectors import configuration_list
 
 _COLUMNS = ("kind", "identifier", "data_class", "ceiling", "configuration", "zone", "would_be")
 
@@ -19,7 +20,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="Print the report as one JSON document.")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        report = readiness_report()
+        report = readiness_report(configurations=configuration_list())
         if options["json"]:
             self.stdout.write(json.dumps(report.as_dict(), indent=2, sort_keys=True))
             return

@@ -11,7 +11,7 @@ from django.db.models import Model, QuerySet, Subquery
 from agents.models import AgentRun, ApiClient, CatalogVersion, Configuration, LlmModel
 from agents.models.catalog import CATALOG_VERSION_ID
 from governance.policy import Source
-from governance.vocabulary import SourceKind, TrustZone, least_trusted
+from governance.vocabulary import TrustZone, least_trusted
 from skills.composition import skill_sources
 from snippets.composition import snippet_sources
 from snippets.selectors import snippet_select
@@ -83,17 +83,7 @@ def configuration_sources(configuration: Configuration) -> list[Source]:
     Per-request sources (caller context, task input, tool outputs) are added by the caller.
     An empty system prompt sends nothing and so is not a source. Snippets follow the selection order.
     """
-    sources: list[Source] = []
-    if configuration.system_prompt.strip():
-        sources.append(
-            Source(
-                kind=SourceKind.SYSTEM_PROMPT,
-                identifier=configuration.identifier,
-                data_class=configuration.system_prompt_data_class,
-                ceiling=configuration.system_prompt_ceiling,
-                enforcement=configuration.system_prompt_enforcement,
-            )
-        )
+    sources = configuration.prompt_sources()
     sources.extend(snippet_sources(snippet_select(tags=configuration.snippet_tags).snippets))
     sources.extend(
         skill_sources(link.skill for link in configuration.skill_links.select_related("skill__source"))

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from governance.policy import Source
-from governance.vocabulary import SourceKind
 from skills.errors import SkillParseError
 from skills.models import Skill, SkillTrustLevel
 from skills.parsing import parse_skill_md
@@ -103,16 +102,7 @@ def skill_block(
 
 
 def skill_sources(skills: Iterable[Skill]) -> tuple[Source, ...]:
-    return tuple(
-        Source(
-            kind=SourceKind.SKILL,
-            identifier=skill.identifier,
-            data_class=skill.data_class,
-            ceiling=skill.ceiling,
-            enforcement=skill.enforcement,
-        )
-        for skill in skills
-    )
+    return tuple(skill.as_source() for skill in skills)
 
 
 def neutralise_markers(text: str) -> str:

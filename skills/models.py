@@ -12,9 +12,10 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from simple_history.models import HistoricalRecords
 
+from governance.classified import ClassifiedModel
 from governance.models import AppendOnlyModel
 from governance.policy import validate_classification
-from governance.vocabulary import DataClass, Enforcement, TrustZone
+from governance.vocabulary import DataClass, Enforcement, SourceKind, TrustZone
 
 _ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,127}")
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
@@ -149,11 +150,13 @@ class SkillSource(models.Model):
         )
 
 
-class Skill(models.Model):
+class Skill(ClassifiedModel):
     """One SKILL.md of a source, upserted by ``(source, path)``. Sync-managed fields mirror the parsed file;
     editors own ``is_enabled`` (through services) and the classification (``data_class``, ``ceiling``,
     ``enforcement``), which later syncs never change. ``content`` is the whole normalised file: the
     composer re-derives the checksum from it."""
+
+    source_kind = SourceKind.SKILL
 
     source = models.ForeignKey(SkillSource, on_delete=models.PROTECT, related_name="skills")
     path = models.CharField(max_length=1000)
@@ -173,9 +176,6 @@ class Skill(models.Model):
     trust_level = models.CharField(
         max_length=16, choices=SkillTrustLevel.choices, default=SkillTrustLevel.UNTRUSTED
     )
-    data_class = models.CharField(max_length=32, choices=DataClass.choices, blank=True)
-    ceiling = models.CharField(max_length=32, choices=TrustZone.choices, blank=True)
-    enforcement = models.CharField(max_length=16, choices=Enforcement.choices, default=Enforcement.ENFORCE)
     is_enabled = models.BooleanField(default=False)
     is_orphaned = models.BooleanField(default=False)
     injection_findings = models.JSONField(default=list, blank=True)
@@ -185,15 +185,11 @@ class Skill(models.Model):
 
     history = HistoricalRecords()
 
-    class Meta:
+    class Meta(ClassifiedModel.Meta):
         ordering = ["source__name", "path"]
         constraints = [
             models.UniqueConstraint(fields=["source", "path"], name="skill_unique_source_path"),
-            models.CheckConstraint(
-                condition=models.Q(enforcement=Enforcement.OBSERVE)
-                | (~models.Q(data_class="") & ~models.Q(ceiling="")),
-                name="skill_enforced_is_classified",
-            ),
+            *ClassifiedModel.Meta.constraints,
         ]
 
     def __str__(self) -> str:
@@ -210,9 +206,7 @@ class Skill(models.Model):
                 raise ValidationError({field: "Must be a JSON object."})
         if not isinstance(self.allowed_tools, list):
             raise ValidationError({"allowed_tools": "Must be a JSON list."})
-        validate_classification(
-            data_class=self.data_class, ceiling=self.ceiling, enforcement=self.enforcement
-        )
+        super().clean()
 
 
 class SkillAudit(AppendOnlyModel):

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from governance.policy import Source
-from governance.vocabulary import SourceKind
 from snippets.models import Snippet
 
 
@@ -16,13 +15,4 @@ def snippet_block(snippets: Sequence[Snippet]) -> str:
 
 
 def snippet_sources(snippets: Sequence[Snippet]) -> list[Source]:
-    return [
-        Source(
-            kind=SourceKind.SNIPPET,
-            identifier=snippet.identifier,
-            data_class=snippet.data_class,
-            ceiling=snippet.ceiling,
-            enforcement=snippet.enforcement,
-        )
-        for snippet in snippets
-    ]
+    return [snippet.as_source() for snippet in snippets]

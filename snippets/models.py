@@ -1,4 +1,4 @@
-"""Tagged prompt snippets curated by editors. Every snippet is classified (DESIGN.md §3, §6)."""
+"""Tagged prompt snippets curated by editors. Every snippet is classified (``governance.classified``)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from simple_history.models import HistoricalRecords
 
-from governance.policy import validate_classification
-from governance.vocabulary import DataClass, Enforcement, TrustZone
+from governance.classified import ClassifiedModel
+from governance.vocabulary import SourceKind
 
 MAX_SNIPPET_CHARS = 50_000
 
@@ -32,15 +32,14 @@ class Tag(models.Model):
             raise ValidationError({"name": "A tag needs at least one visible character."})
 
 
-class Snippet(models.Model):
+class Snippet(ClassifiedModel):
+    source_kind = SourceKind.SNIPPET
+
     identifier = models.SlugField(max_length=100, unique=True)
     name = models.CharField(max_length=200)
     description = models.CharField(max_length=500, blank=True)
     text = models.TextField()
     tags = models.ManyToManyField(Tag, related_name="snippets", blank=True)
-    data_class = models.CharField(max_length=32, choices=DataClass.choices, blank=True)
-    ceiling = models.CharField(max_length=32, choices=TrustZone.choices, blank=True)
-    enforcement = models.CharField(max_length=16, choices=Enforcement.choices, default=Enforcement.ENFORCE)
     is_active = models.BooleanField(default=True)
     sorting = models.IntegerField(default=0, help_text="Lower comes first within a tag.")
     metadata = models.JSONField(default=dict, blank=True)
@@ -51,15 +50,8 @@ class Snippet(models.Model):
 
     history = HistoricalRecords(m2m_fields=[tags])
 
-    class Meta:
+    class Meta(ClassifiedModel.Meta):
         ordering = ["sorting", "name"]
-        constraints = [
-            models.CheckConstraint(
-                condition=models.Q(enforcement=Enforcement.OBSERVE)
-                | (~models.Q(data_class="") & ~models.Q(ceiling="")),
-                name="snippet_enforced_is_classified",
-            ),
-        ]
 
     def __str__(self) -> str:
         return self.identifier
@@ -69,6 +61,4 @@ class Snippet(models.Model):
             raise ValidationError({"metadata": "Metadata must be a JSON object."})
         if len(self.text) > MAX_SNIPPET_CHARS:
             raise ValidationError({"text": f"A snippet holds at most {MAX_SNIPPET_CHARS} characters."})
-        validate_classification(
-            data_class=self.data_class, ceiling=self.ceiling, enforcement=self.enforcement
-        )
+        super().clean()

@@ -11,8 +11,9 @@ from django.db import connections, models
 
 from agents.models.sql import Float, FloatFunctions, Table
 from context_assembly.calibration import CalibrationState, blended_factor, sample_ratio
-from governance.policy import validate_classification
-from governance.vocabulary import DataClass, Enforcement, TrustZone
+from governance.classified import ClassifiedPromptModel
+from governance.policy import Source
+from governance.vocabulary import DataClass, SourceKind, TrustZone
 from skills.models import Skill, SkillTrustLevel
 from skills.vocabulary import SkillMode
 from snippets.models import normalise_tag
@@ -160,8 +161,10 @@ class LlmModel(models.Model):
         return f"{self.provider.identifier}/{self.model_id}"
 
 
-class Configuration(models.Model):
+class Configuration(ClassifiedPromptModel):
     """What a consumer runs: a model with fallbacks, a classified system prompt, and limits."""
+
+    source_kind = SourceKind.SYSTEM_PROMPT
 
     identifier = models.SlugField(max_length=100, unique=True)
     name = models.CharField(max_length=200)
@@ -170,11 +173,6 @@ class Configuration(models.Model):
         LlmModel, through="ConfigurationFallback", related_name="fallback_for", blank=True
     )
     system_prompt = models.TextField(blank=True)
-    system_prompt_data_class = models.CharField(max_length=32, choices=DataClass.choices, blank=True)
-    system_prompt_ceiling = models.CharField(max_length=32, choices=TrustZone.choices, blank=True)
-    system_prompt_enforcement = models.CharField(
-        max_length=16, choices=Enforcement.choices, default=Enforcement.ENFORCE
-    )
     snippet_tags = models.JSONField(
         default=list,
         blank=True,
@@ -201,14 +199,10 @@ class Configuration(models.Model):
     )
     is_active = models.BooleanField(default=True)
 
-    class Meta:
+    class Meta(ClassifiedPromptModel.Meta):
         ordering = ["identifier"]
         constraints = [
-            models.CheckConstraint(
-                condition=models.Q(system_prompt_enforcement=Enforcement.OBSERVE)
-                | (~models.Q(system_prompt_data_class="") & ~models.Q(system_prompt_ceiling="")),
-                name="configuration_enforced_prompt_is_classified",
-            ),
+            *ClassifiedPromptModel.Meta.constraints,
             models.CheckConstraint(
                 condition=models.Q(max_iterations__gte=1, max_iterations__lte=20),
                 name="configuration_max_iterations_range",
@@ -226,12 +220,11 @@ class Configuration(models.Model):
         self.snippet_tags = list(
             dict.fromkeys(normalise_tag(t) for t in self.snippet_tags if normalise_tag(t))
         )
-        validate_classification(
-            data_class=self.system_prompt_data_class,
-            ceiling=self.system_prompt_ceiling,
-            enforcement=self.system_prompt_enforcement,
-            field_prefix="system_prompt_",
-        )
+        super().clean()
+
+    def prompt_sources(self) -> list[Source]:
+        """The system prompt as a classified source, or none when it is empty: nothing of it is sent."""
+        return [self.as_source()] if self.system_prompt.strip() else []
 
 
 class ConfigurationSkill(models.Model):

@@ -207,20 +207,6 @@ def configuration_skill_block(
     return compose_skills(configuration, configuration_skills(configuration), tuple(request_skills))
 
 
-def _system_prompt_sources(configuration: Configuration) -> list[Source]:
-    if not configuration.system_prompt.strip():
-        return []
-    return [
-        Source(
-            kind=SourceKind.SYSTEM_PROMPT,
-            identifier=configuration.identifier,
-            data_class=configuration.system_prompt_data_class,
-            ceiling=configuration.system_prompt_ceiling,
-            enforcement=configuration.system_prompt_enforcement,
-        )
-    ]
-
-
 def _tool_output_sources(request: SendRequest) -> list[Source]:
     sources = []
     for message, data_class in zip(request.transcript, request.transcript_classes, strict=True):
@@ -266,7 +252,7 @@ def send_plan(*, configuration: Configuration, request: SendRequest) -> SendPlan
         tool_specs=tuple(tool.spec() for tool in offered),
         tail_note=request.tail_note,
         sources=tuple(
-            _system_prompt_sources(configuration)
+            configuration.prompt_sources()
             + snippet_sources(selection.snippets)
             + list(skills.sources)
             + _tool_output_sources(request)

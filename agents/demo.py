@@ -20,6 +20,7 @@ from agents.models import (
 )
 from agents.scopes import SCOPES
 from agents.services import api_client_create
+from governance.actors import Actor
 from governance.vocabulary import DataClass, Enforcement, TrustZone
 from skills.models import Skill, SkillSource, SkillSourceKind, SkillTrustLevel
 from skills.services import skill_enable, skill_source_create, skill_source_sync
@@ -51,6 +52,8 @@ SNIPPETS = [
     ),
 ]
 DEMO_CLIENT = "demo-client"
+# Re-seeding restores the demo rows as shipped, including their classification: a recorded change.
+SEED_ACTOR = Actor.system("seed_demo", may_declassify=True)
 DEMO_CONFIGURATION = "demo-assistant"
 
 
@@ -66,7 +69,7 @@ def _seed_snippets() -> None:
         snippet = Snippet.objects.filter(identifier=identifier).first() or Snippet(identifier=identifier)
         snippet.name, snippet.text, snippet.data_class = name, text, data_class
         snippet.ceiling = DataClass(data_class).ceiling
-        snippet_save(snippet=snippet, tag_names=[tag], reason="demo seed")
+        snippet_save(snippet=snippet, actor=SEED_ACTOR, reason="demo seed", tag_names=[tag])
 
 
 def _seed_skills(configuration: Configuration) -> None:
@@ -78,9 +81,9 @@ def _seed_skills(configuration: Configuration) -> None:
         default_data_class=DataClass.PUBLIC_CONTENT,
         default_ceiling=TrustZone.EXTERNAL_GLOBAL,
     )
-    skill_source_sync(source_id=source.pk, actor="demo seed")
+    skill_source_sync(source_id=source.pk, actor=SEED_ACTOR)
     house_style = Skill.objects.get(source=source, name="house-style")
-    skill_enable(skill=house_style, actor="demo seed")
+    skill_enable(skill=house_style, actor=SEED_ACTOR)
     ConfigurationSkill.objects.get_or_create(
         configuration=configuration, skill=house_style, defaults={"position": 0}
     )

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+# Lowering a data class, loosening a ceiling or relaxing enforcement through the API needs this scope.
+CLASSIFY_SCOPE = "governance:classify"
+
 SCOPES = (
     "snippets:read",
     "snippets:write",
@@ -11,5 +14,5 @@ SCOPES = (
     "runs:create",
     "runs:read",
     "governance:read",
-    "governance:classify",
+    CLASSIFY_SCOPE,
 )

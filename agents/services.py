@@ -30,8 +30,8 @@ from agents.tokens import token_digest
 from context_assembly.assembly import ContextItem
 from context_assembly.fitting import BudgetBreakdown
 from governance.errors import ContextRefused
-from governance.services import EventContext, PromotionResult
-from governance.vocabulary import DataClass, Enforcement
+from governance.services import EventContext
+from governance.vocabulary import DataClass
 from skills.models import Skill
 from skills.selectors import skills_in_order
 
@@ -70,32 +70,6 @@ def api_client_create(
     if configurations:
         client.configurations.set(configurations)
     return IssuedClient(client=client, token=token)
-
-
-def configuration_promote_enforcement(*, configurations: list[Configuration], actor: str) -> PromotionResult:
-    """Switch the system-prompt classification of ``configurations`` to enforce.
-
-    A row without a declared class and ceiling cannot be enforced; it is skipped with that reason,
-    never silently. Each promotion is logged with the actor.
-    """
-    promoted: list[str] = []
-    skipped: list[tuple[str, str]] = []
-    for configuration in configurations:
-        if configuration.system_prompt_enforcement == Enforcement.ENFORCE:
-            skipped.append((configuration.identifier, "already enforced"))
-            continue
-        if not configuration.system_prompt_data_class or not configuration.system_prompt_ceiling:
-            skipped.append((configuration.identifier, "declare a data class and a ceiling first"))
-            continue
-        changed = Configuration.objects.filter(
-            pk=configuration.pk, system_prompt_enforcement=Enforcement.OBSERVE
-        ).update(system_prompt_enforcement=Enforcement.ENFORCE)
-        if changed:
-            promoted.append(configuration.identifier)
-            logger.info("configuration %s promoted to enforce by %s", configuration.identifier, actor)
-        else:
-            skipped.append((configuration.identifier, "changed concurrently"))
-    return PromotionResult(promoted=tuple(promoted), skipped=tuple(skipped))
 
 
 @dataclass(frozen=True)

@@ -152,6 +152,7 @@ def _warm_transcripts(run_ids: list[str]) -> None:
 
 def _configuration(fake: Any) -> Any:
     from agents.models import Configuration, LlmModel, Provider
+    from governance.actors import Actor
     from snippets.services import snippet_create
 
     provider = Provider.objects.create(
@@ -171,6 +172,7 @@ def _configuration(fake: Any) -> Any:
     )
     for n in range(5):
         snippet_create(
+            actor=Actor.system("bench"),
             identifier=f"tone-{n}",
             name=f"Tone {n}",
             text="Warm, direct and brief. " * 20,

@@ -1,16 +1,29 @@
-"""Governance writes: recording events and the one recording check before every provider call."""
+"""Governance writes: recording events, the one recording check before every provider call, and
+promoting classified rows to enforce."""
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
+from django.db import transaction
+
+from governance.actors import Actor, history_stamp
+from governance.classified import ClassifiedBase
 from governance.errors import ContextRefused
 from governance.models import GovernanceEvent
 from governance.policy import ContextDecision, Source, SourceDecision, decide, enforcement_mode
-from governance.vocabulary import Decision, EnforcementMode, EventOutcome, Outcome, TrustZone
+from governance.vocabulary import Decision, Enforcement, EnforcementMode, EventOutcome, Outcome, TrustZone
 
-__all__ = ["EventContext", "assert_permitted", "decide", "governance_event_record"]
+__all__ = [
+    "EventContext",
+    "PromotionResult",
+    "assert_permitted",
+    "decide",
+    "enforcement_promote",
+    "governance_event_record",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -137,3 +150,43 @@ class PromotionResult:
 
     promoted: tuple[str, ...]
     skipped: tuple[tuple[str, str], ...]  # (identifier, reason)
+
+
+ALREADY_ENFORCED = "already enforced"
+UNDECLARED = "declare a data class and a ceiling first"
+
+
+def enforcement_promote(*, rows: Sequence[ClassifiedBase], actor: Actor) -> PromotionResult:
+    """Switch each observed row of ``rows`` (snippets, skills, configuration prompts) to enforce.
+
+    Each row is re-read under a lock and promoted in its own transaction, recorded as a history
+    version naming ``actor`` where the model keeps history. A row without a declared class and
+    ceiling cannot be enforced, and an enforced row needs nothing: both are skipped with that
+    reason, never silently. Promotion only tightens, so it needs no privilege.
+    """
+    promoted: list[str] = []
+    skipped: list[tuple[str, str]] = []
+    for row in rows:
+        with transaction.atomic():
+            locked = type(row)._default_manager.select_for_update().get(pk=row.pk)
+            reason = _promotion_refusal(locked)
+            if reason is None:
+                locked.classify(replace(locked.classification, enforcement=Enforcement.ENFORCE))
+                locked.full_clean()
+                history_stamp(locked, actor=actor, reason="promoted to enforce")
+                locked.save()
+        if reason is None:
+            promoted.append(locked.identifier)
+            logger.info("%s %s promoted to enforce by %s", row.source_kind, locked.identifier, actor.label)
+        else:
+            skipped.append((locked.identifier, reason))
+    return PromotionResult(promoted=tuple(promoted), skipped=tuple(skipped))
+
+
+def _promotion_refusal(row: ClassifiedBase) -> str | None:
+    current = row.classification
+    if current.enforcement == Enforcement.ENFORCE:
+        return ALREADY_ENFORCED
+    if not current.data_class or not current.ceiling:
+        return UNDECLARED
+    return None

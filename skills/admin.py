@@ -13,16 +13,12 @@ from simple_history.admin import SimpleHistoryAdmin
 from config.admin_history import VersionDiffMixin
 from config.errors import ApplicationError
 from context_assembly.badges import token_badge
+from governance.actors import request_actor
+from governance.classified_admin import ClassifiedAdmin
 from skills.composition import skill_section
 from skills.models import Skill, SkillAudit, SkillSource
 from skills.review_page import review_decide_view, review_queue_view
-from skills.services import (
-    skill_classify,
-    skill_disable,
-    skill_enable,
-    skill_promote_enforcement,
-    skill_source_request_sync,
-)
+from skills.services import skill_classify, skill_disable, skill_enable, skill_source_request_sync
 
 _SYNC_MANAGED = (
     "source", "path", "name", "description", "license", "compatibility", "metadata", "allowed_tools",
@@ -72,7 +68,7 @@ class SkillSourceAdmin(admin.ModelAdmin):
 
 
 @admin.register(Skill)
-class SkillAdmin(VersionDiffMixin, SimpleHistoryAdmin):
+class SkillAdmin(VersionDiffMixin, ClassifiedAdmin, SimpleHistoryAdmin):
     diff_field = "body"
     history_list_display = ["diff"]
     list_display = (
@@ -184,7 +180,7 @@ class SkillAdmin(VersionDiffMixin, SimpleHistoryAdmin):
             data_class=obj.data_class,
             ceiling=obj.ceiling,
             enforcement=obj.enforcement,
-            actor=request.user,
+            actor=request_actor(request),
         )
 
     def _each(self, request: HttpRequest, queryset: QuerySet[Skill], verb: str, action: Any) -> None:
@@ -200,7 +196,12 @@ class SkillAdmin(VersionDiffMixin, SimpleHistoryAdmin):
 
     @admin.action(description="Enable selected skills")
     def enable_skills(self, request: HttpRequest, queryset: QuerySet[Skill]) -> None:
-        self._each(request, queryset, "enabled", lambda skill: skill_enable(skill=skill, actor=request.user))
+        self._each(
+            request,
+            queryset,
+            "enabled",
+            lambda skill: skill_enable(skill=skill, actor=request_actor(request)),
+        )
 
     @admin.action(description="Acknowledge findings and enable selected skills")
     def acknowledge_and_enable(self, request: HttpRequest, queryset: QuerySet[Skill]) -> None:
@@ -208,22 +209,17 @@ class SkillAdmin(VersionDiffMixin, SimpleHistoryAdmin):
             request,
             queryset,
             "enabled",
-            lambda skill: skill_enable(skill=skill, actor=request.user, acknowledge_findings=True),
+            lambda skill: skill_enable(skill=skill, actor=request_actor(request), acknowledge_findings=True),
         )
 
     @admin.action(description="Disable selected skills")
     def disable_skills(self, request: HttpRequest, queryset: QuerySet[Skill]) -> None:
         self._each(
-            request, queryset, "disabled", lambda skill: skill_disable(skill=skill, actor=request.user)
+            request,
+            queryset,
+            "disabled",
+            lambda skill: skill_disable(skill=skill, actor=request_actor(request)),
         )
-
-    @admin.action(description="Promote selected skills to enforce")
-    def promote_to_enforce(self, request: HttpRequest, queryset: QuerySet[Skill]) -> None:
-        result = skill_promote_enforcement(skills=list(queryset), actor=request.user)
-        if result.promoted:
-            self.message_user(request, f"Promoted: {', '.join(result.promoted)}.", messages.SUCCESS)
-        for identifier, reason in result.skipped:
-            self.message_user(request, f"Not promoted {identifier}: {reason}.", messages.WARNING)
 
 
 @admin.register(SkillAudit)

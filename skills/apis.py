@@ -182,7 +182,19 @@ class SkillSourceCreateApi(APIView):
     def post(self, request: Request) -> Response:
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        source = skill_source_create_remote(**serializer.validated_data)
+        data = serializer.validated_data
+        source = skill_source_create_remote(
+            name=data["name"],
+            kind=data["kind"],
+            url=data["url"],
+            default_data_class=data["default_data_class"],
+            default_ceiling=data["default_ceiling"],
+            path=data.get("path", ""),
+            ref=data.get("ref", ""),
+            token_env=data.get("token_env", ""),
+            trust_level=data.get("trust_level", SkillTrustLevel.UNTRUSTED),
+            expected_fingerprint=data.get("expected_fingerprint", ""),
+        )
         return _source_response(source, status.HTTP_201_CREATED)
 
 

@@ -17,6 +17,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 
 from config.errors import ApplicationError
+from governance.actors import request_actor
 from skills.models import Skill
 from skills.services import skill_disable, skill_enable
 
@@ -61,10 +62,10 @@ def review_decide_view(
     skill = get_object_or_404(Skill.objects.select_related("source"), pk=skill_id)
     try:
         if decision == "acknowledge":
-            skill = skill_enable(skill=skill, actor=request.user, acknowledge_findings=True)
+            skill = skill_enable(skill=skill, actor=request_actor(request), acknowledge_findings=True)
             note = "Findings acknowledged and skill enabled from the review queue."
         else:
-            skill = skill_disable(skill=skill, actor=request.user)
+            skill = skill_disable(skill=skill, actor=request_actor(request))
             note = "Disabled from the review queue."
     except ApplicationError as exc:
         model_admin.message_user(request, f"Not changed {skill.identifier}: {exc.message}", messages.WARNING)

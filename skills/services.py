@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
-from typing import Any
 
 import httpx
 from django.db import transaction
 from django.utils import timezone
 
 from config.errors import ApplicationError
+from governance.actors import SYSTEM, Actor, history_stamp
 from governance.guardrails.injection import InjectionSeverity
-from governance.services import PromotionResult
-from governance.vocabulary import Enforcement
-from skills.audit import audit_record, history_user
+from skills.audit import audit_record
 from skills.errors import (
     SkillFingerprintMismatch,
     SkillSourceAdminOnly,
@@ -26,36 +23,81 @@ from skills.ingest.fetch import fetch_snapshot
 from skills.ingest.snapshot import SyncLimits
 from skills.ingest.sync import SyncResult, apply_snapshot, check_fingerprint, parse_snapshot
 from skills.locks import SyncClaim, source_sync_lock
-from skills.models import Skill, SkillAuditEvent, SkillSource, SkillSourceKind, SyncStatus
+from skills.models import Skill, SkillAuditEvent, SkillSource, SkillSourceKind, SkillTrustLevel, SyncStatus
 from skills.queue import sync_enqueue
 
 logger = logging.getLogger(__name__)
 DEFAULT_LIMITS = SyncLimits()
 
 
-def skill_source_create(**fields: Any) -> SkillSource:
+def skill_source_create(
+    *,
+    name: str,
+    kind: str,
+    default_data_class: str,
+    default_ceiling: str,
+    url: str = "",
+    path: str = "",
+    ref: str = "",
+    token_env: str = "",
+    trust_level: str = SkillTrustLevel.UNTRUSTED,
+    expected_fingerprint: str = "",
+) -> SkillSource:
     """Validate and store a new source. Raises ``ValidationError`` before anything is stored."""
-    source = SkillSource(**fields)
+    source = SkillSource(
+        name=name,
+        kind=kind,
+        url=url,
+        path=path,
+        ref=ref,
+        token_env=token_env,
+        trust_level=trust_level,
+        default_data_class=default_data_class,
+        default_ceiling=default_ceiling,
+        expected_fingerprint=expected_fingerprint,
+    )
     source.full_clean()
     source.save()
     return source
 
 
-def skill_source_create_remote(**fields: Any) -> SkillSource:
+def skill_source_create_remote(
+    *,
+    name: str,
+    kind: str,
+    url: str,
+    default_data_class: str,
+    default_ceiling: str,
+    path: str = "",
+    ref: str = "",
+    token_env: str = "",
+    trust_level: str = SkillTrustLevel.UNTRUSTED,
+    expected_fingerprint: str = "",
+) -> SkillSource:
     """Like :func:`skill_source_create`, for GitHub kinds only (the API's way in). Raises
     :class:`SkillSourceAdminOnly` for a local folder or an uploaded archive, whose paths are on the server."""
-    kind = fields.get("kind")
     if kind in SkillSourceKind.values and not SkillSourceKind(kind).is_github:
         raise SkillSourceAdminOnly(
             f"A {kind} source reads server paths; only an admin may add one.", extra={"kind": kind}
         )
-    return skill_source_create(**fields)
+    return skill_source_create(
+        name=name,
+        kind=kind,
+        url=url,
+        path=path,
+        ref=ref,
+        token_env=token_env,
+        trust_level=trust_level,
+        default_data_class=default_data_class,
+        default_ceiling=default_ceiling,
+        expected_fingerprint=expected_fingerprint,
+    )
 
 
 def skill_source_sync(
     *,
     source_id: int,
-    actor: Any = "system",
+    actor: Actor = SYSTEM,
     transport: httpx.BaseTransport | None = None,
     limits: SyncLimits = DEFAULT_LIMITS,
 ) -> SyncResult:
@@ -141,7 +183,7 @@ def _record_error(
     claim: SyncClaim,
     exc: ApplicationError,
     *,
-    actor: Any,
+    actor: Actor,
     event: SkillAuditEvent | None = None,
 ) -> None:
     with transaction.atomic():
@@ -162,16 +204,15 @@ def skill_source_request_sync(*, source_id: int) -> None:
 # --- editor actions ---------------------------------------------------------------------------------
 
 
-def _save(skill: Skill, actor: Any, reason: str) -> Skill:
+def _save(skill: Skill, actor: Actor, reason: str) -> Skill:
     skill.full_clean()
-    skill._history_user = history_user(actor)  # type: ignore[attr-defined]
-    skill._change_reason = reason  # type: ignore[attr-defined]
+    history_stamp(skill, actor=actor, reason=reason)
     skill.save()
     return skill
 
 
 @transaction.atomic
-def skill_enable(*, skill: Skill, actor: Any, acknowledge_findings: bool = False) -> Skill:
+def skill_enable(*, skill: Skill, actor: Actor, acknowledge_findings: bool = False) -> Skill:
     """Enable a skill. Refuses an orphaned skill, and one with high-severity findings unless they are
     acknowledged (now or before). Enabling an enabled skill changes nothing and records nothing."""
     row = Skill.objects.select_for_update().select_related("source").get(pk=skill.pk)
@@ -193,7 +234,7 @@ def skill_enable(*, skill: Skill, actor: Any, acknowledge_findings: bool = False
 
 
 @transaction.atomic
-def skill_disable(*, skill: Skill, actor: Any) -> Skill:
+def skill_disable(*, skill: Skill, actor: Actor) -> Skill:
     """Disable a skill; disabling a disabled skill changes nothing and records nothing."""
     row = Skill.objects.select_for_update().select_related("source").get(pk=skill.pk)
     if not row.is_enabled:
@@ -205,28 +246,8 @@ def skill_disable(*, skill: Skill, actor: Any) -> Skill:
 
 
 @transaction.atomic
-def skill_classify(*, skill: Skill, data_class: str, ceiling: str, enforcement: str, actor: Any) -> Skill:
+def skill_classify(*, skill: Skill, data_class: str, ceiling: str, enforcement: str, actor: Actor) -> Skill:
     """Set a skill's classification (editors own it; syncs never change it). Validated before saving."""
     row = Skill.objects.select_for_update().get(pk=skill.pk)
     row.data_class, row.ceiling, row.enforcement = data_class, ceiling, enforcement
     return _save(row, actor, "classification edited")
-
-
-def skill_promote_enforcement(*, skills: Sequence[Skill], actor: Any) -> PromotionResult:
-    """Switch ``skills`` to enforce, each recorded as a history version with the actor. A skill without a
-    declared class and ceiling is skipped with that reason, never silently."""
-    promoted: list[str] = []
-    skipped: list[tuple[str, str]] = []
-    for skill in skills:
-        with transaction.atomic():
-            row = Skill.objects.select_for_update().get(pk=skill.pk)
-            if row.enforcement == Enforcement.ENFORCE:
-                skipped.append((row.identifier, "already enforced"))
-                continue
-            if not row.data_class or not row.ceiling:
-                skipped.append((row.identifier, "declare a data class and a ceiling first"))
-                continue
-            row.enforcement = Enforcement.ENFORCE
-            _save(row, actor, "promoted to enforce")
-            promoted.append(row.identifier)
-    return PromotionResult(promoted=tuple(promoted), skipped=tuple(skipped))

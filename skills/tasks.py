@@ -12,6 +12,7 @@ import logging
 from celery import shared_task
 
 from config.errors import ApplicationError
+from governance.actors import Actor
 from skills.queue import SYNC_SKILL_SOURCE_TASK
 from skills.services import skill_source_sync
 
@@ -23,7 +24,7 @@ def sync_skill_source_task(source_id: int) -> dict[str, object]:
     """Sync one source. A typed failure is already recorded on the source (status and message), so it
     is reported in the return value instead of failing the task (a retry would not change the outcome)."""
     try:
-        result = skill_source_sync(source_id=source_id, actor="task:sync_skill_source")
+        result = skill_source_sync(source_id=source_id, actor=Actor.system("task:sync_skill_source"))
     except ApplicationError as exc:
         logger.warning("skill source %s: %s", source_id, exc.code)
         return {"source_id": source_id, "status": "error", "code": exc.code}

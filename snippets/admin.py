@@ -3,15 +3,17 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from simple_history.admin import SimpleHistoryAdmin
 
 from config.admin_history import VersionDiffMixin
 from context_assembly.badges import token_badge
+from governance.actors import request_actor
+from governance.classified_admin import ClassifiedAdmin
 from snippets.models import Snippet, Tag
-from snippets.services import snippet_promote_enforcement, snippet_save
+from snippets.services import snippet_save
 
 
 class SnippetForm(forms.ModelForm):
@@ -46,7 +48,7 @@ class SnippetForm(forms.ModelForm):
 
 
 @admin.register(Snippet)
-class SnippetAdmin(VersionDiffMixin, SimpleHistoryAdmin):
+class SnippetAdmin(VersionDiffMixin, ClassifiedAdmin, SimpleHistoryAdmin):
     form = SnippetForm
     diff_field = "text"
     history_list_display = ["diff"]
@@ -91,17 +93,9 @@ class SnippetAdmin(VersionDiffMixin, SimpleHistoryAdmin):
         snippet_save(
             snippet=obj,
             tag_names=form.tag_list(),
-            actor=request.user,
+            actor=request_actor(request),
             reason="edited in admin" if change else "created in admin",
         )
-
-    @admin.action(description="Promote selected snippets to enforce")
-    def promote_to_enforce(self, request: HttpRequest, queryset: QuerySet[Snippet]) -> None:
-        result = snippet_promote_enforcement(snippets=list(queryset), actor=request.user)
-        if result.promoted:
-            self.message_user(request, f"Promoted: {', '.join(result.promoted)}.", messages.SUCCESS)
-        for identifier, reason in result.skipped:
-            self.message_user(request, f"Not promoted {identifier}: {reason}.", messages.WARNING)
 
 
 @admin.register(Tag)

@@ -21,6 +21,7 @@ from config.api import (
     paginated_response,
     paginated_serializer,
 )
+from governance.actors import request_actor
 from governance.vocabulary import DataClass, Enforcement, TrustZone
 from snippets.errors import SnippetNotFound
 from snippets.models import MAX_SNIPPET_CHARS, Snippet
@@ -122,8 +123,20 @@ class SnippetCollectionApi(APIView):
     def post(self, request: Request) -> Response:
         serializer = self.CreateInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        fields = dict(serializer.validated_data)
-        snippet = snippet_create(actor=None, tag_names=fields.pop("tags", ()), **fields)
+        data = serializer.validated_data
+        snippet = snippet_create(
+            actor=request_actor(request),
+            identifier=data["identifier"],
+            name=data["name"],
+            text=data["text"],
+            data_class=data["data_class"],
+            ceiling=data["ceiling"],
+            description=data.get("description", ""),
+            tag_names=data.get("tags", ()),
+            is_active=data.get("is_active", True),
+            sorting=data.get("sorting", 0),
+            metadata=data.get("metadata"),
+        )
         return Response(
             SnippetOutputSerializer(_snippet(snippet.identifier)).data, status=status.HTTP_201_CREATED
         )
@@ -169,11 +182,24 @@ class SnippetDetailApi(APIView):
         snippet = _snippet(identifier)
         serializer = self.UpdateInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        fields = dict(serializer.validated_data)
-        snippet_update(snippet=snippet, actor=None, tag_names=fields.pop("tags", None), **fields)
+        data = serializer.validated_data
+        snippet_update(
+            snippet=snippet,
+            actor=request_actor(request),
+            name=data.get("name"),
+            description=data.get("description"),
+            text=data.get("text"),
+            data_class=data.get("data_class"),
+            ceiling=data.get("ceiling"),
+            enforcement=data.get("enforcement"),
+            is_active=data.get("is_active"),
+            sorting=data.get("sorting"),
+            metadata=data.get("metadata"),
+            tag_names=data.get("tags"),
+        )
         return Response(SnippetOutputSerializer(_snippet(identifier)).data)
 
     @extend_schema(tags=[TAG], summary="Delete a snippet", responses={204: None, **error_responses(404)})
     def delete(self, request: Request, identifier: str) -> Response:
-        snippet_delete(snippet=_snippet(identifier), actor=None)
+        snippet_delete(snippet=_snippet(identifier), actor=request_actor(request))
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from governance.actors import Actor, history_stamp
 from governance.guardrails.injection import max_severity, scan_for_injection
-from governance.services import PromotionResult
 from governance.vocabulary import Enforcement
 from snippets.models import Snippet, Tag, normalise_tag
 
@@ -39,73 +38,97 @@ def _scan(snippet: Snippet) -> None:
 
 @transaction.atomic
 def snippet_save(
-    *, snippet: Snippet, tag_names: Sequence[str] | None = None, actor: Any = None, reason: str = ""
+    *, snippet: Snippet, actor: Actor, reason: str, tag_names: Sequence[str] | None = None
 ) -> Snippet:
     """Validate, scan and save ``snippet`` (new or changed), then set its tags when given.
 
     Raises ``ValidationError`` before anything is stored. Findings of the injection scan are kept
     on the row for editors to review; they do not block the save (snippets are editor-authored).
+    The history version names ``actor`` and ``reason``.
     """
     snippet.full_clean()
     _scan(snippet)
-    snippet._history_user = actor  # type: ignore[attr-defined]
-    snippet._change_reason = reason  # type: ignore[attr-defined]
+    history_stamp(snippet, actor=actor, reason=reason)
     snippet.save()
     if tag_names is not None:
         snippet.tags.set(tags_resolve(tag_names))
     return snippet
 
 
-def snippet_create(*, actor: Any = None, tag_names: Sequence[str] = (), **fields: Any) -> Snippet:
-    return snippet_save(snippet=Snippet(**fields), tag_names=tag_names, actor=actor, reason="created")
-
-
-def snippet_promote_enforcement(*, snippets: Sequence[Snippet], actor: Any) -> PromotionResult:
-    """Switch ``snippets`` to enforce, each recorded as a history version with the actor.
-
-    A snippet without a declared class and ceiling cannot be enforced: it is skipped with that
-    reason, never silently.
-    """
-    promoted: list[str] = []
-    skipped: list[tuple[str, str]] = []
-    for snippet in snippets:
-        with transaction.atomic():
-            row = Snippet.objects.select_for_update().get(pk=snippet.pk)
-            if row.enforcement == Enforcement.ENFORCE:
-                skipped.append((row.identifier, "already enforced"))
-                continue
-            if not row.data_class or not row.ceiling:
-                skipped.append((row.identifier, "declare a data class and a ceiling first"))
-                continue
-            row.enforcement = Enforcement.ENFORCE
-            snippet_save(snippet=row, actor=actor, reason="promoted to enforce")
-            promoted.append(row.identifier)
-            logger.info("snippet %s promoted to enforce by %s", row.identifier, actor)
-    return PromotionResult(promoted=tuple(promoted), skipped=tuple(skipped))
+def snippet_create(
+    *,
+    actor: Actor,
+    identifier: str,
+    name: str,
+    text: str,
+    data_class: str,
+    ceiling: str,
+    description: str = "",
+    tag_names: Sequence[str] = (),
+    is_active: bool = True,
+    sorting: int = 0,
+    metadata: dict[str, object] | None = None,
+) -> Snippet:
+    """A new snippet. It enforces (the model default): only rows that predate classification observe."""
+    snippet = Snippet(
+        identifier=identifier,
+        name=name,
+        description=description,
+        text=text,
+        data_class=data_class,
+        ceiling=ceiling,
+        is_active=is_active,
+        sorting=sorting,
+        metadata={} if metadata is None else metadata,
+    )
+    return snippet_save(snippet=snippet, actor=actor, reason="created", tag_names=tag_names)
 
 
 def snippet_update(
-    *, snippet: Snippet, actor: Any = None, tag_names: Sequence[str] | None = None, **fields: Any
+    *,
+    snippet: Snippet,
+    actor: Actor,
+    name: str | None = None,
+    description: str | None = None,
+    text: str | None = None,
+    data_class: str | None = None,
+    ceiling: str | None = None,
+    enforcement: str | None = None,
+    is_active: bool | None = None,
+    sorting: int | None = None,
+    metadata: dict[str, object] | None = None,
+    tag_names: Sequence[str] | None = None,
 ) -> Snippet:
-    """Change ``fields`` (and the tags, when given) and save a new history version.
+    """Change the given fields (None leaves a field as it is) and the tags, and save a new version.
 
     Raises ``ValidationError`` before anything is stored. Enforcement may be promoted to ``enforce``
     here, never relaxed to ``observe``: observe exists for rows that predate classification.
     """
-    if fields.get("enforcement", Enforcement.ENFORCE) != Enforcement.ENFORCE:
+    if enforcement not in (None, Enforcement.ENFORCE):
         raise ValidationError(
             {"enforcement": "A snippet can be promoted to enforce, never relaxed to observe."}
         )
-    for name, value in fields.items():
-        setattr(snippet, name, value)
-    return snippet_save(snippet=snippet, tag_names=tag_names, actor=actor, reason="updated")
+    changes = {
+        "name": name,
+        "description": description,
+        "text": text,
+        "data_class": data_class,
+        "ceiling": ceiling,
+        "enforcement": enforcement,
+        "is_active": is_active,
+        "sorting": sorting,
+        "metadata": metadata,
+    }
+    for field, value in changes.items():
+        if value is not None:
+            setattr(snippet, field, value)
+    return snippet_save(snippet=snippet, actor=actor, reason="updated", tag_names=tag_names)
 
 
 @transaction.atomic
-def snippet_delete(*, snippet: Snippet, actor: Any = None) -> None:
+def snippet_delete(*, snippet: Snippet, actor: Actor) -> None:
     """Delete ``snippet``; its history keeps a deletion version naming ``actor``. Configurations select
     snippets by tag, so no configuration row refers to it."""
-    snippet._history_user = actor  # type: ignore[attr-defined]
-    snippet._change_reason = "deleted"  # type: ignore[attr-defined]
+    history_stamp(snippet, actor=actor, reason="deleted")
     snippet.delete()
-    logger.info("snippet %s deleted by %s", snippet.identifier, actor)
+    logger.info("snippet %s deleted by %s", snippet.identifier, actor.label)

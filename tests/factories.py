@@ -15,11 +15,15 @@ from agents.models import (
     ProviderKind,
     Tokenizer,
 )
+from governance.actors import Actor
 from governance.vocabulary import DataClass, Enforcement, TrustZone
 from skills.models import Skill, SkillSourceKind, SkillTrustLevel
 from skills.services import skill_classify, skill_enable, skill_source_create, skill_source_sync
 from snippets.models import Snippet
-from snippets.services import snippet_create
+from snippets.services import snippet_create, tags_resolve
+
+# Factories set up rows as an operator would, legacy observe rows included.
+TEST_ACTOR = Actor.system("test", may_declassify=True)
 
 _sequence = itertools.count(1)
 
@@ -90,7 +94,20 @@ def snippet_make(*, tags: tuple[str, ...] = (), **fields: Any) -> Snippet:
         "ceiling": TrustZone.EXTERNAL_GLOBAL,
     }
     values.update(fields)
-    return snippet_create(tag_names=tags, **values)
+    if values.get("enforcement") == Enforcement.OBSERVE:
+        return _legacy_snippet(values, tags)
+    values.pop("enforcement", None)
+    return snippet_create(actor=TEST_ACTOR, tag_names=tags, **values)
+
+
+def _legacy_snippet(values: dict[str, Any], tags: tuple[str, ...]) -> Snippet:
+    """A snippet that predates classification: only the classification migration makes these, so
+    it is written directly, as the migration would have left it."""
+    snippet = Snippet(**values)
+    snippet.full_clean()
+    snippet.save()
+    snippet.tags.set(tags_resolve(tags))
+    return snippet
 
 
 def skill_make(
@@ -120,10 +137,10 @@ def skill_make(
     skill_source_sync(source_id=source.pk)
     skill = Skill.objects.get(source=source)
     skill = skill_classify(
-        skill=skill, data_class=data_class, ceiling=ceiling, enforcement=enforcement, actor="test"
+        skill=skill, data_class=data_class, ceiling=ceiling, enforcement=enforcement, actor=TEST_ACTOR
     )
     if enabled:
-        skill = skill_enable(skill=skill, actor="test")
+        skill = skill_enable(skill=skill, actor=TEST_ACTOR)
     return skill
 
 

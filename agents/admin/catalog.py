@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.urls import URLPattern, path, reverse
@@ -14,8 +14,8 @@ from django.utils.html import format_html
 from agents.admin.preview import preview_view
 from agents.models import ApiClient, Configuration, ConfigurationFallback, LlmModel, Provider
 from agents.selectors import configuration_zone
-from agents.services import configuration_promote_enforcement
 from context_assembly.profiles import CATALOGUE, catalogue_get
+from governance.classified_admin import ClassifiedAdmin
 
 
 @admin.register(Provider)
@@ -91,7 +91,7 @@ class ConfigurationFallbackInline(admin.TabularInline):
 
 
 @admin.register(Configuration)
-class ConfigurationAdmin(admin.ModelAdmin):
+class ConfigurationAdmin(ClassifiedAdmin):
     list_display = (
         "identifier",
         "name",
@@ -152,19 +152,6 @@ class ConfigurationAdmin(admin.ModelAdmin):
     @admin.display(description="Serving zone")
     def serving_zone(self, obj: Configuration) -> str:
         return configuration_zone(obj).label
-
-    @admin.action(description="Promote system prompt classification to enforce")
-    def promote_to_enforce(self, request: HttpRequest, queryset: QuerySet[Configuration]) -> None:
-        result = configuration_promote_enforcement(
-            configurations=list(queryset), actor=request.user.get_username()
-        )
-        for identifier in result.promoted:
-            obj = queryset.get(identifier=identifier)
-            self.log_change(request, obj, "Promoted system prompt classification to enforce.")
-        if result.promoted:
-            self.message_user(request, f"Promoted: {', '.join(result.promoted)}.", messages.SUCCESS)
-        for identifier, reason in result.skipped:
-            self.message_user(request, f"Not promoted {identifier}: {reason}.", messages.WARNING)
 
 
 @admin.register(ApiClient)

@@ -3,21 +3,20 @@
 The page sits under the governance event log's admin URLs (``/admin/governance/governanceevent/
 readiness/``): this module registers the event log's admin again as a subclass that adds the page,
 so the governance app itself knows nothing of configurations, snippets or skills. It reads the report
-from :func:`agents.readiness.readiness_report` and promotes through each owning app's service. A
-source is promotable only when no configuration that sends it would refuse it under enforcement;
-the promote view recomputes the report before acting, so a stale page cannot promote a refused row.
+from :func:`agents.readiness.readiness_report` and promotes with
+:func:`governance.services.enforcement_promote`, the one promotion every admin uses. A source is
+promotable only when no configuration that sends it would refuse it under enforcement; the promote
+view recomputes the report before acting, so a stale page cannot promote a refused row.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from django.contrib import admin, messages
 from django.contrib.admin import ModelAdmin
 from django.core.exceptions import PermissionDenied
-from django.db import models
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
@@ -25,26 +24,26 @@ from django.urls import URLPattern, path, reverse
 from agents.models import Configuration
 from agents.readiness import ReadinessRow, readiness_report
 from agents.selectors import configuration_list
-from agents.services import configuration_promote_enforcement
+from governance.actors import request_actor
 from governance.admin import GovernanceEventAdmin
+from governance.classified import ClassifiedBase
+from governance.classified_admin import promotion_report
 from governance.models import GovernanceEvent
 from governance.policy import enforcement_mode
+from governance.services import enforcement_promote
 from governance.vocabulary import Outcome, SourceKind
 from skills.models import Skill
-from skills.services import skill_promote_enforcement
 from snippets.models import Snippet
-from snippets.services import snippet_promote_enforcement
 
 READINESS_PERMISSION = "governance.view_readiness_report"
 
 
 @dataclass(frozen=True)
 class Promoter:
-    """How one kind of source is found by its report identifier and promoted by its service."""
+    """How one kind of source is found by its report identifier, and who may promote it."""
 
     permission: str
-    find: Callable[[str], models.Model | None]
-    promote: Callable[[models.Model, HttpRequest], tuple[tuple[str, ...], tuple[tuple[str, str], ...]]]
+    find: Callable[[str], ClassifiedBase | None]
 
 
 def _skill_by_identifier(identifier: str) -> Skill | None:
@@ -54,35 +53,16 @@ def _skill_by_identifier(identifier: str) -> Skill | None:
     return Skill.objects.filter(source_id=int(source_id), path=skill_path).first()
 
 
-def _promote_configuration(
-    obj: Any, request: HttpRequest
-) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
-    result = configuration_promote_enforcement(configurations=[obj], actor=request.user.get_username())
-    return result.promoted, result.skipped
-
-
-def _promote_snippet(obj: Any, request: HttpRequest) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
-    result = snippet_promote_enforcement(snippets=[obj], actor=request.user)
-    return result.promoted, result.skipped
-
-
-def _promote_skill(obj: Any, request: HttpRequest) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
-    result = skill_promote_enforcement(skills=[obj], actor=request.user)
-    return result.promoted, result.skipped
-
-
 PROMOTERS: dict[str, Promoter] = {
     SourceKind.SYSTEM_PROMPT.value: Promoter(
         "agents.change_configuration",
         lambda identifier: Configuration.objects.filter(identifier=identifier).first(),
-        _promote_configuration,
     ),
     SourceKind.SNIPPET.value: Promoter(
         "snippets.change_snippet",
         lambda identifier: Snippet.objects.filter(identifier=identifier).first(),
-        _promote_snippet,
     ),
-    SourceKind.SKILL.value: Promoter("skills.change_skill", _skill_by_identifier, _promote_skill),
+    SourceKind.SKILL.value: Promoter("skills.change_skill", _skill_by_identifier),
 }
 
 
@@ -154,24 +134,15 @@ def readiness_promote_view(model_admin: ModelAdmin, request: HttpRequest) -> Htt
         message = f"Not promoted {identifier}: enforcement would refuse it for {', '.join(refusing)}."
         model_admin.message_user(request, message, messages.ERROR)
         return back
-    promoted, skipped = promoter.promote(obj, request)
-    _report(model_admin, request, obj, promoted, skipped)
+    result = enforcement_promote(rows=[obj], actor=request_actor(request))
+    promotion_report(
+        model_admin,
+        request,
+        result=result,
+        rows=[obj],
+        log_message="Promoted to enforce from the readiness report.",
+    )
     return back
-
-
-def _report(
-    model_admin: ModelAdmin,
-    request: HttpRequest,
-    obj: models.Model,
-    promoted: tuple[str, ...],
-    skipped: tuple[tuple[str, str], ...],
-) -> None:
-    if promoted:
-        # Logged on the promoted row itself (log_change uses the object's own content type).
-        model_admin.log_change(request, obj, "Promoted to enforce from the readiness report.")
-        model_admin.message_user(request, f"Promoted: {', '.join(promoted)}.", messages.SUCCESS)
-    for identifier, reason in skipped:
-        model_admin.message_user(request, f"Not promoted {identifier}: {reason}.", messages.WARNING)
 
 
 class GovernanceEventWithReadinessAdmin(GovernanceEventAdmin):

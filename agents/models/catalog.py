@@ -10,7 +10,9 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import connections, models
 
 from agents.models.sql import Float, FloatFunctions, Table
+from agents.scopes import CLASSIFY_SCOPE
 from context_assembly.calibration import CalibrationState, blended_factor, sample_ratio
+from governance.actors import Actor
 from governance.classified import ClassifiedPromptModel
 from governance.policy import Source
 from governance.vocabulary import DataClass, SourceKind, TrustZone
@@ -284,3 +286,7 @@ class ApiClient(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def as_actor(self) -> Actor:
+        """The client as the author of its writes (audit, history, governance events)."""
+        return Actor.of_api_client(self.name, may_declassify=CLASSIFY_SCOPE in self.scopes)

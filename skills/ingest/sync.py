@@ -18,10 +18,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from governance.actors import Actor, history_stamp
 from governance.guardrails.injection import InjectionSeverity, max_severity, scan_for_injection
 from governance.guardrails.redaction import RedactionFailed
 from governance.vocabulary import Enforcement
-from skills.audit import audit_record, history_user
+from skills.audit import audit_record
 from skills.errors import SkillFingerprintMismatch, SkillParseError
 from skills.ingest.snapshot import FileFailure, Snapshot
 from skills.models import Skill, SkillAuditEvent, SkillSource, SkillSourceKind
@@ -135,7 +136,7 @@ def check_fingerprint(source: SkillSource, ingested: tuple[IngestedSkill, ...]) 
 
 
 def apply_snapshot(
-    *, source: SkillSource, snapshot: Snapshot, ingested: tuple[IngestedSkill, ...], actor: Any
+    *, source: SkillSource, snapshot: Snapshot, ingested: tuple[IngestedSkill, ...], actor: Actor
 ) -> _Tally:
     """Upsert and orphan. The caller holds the transaction and has already checked the fingerprint."""
     tally = _Tally()
@@ -156,7 +157,7 @@ def apply_snapshot(
     return tally
 
 
-def _create(source: SkillSource, item: IngestedSkill, sha: str, actor: Any, tally: _Tally) -> None:
+def _create(source: SkillSource, item: IngestedSkill, sha: str, actor: Actor, tally: _Tally) -> None:
     high = item.severity == InjectionSeverity.HIGH
     skill = Skill(
         source=source,
@@ -179,7 +180,7 @@ def _create(source: SkillSource, item: IngestedSkill, sha: str, actor: Any, tall
 
 
 def _update(
-    source: SkillSource, skill: Skill, item: IngestedSkill, sha: str, actor: Any, tally: _Tally
+    source: SkillSource, skill: Skill, item: IngestedSkill, sha: str, actor: Actor, tally: _Tally
 ) -> None:
     changed = skill.checksum != item.parsed.checksum
     returned = skill.is_orphaned
@@ -216,7 +217,7 @@ def _update(
         _flag(skill, item, actor, tally, blocked=high)
 
 
-def _flag(skill: Skill, item: IngestedSkill, actor: Any, tally: _Tally, *, blocked: bool) -> None:
+def _flag(skill: Skill, item: IngestedSkill, actor: Actor, tally: _Tally, *, blocked: bool) -> None:
     if not item.severity:
         return
     rules = tuple(dict.fromkeys(finding["rule"] for finding in item.findings))
@@ -248,8 +249,7 @@ def _copy(skill: Skill, item: IngestedSkill, sha: str) -> None:
         skill.is_enabled = False
 
 
-def _save(skill: Skill, actor: Any, reason: str) -> None:
+def _save(skill: Skill, actor: Actor, reason: str) -> None:
     skill.full_clean()
-    skill._history_user = history_user(actor)  # type: ignore[attr-defined]
-    skill._change_reason = reason  # type: ignore[attr-defined]
+    history_stamp(skill, actor=actor, reason=reason)
     skill.save()

@@ -52,7 +52,7 @@ def test_promote_action_enforces_declared_rows_and_reports_undeclared_ones(admin
         "undeclared": "observe",
     }
     assert list(LogEntry.objects.values_list("object_repr", "change_message")) == [
-        ("declared", "Promoted system prompt classification to enforce.")
+        ("declared", "Promoted to enforce.")
     ]
 
 

@@ -71,14 +71,36 @@ def test_page_past_the_end_is_404(make_caller):
     assert_error(make_caller("snippets:read").get(SNIPPETS, {"page": 9}), 404, "not_found")
 
 
-def test_creates_an_enforced_snippet_with_normalised_tags(make_caller):
-    response = make_caller("snippets:write", "snippets:read").post(SNIPPETS, VALID)
+def test_creates_an_enforced_snippet_with_normalised_tags_and_the_client_as_author(make_caller):
+    caller = make_caller("snippets:write", "snippets:read")
+    response = caller.post(SNIPPETS, VALID)
     assert response.status_code == 201
     body = response.json()
     assert body["tags"] == ["brand", "tone"]
     assert body["enforcement"] == "enforce"
     snippet = Snippet.objects.get(identifier="tone-of-voice")
-    assert snippet.history.earliest().history_change_reason == "created"
+    created = snippet.history.earliest()
+    assert (created.history_user, created.history_change_reason) == (
+        None,
+        f"created by api_client:{caller.client.name}",
+    )
+
+
+def test_patch_and_delete_versions_name_the_client(make_caller):
+    snippet = snippet_make(identifier="tone")
+    caller = make_caller("snippets:write")
+    assert caller.patch(f"{SNIPPETS}/tone", {"name": "Tone"}).status_code == 200
+    assert caller.delete(f"{SNIPPETS}/tone").status_code == 204
+    reasons = list(
+        Snippet.history.filter(id=snippet.pk)
+        .order_by("history_date")
+        .values_list("history_change_reason", flat=True)
+    )
+    assert reasons == [
+        "created by test",
+        f"updated by api_client:{caller.client.name}",
+        f"deleted by api_client:{caller.client.name}",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -131,7 +153,9 @@ def test_patch_changes_fields_and_tags_and_promotes_to_enforce(make_caller):
     snippet = Snippet.objects.get(identifier="legacy")
     assert (snippet.text, snippet.enforcement) == ("New text.", Enforcement.ENFORCE)
     assert [tag.name for tag in snippet.tags.all()] == ["new"]
-    assert "updated" in {h.history_change_reason for h in snippet.history.all()}
+    assert f"updated by api_client:{caller.client.name}" in {
+        h.history_change_reason for h in snippet.history.all()
+    }
 
 
 def test_patch_cannot_relax_to_observe(make_caller):

@@ -7,6 +7,7 @@ import io
 import pytest
 from django.core.management import CommandError, call_command
 
+from governance.actors import Actor
 from governance.vocabulary import DataClass, TrustZone
 from skills.models import Skill, SkillSource
 from skills.services import skill_enable
@@ -75,7 +76,7 @@ def test_ingest_skills_creates_a_source_and_prints_what_happened(library):
 @pytest.mark.django_db
 def test_ingest_skills_reuses_the_source_and_reports_a_disabled_change(library):
     run("ingest_skills", str(library), "--data-class", "source_code", "--ceiling", "external_eu")
-    skill_enable(skill=Skill.objects.get(name="pdf-tools"), actor="editor")
+    skill_enable(skill=Skill.objects.get(name="pdf-tools"), actor=Actor.system("editor"))
     (library / "pdf-tools/SKILL.md").write_bytes(
         skill_md("pdf-tools", "Extract text from PDF files.", "v2\n")
     )

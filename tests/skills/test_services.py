@@ -8,6 +8,7 @@ import pytest
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
+from governance.actors import Actor
 from governance.errors import AppendOnlyViolation
 from governance.vocabulary import DataClass, TrustZone
 from skills.errors import SkillSyncInProgress
@@ -52,10 +53,10 @@ def test_an_invalid_source_is_refused_and_not_stored(fields, error_field):
 def test_enabling_or_disabling_twice_records_once(synced):
     skill = Skill.objects.get()
 
-    skill_enable(skill=skill, actor="editor")
-    skill_enable(skill=skill, actor="editor")
-    skill_disable(skill=skill, actor="editor")
-    skill_disable(skill=skill, actor="editor")
+    skill_enable(skill=skill, actor=Actor.system("editor"))
+    skill_enable(skill=skill, actor=Actor.system("editor"))
+    skill_disable(skill=skill, actor=Actor.system("editor"))
+    skill_disable(skill=skill, actor=Actor.system("editor"))
 
     events = list(SkillAudit.objects.filter(skill_pk=skill.pk).order_by("id").values_list("event", flat=True))
     assert events == ["ingest_created", "enabled", "disabled"]

@@ -7,6 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from governance.actors import Actor
 from governance.vocabulary import DataClass, Enforcement, TrustZone
 from skills.errors import SkillFingerprintMismatch, SkillSyncInProgress
 from skills.ingest.sync import manifest_fingerprint
@@ -30,7 +31,7 @@ def folder(tmp_path):
 def test_new_folder_skills_arrive_disabled_with_the_source_classification_and_trust(folder):
     source = source_make(path=str(folder), trust_level=SkillTrustLevel.VERIFIED)
 
-    result = skill_source_sync(source_id=source.pk, actor="tester")
+    result = skill_source_sync(source_id=source.pk, actor=Actor.system("tester"))
 
     assert (result.status, result.created, result.enabled_on_create) == (
         SyncStatus.OK,
@@ -60,7 +61,7 @@ def test_a_second_sync_without_changes_changes_nothing(folder):
 def test_a_changed_checksum_disables_an_enabled_skill(folder):
     source = source_make(path=str(folder))
     skill_source_sync(source_id=source.pk)
-    skill = skill_enable(skill=Skill.objects.get(path="a/SKILL.md"), actor="editor")
+    skill = skill_enable(skill=Skill.objects.get(path="a/SKILL.md"), actor=Actor.system("editor"))
     (folder / "a/SKILL.md").write_bytes(skill_md("a", body="Changed body.\n"))
 
     result = skill_source_sync(source_id=source.pk)
@@ -87,7 +88,7 @@ def test_a_changed_disabled_skill_is_updated_and_stays_disabled(folder):
 def test_a_skill_gone_upstream_is_orphaned_and_disabled_never_deleted(folder):
     source = source_make(path=str(folder))
     skill_source_sync(source_id=source.pk)
-    skill = skill_enable(skill=Skill.objects.get(path="b/SKILL.md"), actor="editor")
+    skill = skill_enable(skill=Skill.objects.get(path="b/SKILL.md"), actor=Actor.system("editor"))
     (folder / "b/SKILL.md").unlink()
 
     result = skill_source_sync(source_id=source.pk)
@@ -126,7 +127,7 @@ def test_a_fingerprint_mismatch_blocks_the_whole_ingest(folder):
     audits = SkillAudit.objects.count()
 
     with pytest.raises(SkillFingerprintMismatch):
-        skill_source_sync(source_id=source.pk, actor="tester")
+        skill_source_sync(source_id=source.pk, actor=Actor.system("tester"))
 
     assert list(Skill.objects.values_list("path", "checksum", "is_orphaned")) == before
     assert SkillAudit.objects.count() == audits + 1

@@ -7,7 +7,7 @@ import pytest
 from config.admin_history import render_diff, unified_diff
 from snippets.models import Snippet
 from snippets.services import snippet_save
-from tests.factories import snippet_make
+from tests.factories import TEST_ACTOR, snippet_make
 
 
 def test_unified_diff_lists_changed_lines_only():
@@ -28,7 +28,7 @@ def test_rendered_diff_escapes_every_line():
 def test_history_page_shows_each_versions_diff(admin_client):
     snippet = snippet_make(identifier="voice", text="Be warm.\nBe brief.")
     snippet.text = "Be warm.\nBe <em>very</em> brief."
-    snippet_save(snippet=snippet, reason="edited")
+    snippet_save(snippet=snippet, actor=TEST_ACTOR, reason="edited")
 
     html = admin_client.get(f"/admin/snippets/snippet/{snippet.pk}/history/").content.decode()
 
@@ -43,7 +43,7 @@ def test_revert_restores_the_text_through_the_service(admin_client, admin_user):
     snippet = snippet_make(identifier="voice", text="first wording", tags=("tone",))
     first = snippet.history.earliest("history_date")
     snippet.text = "second wording"
-    snippet_save(snippet=snippet)
+    snippet_save(snippet=snippet, actor=TEST_ACTOR, reason="edited")
     form = {
         "identifier": "voice", "name": snippet.name, "description": "", "text": "first wording",
         "tag_names": "tone", "is_active": "on", "sorting": "0", "data_class": "public_content",

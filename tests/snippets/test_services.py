@@ -5,17 +5,27 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ValidationError
 
+from governance.actors import Actor
+from governance.services import enforcement_promote
 from governance.vocabulary import DataClass, Enforcement, TrustZone
 from snippets.models import Snippet
-from snippets.services import snippet_create, snippet_promote_enforcement, snippet_save
-from tests.factories import snippet_make
+from snippets.services import snippet_create, snippet_save
+from tests.factories import TEST_ACTOR, snippet_make
 
 pytestmark = pytest.mark.django_db
 
 
 def test_new_snippet_needs_a_class_and_nothing_is_stored_without_one():
     with pytest.raises(ValidationError) as info:
-        snippet_create(identifier="x", name="X", text="Hello", tag_names=("tone",))
+        snippet_create(
+            actor=TEST_ACTOR,
+            identifier="x",
+            name="X",
+            text="Hello",
+            data_class="",
+            ceiling="",
+            tag_names=("tone",),
+        )
     assert info.value.message_dict == {
         "data_class": ["An enforced row must declare its data class."],
         "ceiling": ["An enforced row must declare its trust-zone ceiling."],
@@ -27,6 +37,7 @@ def test_new_snippet_needs_a_class_and_nothing_is_stored_without_one():
 def test_ceiling_looser_than_class_is_rejected():
     with pytest.raises(ValidationError) as info:
         snippet_create(
+            actor=TEST_ACTOR,
             identifier="x",
             name="X",
             text="t",
@@ -48,7 +59,7 @@ def test_injection_findings_are_flagged_on_save_and_cleared_on_edit():
     assert snippet.injection_severity == "high"
     assert "instruction_override" in [f["rule"] for f in snippet.injection_findings]
     snippet.text = "Be warm and concise."
-    snippet_save(snippet=snippet)
+    snippet_save(snippet=snippet, actor=TEST_ACTOR, reason="edited")
     snippet.refresh_from_db()
     assert (snippet.injection_severity, snippet.injection_findings) == ("", [])
 
@@ -57,7 +68,7 @@ def test_every_save_records_a_version_with_actor_and_reason(django_user_model):
     editor = django_user_model.objects.create_user("editor")
     snippet = snippet_make(text="v1")
     snippet.text = "v2"
-    snippet_save(snippet=snippet, actor=editor, reason="wording")
+    snippet_save(snippet=snippet, actor=Actor.of_user(editor), reason="wording")
     versions = list(snippet.history.order_by("history_date"))
     assert [v.text for v in versions] == ["v1", "v2"]
     assert (versions[-1].history_user, versions[-1].history_change_reason) == (editor, "wording")
@@ -66,7 +77,7 @@ def test_every_save_records_a_version_with_actor_and_reason(django_user_model):
 def test_revert_restores_an_earlier_version():
     snippet = snippet_make(text="v1")
     snippet.text = "v2"
-    snippet_save(snippet=snippet)
+    snippet_save(snippet=snippet, actor=TEST_ACTOR, reason="edited")
     first = snippet.history.earliest("history_date")
     first.instance.save()
     snippet.refresh_from_db()
@@ -80,7 +91,7 @@ def test_promotion_enforces_declared_rows_reports_the_rest_and_records_the_actor
         identifier="undeclared", data_class="", ceiling="", enforcement=Enforcement.OBSERVE
     )
     enforced = snippet_make(identifier="enforced")
-    result = snippet_promote_enforcement(snippets=[declared, undeclared, enforced], actor=editor)
+    result = enforcement_promote(rows=[declared, undeclared, enforced], actor=Actor.of_user(editor))
     assert result.promoted == ("declared",)
     assert result.skipped == (
         ("undeclared", "declare a data class and a ceiling first"),

@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from config.errors import ApplicationError
+from governance.actors import Actor
 from governance.vocabulary import DataClass, TrustZone
 from skills.ingest.github import parse_github_url
 from skills.management.report import sync_report
@@ -36,7 +37,7 @@ class Command(BaseCommand):
         location = self._location(options["target"], options["ref"])
         source = self._source(location, options)
         try:
-            result = skill_source_sync(source_id=source.pk, actor="command:ingest_skills")
+            result = skill_source_sync(source_id=source.pk, actor=Actor.system("command:ingest_skills"))
         except ApplicationError as exc:
             raise CommandError(f"{exc.code}: {exc.message}") from None
         for line in sync_report(source, result):
@@ -96,7 +97,10 @@ class Command(BaseCommand):
                 default_data_class=data_class,
                 default_ceiling=options["ceiling"] or data_class.ceiling,
                 token_env=options["token_env"],
-                **where,
+                kind=location["kind"],
+                url=location["url"],
+                path=location["path"],
+                ref=location["ref"],
             )
         except ValidationError as exc:
             raise CommandError(

@@ -28,7 +28,7 @@ def snippets_by_tag(context: ToolContext, arguments: dict[str, Any]) -> str:
         return "Error: 'tags' must be a non-empty list of strings."
     selection = snippet_selection(tags[:MAX_TAGS], context.catalog)
     # Every returned snippet is checked as if enforced, whatever its row says: a tool result
-    # is always enforced (DESIGN.md §4).
+    # is always enforced (docs/governance.md, "Sources").
     decision = decide(snippet_sources(selection.snippets), context.zone, EnforcementMode.ENFORCE_ALL)
     permitted = [
         snippet

@@ -33,7 +33,7 @@ def configuration_zone(
     serving_model: LlmModel | None = None,
     fallbacks: Sequence[LlmModel] | None = None,
 ) -> TrustZone:
-    """The zone a call for ``configuration`` goes to (DESIGN.md §4).
+    """The zone a call for ``configuration`` goes to (docs/decisions/0001-fallbacks-are-models.md).
 
     The least trusted of the serving model's provider zone and every fallback's provider zone (one
     hop: fallbacks are models, they have no fallbacks of their own). ``serving_model`` defaults to
@@ -78,7 +78,7 @@ def catalog_token_of(instance: object) -> str | None:
 
 
 def configuration_sources(configuration: Configuration) -> list[Source]:
-    """The classified editor-owned sources a configuration always sends (DESIGN.md §4).
+    """The classified editor-owned sources a configuration always sends (docs/governance.md, "Sources").
 
     Per-request sources (caller context, task input, tool outputs) are added by the caller.
     An empty system prompt sends nothing and so is not a source. Snippets follow the selection order.

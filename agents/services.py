@@ -91,7 +91,7 @@ def run_create(
 ) -> AgentRun:
     """Create a run and enqueue its first step when the transaction commits.
 
-    The task input's class defaults to the client's default class (DESIGN.md §4). Nothing is
+    The task input's class defaults to the client's default class (docs/governance.md, "Sources"). Nothing is
     stored or enqueued when validation fails.
     """
     if not configuration.is_active:

@@ -9,10 +9,10 @@ sections 6 and 7; the numbers are the notebook's printed ``response.usage.prompt
 
 Peers, re-implemented or called on the same inputs:
 
-* nr_llm's ``TranscriptEstimator`` (PHP), re-implemented from its description (reference nr-llm.md
-  §4.1): 8 tokens per message, 12 per tool call, UTF-8 bytes of prose / 3.5 and of dense text / 2.5,
-  tool specs as compact JSON in the dense bucket, times ``max(1, calibration)``. Shown at calibration
-  1.0 (its telemetry figure) and at its fit seed 1.15.
+* nr_llm's ``TranscriptEstimator`` (PHP), re-implemented from its published description: 8 tokens
+  per message, 12 per tool call, UTF-8 bytes of prose / 3.5 and of dense text / 2.5, tool specs as
+  compact JSON in the dense bucket, times ``max(1, calibration)``. Shown at calibration 1.0 (its
+  telemetry figure) and at its fit seed 1.15.
 * LangChain ``count_tokens_approximately`` (langchain-core), with its defaults and ``tools=``.
 
 Our figures match exactly because the Cookbook's rules were checked against these very requests: this
@@ -132,7 +132,7 @@ NR_LLM_SEED = 1.15
 
 
 def nr_llm_estimate(messages: list[dict[str, Any]], tools: list[dict[str, Any]], calibration: float) -> int:
-    """nr_llm's TranscriptEstimator as described in reference nr-llm.md §4.1 (bytes, not characters)."""
+    """nr_llm's TranscriptEstimator as described above (bytes, not characters)."""
     prose = dense = overhead = 0
     for message in messages:
         overhead += 8

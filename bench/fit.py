@@ -22,7 +22,7 @@ collection off during the call):
 * LangChain ``trim_messages`` (langchain-core, strategy "last", include_system, start_on "human" —
   the documented workaround for orphaned tool messages) with a tiktoken counter per message using the
   same chat overheads, ``max_tokens`` = our budget. It has no cache, so every trim re-counts;
-* nr_llm's ``ContextWindowManager::fit()`` re-implemented from reference nr-llm.md §4.1-4.3: the
+* nr_llm's ``ContextWindowManager::fit()`` re-implemented from its published description: the
   bytes/3.5 (prose) and bytes/2.5 (dense) estimator at its 1.15 seed, and its loop that drops the
   oldest turn and re-estimates the whole list after each drop.
 """
@@ -407,7 +407,7 @@ def measure_langchain(messages: tuple[Message, ...], budget: int, runs: int) -> 
 
 
 def nr_llm_estimate(messages: list[dict[str, Any]], tools: list[dict[str, Any]], calibration: float) -> int:
-    """nr_llm's TranscriptEstimator (reference nr-llm.md §4.1): UTF-8 bytes, not tokens."""
+    """nr_llm's TranscriptEstimator: UTF-8 bytes, not tokens."""
     prose_bytes = dense = overhead = 0
     for message in messages:
         overhead += 8
@@ -434,7 +434,7 @@ def nr_llm_estimate(messages: list[dict[str, Any]], tools: list[dict[str, Any]],
 def nr_llm_fit(
     messages: list[dict[str, Any]], tools: list[dict[str, Any]], window: int, max_output: int
 ) -> int:
-    """``ContextWindowManager::fit()`` (reference nr-llm.md §4.3), first send (calibration seed 1.15).
+    """``ContextWindowManager::fit()`` , first send (calibration seed 1.15).
 
     Returns the number of kept messages. Faithful to its cost: every drop re-estimates head + kept.
     """

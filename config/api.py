@@ -1,6 +1,6 @@
 """What every app's API shares: the error schema, pagination, and JSON 404s under ``/api/``.
 
-Views stay thin (CONVENTIONS.md §4): they validate with nested serializers, call one service or
+Views stay thin: they validate with nested serializers, call one service or
 selector, and use :func:`paginated_response` for lists. :func:`error_responses` documents the one
 error format ``{"code", "message", "extra"}`` for each status a view can answer.
 """

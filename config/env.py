@@ -1,6 +1,6 @@
 """Typed readers for environment variables that fail loudly on malformed values.
 
-Settings are driven only by the environment (CONVENTIONS.md §11). A value that is set but cannot
+Settings are driven only by the environment. A value that is set but cannot
 be parsed is a start-up error naming the variable, never a silent fallback to a default.
 """
 

@@ -1,7 +1,7 @@
 """The base of every typed error and the one DRF exception handler that renders them.
 
-Every error crossing the API is ``{"code", "message", "extra"}`` with a stable string ``code``
-(CONVENTIONS.md §5). Apps subclass :class:`ApplicationError` in their own ``errors.py``.
+Every error crossing the API is ``{"code", "message", "extra"}`` with a stable string ``code``.
+Apps subclass :class:`ApplicationError` in their own ``errors.py``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Message assembly: the order in which every part of a step's context reaches the wire (DESIGN.md §5).
+"""Message assembly: the order in which each part of a step's context reaches the wire (docs/architecture.md).
 
 Order, stable prefix first so that provider prompt caches keep hitting from step to step:
 

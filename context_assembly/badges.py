@@ -18,7 +18,8 @@ class TokenBadge:
 
     @property
     def label(self) -> str:
-        # A display share for editors; usage facts elsewhere carry no fraction (ADR 0140).
+        # A display share for editors; usage facts elsewhere carry no fraction
+        # (docs/architecture.md, "Context usage").
         share = 100 * self.tokens / self.context_window
         return f"{self.tokens:,} tokens · {share:.2f}% of {self.model_id} ({self.context_window:,})"
 

@@ -1,10 +1,10 @@
-"""Calibration of the estimator against provider-reported prompt tokens (DESIGN.md §5 "Calibration").
+"""Calibration of the estimator against provider-reported prompt tokens (docs/architecture.md).
 
 Pure functions over explicit state: the agents app loads a model's :class:`CalibrationState`, calls
 :func:`calibration_update` with a step's reported and estimated prompt tokens, and persists the result;
 the factor reaches the estimator as ``ModelProfile.calibration_factor``. Nothing here is process-wide.
 
-Unlike nr_llm's up-only ``max(calibration, ratio)`` (reference nr-llm.md §4.2), the factor moves both
+Unlike an up-only ``max(calibration, ratio)`` (nr_llm's, the peer in ``bench/fit.py``), the factor moves both
 ways: an estimate that runs high is corrected down as surely as one that runs low is corrected up.
 """
 

@@ -1,4 +1,4 @@
-"""Typed errors of the context-assembly seam, with stable codes (CONVENTIONS.md §5).
+"""Typed errors of the context-assembly seam, with stable codes.
 
 Messages and ``extra`` name the offending field or setting, never the content of a message.
 """

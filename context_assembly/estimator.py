@@ -1,4 +1,4 @@
-"""The one token estimator (DESIGN.md §5 "One estimator").
+"""The one token estimator (docs/architecture.md, "The context of a step").
 
 Counting rules, and where each comes from:
 

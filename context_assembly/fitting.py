@@ -1,4 +1,4 @@
-"""Fitting an assembled context into the model's window (DESIGN.md §5 "fit").
+"""Fitting an assembled context into the model's window (docs/architecture.md, "How a step runs").
 
 Rules:
 

@@ -81,7 +81,7 @@ class CatalogueEntry:
 
 
 # Seed for models without a published tokenizer. Not a vendor figure: it makes a fresh profile err
-# high (as nr_llm's 1.15 calibration seed does) until measured calibration replaces it.
+# high until measured calibration replaces it (1.15 is also the seed of nr_llm, the peer in bench/fit.py).
 APPROXIMATE_SEED_FACTOR = 1.15
 
 _OPENAI = "OpenAI API documentation, Models page"

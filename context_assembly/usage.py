@@ -1,4 +1,4 @@
-"""How full the context is, as a step sees it (seed ADR 0140; DESIGN.md §5 "Context usage").
+"""How full the context is, as a step sees it (docs/architecture.md, "Context usage").
 
 The figure is the **last completed step's prompt size**: what the provider reported it received
 (including cached prompt tokens), else our estimate of what we sent. It is never the run's cumulative

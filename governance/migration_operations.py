@@ -1,4 +1,4 @@
-"""Migration operations that introduce classification on an existing table (DESIGN.md §3).
+"""Migration operations that introduce classification on an existing table (docs/governance.md, "Vocabulary").
 
 Rows that exist when the migration runs predate classification: they become ``observe`` with no
 declared class, so a violation is recorded but nothing they send today is cut off. The field default

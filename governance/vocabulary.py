@@ -1,4 +1,4 @@
-"""The governance vocabulary (DESIGN.md §3). Stored string values are API: never rename them.
+"""The governance vocabulary (docs/governance.md). Stored string values are API: never rename them.
 
 Parsing is fail-closed everywhere: an unknown zone is the least trusted zone, an unknown class on an
 enforced row is the most sensitive class, an unknown enforcement setting enforces everything.
@@ -124,7 +124,7 @@ class EventOutcome(models.TextChoices):
 
 
 class SourceKind(models.TextChoices):
-    """Every kind of content that can reach the wire (DESIGN.md §4)."""
+    """Every kind of content that can reach the wire (docs/governance.md, "Sources")."""
 
     SYSTEM_PROMPT = "system_prompt", "Configuration system prompt"
     SNIPPET = "snippet", "Snippet"

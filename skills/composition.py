@@ -1,4 +1,4 @@
-"""The skill block: the fenced, untrusted part of the first user message (DESIGN.md §5, §6).
+"""The skill block: the fenced, untrusted part of the first user message (docs/architecture.md).
 
 Skills are third-party text. They are never placed in the system role: the block tells the model that
 what follows is reference data, fences it between explicit BEGIN/END markers, and neutralises anything

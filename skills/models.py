@@ -1,4 +1,4 @@
-"""Skill sources, the skills ingested from them, and the append-only skill audit (DESIGN.md §6).
+"""Skill sources, the skills ingested from them, and the append-only skill audit (docs/architecture.md).
 
 Models hold data and invariants only: fetching, parsing and upserting live in ``skills.ingest`` and
 ``skills.services``.

@@ -1,4 +1,4 @@
-"""Parse one SKILL.md (Agent Skills spec, DESIGN.md §6) into a :class:`ParsedSkill`. Pure: no I/O, no models.
+"""Parse one SKILL.md into a :class:`ParsedSkill` (docs/architecture.md). Pure: no I/O, no models.
 
 Contract of :func:`parse_skill_md`:
 

@@ -1,4 +1,4 @@
-"""Agent runs: the run, its steps, its transcript and its tool calls (DESIGN.md §7)."""
+"""Agent runs: the run, its steps, its transcript and its tool calls (docs/architecture.md)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Choosing the adapter for a provider, and sending a call with bounded retries and fallbacks.
 
-Policy (CONVENTIONS.md §7, nr_llm's fallback rule in reference/nr-llm.md §4.15):
+Policy (fallbacks: docs/decisions/0001-fallbacks-are-models.md):
 
 * each target (provider config, model id) is tried up to ``1 + config.max_retries`` times;
 * only retryable failures (connection, timeout, rate_limit, server_error) are retried; the wait before

@@ -1,6 +1,6 @@
 """Failure classes, the provider error, and the one classifier every adapter shares.
 
-Classification decisions (beyond nr_llm's table, reference/nr-llm.md §3.10):
+Classification decisions:
 
 * ``timeout`` is its own class and retryable (a slow answer is usually transient).
 * A stream that ends mid-body (the connection dropped) is ``connection``: retryable.

@@ -1,8 +1,8 @@
 """Everything one send needs, resolved once: serving model, zone, sources, redacted and assembled context.
 
 The agent loop, the completions API and the context preview all build their context here, so what a
-preview shows is what a run would send (DESIGN.md §4: "the model is resolved once per send and the
-same resolution is used for the gate, the fit and the dispatch").
+preview shows is what a run would send, and the model is resolved once per send: the gate, the fit
+and the dispatch use the same resolution (docs/architecture.md, "How a step runs").
 """
 
 from __future__ import annotations

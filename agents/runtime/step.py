@@ -1,4 +1,4 @@
-"""The governed step (DESIGN.md §7): claim → assemble → govern → fit → call → record → tools → next.
+"""The governed step (docs/architecture.md): claim → assemble → govern → fit → call → record → tools → next.
 
 A step index that completed is never redone: a redelivered task finds the step recorded and goes
 straight to the tool calls that have no result yet. A model call whose result was not recorded (the

@@ -1,4 +1,4 @@
-"""The one tool gate, used when offering tools and again when executing a call (DESIGN.md §7).
+"""The one tool gate, used when offering tools and again when executing a call (docs/governance.md).
 
 Checks, cheapest and least revealing first: registered → enabled → allowed by the configuration →
 the trust zone permits the tool's class. Observe mode never applies to tools.

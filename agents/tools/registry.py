@@ -1,4 +1,4 @@
-"""A code registry of tools. Each tool declares its group, data class and effect (DESIGN.md §7)."""
+"""A code registry of tools; each declares its group, data class and effect (docs/architecture.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Test settings: only speed and determinism knobs differ from base (CONVENTIONS.md §11)."""
+"""Test settings: only speed and determinism knobs differ from base."""
 
 import os
 

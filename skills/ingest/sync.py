@@ -1,4 +1,4 @@
-"""Parse a fetched snapshot and apply it to a source's skills (DESIGN.md §6). Call inside one transaction.
+"""Parse a fetched snapshot and apply it to a source's skills (docs/architecture.md). Call in one transaction.
 
 Rules applied here:
 - upsert by ``(source, path)``; a file that fails the parser is reported and the others go on;

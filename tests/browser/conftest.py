@@ -1,7 +1,7 @@
 """Headless Chromium (Debian's build, driven by Selenium through Debian's chromedriver) for admin flows.
 
 The flags keep the browser off the network entirely: every host except the live server's resolves to
-nothing (reference: feasibility notes on Chromium's background DNS lookups). The driver is started once
+nothing (Chromium makes background DNS lookups of its own otherwise). The driver is started once
 per session; each test gets a fresh cookie jar.
 """
 

@@ -1,4 +1,4 @@
-"""Context usage (seed ADR 0140): the last completed step's prompt size, with provenance, read live."""
+"""Context usage (docs/architecture.md): the last completed step's prompt size, with provenance, read live."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from governance.policy import Source, decide, effective_ceiling, enforcement_mode, validate_classification
 from governance.vocabulary import DataClass, Enforcement, EnforcementMode, Outcome, SourceKind, TrustZone
 
-# The matrix of DESIGN.md §3, written out rather than derived, so the code is checked against it.
+# The zone table of docs/governance.md, written out rather than derived, so the code is checked against it.
 PERMITS = {
     DataClass.PUBLIC_CONTENT: {
         "local": True,

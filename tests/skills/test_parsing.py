@@ -1,4 +1,5 @@
-"""The SKILL.md corpus: every rule of DESIGN.md §6, each boundary on both sides, and the hostile inputs.
+"""The SKILL.md corpus: every rule of the contract in skills/parsing.py, each boundary on both sides,
+and the hostile inputs.
 
 Each case is (folder name, raw bytes, expected): expected is either the exact rule of the error or the
 exact values of the named ``ParsedSkill`` fields. Pure: no database.

@@ -7,19 +7,26 @@ imports the tool registry and gate, so keeping them apart keeps the import arrow
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from agents.models import AgentRun
-from agents.runtime.parts import snippet_selection
-from agents.runtime.plan import LOAD_SKILL_TOOL, configuration_skill_block
+from agents.runtime.parts import configuration_skills, snippet_selection
+from agents.runtime.plan import LOAD_SKILL_TOOL
 from agents.tools.registry import REGISTRY, Tool, ToolContext, ToolEffect, ToolOutput
 from governance.policy import decide
 from governance.vocabulary import DataClass, EnforcementMode, Outcome
-from skills.composition import skill_block, skill_sources
+from skills.composition import SkillMode, skill_block, skill_sources
+from skills.models import Skill
+from skills.parsing import MAX_BODY_BYTES, MAX_FRONT_MATTER_BYTES
 from skills.selectors import skills_in_order
 from snippets.composition import snippet_block, snippet_sources
 
 MAX_TAGS = 10
+# One whole skill, fenced: a body within the parser's cap, a name and description within the front
+# matter's cap, and the guard preamble and markers (well under 1 KiB). The skill block's own bound
+# (SKILL_BLOCK_MAX_BYTES) is for the first user message, not for a skill asked for by name.
+LOAD_SKILL_MAX_BYTES = MAX_BODY_BYTES + MAX_FRONT_MATTER_BYTES + 1024
 
 
 def snippets_by_tag(context: ToolContext, arguments: dict[str, Any]) -> str:
@@ -62,21 +69,39 @@ SNIPPETS_BY_TAG = Tool(
 
 
 def load_skill(context: ToolContext, arguments: dict[str, Any]) -> str | ToolOutput:
-    """The full body of one of the run's skills (progressive mode), if it is still eligible and its
-    class may go to the step's zone. Only the run's own skills can be loaded, never any other."""
+    """The whole fenced body of one of the run's skills (progressive mode), if it is still eligible
+    (enabled, not orphaned, at or above the trust floor, checksum intact) and its class may go to the
+    step's zone. Only the run's own skills can be loaded, never any other. Never an empty text."""
     name = arguments.get("name")
     if not isinstance(name, str) or not name:
         return "Error: 'name' must be the name of one of the listed skills."
     run = AgentRun.objects.select_related("configuration").get(id=context.run.run_id)
-    block = configuration_skill_block(run.configuration, skills_in_order(skill_ids=run.request_skills))
-    skill = next((s for s in block.included if s.name == name), None)
+    skill = _eligible_skill(run, name)
     if skill is None:
         return f"Error: no skill named {name!r} is available to this run."
     verdict = decide(skill_sources([skill]), context.zone, EnforcementMode.ENFORCE_ALL).sources[0]
     if verdict.outcome != Outcome.ALLOWED:
         return f"Error: skill {name!r} may not be loaded in this trust zone."
+    text = skill_block([skill], max_bytes=LOAD_SKILL_MAX_BYTES).text
+    if not text:  # the checksum stopped matching since the lookup above
+        return f"Error: skill {name!r} could not be loaded."
     data_class = DataClass.parse(skill.data_class) or DataClass.SECRET_ADJACENT
-    return ToolOutput(text=skill_block([skill]).text, data_class=data_class)
+    return ToolOutput(text=text, data_class=data_class)
+
+
+def _eligible_skill(run: AgentRun, name: str) -> Skill | None:
+    """The run's skill called ``name`` among those the configuration's rules admit. Unbounded in
+    bytes: the listing in the first user message may have dropped a skill for space, the tool may
+    still load it."""
+    configuration = run.configuration
+    eligible = skill_block(
+        configuration_skills(configuration),
+        skills_in_order(skill_ids=run.request_skills),
+        trust_floor=configuration.skill_trust_floor,
+        max_bytes=sys.maxsize,
+        mode=SkillMode.PROGRESSIVE,
+    )
+    return next((skill for skill in eligible.included if skill.name == name), None)
 
 
 LOAD_SKILL = Tool(

@@ -8,12 +8,12 @@ and the dispatch use the same resolution (docs/architecture.md, "How a step runs
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from agents.models import Configuration, LlmModel
 from agents.providers.base import ProviderConfig
-from agents.runtime.parts import compose_skills, configuration_parts, configuration_skills
+from agents.runtime.parts import compose_skills, configuration_parts
 from agents.selectors import configuration_zone
 from agents.tools.gate import ToolPolicy, ToolVerdict, tools_offered
 from agents.tools.registry import Tool
@@ -25,7 +25,7 @@ from governance.guardrails.redaction import Redaction, redact
 from governance.policy import Source
 from governance.services import EventContext, governance_event_record
 from governance.vocabulary import Decision, Enforcement, EventOutcome, SourceKind, TrustZone
-from skills.composition import SkillBlock, SkillMode
+from skills.composition import SkillMode
 from skills.models import Skill
 from snippets.composition import snippet_block, snippet_sources
 
@@ -200,11 +200,18 @@ def tool_policy(configuration: Configuration, zone: TrustZone, disabled: Iterabl
     )
 
 
-def configuration_skill_block(
-    configuration: Configuration, request_skills: Sequence[Skill] = ()
-) -> SkillBlock:
-    """The configuration's skills (in their order), then the request's, composed under its settings."""
-    return compose_skills(configuration, configuration_skills(configuration), tuple(request_skills))
+def _system_prompt_sources(configuration: Configuration) -> list[Source]:
+    if not configuration.system_prompt.strip():
+        return []
+    return [
+        Source(
+            kind=SourceKind.SYSTEM_PROMPT,
+            identifier=configuration.identifier,
+            data_class=configuration.system_prompt_data_class,
+            ceiling=configuration.system_prompt_ceiling,
+            enforcement=configuration.system_prompt_enforcement,
+        )
+    ]
 
 
 def _tool_output_sources(request: SendRequest) -> list[Source]:

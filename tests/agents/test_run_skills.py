@@ -6,7 +6,7 @@ import pytest
 
 from agents.models import RunMessage
 from governance.vocabulary import DataClass, TrustZone
-from skills.composition import BEGIN_MARKER, END_MARKER
+from skills.composition import BEGIN_MARKER, END_MARKER, GUARD_PREAMBLE
 from tests.agents.runs import fake_configuration, run_to_end
 from tests.factories import configuration_skills_set, skill_make
 from tests.fakes.provider_server import Reply
@@ -80,3 +80,27 @@ def test_load_skill_refuses_a_skill_the_zone_does_not_permit(
     )
     assert "Internal runbook." not in fake_provider.wire_text()
     assert secret_skill.pk is not None
+
+
+def test_load_skill_returns_the_whole_body_of_a_skill_larger_than_the_skill_block_bound(
+    fake_provider, tmp_path, django_capture_on_commit_callbacks
+):
+    # 60 KiB: under the 64 KiB body cap, well over the skill block's 24,000-byte default bound.
+    lines = [f"Rule {n:05d}: keep sentences short and concrete." for n in range(1320)]
+    body = "\n".join(lines) + "\n"
+    assert 60 * 1024 <= len(body.encode()) < 64 * 1024
+    skill = skill_make(tmp_path, name="house-style", body=body, data_class=DataClass.EDITOR_CONTENT)
+    configuration = fake_configuration(
+        fake_provider, skill_mode="progressive", allowed_tool_groups=[], model_context_window=128_000
+    )
+    configuration_skills_set(configuration, [skill])
+    fake_provider.script(Reply.tools(("c1", "load_skill", {"name": "house-style"})), Reply(text="ok"))
+    run = run_to_end(django_capture_on_commit_callbacks, configuration)
+    assert run.status == "completed"
+    loaded = RunMessage.objects.get(run=run, role="tool")
+    assert loaded.content.startswith(GUARD_PREAMBLE)
+    assert loaded.content.count(BEGIN_MARKER) == 1
+    assert loaded.content.endswith(f"{body.strip()}\n{END_MARKER}")
+    assert loaded.data_class == "editor_content"
+    second = fake_provider.bodies()[1]
+    assert second["messages"][-1]["content"] == loaded.content

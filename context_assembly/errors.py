@@ -18,7 +18,8 @@ class InvalidMessage(ApplicationError):
 
 
 class InvalidModelProfile(ApplicationError):
-    """A model profile declares an impossible window, output limit, tokenizer or calibration factor."""
+    """A model profile declares an impossible window, output limit, tokenizer or calibration factor, or
+    capabilities outside their vocabulary."""
 
     code = "invalid_model_profile"
     http_status = status.HTTP_400_BAD_REQUEST

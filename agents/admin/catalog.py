@@ -27,7 +27,9 @@ class ProviderAdmin(admin.ModelAdmin):
 
 class LlmModelForm(forms.ModelForm):
     """Window, output limit and tokenizer come from the built-in catalogue when left empty, so nobody
-    types a well-known model's figures by hand; a model outside the catalogue must declare them."""
+    types a well-known model's figures by hand; a model outside the catalogue must declare them. A
+    dated snapshot id takes its family's figures (``catalogue_get``). Capabilities left empty stay
+    empty: they are read from the catalogue at every send, so a catalogue fix reaches existing rows."""
 
     CATALOGUE_FIELDS = ("context_window", "max_output_tokens", "tokenizer")
 
@@ -39,6 +41,10 @@ class LlmModelForm(forms.ModelForm):
             "context_window",
             "max_output_tokens",
             "tokenizer",
+            "token_parameter",
+            "accepts_sampling",
+            "system_role",
+            "prompt_cache_min_tokens",
             "input_price_per_million",
             "output_price_per_million",
             "is_active",
@@ -82,6 +88,18 @@ class LlmModelAdmin(admin.ModelAdmin):
     list_filter = ("provider", "tokenizer", "is_active")
     search_fields = ("model_id",)
     list_select_related = ("provider",)
+    readonly_fields = ("effective_capabilities",)
+
+    @admin.display(description="Capabilities in effect")
+    def effective_capabilities(self, obj: LlmModel) -> str:
+        capabilities = obj.capabilities
+        sampling = "accepted" if capabilities.sampling else "left out"
+        cache = capabilities.cache_min_tokens
+        return (
+            f"{capabilities.token_parameter}; sampling parameters {sampling}; "
+            f"system message as {capabilities.system_role}; "
+            f"cached prefix from {f'{cache:,} tokens' if cache else 'the adapter default'}"
+        )
 
 
 class ConfigurationFallbackInline(admin.TabularInline):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
@@ -12,6 +12,9 @@ from django.db import connections, models
 from agents.models.sql import Float, FloatFunctions, Table
 from agents.scopes import CLASSIFY_SCOPE
 from context_assembly.calibration import CalibrationState, blended_factor, sample_ratio
+from context_assembly.profiles import ModelCapabilities, capabilities_for
+from context_assembly.profiles import SystemRole as ProfileSystemRole
+from context_assembly.profiles import TokenParameter as ProfileTokenParameter
 from governance.actors import Actor
 from governance.classified import ClassifiedPromptModel
 from governance.policy import Source
@@ -31,6 +34,16 @@ class Tokenizer(models.TextChoices):
     O200K_BASE = "o200k_base", "o200k_base (tiktoken)"
     CL100K_BASE = "cl100k_base", "cl100k_base (tiktoken)"
     APPROXIMATE = "approximate", "Calibrated approximation"
+
+
+class TokenParameter(models.TextChoices):
+    MAX_TOKENS = "max_tokens", "max_tokens"
+    MAX_COMPLETION_TOKENS = "max_completion_tokens", "max_completion_tokens (OpenAI reasoning models)"
+
+
+class SystemRole(models.TextChoices):
+    SYSTEM = "system", "system"
+    DEVELOPER = "developer", "developer (OpenAI reasoning models)"
 
 
 class ContextUsageNote(models.TextChoices):
@@ -145,6 +158,31 @@ class LlmModel(models.Model):
     calibration_factor = models.FloatField(default=1.0, editable=False)
     calibration_samples = models.PositiveIntegerField(default=0, editable=False)
     calibration_updated_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # What the model's API accepts. Empty: the built-in catalogue's value for this model id (a dated
+    # snapshot takes its family's), else the plain chat default (context_assembly.profiles).
+    token_parameter = models.CharField(
+        max_length=32,
+        choices=TokenParameter.choices,
+        blank=True,
+        help_text="The request parameter for the reply limit. Empty: the catalogue's, else max_tokens.",
+    )
+    accepts_sampling = models.BooleanField(
+        null=True,
+        blank=True,
+        help_text="Whether temperature, top_p etc. are accepted. Empty: the catalogue's, else yes.",
+    )
+    system_role = models.CharField(
+        max_length=16,
+        choices=SystemRole.choices,
+        blank=True,
+        help_text="The role of the system message. Empty: the catalogue's, else system.",
+    )
+    prompt_cache_min_tokens = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="Shortest prompt prefix the provider caches (Anthropic). Empty: the catalogue's.",
+    )
     is_active = models.BooleanField(default=True)
 
     objects = LlmModelQuerySet.as_manager()
@@ -161,6 +199,18 @@ class LlmModel(models.Model):
 
     def __str__(self) -> str:
         return f"{self.provider.identifier}/{self.model_id}"
+
+    @property
+    def capabilities(self) -> ModelCapabilities:
+        """What this model's API accepts: the row's declared values over the catalogue's."""
+        return capabilities_for(
+            self.model_id,
+            # The choices hold these to the vocabulary; ModelCapabilities refuses anything else.
+            token_parameter=cast(ProfileTokenParameter | None, self.token_parameter or None),
+            sampling=self.accepts_sampling,
+            system_role=cast(ProfileSystemRole | None, self.system_role or None),
+            cache_min_tokens=self.prompt_cache_min_tokens,
+        )
 
 
 class Configuration(ClassifiedPromptModel):

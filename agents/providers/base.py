@@ -24,6 +24,7 @@ from agents.providers.failures import (
 )
 from context_assembly.errors import InvalidMessage
 from context_assembly.messages import FrozenMapping, Message, ToolCall, ToolSpec, freeze_json
+from context_assembly.profiles import DEFAULT_CAPABILITIES, ModelCapabilities
 from governance.vocabulary import Provenance
 
 __all__ = [
@@ -94,6 +95,9 @@ class ProviderConfig:
 class ProviderCall:
     """One completion request in wire-neutral form (keyword-only). ``max_tokens`` bounds the reply.
 
+    ``capabilities`` say what the model's API accepts; adapters shape the body from them, never from
+    ``model_id`` (the dispatcher sets each target's).
+
     Precondition: built by our own code from validated data, so a wrong shape is a programming error
     and raises ``ValueError``, not :class:`ProviderError`.
     """
@@ -104,6 +108,7 @@ class ProviderCall:
     max_tokens: int
     stream: bool = False
     temperature: float | None = None
+    capabilities: ModelCapabilities = DEFAULT_CAPABILITIES
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "messages", tuple(self.messages))

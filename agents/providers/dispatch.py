@@ -22,6 +22,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
+from typing import NamedTuple
 
 from django.utils.module_loading import import_string
 
@@ -33,6 +34,7 @@ from agents.providers.base import (
     ProviderError,
     ProviderReply,
 )
+from context_assembly.profiles import ModelCapabilities
 
 logger = logging.getLogger("agents.providers")
 
@@ -47,7 +49,14 @@ ADAPTERS: dict[str, str] = {
     "local": "agents.providers.local.LocalAdapter",
 }
 
-Target = tuple[ProviderConfig, str]
+
+class Target(NamedTuple):
+    """Where a call may go: a provider, the model id there, and what that model's API accepts
+    (None: the call's own capabilities; a plain ``(config, model_id)`` pair means the same)."""
+
+    config: ProviderConfig
+    model_id: str
+    capabilities: ModelCapabilities | None = None
 
 
 @dataclass(frozen=True)
@@ -144,7 +153,8 @@ def complete_with_fallbacks(
 ) -> DispatchResult:
     """Send ``call`` to the first target that answers (see the module docstring for the policy).
 
-    ``call.model_id`` is replaced by each target's model id. Raises :class:`ProviderError` only.
+    ``call.model_id`` and ``call.capabilities`` are replaced by each target's. Raises
+    :class:`ProviderError` only.
     """
     if not targets:
         raise ProviderError(
@@ -154,8 +164,9 @@ def complete_with_fallbacks(
         )
     attempts: list[Attempt] = []
     outcome: ProviderReply | ProviderError | None = None
-    for index, (config, model_id) in enumerate(targets):
-        target_call = call if call.model_id == model_id else replace(call, model_id=model_id)
+    for index, target in enumerate(targets):
+        config, model_id, capabilities = Target(*target)
+        target_call = _call_for(call, model_id, capabilities or call.capabilities)
         outcome = _try_target(index, config, target_call, attempts, sleep)
         if isinstance(outcome, ProviderReply):
             return DispatchResult(reply=outcome, served_index=index, attempts=tuple(attempts))
@@ -165,6 +176,12 @@ def complete_with_fallbacks(
     if not isinstance(outcome, ProviderError):  # unreachable: targets is not empty
         raise TypeError("dispatch ended without an outcome")
     raise _with_attempts(outcome, attempts)
+
+
+def _call_for(call: ProviderCall, model_id: str, capabilities: ModelCapabilities) -> ProviderCall:
+    if call.model_id == model_id and call.capabilities == capabilities:
+        return call
+    return replace(call, model_id=model_id, capabilities=capabilities)
 
 
 def _try_target(

@@ -8,9 +8,13 @@ Wire choices:
 
 * The SDK's own retries are off (``max_retries=0``): the dispatcher retries, so each failure is
   classified once and the backoff is ours.
-* The reply limit is sent as ``max_tokens``. OpenAI's newer ``max_completion_tokens`` is required by
-  its reasoning models, but most compatible servers (vLLM, llama.cpp, Ollama, OpenRouter) only accept
-  ``max_tokens``; the OpenAI API still honours it for chat models.
+* The body follows the call's :class:`~context_assembly.profiles.ModelCapabilities`, never the model's
+  name: the reply limit goes under ``capabilities.token_parameter`` (``max_tokens`` by default, which
+  most compatible servers such as vLLM, llama.cpp, Ollama and OpenRouter require;
+  ``max_completion_tokens`` for OpenAI's reasoning models, which refuse ``max_tokens``); sampling
+  parameters are left out when ``capabilities.sampling`` is False (the API would answer 400, a
+  non-retryable failure that would also stop the fallbacks); system messages take
+  ``capabilities.system_role`` (``developer`` for models that replaced the system role).
 * Streams always ask for usage (``stream_options={"include_usage": true}``); a stream that ends
   without the usage chunk yields :meth:`Usage.unavailable`, never zeros.
 * A keyless local server still gets a placeholder key, because the SDK refuses to start without one and
@@ -35,7 +39,7 @@ from agents.providers.base import (
     SdkErrors,
     Usage,
 )
-from context_assembly.messages import ToolCall
+from context_assembly.messages import Message, ToolCall
 
 KEYLESS_PLACEHOLDER = "no-key-configured"
 
@@ -60,6 +64,13 @@ def normalise_usage(usage: Any) -> Usage:
     details = getattr(usage, "prompt_tokens_details", None)
     cached = getattr(details, "cached_tokens", None) if details is not None else None
     return Usage.reported(usage.prompt_tokens, cached, usage.completion_tokens)
+
+
+def _wire_message(message: Message, system_role: str) -> dict[str, Any]:
+    wire = message.to_openai()
+    if message.role == "system":
+        wire["role"] = system_role
+    return wire
 
 
 @dataclass
@@ -132,14 +143,15 @@ class OpenAICompatibleAdapter(ProviderAdapter):
 
     def request_body(self, call: ProviderCall) -> dict[str, Any]:
         """The keyword arguments of ``chat.completions.create`` for ``call`` (the wire body)."""
+        capabilities = call.capabilities
         body: dict[str, Any] = {
             "model": call.model_id,
-            "messages": [message.to_openai() for message in call.messages],
-            "max_tokens": call.max_tokens,
+            "messages": [_wire_message(message, capabilities.system_role) for message in call.messages],
+            capabilities.token_parameter: call.max_tokens,
         }
         if call.tool_specs:
             body["tools"] = [spec.to_openai() for spec in call.tool_specs]
-        if call.temperature is not None:
+        if call.temperature is not None and capabilities.sampling:
             body["temperature"] = call.temperature
         if call.stream:
             body["stream"] = True

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from agents.models import Configuration, LlmModel
 from agents.providers.base import ProviderConfig
+from agents.providers.dispatch import Target
 from agents.runtime.parts import compose_skills, configuration_parts
 from agents.selectors import configuration_zone
 from agents.tools.gate import ToolPolicy, ToolVerdict, tools_offered
@@ -148,7 +149,7 @@ class SendPlan:
     profile: ModelProfile
     zone: TrustZone
     fallbacks: tuple[LlmModel, ...]
-    targets: tuple[tuple[ProviderConfig, str], ...]
+    targets: tuple[Target, ...]
     assembled: AssembledContext
     offered_tools: tuple[Tool, ...]
     denied_tools: tuple[ToolVerdict, ...]
@@ -271,7 +272,9 @@ def send_plan(*, configuration: Configuration, request: SendRequest) -> SendPlan
         profile=inputs.profile,
         zone=zone,
         fallbacks=parts.fallbacks,
-        targets=tuple((provider_config(m), m.model_id) for m in [model, *parts.fallbacks]),
+        targets=tuple(
+            Target(provider_config(m), m.model_id, m.capabilities) for m in [model, *parts.fallbacks]
+        ),
         assembled=assemble(inputs),
         offered_tools=tuple(offered),
         denied_tools=tuple(denied),

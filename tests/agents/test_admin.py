@@ -79,6 +79,36 @@ def test_catalogue_model_figures_are_filled_in_when_left_empty(admin_client):
     assert (model.context_window, model.max_output_tokens, model.tokenizer) == (128_000, 16_384, "o200k_base")
 
 
+@pytest.mark.parametrize(
+    ("model_id", "figures"),
+    [
+        ("gpt-4o-2024-08-06", (128_000, 16_384, "o200k_base")),
+        ("gpt-4o-mini-2024-07-18", (128_000, 16_384, "o200k_base")),
+        ("gpt-4-turbo-2024-04-09", (128_000, 4_096, "cl100k_base")),
+        ("claude-sonnet-4-5-20250929", (200_000, 64_000, "approximate")),
+    ],
+)
+def test_a_dated_snapshot_takes_its_familys_figures(admin_client, model_id, figures):
+    provider = provider_make()
+    form = {**MODEL_FORM, "provider": provider.pk, "model_id": model_id}
+    assert admin_client.post("/admin/agents/llmmodel/add/", form).status_code == 302
+    model = LlmModel.objects.get(model_id=model_id)
+    assert (model.context_window, model.max_output_tokens, model.tokenizer) == figures
+
+
+def test_a_model_page_shows_the_capabilities_in_effect(admin_client):
+    provider = provider_make()
+    form = {**MODEL_FORM, "provider": provider.pk, "model_id": "o3-mini-2025-01-31"}
+    assert admin_client.post("/admin/agents/llmmodel/add/", form).status_code == 302
+    model = LlmModel.objects.get(model_id="o3-mini-2025-01-31")
+    assert (model.token_parameter, model.accepts_sampling, model.system_role) == ("", None, "")
+    page = admin_client.get(f"/admin/agents/llmmodel/{model.pk}/change/").content.decode()
+    assert (
+        "max_completion_tokens; sampling parameters left out; system message as developer; "
+        "cached prefix from the adapter default"
+    ) in page
+
+
 def test_declared_figures_win_over_the_catalogue(admin_client):
     provider = provider_make()
     form = {**MODEL_FORM, "provider": provider.pk, "context_window": "64000", "max_output_tokens": "4000"}
@@ -87,11 +117,12 @@ def test_declared_figures_win_over_the_catalogue(admin_client):
     assert (model.context_window, model.max_output_tokens, model.tokenizer) == (64_000, 4_000, "o200k_base")
 
 
-def test_a_model_outside_the_catalogue_must_declare_its_figures(admin_client):
+@pytest.mark.parametrize("model_id", ["in-house-7b", "gpt-4o-evil", "gpt-4o-2024-13-01"])
+def test_a_model_outside_the_catalogue_must_declare_its_figures(admin_client, model_id):
     provider = provider_make()
     response = admin_client.post(
-        "/admin/agents/llmmodel/add/", {**MODEL_FORM, "provider": provider.pk, "model_id": "in-house-7b"}
+        "/admin/agents/llmmodel/add/", {**MODEL_FORM, "provider": provider.pk, "model_id": model_id}
     )
     assert response.status_code == 200
     assert response.content.decode().count("Required: this model is not in the built-in catalogue.") == 3
-    assert not LlmModel.objects.filter(model_id="in-house-7b").exists()
+    assert not LlmModel.objects.filter(model_id=model_id).exists()

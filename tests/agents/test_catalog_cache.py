@@ -40,6 +40,7 @@ from tests.fakes.provider_server import Reply
 pytestmark = pytest.mark.django_db
 
 MIGRATION = importlib.import_module("agents.migrations.0006_catalog_version")
+CAPABILITIES_MIGRATION = importlib.import_module("agents.migrations.0007_llmmodel_capabilities")
 CALIBRATION_COLUMNS = {"calibration_factor", "calibration_samples", "calibration_updated_at"}
 
 
@@ -78,6 +79,9 @@ def test_every_write_path_of_the_catalogue_changes_the_token(fake_provider, tmp_
         "skill source retrusted": lambda: SkillSource.objects.update(trust_level="untrusted"),
         "provider rezoned": lambda: Provider.objects.update(trust_zone=TrustZone.LOCAL),
         "model window changed": lambda: LlmModel.objects.update(context_window=64_000),
+        "model capabilities changed": lambda: LlmModel.objects.update(
+            token_parameter="max_completion_tokens", accepts_sampling=False
+        ),
         "configuration saved": lambda: Configuration.objects.filter(pk=configuration.pk).update(
             snippet_tags=[]
         ),
@@ -97,7 +101,7 @@ def test_a_calibration_update_leaves_the_token_alone(fake_provider):
 
 
 def test_the_model_trigger_watches_every_column_but_calibration():
-    watched = set(MIGRATION.CATALOG_TABLES["agents_llmmodel"])
+    watched = set(CAPABILITIES_MIGRATION.LLMMODEL_COLUMNS)
     columns = {field.column for field in LlmModel._meta.concrete_fields}
     assert watched == columns - CALIBRATION_COLUMNS
 

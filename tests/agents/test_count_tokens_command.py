@@ -6,6 +6,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
+from context_assembly.profiles import catalogue_get
 from tests.factories import model_make
 
 pytestmark = pytest.mark.django_db
@@ -92,6 +93,42 @@ def test_tool_specs_are_counted(tmp_path):
     report = count(tmp_path, "--model", "gpt-4o", tools=tools)
     assert report["breakdown"]["tool_specs"] > 0
     assert report["estimated"] == 124 + report["breakdown"]["tool_specs"]
+
+
+@pytest.mark.parametrize(
+    ("model", "family", "expected"),
+    [
+        ("gpt-4-0613", "gpt-4", 129),
+        ("gpt-4o-2024-08-06", "gpt-4o", 124),
+        ("gpt-4o-mini-2024-07-18", "gpt-4o-mini", 124),
+    ],
+)
+def test_a_dated_snapshot_counts_by_its_familys_rules(tmp_path, model, family, expected):
+    report = count(tmp_path, "--model", model)
+    assert (report["model"], report["profile_model"], report["estimated"]) == (model, family, expected)
+    assert report["resolved_from"] == f"catalogue: {catalogue_get(family).source}"
+
+
+def test_the_report_names_what_the_models_api_accepts(tmp_path):
+    report = count(tmp_path, "--model", "o3-mini-2025-01-31")
+    assert report["profile_model"] == "o3-mini"
+    assert report["capabilities"] == {
+        "token_parameter": "max_completion_tokens",
+        "sampling": False,
+        "system_role": "developer",
+        "cache_min_tokens": None,
+    }
+    sonnet = count(tmp_path, "--model", "claude-sonnet-4-5-20250929")
+    assert sonnet["budget"]["window"] == 200_000
+    assert sonnet["capabilities"]["cache_min_tokens"] == 1_024
+
+
+@pytest.mark.parametrize("model", ["nope", "gpt-4o-evil", "gpt-4-32k-0613", "gpt-4o-2024-13-01"])
+def test_an_unknown_model_is_a_clear_error(tmp_path, model):
+    with pytest.raises(
+        CommandError, match=f"Unknown model '{model}': no LlmModel row and not in the built-in"
+    ):
+        count(tmp_path, "--model", model)
 
 
 def test_unknown_model_and_bad_files_are_clear_errors(tmp_path):

@@ -460,7 +460,7 @@ def test_catalogue_lookup_by_id_and_alias_never_by_prefix():
     assert catalogue_get("GPT-4.1").profile.context_window == 1_047_576
     assert catalogue_get("claude-sonnet-4").profile.model_id == "claude-sonnet-4-20250514"
     assert catalogue_get("claude-sonnet-4").profile.tokenizer == "approximate"
-    assert catalogue_get("gpt-4o-2024-05-13") is None
+    assert catalogue_get("gpt-4o-2024-05-13").profile.max_output_tokens == 4_096
     assert catalogue_get("unknown-model") is None
 
 

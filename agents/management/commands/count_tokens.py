@@ -1,13 +1,16 @@
 """``manage.py count_tokens --model MODEL_ID --messages FILE [--tools FILE] [--max-tokens N]``.
 
 Prints, as JSON, our estimate of an OpenAI-format request and its breakdown: per message, tool specs,
-reply priming, total, and how it sits in the model's budget. ``MODEL_ID`` is an ``LlmModel`` row's
-model id, else an entry of the built-in catalogue (whose figures name their vendor source).
+reply priming, total, how it sits in the model's budget, and what the model's API accepts.
+``MODEL_ID`` is an ``LlmModel`` row's model id, else an entry of the built-in catalogue (whose figures
+name their vendor source); a dated snapshot id (``gpt-4-0613``, ``gpt-4o-2024-08-06``) takes its
+family's entry, by the rule of ``context_assembly.profiles.snapshot_family``.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +22,7 @@ from config.errors import ApplicationError
 from context_assembly.estimator import Estimator
 from context_assembly.fitting import budget_for
 from context_assembly.messages import Message, ToolSpec
-from context_assembly.profiles import ModelProfile, catalogue_get
+from context_assembly.profiles import ModelCapabilities, ModelProfile, catalogue_get
 
 
 class Command(BaseCommand):
@@ -34,7 +37,7 @@ class Command(BaseCommand):
         parser.add_argument("--max-tokens", type=int, help="The request's max output tokens (the reserve).")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        profile, resolved_from = self._profile(options["model"])
+        profile, capabilities, resolved_from = self._profile(options["model"])
         raw_messages = _load_list(options["messages"], "messages")
         raw_tools = _load_list(options["tools"], "tools") if options["tools"] else []
         try:
@@ -48,8 +51,10 @@ class Command(BaseCommand):
         tool_tokens = estimator.count_tools(tools)
         total = sum(per_message) + estimator.reply_priming + tool_tokens
         report = {
-            "model": profile.model_id,
+            "model": options["model"],
             "resolved_from": resolved_from,
+            "profile_model": profile.model_id,
+            "capabilities": asdict(capabilities),
             "tokenizer": profile.tokenizer,
             "exact": estimator.is_exact,
             "estimated": total,
@@ -72,19 +77,20 @@ class Command(BaseCommand):
         }
         self.stdout.write(json.dumps(report, indent=2))
 
-    def _profile(self, model_id: str) -> tuple[ModelProfile, str]:
+    def _profile(self, model_id: str) -> tuple[ModelProfile, ModelCapabilities, str]:
         rows = list(LlmModel.objects.select_related("provider").filter(model_id=model_id))
         if len(rows) > 1:
             providers = ", ".join(row.provider.identifier for row in rows)
             raise CommandError(f"Model id {model_id!r} is served by several providers ({providers}).")
         if rows:
-            return model_profile(rows[0]), f"llm_model:{rows[0].provider.identifier}/{model_id}"
+            row = rows[0]
+            return model_profile(row), row.capabilities, f"llm_model:{row.provider.identifier}/{model_id}"
         entry = catalogue_get(model_id)
         if entry is None:
             raise CommandError(
                 f"Unknown model {model_id!r}: no LlmModel row and not in the built-in catalogue."
             )
-        return entry.profile, f"catalogue: {entry.source}"
+        return entry.profile, entry.capabilities, f"catalogue: {entry.source}"
 
 
 def _load_list(path: Path, what: str) -> list[Any]:

@@ -7,6 +7,7 @@ be parsed is a start-up error naming the variable, never a silent fallback to a 
 from __future__ import annotations
 
 import os
+import re
 import secrets
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -61,6 +62,18 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if value is None:
         return list(default)
     return [item.strip() for item in value.split(",") if item.strip()]
+
+
+_ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,127}")
+
+
+def env_names(name: str, default: list[str]) -> list[str]:
+    """A comma-separated list of environment variable names (upper case, digits, underscores)."""
+    names = env_list(name, default)
+    for item in names:
+        if not _ENV_NAME.fullmatch(item):
+            raise ImproperlyConfigured(f"{name} must list variable names (A-Z, 0-9, _), got {item!r}")
+    return names
 
 
 def env_url(name: str, *, schemes: tuple[str, ...]) -> str | None:

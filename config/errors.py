@@ -14,6 +14,7 @@ from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
 from rest_framework import exceptions, status
+from rest_framework.fields import get_error_detail
 from rest_framework.response import Response
 
 
@@ -68,8 +69,11 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         return Response(exc.as_dict(), status=exc.http_status)
     if isinstance(exc, DjangoValidationError):
         # A model's full_clean() in a service: the same 400 as a serializer's, naming the fields.
-        detail = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
-        exc = exceptions.ValidationError(detail=detail)
+        # get_error_detail keeps each message's code (a model's typed refusal stays typed).
+        detail = get_error_detail(exc)
+        exc = exceptions.ValidationError(
+            detail=detail if isinstance(detail, dict) else {"non_field_errors": detail}
+        )
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):

@@ -67,6 +67,12 @@ class SkillSourceInvalid(ApplicationError):
     code = "skill_source_invalid"
 
 
+class SkillSourceTokenUnavailable(SkillSourceInvalid):
+    """The source's ``token_env`` is not allowed, or the variable is unset: one message for both."""
+
+    code = "skill_source_token_unavailable"
+
+
 class SkillSyncInProgress(ApplicationError):
     """Another sync of the same source holds its lock; nothing was fetched or stored."""
 

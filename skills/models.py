@@ -16,6 +16,7 @@ from governance.classified import ClassifiedModel
 from governance.models import AppendOnlyModel
 from governance.policy import validate_classification
 from governance.vocabulary import DataClass, Enforcement, SourceKind, TrustZone
+from skills.tokens import validate_token_env
 
 _ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,127}")
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
@@ -142,6 +143,7 @@ class SkillSource(models.Model):
             errors["expected_fingerprint"] = "A fingerprint is 64 lower-case hex characters (sha256)."
         if errors:
             raise ValidationError(errors)
+        validate_token_env(self.token_env)
         validate_classification(
             data_class=self.default_data_class,
             ceiling=self.default_ceiling,

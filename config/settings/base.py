@@ -14,7 +14,15 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import development_secret_key, env_bool, env_int, env_list, env_str, env_url
+from config.env import (
+    development_secret_key,
+    env_bool,
+    env_int,
+    env_list,
+    env_names,
+    env_str,
+    env_url,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(env_str("APP_VAR_DIR", str(BASE_DIR / "var")) or BASE_DIR / "var")
@@ -148,6 +156,10 @@ GOVERNANCE_ENFORCEMENT = env_str("GOVERNANCE_ENFORCEMENT", "per_row")
 
 # The skill block's bound in UTF-8 bytes (the tail is dropped first, each drop reported).
 SKILL_BLOCK_MAX_BYTES = env_int("SKILL_BLOCK_MAX_BYTES", 24_000, minimum=1_000)
+
+# The only variable names a skill source's token_env may name (skills.tokens): a source must not be
+# able to send any other server variable to GitHub as a token.
+SKILL_SOURCE_TOKEN_ENVS = env_names("SKILL_SOURCE_TOKEN_ENVS", ["GITHUB_TOKEN"])
 
 # Token badges in admin count for this catalogue model (context_assembly.profiles.CATALOGUE).
 TOKEN_BADGE_MODEL = env_str("TOKEN_BADGE_MODEL", "gpt-4o")

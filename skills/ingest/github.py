@@ -8,7 +8,6 @@ moving branch cannot change a file between listing and reading.
 
 from __future__ import annotations
 
-import os
 import posixpath
 import re
 from collections.abc import Callable
@@ -37,6 +36,7 @@ from skills.ingest.snapshot import (
 )
 from skills.models import SkillSource, SkillSourceKind
 from skills.parsing import MAX_FILE_BYTES
+from skills.tokens import token_from_env
 
 API = "https://api.github.com"
 RAW = "https://raw.githubusercontent.com"
@@ -111,15 +111,8 @@ def source_location(source: SkillSource) -> GitHubLocation:
 
 
 def source_token(source: SkillSource) -> str | None:
-    """The token from the environment variable the source names. It is never stored or logged."""
-    if not source.token_env:
-        return None
-    token = os.environ.get(source.token_env, "")
-    if not token:
-        raise SkillSourceInvalid(
-            f"The environment variable {source.token_env} named by the source is not set."
-        )
-    return token
+    """The token from the environment variable the source names (skills.tokens). It is never stored or logged."""
+    return token_from_env(source.token_env) if source.token_env else None
 
 
 def fetch_github(

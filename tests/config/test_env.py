@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_int, env_list, env_str, env_url
+from config.env import env_bool, env_int, env_list, env_names, env_str, env_url
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -150,3 +150,15 @@ def test_development_secret_key_is_created_once_and_kept(tmp_path):
     assert len(first) >= 50
     assert development_secret_key(path) == first
     assert oct(path.stat().st_mode & 0o777) == "0o600"
+
+
+def test_env_names(monkeypatch):
+    monkeypatch.delenv("NAMES", raising=False)
+    assert env_names("NAMES", ["GITHUB_TOKEN"]) == ["GITHUB_TOKEN"]
+    monkeypatch.setenv("NAMES", "GITHUB_TOKEN, TEAM_GITHUB_TOKEN,")
+    assert env_names("NAMES", []) == ["GITHUB_TOKEN", "TEAM_GITHUB_TOKEN"]
+    monkeypatch.setenv("NAMES", "GITHUB_TOKEN,team token")
+    with pytest.raises(
+        ImproperlyConfigured, match="NAMES must list variable names \\(A-Z, 0-9, _\\), got 'team token'"
+    ):
+        env_names("NAMES", [])

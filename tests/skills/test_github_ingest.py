@@ -54,7 +54,8 @@ def test_ref_is_resolved_once_and_every_body_is_fetched_by_that_sha(github):
 
 
 @pytest.mark.django_db
-def test_token_is_read_from_the_named_variable_sent_and_never_stored(github, monkeypatch):
+def test_token_is_read_from_the_named_variable_sent_and_never_stored(github, monkeypatch, settings):
+    settings.SKILL_SOURCE_TOKEN_ENVS = ["SKILLS_TEST_GITHUB_TOKEN"]
     token = "tok" + secrets.token_hex(12)
     monkeypatch.setenv("SKILLS_TEST_GITHUB_TOKEN", token)
     github.commit("acme", "skills", {"skills/pdf/SKILL.md": skill_md("pdf")})

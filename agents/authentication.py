@@ -58,12 +58,20 @@ class HasRequiredScope(BasePermission):
         client = request.user
         if not isinstance(client, ApiClient):
             return False  # DRF turns this into 401 not_authenticated
-        scope = required_scope(view, request.method or "")
+        method = request.method or ""
+        if not _implements(view, method):
+            return True  # the view answers 405 without running anything
+        scope = required_scope(view, method)
         if not scope:
             raise ScopeMissing("This endpoint declares no scope; nobody may use it.", extra={})
         if scope not in client.scopes:
             raise ScopeMissing(f"This client lacks the scope {scope!r}.", extra={"required_scope": scope})
         return True
+
+
+def _implements(view: Any, method: str) -> bool:
+    handler = method.lower()
+    return handler in view.http_method_names and hasattr(view, handler)
 
 
 def required_scope(view: Any, method: str) -> str | None:

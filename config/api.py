@@ -1,4 +1,4 @@
-"""What every app's API shares: the error schema, pagination, and JSON 404s under ``/api/``.
+"""What every app's API shares: the error schema and pagination.
 
 Views stay thin: they validate with nested serializers, call one service or
 selector, and use :func:`paginated_response` for lists. :func:`error_responses` documents the one
@@ -10,8 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.views.defaults import page_not_found
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
@@ -32,7 +30,10 @@ class ErrorSerializer(serializers.Serializer):
 
 
 _ERROR_CODES = {
-    400: "invalid_input (extra.fields, extra.codes), parse_error, or a business-rule code",
+    400: (
+        "invalid_input (extra.fields, extra.codes; extra.max_depth when the JSON body nests too deep), "
+        "parse_error, or a business-rule code"
+    ),
     401: "not_authenticated (no token) or authentication_failed (unknown or inactive token)",
     403: "permission_denied (extra.required_scope names the missing scope)",
     404: "not_found: unknown, or not visible to this client",
@@ -94,11 +95,3 @@ def paginated_response(
     paginator = ApiPagination()
     page = paginator.paginate_queryset(items, request, view=view)
     return paginator.get_paginated_response(serializer_class(page, many=True).data)
-
-
-def api_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    """``handler404``: an unmatched ``/api/`` URL answers in the one error format, other paths as usual."""
-    if request.path.startswith("/api/"):
-        body = {"code": "not_found", "message": "Not found.", "extra": {}}
-        return JsonResponse(body, status=404)
-    return page_not_found(request, exception or Exception("not found"))

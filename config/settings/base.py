@@ -54,6 +54,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Outermost, so that it sees every response, including Django's own 404 and 500 pages.
+    "config.errors.ApiErrorShapeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -179,7 +181,8 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["agents.authentication.HasRequiredScope"],
     "DEFAULT_THROTTLE_CLASSES": ["agents.authentication.ClientRateThrottle"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    # JSON only, nested at most config.limits.MAX_JSON_DEPTH levels.
+    "DEFAULT_PARSER_CLASSES": ["config.limits.BoundedJSONParser"],
     "UNAUTHENTICATED_USER": None,
 }
 SPECTACULAR_SETTINGS = {

@@ -13,6 +13,13 @@ from tests.api.conftest import assert_error
 pytestmark = pytest.mark.django_db
 
 SNIPPETS = "/api/v1/snippets"
+SNIPPET = {
+    "identifier": "tone",
+    "name": "Tone",
+    "text": "Write warmly.",
+    "data_class": "public_content",
+    "ceiling": "external_global",
+}
 
 
 def test_request_without_a_token_is_401_not_authenticated(client):
@@ -80,9 +87,18 @@ def test_oversize_body_is_413_request_too_large_and_stores_nothing(make_caller, 
     assert Snippet.objects.count() == 0
 
 
-def test_unknown_api_url_is_a_json_404(make_caller):
+@pytest.mark.parametrize("debug", [True, False])
+def test_unmatched_api_paths_are_json_404s_and_admin_pages_stay_html(make_caller, settings, debug):
+    settings.DEBUG = debug
     caller = make_caller()
-    assert_error(caller.get("/api/v1/nothing-here"), 404, "not_found")
+    body = assert_error(caller.get("/api/v1/nope"), 404, "not_found")
+    assert body == {"code": "not_found", "message": "Not found.", "extra": {}}
+    assert_error(
+        caller.http.post("/api/nope/deeper?x=1", "{}", content_type="application/json"), 404, "not_found"
+    )
+    page = caller.http.get("/nope")
+    assert page.status_code == 404
+    assert page["Content-Type"].startswith("text/html")
 
 
 def test_malformed_json_is_400_parse_error(make_caller):
@@ -95,3 +111,51 @@ def test_malformed_json_is_400_parse_error(make_caller):
     )
     assert_error(response, 400, "parse_error")
     assert Snippet.objects.count() == 0
+
+
+def nested(depth: int) -> str:
+    return '{"identifier": "deep", "tags": ' + "[" * depth + "]" * depth + "}"
+
+
+def post_raw(caller, path: str, body: str, content_type: str = "application/json"):
+    headers = {"Authorization": f"Bearer {caller.token}"}
+    return caller.http.post(path, body, content_type=content_type, headers=headers)
+
+
+def test_json_nested_a_thousand_levels_is_400_invalid_input_naming_the_limit(make_caller):
+    caller = make_caller("snippets:write")
+    body = assert_error(post_raw(caller, SNIPPETS, nested(1000)), 400, "invalid_input")
+    message = "The JSON body nests arrays and objects deeper than 64 levels."
+    assert body == {
+        "code": "invalid_input",
+        "message": message,
+        "extra": {
+            "fields": {"non_field_errors": [message]},
+            "codes": {"non_field_errors": ["max_depth"]},
+            "max_depth": 64,
+        },
+    }
+    assert Snippet.objects.count() == 0
+
+
+def test_json_depth_bound_is_64_levels_and_brackets_in_strings_do_not_count(make_caller):
+    caller = make_caller("snippets:write")
+    at_bound = assert_error(post_raw(caller, SNIPPETS, nested(63)), 400, "invalid_input")
+    assert "max_depth" not in at_bound["extra"]  # parsed: the serializer refused the fields instead
+    past_bound = assert_error(post_raw(caller, SNIPPETS, nested(64)), 400, "invalid_input")
+    assert past_bound["extra"]["max_depth"] == 64
+    payload = {**SNIPPET, "text": "[" * 5000 + '\\"{' * 100}
+    assert post_raw(caller, SNIPPETS, json.dumps(payload)).status_code == 201
+    assert Snippet.objects.get().text == payload["text"]
+
+
+def test_wrong_method_is_a_json_405_and_wrong_media_type_a_json_415(make_caller):
+    caller = make_caller()
+    response = caller.http.put(SNIPPETS, "{}", headers={"Authorization": f"Bearer {caller.token}"})
+    body = assert_error(response, 405, "method_not_allowed")
+    assert body["message"] == 'Method "PUT" not allowed.'
+    assert response["Allow"] == "GET, POST, HEAD, OPTIONS"
+    response = post_raw(caller, SNIPPETS, "identifier=x", content_type="text/plain")
+    assert_error(response, 415, "unsupported_media_type")
+    assert Snippet.objects.count() == 0
+

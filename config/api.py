@@ -40,7 +40,10 @@ _ERROR_CODES = {
     409: "a state conflict",
     413: "request_too_large (extra.limit_bytes)",
     422: "context_overflow (extra.breakdown)",
-    429: "throttled (extra.retry_after seconds; also the Retry-After header)",
+    429: (
+        "throttled: over the client's rate, or its address's rate for requests without a valid token "
+        "or refused (extra.retry_after seconds; also the Retry-After header)"
+    ),
     502: "provider_error (extra.failure_class; never secrets)",
 }
 COMMON_ERRORS = (401, 403, 429)

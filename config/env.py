@@ -64,6 +64,19 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in value.split(",") if item.strip()]
 
 
+_RATE = re.compile(r"[1-9][0-9]*/(s|sec|m|min|h|hour|d|day)")
+
+
+def env_rate(name: str, default: str) -> str:
+    """A request rate as DRF's throttles read it: ``<count>/<s|min|h|day>``, e.g. ``600/min``."""
+    value = _raw(name)
+    if value is None:
+        return default
+    if not _RATE.fullmatch(value):
+        raise ImproperlyConfigured(f"{name} must look like 600/min (count/s|min|h|day), got {value!r}")
+    return value
+
+
 _ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,127}")
 
 

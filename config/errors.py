@@ -24,6 +24,8 @@ from rest_framework.fields import get_error_detail
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
+from config.throttling import refusal_wait
+
 API_PREFIX = "/api/"
 
 
@@ -81,6 +83,22 @@ def input_too_deep(limit: int) -> InputTooDeep:
 
 
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """Render ``exc`` in the one format. A refusal (401, ``403 permission_denied``) counts against the
+    client's address and becomes ``429 throttled`` past ``API_ANON_RATE_LIMIT`` (config.throttling)."""
+    response = _render(exc, context)
+    if response is not None and _is_refusal(response):
+        wait = refusal_wait(context["request"], context.get("view"))
+        if wait is not None:
+            return _render(exceptions.Throttled(wait=wait), context)
+    return response
+
+
+def _is_refusal(response: Response) -> bool:
+    code = response.data.get("code") if isinstance(response.data, dict) else None
+    return response.status_code == 401 or (response.status_code == 403 and code == "permission_denied")
+
+
+def _render(exc: Exception, context: dict[str, Any]) -> Response | None:
     # Imported here: rest_framework.views loads the authentication classes, which import the apps'
     # models, which import this module for ApplicationError.
     from rest_framework.views import exception_handler

@@ -8,7 +8,7 @@ Run modes:
 
 from __future__ import annotations
 
-import re
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -20,6 +20,7 @@ from config.env import (
     env_int,
     env_list,
     env_names,
+    env_rate,
     env_str,
     env_url,
 )
@@ -46,6 +47,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "simple_history",
+    "axes",
     "governance",
     "context_assembly",
     "snippets",
@@ -65,7 +67,26 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
     "config.limits.RequestSizeLimitMiddleware",
+    # Last, as django-axes requires: it turns a locked-out admin login into its 429 page.
+    "axes.middleware.AxesMiddleware",
 ]
+
+# --- Admin login lockout (django-axes) ----------------------------------------------------------
+# Axes' backend comes first: it refuses a locked-out login before any password is checked. The API
+# authenticates by bearer token and never goes through these backends.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# This many failed logins for one username from one address lock that pair out, even with the right
+# password, until the cool-off ends or `manage.py axes_reset_username <name>` clears it. Counting the
+# pair (not the username alone) keeps a stranger from locking an editor out from elsewhere.
+AXES_FAILURE_LIMIT = env_int("ADMIN_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("ADMIN_LOGIN_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+# The same client address as the API throttles (API_TRUSTED_PROXIES below).
+AXES_CLIENT_IP_CALLABLE = "config.throttling.client_address"
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
@@ -171,15 +192,23 @@ TOKEN_BADGE_MODEL = env_str("TOKEN_BADGE_MODEL", "gpt-4o")
 # request is 50 context items and the input at 100,000 characters each, so the default leaves room.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("API_MAX_REQUEST_BYTES", 8 * 1024 * 1024, minimum=1024)
 # Requests per API client, "<count>/<s|min|h|day>"; counted in the cache (Redis in the real mode).
-API_RATE_LIMIT = env_str("API_RATE_LIMIT", "600/min") or "600/min"
-if not re.fullmatch(r"[1-9][0-9]*/(s|sec|m|min|h|hour|d|day)", API_RATE_LIMIT):
-    raise ImproperlyConfigured("API_RATE_LIMIT must look like 600/min (count/s|min|h|day)")
+API_RATE_LIMIT = env_rate("API_RATE_LIMIT", "600/min")
+# Per client address: requests without a valid token, and those refused 401 or 403 permission_denied
+# (config.throttling). Low, because a legitimate client needs none of them.
+API_ANON_RATE_LIMIT = env_rate("API_ANON_RATE_LIMIT", "60/min")
+# How many proxies in front of the service append to X-Forwarded-For. 0: the peer address is the
+# client's, and the header (which any client can write) is ignored.
+API_TRUSTED_PROXIES = env_int("API_TRUSTED_PROXIES", 0, minimum=0)
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "config.errors.api_exception_handler",
     "DEFAULT_AUTHENTICATION_CLASSES": ["agents.authentication.BearerTokenAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["agents.authentication.HasRequiredScope"],
-    "DEFAULT_THROTTLE_CLASSES": ["agents.authentication.ClientRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": [
+        "agents.authentication.ClientRateThrottle",
+        "config.throttling.AddressRateThrottle",
+    ],
+    "NUM_PROXIES": API_TRUSTED_PROXIES,
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     # JSON only, nested at most config.limits.MAX_JSON_DEPTH levels.
     "DEFAULT_PARSER_CLASSES": ["config.limits.BoundedJSONParser"],

@@ -119,7 +119,7 @@ def test_an_incomplete_context_item_is_a_form_error_and_no_preview(admin_client)
 def test_non_staff_users_are_sent_to_the_login_page(client):
     configuration = configuration_make()
     User.objects.create_user(username="reader", password="pw-" + "reader")
-    client.login(username="reader", password="pw-" + "reader")
+    client.force_login(User.objects.get(username="reader"))
     response = client.get(preview_url(configuration))
     assert response.status_code == 302
     assert response["Location"].startswith("/admin/login/")

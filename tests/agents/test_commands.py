@@ -8,6 +8,7 @@ from io import StringIO
 import pytest
 from django.contrib.auth import authenticate
 from django.core.management import CommandError, call_command
+from django.http import HttpRequest
 
 from agents.models import ApiClient, Configuration, LlmModel, Provider
 from agents.scopes import SCOPES
@@ -32,7 +33,7 @@ def test_seed_demo_creates_the_offline_demo_and_prints_working_credentials():
     output = run("seed_demo")
     password = printed(output, "admin password")
     token = printed(output, "API token")
-    assert authenticate(username="admin", password=password) is not None
+    assert authenticate(HttpRequest(), username="admin", password=password) is not None
     client = ApiClient.objects.get(name="demo-client")
     assert client.token_digest == hashlib.sha256(token.encode()).hexdigest()
     assert token not in str(list(ApiClient.objects.values()))
@@ -46,8 +47,10 @@ def test_seed_demo_is_idempotent_and_rotates_the_credentials():
     first = run("seed_demo")
     second = run("seed_demo")
     assert printed(first, "API token") != printed(second, "API token")
-    assert authenticate(username="admin", password=printed(first, "admin password")) is None
-    assert authenticate(username="admin", password=printed(second, "admin password")) is not None
+    assert authenticate(HttpRequest(), username="admin", password=printed(first, "admin password")) is None
+    assert (
+        authenticate(HttpRequest(), username="admin", password=printed(second, "admin password")) is not None
+    )
     assert (Provider.objects.count(), LlmModel.objects.count(), Configuration.objects.count()) == (2, 2, 2)
     assert ApiClient.objects.count() == 1
     assert sorted(Snippet.objects.values_list("identifier", flat=True)) == [

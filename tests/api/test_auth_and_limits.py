@@ -159,3 +159,45 @@ def test_wrong_method_is_a_json_405_and_wrong_media_type_a_json_415(make_caller)
     assert_error(response, 415, "unsupported_media_type")
     assert Snippet.objects.count() == 0
 
+
+def assert_throttled(response) -> None:
+    body = assert_error(response, 429, "throttled")
+    assert 1 <= body["extra"]["retry_after"] <= 60
+    assert response["Retry-After"] == str(body["extra"]["retry_after"])
+
+
+def test_missing_and_invalid_tokens_are_throttled_per_address(client, settings):
+    settings.API_ANON_RATE_LIMIT = "3/min"
+    invalid = {"Authorization": "Bearer " + "x" * 40}
+    assert [client.get(SNIPPETS, headers=invalid).status_code for _ in range(2)] == [401, 401]
+    assert_error(client.get(SNIPPETS), 401, "not_authenticated")
+    assert_throttled(client.get(SNIPPETS, headers=invalid))
+    assert_throttled(client.get(SNIPPETS))
+    assert_throttled(client.post(SNIPPETS, SNIPPET, content_type="application/json"))
+    assert_error(client.get(SNIPPETS, REMOTE_ADDR="192.0.2.7"), 401, "not_authenticated")
+    assert Snippet.objects.count() == 0
+
+
+def test_a_forwarded_for_header_does_not_change_the_counted_address(client, settings):
+    settings.API_ANON_RATE_LIMIT = "2/min"
+    statuses = [
+        client.get(SNIPPETS, headers={"X-Forwarded-For": f"198.51.100.{n}"}).status_code for n in range(3)
+    ]
+    assert statuses == [401, 401, 429]
+
+
+def test_missing_scope_refusals_are_throttled_per_address_and_valid_clients_are_not(make_caller, settings):
+    settings.API_ANON_RATE_LIMIT = "2/min"
+    reader, writer = make_caller("snippets:read"), make_caller("snippets:read", "snippets:write")
+    assert [reader.post(SNIPPETS, SNIPPET).status_code for _ in range(2)] == [403, 403]
+    assert_throttled(reader.post(SNIPPETS, SNIPPET))
+    assert Snippet.objects.count() == 0
+    # The same address, with a token allowed to do what it asks: its own client rate applies.
+    assert reader.get(SNIPPETS).status_code == 200
+    assert writer.post(SNIPPETS, SNIPPET).status_code == 201
+
+
+def test_requests_a_view_lets_through_without_a_token_count_against_the_address(client, settings):
+    settings.API_ANON_RATE_LIMIT = "2/min"
+    assert [client.get("/api/docs/").status_code for _ in range(2)] == [200, 200]
+    assert_throttled(client.get("/api/docs/"))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_int, env_list, env_names, env_str, env_url
+from config.env import env_bool, env_int, env_list, env_names, env_rate, env_str, env_url
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -150,6 +150,18 @@ def test_development_secret_key_is_created_once_and_kept(tmp_path):
     assert len(first) >= 50
     assert development_secret_key(path) == first
     assert oct(path.stat().st_mode & 0o777) == "0o600"
+
+
+def test_env_rate(monkeypatch):
+    monkeypatch.delenv("RATE", raising=False)
+    assert env_rate("RATE", "60/min") == "60/min"
+    monkeypatch.setenv("RATE", " 5/s ")
+    assert env_rate("RATE", "60/min") == "5/s"
+    monkeypatch.setenv("RATE", "0/min")
+    with pytest.raises(
+        ImproperlyConfigured, match=r"RATE must look like 600/min \(count/s\|min\|h\|day\), got '0/min'"
+    ):
+        env_rate("RATE", "60/min")
 
 
 def test_env_names(monkeypatch):

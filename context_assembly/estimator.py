@@ -37,13 +37,13 @@ from __future__ import annotations
 import json
 import math
 import sys
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from config.caches import cache_register
+from config.lru import LruCache
 from context_assembly.encodings import EncodingUnavailable, get_encoding
 from context_assembly.errors import EstimatorUnavailable
 from context_assembly.messages import ImagePart, Message, ToolSpec, thaw_json
@@ -92,7 +92,7 @@ _SCHEMA_RENDERED = frozenset({"type", "properties", "required", "additionalPrope
 CacheKey = tuple[str, bytes]
 
 
-class TokenCache:
+class TokenCache(LruCache[CacheKey, int]):
     """A bounded, thread-safe LRU of raw token counts keyed by ``(encoding name, sha256 digest)``.
 
     It only memoises pure results (a count is a function of the encoding and the content), so sharing
@@ -100,51 +100,7 @@ class TokenCache:
     """
 
     def __init__(self, max_entries: int = 50_000) -> None:
-        if isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 0:
-            raise ValueError("max_entries must be a non-negative integer")
-        self.max_entries = max_entries
-        self._entries: OrderedDict[CacheKey, int] = OrderedDict()
-        self._lock = threading.Lock()
-        self._hits = 0
-        self._misses = 0
-
-    def get(self, key: CacheKey) -> int | None:
-        """The stored count (marking it most recently used), or None. Counts a hit or a miss."""
-        with self._lock:
-            value = self._entries.get(key)
-            if value is None:
-                self._misses += 1
-                return None
-            self._entries.move_to_end(key)
-            self._hits += 1
-            return value
-
-    def put(self, key: CacheKey, value: int) -> None:
-        """Store ``value``, evicting least recently used entries beyond ``max_entries``."""
-        if self.max_entries == 0:
-            return
-        with self._lock:
-            self._entries[key] = value
-            self._entries.move_to_end(key)
-            while len(self._entries) > self.max_entries:
-                self._entries.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-            self._hits = self._misses = 0
-
-    @property
-    def hits(self) -> int:
-        return self._hits
-
-    @property
-    def misses(self) -> int:
-        return self._misses
-
-    @property
-    def size(self) -> int:
-        return len(self._entries)
+        super().__init__(max_entries)
 
     def approx_bytes(self) -> int:
         """Approximate memory held: the container plus each key tuple, digest and count.
@@ -160,7 +116,12 @@ class TokenCache:
 
 # Process-wide default. It holds memoised pure counts only, never calibration or any other state
 # that could make two runs disagree.
-DEFAULT_CACHE = TokenCache()
+DEFAULT_CACHE = cache_register(
+    TokenCache(),
+    name="token_counts",
+    key="(encoding name, SHA-256 digest of the counted message or tool spec)",
+    invalidation="none needed: a count is a pure function of the encoding and the content",
+)
 
 
 def image_tokens(part: ImagePart) -> int:

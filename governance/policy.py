@@ -6,12 +6,14 @@ decides. Every caller (agent runtime, preview API, readiness report, admin) uses
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
+from functools import partial
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
+from config.caches import cache_register
+from config.lru import LruCache
 from governance.vocabulary import (
     DataClass,
     Enforcement,
@@ -135,28 +137,45 @@ def decide(
     ``secret_adjacent``; a zone beyond the effective ceiling refuses. Observed rows are never
     refused: a violation, or a missing class, is ``observed`` and the source is still sent.
     """
+    verdicts: dict[tuple[object, ...], Verdict] = {}  # this call's, so each key meets the LRU once
     return ContextDecision(
-        zone=zone, mode=mode, sources=tuple(_decide_one(source, zone, mode) for source in sources)
+        zone=zone, mode=mode, sources=tuple(_decide_one(source, zone, mode, verdicts) for source in sources)
     )
 
 
-def _decide_one(source: Source, zone: TrustZone, mode: EnforcementMode) -> SourceDecision:
-    declared, ceiling, applied, outcome, reason = _verdict(
-        source.data_class, source.ceiling, source.enforcement, zone, mode
-    )
+Verdict = tuple[DataClass | None, TrustZone, Enforcement, Outcome, str]
+
+# A long transcript repeats the same few classifications many times.
+_VERDICTS: LruCache[tuple[object, ...], Verdict] = cache_register(
+    LruCache(4096),
+    name="governance_verdicts",
+    key="(stored data class, declared ceiling, enforcement, zone, enforcement mode)",
+    invalidation=(
+        "none needed: a verdict is a pure function of its key (the GOVERNANCE_ENFORCEMENT setting is "
+        "read at every decision and is part of the key)"
+    ),
+)
+
+
+def _decide_one(
+    source: Source, zone: TrustZone, mode: EnforcementMode, verdicts: dict[tuple[object, ...], Verdict]
+) -> SourceDecision:
+    key = (source.data_class, source.ceiling, source.enforcement, zone, mode)
+    verdict = verdicts.get(key)
+    if verdict is None:
+        verdict = verdicts[key] = _VERDICTS.get_or_build(key, partial(_verdict, *key))
+    declared, ceiling, applied, outcome, reason = verdict
     return SourceDecision(source.kind, source.identifier, declared, ceiling, applied, outcome, reason)
 
 
-@functools.lru_cache(maxsize=4096)
 def _verdict(
     data_class: str | None,
     declared_ceiling: str | None,
     enforcement: str,
     zone: TrustZone,
     mode: EnforcementMode,
-) -> tuple[DataClass | None, TrustZone, Enforcement, Outcome, str]:
-    """The decision for one classification in one zone: a pure function of its arguments, memoised
-    because a long transcript repeats the same few classifications many times."""
+) -> Verdict:
+    """The decision for one classification in one zone: a pure function of its arguments."""
     observing = mode == EnforcementMode.PER_ROW and enforcement == Enforcement.OBSERVE
     applied = Enforcement.OBSERVE if observing else Enforcement.ENFORCE
     declared = DataClass.parse(data_class)

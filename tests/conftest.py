@@ -16,11 +16,21 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from agents.runtime.caches import caches_clear
+
 pytest_plugins = ["tests.fakes.fixtures", "tests.network_guard"]
 
 _services_problem: str | bool | None = False  # False: not checked yet
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
+
+
+@pytest.fixture(autouse=True)
+def _empty_process_caches():
+    """Every test starts with empty per-process caches (``agents/runtime/caches.py`` lists them): a
+    value one test cached under a token or id that a rolled-back transaction reuses cannot leak into
+    the next test, and hit and miss counts start at zero."""
+    caches_clear()
 
 
 def _find_services_problem() -> str | None:

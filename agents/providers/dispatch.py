@@ -17,9 +17,7 @@ Policy (fallbacks: docs/decisions/0001-fallbacks-are-models.md):
 from __future__ import annotations
 
 import logging
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import NamedTuple
@@ -34,6 +32,8 @@ from agents.providers.base import (
     ProviderError,
     ProviderReply,
 )
+from config.caches import cache_register
+from config.lru import LruCache
 from context_assembly.profiles import ModelCapabilities
 
 logger = logging.getLogger("agents.providers")
@@ -110,34 +110,29 @@ class AdapterPool:
     stale client."""
 
     def __init__(self, max_size: int = 32) -> None:
-        self._adapters: OrderedDict[ProviderConfig, ProviderAdapter] = OrderedDict()
-        self._lock = threading.Lock()
-        self._max_size = max_size
+        self.adapters: LruCache[ProviderConfig, ProviderAdapter] = LruCache(max_size, on_evict=_close)
 
     def get(self, config: ProviderConfig) -> ProviderAdapter:
-        with self._lock:
-            adapter = self._adapters.get(config)
-            if adapter is not None:
-                self._adapters.move_to_end(config)
-                return adapter
-        adapter = adapter_for(config)
-        with self._lock:
-            existing = self._adapters.setdefault(config, adapter)
-            evicted = self._adapters.popitem(last=False)[1] if len(self._adapters) > self._max_size else None
-        if existing is not adapter:
-            adapter.close()
-        if evicted is not None:
-            evicted.close()
-        return existing
+        return self.adapters.get_or_build(config, lambda: adapter_for(config))
 
     def clear(self) -> None:
-        with self._lock:
-            adapters, self._adapters = list(self._adapters.values()), OrderedDict()
-        for adapter in adapters:
-            adapter.close()
+        self.adapters.clear()
+
+
+def _close(adapter: ProviderAdapter) -> None:
+    adapter.close()
 
 
 ADAPTER_POOL = AdapterPool()
+cache_register(
+    ADAPTER_POOL.adapters,
+    name="provider_adapters",
+    key="the whole ProviderConfig (kind, base URL, API key, timeout, retries, options)",
+    invalidation=(
+        "none needed: a changed provider row is a different key; an adapter leaving the pool "
+        "(least recently used of 32, or cleared) is closed"
+    ),
+)
 
 
 def backoff_seconds(retry: int, retry_after: float | None) -> float:

@@ -19,6 +19,7 @@ from django.db import connection
 
 from agents.models import Configuration, LlmModel, ToolSetting
 from agents.selectors import CATALOG_TOKEN, catalog_token_of, configuration_fallbacks
+from config.caches import cache_register
 from config.lru import LruCache
 from skills.composition import SkillBlock, skill_block
 from skills.models import Skill
@@ -70,9 +71,28 @@ def _resolve(configuration: Configuration) -> ConfigurationParts:
 
 # Everything below is keyed by the catalogue token (and the database alias): a write to any table a
 # value was built from replaces the token, so a stale entry is never found again and ages out.
-_PARTS: LruCache[tuple[object, ...], ConfigurationParts] = LruCache(256)
-_CONFIGURATIONS: LruCache[tuple[object, ...], Configuration] = LruCache(256)
-_SELECTIONS: LruCache[tuple[object, ...], SnippetSelection] = LruCache(1024)
+_BY_TOKEN = (
+    "a write to any catalogue table replaces the catalogue token (database triggers), so an entry "
+    "built under the old token is never looked up again and ages out"
+)
+_PARTS: LruCache[tuple[object, ...], ConfigurationParts] = cache_register(
+    LruCache(256),
+    name="configuration_parts",
+    key="(database alias, configuration id, catalogue token, SKILL_BLOCK_MAX_BYTES)",
+    invalidation=_BY_TOKEN,
+)
+_CONFIGURATIONS: LruCache[tuple[object, ...], Configuration] = cache_register(
+    LruCache(256),
+    name="step_configurations",
+    key="(database alias, configuration id, catalogue token)",
+    invalidation=_BY_TOKEN + "; the serving model's calibration is read by every claim, not cached",
+)
+_SELECTIONS: LruCache[tuple[object, ...], SnippetSelection] = cache_register(
+    LruCache(1024),
+    name="snippet_selections",
+    key="(database alias, catalogue token, the configuration's tags in order)",
+    invalidation=_BY_TOKEN,
+)
 
 
 def configuration_parts(configuration: Configuration) -> ConfigurationParts:
@@ -116,8 +136,3 @@ def step_configuration(
     configuration.model = model
     setattr(configuration, CATALOG_TOKEN, catalog)
     return configuration
-
-
-def caches_clear() -> None:
-    for cache in (_PARTS, _CONFIGURATIONS, _SELECTIONS):
-        cache.clear()

@@ -18,6 +18,7 @@ from agents.runtime.parts import compose_skills, configuration_parts
 from agents.selectors import configuration_zone
 from agents.tools.gate import ToolPolicy, ToolVerdict, tools_offered
 from agents.tools.registry import Tool
+from config.caches import cache_register
 from config.lru import LruCache
 from context_assembly.assembly import AssembledContext, AssemblyInputs, ContextItem, assemble
 from context_assembly.messages import Message, ToolCall
@@ -59,26 +60,38 @@ class RedactionMemo:
     def __init__(
         self, max_texts: int = 8192, max_messages: int = 16_384, max_text_chars: int = 262_144
     ) -> None:
-        self._texts: LruCache[str, Redaction] = LruCache(max_texts)
-        self._messages: LruCache[int, tuple[Message, Message, dict[str, int]]] = LruCache(max_messages)
+        self.texts: LruCache[str, Redaction] = LruCache(max_texts)
+        self.messages: LruCache[int, tuple[Message, Message, dict[str, int]]] = LruCache(max_messages)
         self._max_text_chars = max_text_chars
 
     def redact(self, value: str) -> Redaction:
         if len(value) > self._max_text_chars:
             return redact(value)
-        return self._texts.get_or_build(value, lambda: redact(value))
+        return self.texts.get_or_build(value, lambda: redact(value))
 
     def message(self, message: Message) -> tuple[Message, dict[str, int]] | None:
-        entry = self._messages.get(id(message))
+        entry = self.messages.get(id(message))
         if entry is None or entry[0] is not message:
             return None
         return entry[1], entry[2]
 
     def message_put(self, message: Message, redacted: Message, counts: dict[str, int]) -> None:
-        self._messages.put(id(message), (message, redacted, counts))
+        self.messages.put(id(message), (message, redacted, counts))
 
 
 REDACTION_MEMO = RedactionMemo()
+cache_register(
+    REDACTION_MEMO.texts,
+    name="redacted_texts",
+    key="the text itself (texts up to 262,144 characters; longer ones are redacted anew)",
+    invalidation="none needed: a redaction is a pure function of the text (and of the detectors' code)",
+)
+cache_register(
+    REDACTION_MEMO.messages,
+    name="redacted_messages",
+    key="id() of a transcript Message, held by its entry, so the id cannot be reused while it is stored",
+    invalidation="none needed: Messages are immutable; a lookup checks the entry holds the very object",
+)
 
 
 @dataclass

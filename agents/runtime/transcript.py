@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-
 from agents.models import AgentRun, AgentStep, ContextUsageNote, RunMessage, StepStatus
 from agents.runtime.plan import SendRequest, model_profile
+from config.caches import cache_register
+from config.lru import LruCache
 from context_assembly.assembly import ContextItem, render_tail_note
 from context_assembly.messages import Message, ToolCall
 from context_assembly.usage import RunContext, UsageValue, usage_from_step
@@ -40,6 +39,9 @@ def _message(role: str, content: str, tool_calls: list[dict[str, str]], tool_cal
     )
 
 
+Transcript = tuple[tuple[Message, ...], tuple[str, ...]]  # messages, and per message its data class
+
+
 class TranscriptCache:
     """Runs' transcripts as seam Messages, kept per process between steps.
 
@@ -49,34 +51,40 @@ class TranscriptCache:
     """
 
     def __init__(self, max_runs: int = 256) -> None:
-        self._runs: OrderedDict[str, tuple[list[Message], list[str]]] = OrderedDict()
-        self._lock = threading.Lock()
-        self._max_runs = max_runs
+        self.runs: LruCache[str, Transcript] = LruCache(max_runs)
 
-    def read(self, run: AgentRun) -> tuple[tuple[Message, ...], tuple[str, ...]]:
+    def read(self, run: AgentRun) -> Transcript:
         key = str(run.id)
-        with self._lock:
-            cached = self._runs.get(key)
-            messages, classes = (list(cached[0]), list(cached[1])) if cached else ([], [])
+        messages, classes = self.runs.get(key) or ((), ())
         rows = (
             RunMessage.objects.filter(run=run, position__gte=len(messages))
             .order_by("position")
             .values_list("position", "role", "content", "tool_calls", "tool_call_id", "data_class")
         )
+        added: list[Message] = []
+        added_classes: list[str] = []
         for position, role, content, tool_calls, tool_call_id, data_class in rows:
-            if position != len(messages):
-                raise RuntimeError(f"run {key}: transcript position {position} follows {len(messages) - 1}")
-            messages.append(_message(role, content, tool_calls, tool_call_id))
-            classes.append(data_class)
-        with self._lock:
-            self._runs[key] = (messages, classes)
-            self._runs.move_to_end(key)
-            if len(self._runs) > self._max_runs:
-                self._runs.popitem(last=False)
-        return tuple(messages), tuple(classes)
+            if position != len(messages) + len(added):
+                held = len(messages) + len(added) - 1
+                raise RuntimeError(f"run {key}: transcript position {position} follows {held}")
+            added.append(_message(role, content, tool_calls, tool_call_id))
+            added_classes.append(data_class)
+        if added:
+            messages, classes = messages + tuple(added), classes + tuple(added_classes)
+            self.runs.put(key, (messages, classes))
+        return messages, classes
 
 
 TRANSCRIPTS = TranscriptCache()
+cache_register(
+    TRANSCRIPTS.runs,
+    name="transcripts",
+    key="run id",
+    invalidation=(
+        "none needed: transcript rows are append-only, so a held transcript is a prefix of the stored "
+        "one and each read appends the rows after it"
+    ),
+)
 
 
 def run_request(run: AgentRun, context: RunContext) -> SendRequest:

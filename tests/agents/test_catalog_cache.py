@@ -23,8 +23,9 @@ from agents.models import (
     Provider,
     ToolSetting,
 )
+from agents.runtime.caches import caches_clear
 from agents.runtime.leases import lease_claim
-from agents.runtime.parts import caches_clear, snippet_selection
+from agents.runtime.parts import snippet_selection
 from agents.runtime.plan import SendRequest, send_plan
 from agents.runtime.step import step_run
 from agents.selectors import catalog_token_of, with_catalog_token

@@ -1,0 +1,57 @@
+"""Every per-process cache is registered, listed in agents/runtime/caches.py, and cleared together."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from agents.providers.dispatch import ADAPTER_POOL
+from agents.runtime import caches
+from agents.runtime.caches import caches_clear, registered_caches
+from agents.runtime.plan import provider_config
+from config.caches import CacheAlreadyRegistered, cache_register
+from config.lru import CacheStats, LruCache
+from tests.agents.runs import fake_configuration, run_to_end
+from tests.factories import snippet_make
+from tests.fakes.provider_server import Reply
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_table_lists_exactly_the_registered_caches():
+    listed = re.findall(r"^\| `(\w+)` ", caches.__doc__ or "", flags=re.MULTILINE)
+    assert sorted(listed) == [entry.name for entry in registered_caches()]
+    assert len(listed) == len(set(listed)) == 9
+    assert all(entry.key and entry.invalidation for entry in registered_caches())
+
+
+def test_a_run_fills_every_cache_and_caches_clear_empties_them_all(
+    fake_provider, django_capture_on_commit_callbacks
+):
+    fake_provider.script(Reply.tools(("c1", "snippets_by_tag", {"tags": ["tone"]})), Reply(text="Done."))
+    configuration = fake_configuration(fake_provider, snippet_tags=["tone"])
+    snippet_make(tags=("tone",), identifier="tone", text="Write warmly.")
+    run = run_to_end(django_capture_on_commit_callbacks, configuration)
+    assert run.status == "completed"
+    sizes = {entry.name: entry.stats().size for entry in registered_caches()}
+    assert [name for name, size in sizes.items() if size == 0] == []
+    adapter = ADAPTER_POOL.get(provider_config(configuration.model))
+
+    caches_clear()
+
+    assert {entry.name: entry.stats() for entry in registered_caches()} == {
+        entry.name: CacheStats(hits=0, misses=0, size=0, max_entries=entry.cache.max_entries)
+        for entry in registered_caches()
+    }
+    assert adapter._client.is_closed()  # an adapter leaving the pool releases its connections
+
+
+def test_a_name_is_registered_once():
+    taken = registered_caches()[0]
+    with pytest.raises(CacheAlreadyRegistered):
+        cache_register(LruCache(1), name=taken.name, key="k", invalidation="i")
+    assert cache_register(taken.cache, name=taken.name, key=taken.key, invalidation=taken.invalidation) is (
+        taken.cache
+    )
+    assert registered_caches() == tuple(sorted(registered_caches(), key=lambda entry: entry.name))

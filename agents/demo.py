@@ -6,6 +6,7 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
+from axes.utils import reset as axes_reset
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
@@ -19,7 +20,7 @@ from agents.models import (
     Tokenizer,
 )
 from agents.scopes import SCOPES
-from agents.services import api_client_create
+from agents.services import api_client_create, api_client_rotate_token
 from governance.actors import Actor
 from governance.vocabulary import DataClass, Enforcement, TrustZone
 from skills.models import Skill, SkillSource, SkillSourceKind, SkillTrustLevel
@@ -65,60 +66,73 @@ class DemoCredentials:
 
 
 def _seed_snippets() -> None:
+    """Create the demo snippets that are missing; an existing one is the editors' and stays as it is."""
     for identifier, name, tag, text, data_class in SNIPPETS:
-        snippet = Snippet.objects.filter(identifier=identifier).first() or Snippet(identifier=identifier)
-        snippet.name, snippet.text, snippet.data_class = name, text, data_class
+        if Snippet.objects.filter(identifier=identifier).exists():
+            continue
+        snippet = Snippet(identifier=identifier, name=name, text=text, data_class=data_class)
         snippet.ceiling = DataClass(data_class).ceiling
         snippet_save(snippet=snippet, actor=SEED_ACTOR, reason="demo seed", tag_names=[tag])
 
 
-def _seed_skills(configuration: Configuration) -> None:
-    source = SkillSource.objects.filter(name="demo-skills").first() or skill_source_create(
-        name="demo-skills",
-        kind=SkillSourceKind.LOCAL_FOLDER,
-        path=str(DEMO_SKILLS),
-        trust_level=SkillTrustLevel.FIRST_PARTY,
-        default_data_class=DataClass.PUBLIC_CONTENT,
-        default_ceiling=TrustZone.EXTERNAL_GLOBAL,
-    )
-    skill_source_sync(source_id=source.pk, actor=SEED_ACTOR)
-    house_style = Skill.objects.get(source=source, name="house-style")
-    skill_enable(skill=house_style, actor=SEED_ACTOR)
-    ConfigurationSkill.objects.get_or_create(
-        configuration=configuration, skill=house_style, defaults={"position": 0}
-    )
+def _seed_skills(configuration: Configuration, *, configuration_created: bool) -> None:
+    """Ingest the demo skills once, enabling house-style and giving it to the demo configuration.
+    Later starts leave the source, its skills and the configuration's skills as editors left them."""
+    source = SkillSource.objects.filter(name="demo-skills").first()
+    if source is None:
+        source = skill_source_create(
+            name="demo-skills",
+            kind=SkillSourceKind.LOCAL_FOLDER,
+            path=str(DEMO_SKILLS),
+            trust_level=SkillTrustLevel.FIRST_PARTY,
+            default_data_class=DataClass.PUBLIC_CONTENT,
+            default_ceiling=TrustZone.EXTERNAL_GLOBAL,
+        )
+        skill_source_sync(source_id=source.pk, actor=SEED_ACTOR)
+        skill_enable(skill=Skill.objects.get(source=source, name="house-style"), actor=SEED_ACTOR)
+    house_style = Skill.objects.filter(source=source, name="house-style").first()
+    if configuration_created and house_style is not None:
+        ConfigurationSkill.objects.get_or_create(
+            configuration=configuration, skill=house_style, defaults={"position": 0}
+        )
 
 
-@transaction.atomic
-def demo_seed() -> DemoCredentials:
-    """Create or refresh the demo rows. Idempotent; issues a fresh admin password and API token
-    each time, since only their hashes are stored and they are shown once."""
-    local, _ = Provider.objects.update_or_create(
-        identifier="local",
-        defaults={
-            "name": "Local (offline)",
-            "kind": ProviderKind.LOCAL,
-            "trust_zone": TrustZone.LOCAL,
-            "options": {"script": LOCAL_SCRIPT},
-        },
-    )
+def _seed_catalogue() -> tuple[LlmModel, LlmModel]:
+    """The demo providers and models as shipped (updated in place, never recreated: runs and
+    configurations point to them). Their switches (``is_active``) stay as an operator left them."""
+    shipped = {
+        "name": "Local (offline)",
+        "kind": ProviderKind.LOCAL,
+        "trust_zone": TrustZone.LOCAL,
+        "options": {"script": LOCAL_SCRIPT},
+    }
+    local, _ = Provider.objects.update_or_create(identifier="local", defaults=shipped)
+    shipped = {
+        "name": "OpenAI",
+        "kind": ProviderKind.OPENAI_COMPATIBLE,
+        "base_url": "https://api.openai.com/v1",
+        "api_key_env": "OPENAI_API_KEY",
+        "trust_zone": TrustZone.EXTERNAL_GLOBAL,
+    }
     openai, _ = Provider.objects.update_or_create(
-        identifier="openai",
-        defaults={
-            "name": "OpenAI",
-            "kind": ProviderKind.OPENAI_COMPATIBLE,
-            "base_url": "https://api.openai.com/v1",
-            "api_key_env": "OPENAI_API_KEY",
-            "trust_zone": TrustZone.EXTERNAL_GLOBAL,
-            "is_active": False,
-        },
+        identifier="openai", defaults=shipped, create_defaults={**shipped, "is_active": False}
     )
     model, _ = LlmModel.objects.update_or_create(
         provider=local,
         model_id="local-echo",
         defaults={"context_window": 32_768, "max_output_tokens": 2_048, "tokenizer": Tokenizer.O200K_BASE},
     )
-    configuration, _ = Configuration.objects.update_or_create(
+    external_model, _ = LlmModel.objects.update_or_create(
+        provider=openai,
+        model_id="gpt-4o",
+        defaults={"context_window": 128_000, "max_output_tokens": 16_384, "tokenizer": Tokenizer.O200K_BASE},
+    )
+    return model, external_model
+
+
+def _seed_configurations(model: LlmModel, external_model: LlmModel) -> tuple[Configuration, bool]:
+    """Create the demo configurations that are missing; existing ones are the editors' and stay."""
+    configuration, created = Configuration.objects.get_or_create(
         identifier=DEMO_CONFIGURATION,
         defaults={
             "name": "Demo assistant",
@@ -132,14 +146,7 @@ def demo_seed() -> DemoCredentials:
             "context_usage_note": "tail",
         },
     )
-    _seed_snippets()
-    _seed_skills(configuration)
-    external_model, _ = LlmModel.objects.update_or_create(
-        provider=openai,
-        model_id="gpt-4o",
-        defaults={"context_window": 128_000, "max_output_tokens": 16_384, "tokenizer": Tokenizer.O200K_BASE},
-    )
-    Configuration.objects.update_or_create(
+    Configuration.objects.get_or_create(
         identifier="demo-external",
         defaults={
             "name": "Demo on an external model (shows refusals in the preview)",
@@ -150,12 +157,47 @@ def demo_seed() -> DemoCredentials:
             "snippet_tags": ["tone", "operations"],
         },
     )
+    return configuration, created
+
+
+def _seed_admin() -> str:
+    """A fresh password for the demo admin, unlocked if failed logins had locked it out."""
     password = secrets.token_urlsafe(12)
     user_model = get_user_model()
     admin, _ = user_model.objects.get_or_create(username=DEMO_ADMIN, defaults={"email": "admin@example.com"})
     admin.is_staff = admin.is_superuser = True
     admin.set_password(password)
     admin.save()
-    ApiClient.objects.filter(name=DEMO_CLIENT).delete()
-    issued = api_client_create(name=DEMO_CLIENT, scopes=list(SCOPES), configurations=[configuration])
-    return DemoCredentials(admin_username=DEMO_ADMIN, admin_password=password, api_token=issued.token)
+    axes_reset(username=DEMO_ADMIN)
+    return password
+
+
+def _seed_client(configuration: Configuration) -> str:
+    """The demo client with a new token. Its row is kept (runs and events point to it): the token
+    is rotated, and its scopes, switch and configuration restored so the printed token works."""
+    client = ApiClient.objects.filter(name=DEMO_CLIENT).first()
+    if client is None:
+        issued = api_client_create(name=DEMO_CLIENT, scopes=list(SCOPES), configurations=[configuration])
+        return issued.token
+    client.scopes, client.is_active = sorted(SCOPES), True
+    client.full_clean()
+    client.save(update_fields=["scopes", "is_active"])
+    client.configurations.add(configuration)
+    return api_client_rotate_token(client=client).token
+
+
+@transaction.atomic
+def demo_seed() -> DemoCredentials:
+    """Create what is missing of the demo and issue fresh credentials; safe to run on every start.
+
+    Rows other rows point to are updated in place, never deleted. What editors curate (snippets,
+    configurations, the skills and their switches) is created once and then left as they leave it.
+    A fresh admin password and API token are issued each time, since only their hashes are stored
+    and they are shown once; the previous token stops working."""
+    model, external_model = _seed_catalogue()
+    configuration, created = _seed_configurations(model, external_model)
+    _seed_snippets()
+    _seed_skills(configuration, configuration_created=created)
+    password = _seed_admin()
+    token = _seed_client(configuration)
+    return DemoCredentials(admin_username=DEMO_ADMIN, admin_password=password, api_token=token)

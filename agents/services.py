@@ -57,11 +57,11 @@ def api_client_create(
     unknown = sorted(set(scopes) - set(SCOPES))
     if unknown:
         raise InvalidScope(f"Unknown scopes: {', '.join(unknown)}.", extra={"known": list(SCOPES)})
-    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    token, prefix, digest = _token_issue()
     client = ApiClient(
         name=name,
-        token_prefix=token[:10],
-        token_digest=token_digest(token),
+        token_prefix=prefix,
+        token_digest=digest,
         scopes=sorted(set(scopes)),
         default_input_data_class=default_input_data_class,
     )
@@ -69,6 +69,21 @@ def api_client_create(
     client.save()
     if configurations:
         client.configurations.set(configurations)
+    return IssuedClient(client=client, token=token)
+
+
+def _token_issue() -> tuple[str, str, str]:
+    """A new token, its shown prefix and its stored digest."""
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    return token, token[:10], token_digest(token)
+
+
+@transaction.atomic
+def api_client_rotate_token(*, client: ApiClient) -> IssuedClient:
+    """Replace the client's token: the old one stops authenticating at once, the client row (and the
+    runs and events that point to it) stays. The new token is returned once; only its digest is kept."""
+    token, client.token_prefix, client.token_digest = _token_issue()
+    client.save(update_fields=["token_prefix", "token_digest"])
     return IssuedClient(client=client, token=token)
 
 

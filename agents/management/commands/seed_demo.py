@@ -1,4 +1,4 @@
-"""``manage.py seed_demo``: create the demo rows and print the credentials once."""
+"""``manage.py seed_demo``: create what is missing of the demo and print fresh credentials (safe to rerun)."""
 
 from __future__ import annotations
 

@@ -180,6 +180,25 @@ def test_non_secrets_are_left_unchanged(text: str):
     assert result.findings == ()
 
 
+@pytest.mark.parametrize(
+    ("seed", "canary_kind", "placeholder"),
+    [
+        (263, "json_client_secret", "secret"),  # a value starting 'mY-' read as a 'my-password' placeholder
+        (421, "env_api_key", "api_key"),  # 'PWd' across its letters read as a reference to a variable
+        (1459, "json_client_secret", "secret"),  # 'keY' across its letters, the same
+        (691, "env_api_key", "api_key"),  # a dotted value read as settings.NAME
+    ],
+)
+def test_a_random_value_is_not_taken_for_a_placeholder_or_a_reference(
+    seed: int, canary_kind: str, placeholder: str
+):
+    canary = next(c for c in generate_canaries(seed) if c.kind == canary_kind)
+
+    result = redact(canary.context)
+
+    assert result.text == canary.context.replace(canary.value, f"[REDACTED:{placeholder}]")
+
+
 def test_library_only_shape_is_redacted_as_a_full_token_run(monkeypatch: pytest.MonkeyPatch):
     # With our catalogue disabled, the detect-secrets GitHub rule still finds the token, reports only
     # its prefix, and the span is widened to the whole token.

@@ -116,7 +116,7 @@ def _accept_value(
         return False
     if quoted:
         return True
-    if value[0] in "$%{([" or "(" in value or "[" in value or _ATTRIBUTE_PATH.fullmatch(value):
+    if value[0] in "$%{([" or "(" in value or "[" in value or _code_reference(value):
         return False
     if sep == "=" and text[start - 1] in " \t" and _CODE_NAME.fullmatch(value):
         return False  # self._secret = fallbacks: spaced '=' and a digit-free name is code, not a literal
@@ -148,8 +148,16 @@ def plausible_literal(value: str, key: str) -> bool:
         return False  # reset_url_token = "set-password": a slug naming the thing
     if len(value.split()) >= 5 or _normal_name(value) == _normal_name(key):
         return False
-    # password = db_password, API_KEY=API_KEY: a reference to a variable, not a literal
-    return not (_IDENTIFIER.fullmatch(value) and _KEY_HIT.search(value))
+    # password = db_password, API_KEY=API_KEY: a reference to a variable, not a literal. A word of the
+    # name must be the secret word: a random value may hold 'pwd' or 'key' across its letters (xPWd).
+    words = _KEY_WORDS.findall(value) if _IDENTIFIER.fullmatch(value) else []
+    return not any(_KEY_HIT_LOWER.match(word.lower()) for word in words)
+
+
+def _code_reference(value: str) -> bool:
+    """settings.SECRET_KEY, process.env.apiToken: names joined by dots. Names rarely carry more than
+    two digits; a random value with a dot in it (T96W2OTM.rAlz2Uuwi) does."""
+    return _ATTRIBUTE_PATH.fullmatch(value) is not None and sum(c.isdigit() for c in value) <= 2
 
 
 def _normal_name(name: str) -> str:

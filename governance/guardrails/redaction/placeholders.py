@@ -16,7 +16,7 @@ _PLACEHOLDER_WORDS = word_set(
 )
 _PLACEHOLDER_SHAPES = re.compile(
     r"[*xX•·.\-_#?]*|<[^<>]*>|\$\{[^}]*\}|\$\(.*\)|\$[A-Za-z_]+|\{\{.*\}\}|\{[^{}]*\}|%\(?\w*\)?[sd]|%\w+%"
-    r"|(?i:your|insert|enter|replace|example|sample|dummy|placeholder|fake)[-_ .]?\S*|(?i:my)[-_ ]\S*"
+    r"|(?i:your|insert|enter|replace|example|sample|dummy|placeholder|fake)[-_ .]?\S*|(?i:my)[-_ ][A-Za-z_\-]*"
     r"|\S*(?i:[-_ ]here)|.*\.\.\.|.*…|\[REDACTED:.*",
     re.S,
 )

@@ -7,6 +7,12 @@ vendor prefixes are assembled from pieces and every body is random.
 
 A canary's ``secret`` is the part that must never be seen again (the value minus public prefixes and
 PEM armour); ``context`` is a realistic line or block (prose, code, config, shell) containing the value.
+Some canaries are private key bodies without their armour, wrapped or on one line.
+
+``generate_negatives()`` is the other half: realistic texts that hold no secret (hashes, UUIDs, base64
+images and documents, certificates, percent-encoded URLs, emoji sequences, CJK punctuation) and must
+come out of redaction unchanged. ``python -m tests.canaries`` prints how many positives were missed and
+how many negatives were touched.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import json
 import random
 import string
 import uuid
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -320,6 +327,86 @@ def _bearer_token(rng: random.Random) -> str:
     return _draw(rng, _ALNUM + "._-", 40)
 
 
+# --- private keys without their armour ----------------------------------------------------------------
+# Real containers built field by field from random numbers (valid DER and OpenSSH wire format,
+# mathematically meaningless): what openssl and ssh-keygen print between the armour lines.
+
+
+def _der(tag: int, content: bytes) -> bytes:
+    size = len(content)
+    octets = size.to_bytes((size.bit_length() + 7) // 8, "big")
+    length = bytes([size]) if size < 0x80 else bytes([0x80 | len(octets)]) + octets
+    return bytes([tag]) + length + content
+
+
+def _der_integer(rng: random.Random, n_bytes: int) -> bytes:
+    return _der(0x02, b"\x00" + bytes([rng.randrange(0x80, 0x100)]) + rng.randbytes(n_bytes - 1))
+
+
+def _der_small(value: int) -> bytes:
+    return _der(0x02, bytes([value]))
+
+
+def _oid(dotted_hex: str) -> bytes:
+    return _der(0x06, bytes.fromhex(dotted_hex))
+
+
+_RSA_ENCRYPTION = _oid("2a864886f70d010101")
+_PRIME256V1 = _oid("2a8648ce3d030107")
+_PBES2 = _oid("2a864886f70d01050d")
+_SHA256_WITH_RSA = _oid("2a864886f70d01010b")
+
+
+def _rsa_pkcs1(rng: random.Random) -> bytes:
+    numbers = [_der_integer(rng, 256), _der(0x02, b"\x01\x00\x01"), _der_integer(rng, 256)]
+    numbers += [_der_integer(rng, 128) for _ in range(5)]
+    return _der(0x30, _der_small(0) + b"".join(numbers))
+
+
+def _pkcs8(rng: random.Random) -> bytes:
+    algorithm = _der(0x30, _RSA_ENCRYPTION + _der(0x05, b""))
+    return _der(0x30, _der_small(0) + algorithm + _der(0x04, _rsa_pkcs1(rng)))
+
+
+def _ec_sec1(rng: random.Random) -> bytes:
+    public = _der(0xA1, _der(0x03, b"\x00\x04" + rng.randbytes(64)))
+    return _der(0x30, _der_small(1) + _der(0x04, rng.randbytes(32)) + _der(0xA0, _PRIME256V1) + public)
+
+
+def _encrypted_pkcs8(rng: random.Random) -> bytes:
+    parameters = _der(0x30, _der(0x04, rng.randbytes(16)) + _der(0x02, b"\x08\x00"))
+    return _der(0x30, _der(0x30, _PBES2 + parameters) + _der(0x04, rng.randbytes(1232)))
+
+
+def _ssh_string(data: bytes) -> bytes:
+    return len(data).to_bytes(4, "big") + data
+
+
+def _openssh(rng: random.Random) -> bytes:
+    public = _ssh_string(b"ssh-" + b"ed25519") + _ssh_string(rng.randbytes(32))
+    check = rng.randbytes(4)
+    private = (
+        check + check + public + _ssh_string(rng.randbytes(64)) + _ssh_string(b"deploy@ci") + b"\x01\x02"
+    )
+    header = b"openssh-" + b"key-v1\x00" + _ssh_string(b"none") + _ssh_string(b"none") + _ssh_string(b"")
+    return header + (1).to_bytes(4, "big") + _ssh_string(public) + _ssh_string(private)
+
+
+def _wrapped(data: bytes, width: int, joiner: str = "\n") -> str:
+    encoded = base64.b64encode(data).decode()
+    return joiner.join(encoded[i : i + width] for i in range(0, len(encoded), width))
+
+
+def _unarmoured(
+    kind: str, layout: Callable[[random.Random], str], context: Callable[[str], str]
+) -> Callable[[random.Random], Canary]:
+    def build(rng: random.Random) -> Canary:
+        value = layout(rng)
+        return Canary(kind, value, context(value))
+
+    return build
+
+
 _BUILDERS: tuple[Callable[[random.Random], Canary], ...] = (
     _aws_access_key_id,
     _aws_secret_access_key,
@@ -390,4 +477,220 @@ _BUILDERS: tuple[Callable[[random.Random], Canary], ...] = (
     _in_context("env_api_key", lambda v: f"API_KEY={v}"),
     _in_context("json_client_secret", lambda v: f'{{"client_id": "web-app", "client_secret": "{v}"}}'),
     _in_context("cli_password_flag", lambda v: f"mysql-backup --host db --password={v} --all-databases"),
+    # Private key bodies without armour: wrapped as openssl and ssh-keygen print them, or on one line.
+    _unarmoured(
+        "rsa_key_body_without_armour",
+        lambda rng: _wrapped(_rsa_pkcs1(rng), 64),
+        lambda v: f"Here is the deploy key, header lines trimmed:\n{v}\nKeep it safe.",
+    ),
+    _unarmoured(
+        "pkcs8_key_on_one_line",
+        lambda rng: _wrapped(_pkcs8(rng), 10_000),
+        lambda v: f"ops note: the signing blob is {v} (rotate monthly)",
+    ),
+    _unarmoured(
+        "ec_key_in_yaml_block",
+        lambda rng: _wrapped(_ec_sec1(rng), 64, "\n    "),
+        lambda v: f"signing:\n  algorithm: ES256\n  material: |\n    {v}\n  rotated: 2024-05-01",
+    ),
+    _unarmoured(
+        "openssh_key_body_without_armour",
+        lambda rng: _wrapped(_openssh(rng), 70),
+        lambda v: f"cat > ~/.ssh/id_ed25519 <<'EOF'\n{v}\nEOF",
+    ),
+    _unarmoured(
+        "encrypted_pkcs8_in_json",
+        lambda rng: _wrapped(_encrypted_pkcs8(rng), 64, "\\n"),
+        lambda v: '{"name": "backup", "blob": "' + v + '\\n"}',
+    ),
+    _unarmoured(
+        "pem_file_base64_encoded",
+        lambda rng: _b64(f"{_armour('BEGIN', 'PRIVATE', 'KEY')}\n{_pem_body(rng, 480)}\n".encode()),
+        lambda v: f"kubectl config view --raw prints the client key as {v} on one line.",
+    ),
+    _unarmoured(
+        "random_key_body_without_armour",
+        lambda rng: _pem_body(rng, 480),
+        lambda v: f"Pasted from the vault, header lost:\n{v}\nEnd of paste.",
+    ),
 )
+
+
+def summary(redact: Callable[[str], object], seeds: range = range(5)) -> str:
+    """How many positives leak and how many negatives are touched by ``redact``: the suite's score."""
+    positives = [canary for seed in seeds for canary in generate_canaries(seed)]
+    missed = [c.kind for c in positives if _leaked(c, str(getattr(redact(c.context), "text", "")))]
+    touched = false_positives(redact)
+    return (
+        f"positives: {len(positives)}, missed: {len(missed)}; "
+        f"negatives: {len(generate_negatives())}, false positives: {len(touched)}"
+    )
+
+
+def _leaked(canary: Canary, text: str) -> bool:
+    return any(fragment in text for fragment in canary.fragments())
+
+
+# --- negatives: realistic texts without a secret -------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Negative:
+    name: str
+    text: str
+
+
+def generate_negatives(seed: int = 0) -> list[Negative]:
+    """Texts that hold no secret and must come out of redaction unchanged, deterministic for a seed.
+    They sit next to what the detectors look for: hex digests beside secret words, UUIDs, base64 of
+    images, documents and JSON, certificates and public keys, percent-encoded URLs, invisible joiners
+    in emoji and scripts that need them, fullwidth CJK punctuation."""
+    rng = random.Random(seed)
+    texts = {**_plain_negatives(rng), **_base64_negatives(rng), **_unicode_negatives()}
+    return [Negative(name, text) for name, text in texts.items()]
+
+
+def false_positives(redact: Callable[[str], object]) -> list[str]:
+    """Names of the negatives that ``redact`` changed (``redact`` returns an object with ``text``)."""
+    return [n.name for n in generate_negatives() if getattr(redact(n.text), "text", None) != n.text]
+
+
+def _hex(rng: random.Random, n: int) -> str:
+    return "".join(rng.choice(_HEX) for _ in range(n))
+
+
+def _plain_negatives(rng: random.Random) -> dict[str, str]:
+    return {
+        "commit_sha": f"commit {_hex(rng, 40)} fixed the login redirect",
+        "git_range": f"git log --oneline {_hex(rng, 7)}..{_hex(rng, 12)}",
+        "sha256_checksum": f"sha256: {_hex(rng, 64)}  release-1.4.2.tar.gz",
+        "hex_integrity": f'"integrity": "sha512-{_hex(rng, 40)}"',
+        "sri_integrity": f'<script src="/app.js" integrity="sha384-{_b64(rng.randbytes(48))}"></script>',
+        "docker_digest": f"image: ghcr.io/acme/api@sha256:{_hex(rng, 64)}",
+        "md5_etag": f'ETag: "{_hex(rng, 32)}"',
+        "uuid_in_prose": "request 123e4567-e89b-42d3-a456-426614174000 failed with a timeout",
+        "uuid_list": json.dumps(
+            {"ids": [str(uuid.UUID(int=rng.getrandbits(128), version=4)) for _ in range(4)]}
+        ),
+        "prose": "The quick brown fox jumps over the lazy dog. Authentication uses OAuth2 with PKCE.",
+        "placeholder_key": "Set the OPENAI"
+        + "_API_KEY environment variable to sk-... before running the example.",
+        "placeholder_assignment": "api" + '_key = "YOUR_API_KEY"',
+        "placeholder_password": "pass" + "word: <your password here>",
+        "env_reference": "export GITHUB" + "_TOKEN=${GITHUB" + "_TOKEN}",
+        "environ_lookup": "tok" + "en = os.environ['SERVICE_TOKEN']",
+        "method_signature": "def check_pass" + "word(self, raw_pass" + "word):",
+        "max_tokens": "max_tokens = 4096",
+        "docs_url": "See https://docs.djangoproject.com/en/5.2/ref/settings/#secret-key for details.",
+        "clone_urls": "Clone https://github.com/acme/widgets.git and open http://localhost:8000/admin/ afterwards.",
+        "url_without_password": "postgres://app_user@db.internal:5432/app (the pass"
+        + "word comes from the vault)",
+        "bearer_reference": "Authorization: Bearer ${API" + "_TOKEN}",
+        "pip_install": "pip install 'requests>=2.31.0' numpy==1.26.4 --index-url https://pypi.org/simple",
+        "import_line": "from django.contrib.auth.pass" + "word_validation import validate_password",
+        "token_prose": "The token: see the section below for how tokens are counted.",
+        "code_assignment": "self._secret_fallbacks = fallbacks",
+        "search_url": "https://www.google.com/search?q=how%20to%20rotate%20a%20deploy%20key&hl=en",
+        "redirect_url": "https://app.example.com/login?next=%2Fadmin%2Fusers%3Fpage%3D2&lang=en",
+        "oauth_redirect": "redirect_uri=https%3A%2F%2Fapp.example.com%2Fauth%2Fcallback&scope=openid%20email",
+        "utf8_escapes": "https://en.wikipedia.org/wiki/Caf%C3%A9_au_lait and https://de.wikipedia.org/wiki/M%C3%BCnchen",
+        "mailto": "mailto:team@example.com?subject=Release%20notes%20v1.4.2&body=See%20the%20changelog.",
+    }
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def _base64_negatives(rng: random.Random) -> dict[str, str]:
+    png, jpeg, pdf = _png(rng), _jpeg(rng), _pdf(rng)
+    claims = {"sub": "alice", "roles": ["admin", "dev"], "exp": 1767225600, "iss": "https://auth.example.com"}
+    config = "server:\n  port: 8080\n  workers: 4\nlogging:\n  level: info\n  format: json\n"
+    return {
+        "png_data_uri": f"![chart](data:image/png;base64,{_b64(png)})",
+        "png_in_json": json.dumps({"filename": "chart.png", "content": _b64(png)}),
+        "png_mime_attachment": "Content-Type: image/png\nContent-Transfer-Encoding: base64\n\n"
+        + _wrapped(png, 76),
+        "jpeg_thumbnail": json.dumps({"thumbnail": _b64(jpeg[:96])}),
+        "gif_pixel": f'<img src="data:image/gif;base64,{_b64(_GIF_PIXEL)}" alt="">',
+        "pdf_openssl_base64": f"openssl base64 -in report.pdf:\n{_wrapped(pdf, 64)}",
+        "json_base64": f"payload={_b64(json.dumps(claims).encode())}",
+        "yaml_base64_configmap": f"binaryData:\n  app.yaml: {_b64(config.encode())}",
+        "certificate": "-----BEGIN CERTIFICATE-----\n"
+        + _wrapped(_certificate(rng), 64)
+        + "\n-----END CERTIFICATE-----",
+        "ssh_ed25519_public_key": f"ssh-ed25519 {_b64(_ssh_public(rng, b'ssh-ed25519', 32))} deploy@ci",
+        "ssh_rsa_authorized_keys": f"ssh-rsa {_b64(_ssh_public(rng, b'ssh-rsa', 385))} alice@laptop",
+    }
+
+
+_GIF_PIXEL = b"GIF89a\x01\x00\x01\x00\x80\x00\x00\x00\x00\x00\xff\xff\xff!\xf9\x04\x01\x00\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;"
+
+
+def _png(rng: random.Random) -> bytes:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return len(data).to_bytes(4, "big") + kind + data + zlib.crc32(kind + data).to_bytes(4, "big")
+
+    pixels = bytes(rng.randrange(0, 256) if rng.random() < 0.3 else 0 for _ in range(2400))
+    header = (40).to_bytes(4, "big") + (20).to_bytes(4, "big") + b"\x08\x02\x00\x00\x00"
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(pixels))
+        + chunk(b"IEND", b"")
+    )
+
+
+def _jpeg(rng: random.Random) -> bytes:
+    return b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00" + rng.randbytes(400)
+
+
+def _pdf(rng: random.Random) -> bytes:
+    stream = zlib.compress(bytes(rng.randrange(32, 127) for _ in range(900)))
+    header = f"%PDF-1.7\n1 0 obj\n<< /Length {len(stream)} /Filter /FlateDecode >>\nstream\n"
+    return header.encode() + stream
+
+
+def _certificate(rng: random.Random) -> bytes:
+    name = _der(0x30, _der(0x31, _der(0x30, _oid("550403") + _der(0x0C, b"api.example.com"))))
+    validity = _der(0x30, _der(0x17, b"250101000000Z") + _der(0x17, b"260101000000Z"))
+    public_key = _der(
+        0x30, _der(0x30, _RSA_ENCRYPTION + _der(0x05, b"")) + _der(0x03, b"\x00" + rng.randbytes(270))
+    )
+    algorithm = _der(0x30, _SHA256_WITH_RSA + _der(0x05, b""))
+    version = _der(0xA0, _der_small(2))
+    tbs = _der(0x30, version + _der_integer(rng, 16) + algorithm + name + validity + name + public_key)
+    return _der(0x30, tbs + algorithm + _der(0x03, b"\x00" + rng.randbytes(256)))
+
+
+def _ssh_public(rng: random.Random, algorithm: bytes, n_bytes: int) -> bytes:
+    return _ssh_string(algorithm) + _ssh_string(rng.randbytes(n_bytes))
+
+
+def _unicode_negatives() -> dict[str, str]:
+    return {
+        "emoji_zwj_sequences": "Great work \U0001f469\u200d\U0001f4bb\U0001f468\u200d\U0001f469\u200d\U0001f467 "
+        "\u2014 ship it! \U0001f3f3\ufe0f\u200d\U0001f308",
+        "persian_zwnj": "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645 \u06a9\u0647 \u06a9\u0644\u06cc\u062f "
+        "\u0631\u0627 \u0639\u0648\u0636 \u06a9\u0646\u0645.",
+        "german_soft_hyphens": "Die Donau\u00addampf\u00adschiff\u00adfahrts\u00adgesellschaft ver\u00f6ffentlicht "
+        "den Fahr\u00adplan.",
+        "byte_order_mark": "\ufeffimport os\nprint(os.getcwd())\n",
+        "chinese_fullwidth_punctuation": "\u8bf7\u5728\u8bbe\u7f6e\u4e2d\u542f\u7528\u53cc\u91cd\u8ba4\u8bc1"
+        "\uff0c\u7136\u540e\u91cd\u65b0\u767b\u5f55\uff08\u7ea6\u9700\uff15\u5206\u949f\uff09\uff01",
+        "japanese_fullwidth_latin": "\uff21\uff30\uff29\u30ad\u30fc\u3092\u8a2d\u5b9a\u3057\u3066\u304f\u3060"
+        "\u3055\u3044\uff1a\u7ba1\u7406\u753b\u9762\uff08\uff12\uff10\uff12\uff14\u5e74\uff15\u6708\uff09",
+        "nbsp_and_ellipsis": "Wait\u00a0for it\u2026 then press\u00a0Enter and the token\u00a0count appears.",
+    }
+
+
+if __name__ == "__main__":
+    import os
+
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
+    django.setup()
+    from governance.guardrails.redaction import redact as _redact
+
+    print(summary(_redact))

@@ -13,7 +13,14 @@ from hypothesis import strategies as st
 
 from governance.guardrails import redaction
 from governance.guardrails.redaction import Finding, RedactionFailed, redact, redact_json
-from tests.canaries import Canary, generate_canaries
+from tests.canaries import (
+    Canary,
+    Negative,
+    false_positives,
+    generate_canaries,
+    generate_negatives,
+    summary,
+)
 
 SEEDS = (0, 1, 2, 7, 41)
 CANARIES = [canary for seed in SEEDS for canary in generate_canaries(seed)]
@@ -114,6 +121,13 @@ EXPECTED_KINDS = {
     "basic_auth_header": "basic_auth",
     "python_password_assignment": "password",
     "yaml_token": "token",
+    "rsa_key_body_without_armour": "private_key",
+    "pkcs8_key_on_one_line": "private_key",
+    "ec_key_in_yaml_block": "private_key",
+    "openssh_key_body_without_armour": "private_key",
+    "encrypted_pkcs8_in_json": "private_key",
+    "pem_file_base64_encoded": "private_key",
+    "random_key_body_without_armour": "high_entropy_string",
 }
 
 
@@ -143,41 +157,47 @@ def test_url_password_is_redacted_and_user_and_host_stay():
     )
 
 
-def _fake_digest(seed: int, n: int) -> str:
-    return "".join(random.Random(seed).choice("0123456789abcdef") for _ in range(n))
+NEGATIVES = [negative for seed in (0, 1, 2) for negative in generate_negatives(seed)]
 
 
-NON_SECRETS = [
-    f"commit {_fake_digest(1, 40)} fixed the login redirect",
-    f"git log --oneline {_fake_digest(2, 7)}..{_fake_digest(3, 12)}",
-    f"sha256: {_fake_digest(4, 64)}  release-1.4.2.tar.gz",
-    f'"integrity": "sha512-{_fake_digest(5, 40)}"',
-    "request 123e4567-e89b-42d3-a456-426614174000 failed with a timeout",
-    "The quick brown fox jumps over the lazy dog. Authentication uses OAuth2 with PKCE.",
-    "Set the OPENAI" + "_API_KEY environment variable to sk-... before running the example.",
-    "api" + '_key = "YOUR_API_KEY"',
-    "pass" + "word: <your password here>",
-    "export GITHUB" + "_TOKEN=${GITHUB" + "_TOKEN}",
-    "tok" + "en = os.environ['SERVICE_TOKEN']",
-    "def check_pass" + "word(self, raw_pass" + "word):",
-    "max_tokens = 4096",
-    "See https://docs.djangoproject.com/en/5.2/ref/settings/#secret-key for details.",
-    "Clone https://github.com/acme/widgets.git and open http://localhost:8000/admin/ afterwards.",
-    "postgres://app_user@db.internal:5432/app (the pass" + "word comes from the vault)",
-    "Authorization: Bearer ${API" + "_TOKEN}",
-    "pip install 'requests>=2.31.0' numpy==1.26.4 --index-url https://pypi.org/simple",
-    "from django.contrib.auth.pass" + "word_validation import validate_password",
-    "The token: see the section below for how tokens are counted.",
-    "self._secret_fallbacks = fallbacks",
-]
+@pytest.mark.parametrize("negative", NEGATIVES, ids=lambda negative: negative.name)
+def test_negatives_are_left_unchanged(negative: Negative):
+    result = redact(negative.text)
 
-
-@pytest.mark.parametrize("text", NON_SECRETS)
-def test_non_secrets_are_left_unchanged(text: str):
-    result = redact(text)
-
-    assert result.text == text
+    assert result.text == negative.text
     assert result.findings == ()
+
+
+def test_false_positive_count_over_the_negatives_is_zero():
+    assert len(generate_negatives()) >= 45
+    assert false_positives(redact) == []
+    assert summary(redact) == "positives: 290, missed: 0; negatives: 48, false positives: 0"
+
+
+# --- private key bodies without their armour ---------------------------------------------------------
+
+UNARMOURED = (
+    "rsa_key_body_without_armour",
+    "pkcs8_key_on_one_line",
+    "ec_key_in_yaml_block",
+    "openssh_key_body_without_armour",
+    "encrypted_pkcs8_in_json",
+    "pem_file_base64_encoded",
+    "random_key_body_without_armour",
+)
+
+
+@pytest.mark.parametrize("canary_kind", UNARMOURED)
+@pytest.mark.parametrize("seed", [4, 17])
+def test_an_unarmoured_key_is_one_finding_over_its_whole_block(canary_kind: str, seed: int):
+    canary = next(c for c in generate_canaries(seed) if c.kind == canary_kind)
+    kind = EXPECTED_KINDS[canary_kind]
+
+    result = redact(canary.context)
+
+    start = canary.context.index(canary.value)
+    assert result.text == canary.context.replace(canary.value, f"[REDACTED:{kind}]")
+    assert result.findings == (Finding(kind=kind, start=start, end=start + len(canary.value)),)
 
 
 @pytest.mark.parametrize(

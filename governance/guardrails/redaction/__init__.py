@@ -8,13 +8,15 @@ Contract of :func:`redact`:
 - redacting a redacted text changes nothing and reports nothing (placeholders match no rule);
 - if the scanner raises, :class:`RedactionFailed` propagates so the caller refuses the call (fail closed).
 
-No library finds full spans, so detection has two sources:
+No library finds full spans, so detection has three sources:
 
 1. an explicit catalogue of full-span patterns for known shapes (``catalogue``), plus key/value
    assignments in code, config, env files, JSON and command lines, a value under a secret-bearing key
    (``assignments``);
 2. ``detect-secrets`` plugins run per line as a *source of candidates* (``library``): a reported value is
-   located in its line, widened to the whole token run it sits in, and only then searched for everywhere.
+   located in its line, widened to the whole token run it sits in, and only then searched for everywhere;
+3. base64 blocks judged by what they decode to (``blocks``): a private key body without its armour, on
+   one line or wrapped, is a secret; an image, a document or a certificate is not, whatever its entropy.
 
 Then every detected value of a token-like shape is searched for in the whole text, so a secret seen once
 in an assignment is also removed where it appears bare. Overlapping spans are merged (the union is

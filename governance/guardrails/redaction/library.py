@@ -8,7 +8,7 @@ import itertools
 import math
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from detect_secrets.filters import heuristic
 from detect_secrets.plugins import (
@@ -98,23 +98,27 @@ _PADDED_PART = re.compile(r"[^=]+=*")
 # Lines worth handing to the library, found by two whole-text searches rather than per-line work
 # (running every plugin on every line costs ~0.5 s per 200 KB): a run of 16+ token characters with a
 # digit in it (token plugins, entropy), or a secret keyword followed by an assignment (keyword plugins).
-_CANDIDATE_RUN = re.compile(r"[A-Za-z0-9_\-+/=]{16,}")
+# The runs are found once per text by the caller (base64 blocks start from them too).
+CANDIDATE_RUN = re.compile(r"[A-Za-z0-9_\-+/=]{16,}")
 _HAS_DIGIT = re.compile(r"\d")
 _KEYWORD_ASSIGNMENT = re.compile(r"(?:key|pass|pwd|pw|secret|token|contrase)[a-z0-9_.\-]*[\"'\]]{0,3}\s*[:=]")
 _SECRET_WORD = re.compile(
     r"(?<![a-z])(?:secret|token|passw|pwd|api[_\-]?key|auth|credential|private[_\-]?key)", re.I
 )
 _HASH_CONTEXT = re.compile(r"sha|hash|digest|checksum|commit|etag|integrity|md5|fingerprint|revision", re.I)
+# Subresource-integrity digests (integrity="sha384-..."): public hashes, written in base64.
+_SRI_DIGEST = re.compile(r"sha(?:256-[A-Za-z0-9+/]{43}=|384-[A-Za-z0-9+/]{64}|512-[A-Za-z0-9+/]{86}==)")
 _MIN_LIBRARY_VALUE = 8
 _MIN_ENTROPY_LENGTH = 16
 
 
-def library_spans(text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
-    """Candidate spans from detect-secrets, widened to full token runs. Raises RedactionFailed."""
+def library_spans(text: str, lowered: str, runs: Sequence[re.Match[str]]) -> Iterator[tuple[int, int, str]]:
+    """Candidate spans from detect-secrets, widened to full token runs. ``runs`` are the matches of
+    :data:`CANDIDATE_RUN` in ``text``. Raises RedactionFailed."""
     line_starts = [0, *itertools.accumulate(len(line) + 1 for line in text.split("\n"))]
     token_lines = {
         bisect.bisect_right(line_starts, match.start()) - 1
-        for match in _CANDIDATE_RUN.finditer(text)
+        for match in runs
         if _HAS_DIGIT.search(match.group())
     }
     keyword_lines = {
@@ -173,6 +177,7 @@ def _entropy_spans(line: str, has_keyword: bool) -> Iterator[tuple[int, int, str
     for value in _entropy_values(_BASE64, _BASE64_EAGER, line):
         hexlike = all(c in "0123456789abcdefABCDEF" for c in value)
         shaped = len(value) >= 20 and not hexlike and any(c.isdigit() for c in value)
+        shaped = shaped and _SRI_DIGEST.fullmatch(value) is None
         if shaped and not _looks_like_path(value) and f"base64,{value}" not in line:
             for start, end, kind in _widened_occurrences(line, value, "high_entropy_string"):
                 if not _inside_url(line, start):

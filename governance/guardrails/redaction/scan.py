@@ -2,23 +2,26 @@
 
 from __future__ import annotations
 
+import re
+
 from .assignments import assignment_spans
+from .blocks import FULL_LINE, Block, Verdict, base64_blocks, judge
 from .catalogue import catalogue_spans, lower_ascii
 from .findings import Finding, Redaction
-from .library import library_spans
+from .library import CANDIDATE_RUN, library_spans
 from .spans import apply, every_occurrence, merge, occurrences
+
+Span = tuple[int, int, str]
+_ENTROPY = "high_entropy_string"
+_BLOCK_KINDS = {Verdict.KEY: "private_key", Verdict.OPAQUE: _ENTROPY}
 
 
 def detect(text: str, *, known_values: dict[str, str] | None = None) -> list[Finding]:
     """Merged findings for ``text``. ``known_values`` (value → kind) are secrets detected elsewhere in
     the same payload, also removed here. Raises RedactionFailed when the scanner fails."""
-    lowered = lower_ascii(text)
-    spans = list(catalogue_spans(text, lowered))
-    spans.extend(assignment_spans(text, lowered))
-    spans.extend(library_spans(text, lowered))
-    for value, kind in (known_values or {}).items():
-        spans.extend(occurrences(text, value, kind))
-    return merge(every_occurrence(text, spans))
+    known = known_values or {}
+    spans = _spans(text, known)
+    return merge(spans)
 
 
 def redact(text: str) -> Redaction:
@@ -31,3 +34,47 @@ def redact(text: str) -> Redaction:
         return Redaction(text=text, findings=())
     findings = detect(text)
     return Redaction(text=apply(text, findings), findings=tuple(findings))
+
+
+def _spans(text: str, known: dict[str, str], *, depth: int = 0) -> list[Span]:
+    lowered = lower_ascii(text)
+    runs = list(CANDIDATE_RUN.finditer(text))
+    spans = list(catalogue_spans(text, lowered))
+    spans.extend(assignment_spans(text, lowered))
+    spans.extend(library_spans(text, lowered, runs))
+    spans = _with_blocks(text, runs, spans, depth)
+    for value, kind in known.items():
+        spans.extend(occurrences(text, value, kind))
+    return every_occurrence(text, spans)
+
+
+def _with_blocks(text: str, runs: list[re.Match[str]], spans: list[Span], depth: int) -> list[Span]:
+    """``spans`` plus the base64 blocks that are secrets (key-like, opaque, or decoding to a text that
+    holds a secret), minus entropy findings inside ordinary content (an image, a JSON document, a
+    certificate). Short blocks are judged only when they hold an entropy finding to reconsider."""
+    entropy = [span for span in spans if span[2] == _ENTROPY]
+    content: list[Block] = []
+    for block in base64_blocks(text, runs, hints=[start for start, _, _ in entropy]):
+        if len(block.chars) < FULL_LINE and not _inside_any(entropy, [block]):
+            continue
+        judgement = judge(block)
+        if judgement.verdict is Verdict.TEXT and depth == 0:
+            inner = merge(_spans(judgement.text, {}, depth=depth + 1))
+            if inner:
+                widest = max(inner, key=lambda finding: finding.end - finding.start)
+                spans.append((block.start, block.end, widest.kind))
+            else:
+                content.append(block)
+        elif judgement.verdict is Verdict.CONTENT:
+            content.append(block)
+        elif judgement.verdict in _BLOCK_KINDS:
+            spans.append((block.start, block.end, _BLOCK_KINDS[judgement.verdict]))
+    return [span for span in spans if not (span[2] == _ENTROPY and _inside(span, content))]
+
+
+def _inside_any(spans: list[Span], blocks: list[Block]) -> bool:
+    return any(_inside(span, blocks) for span in spans)
+
+
+def _inside(span: Span, blocks: list[Block]) -> bool:
+    return any(block.start <= span[0] and span[1] <= block.end for block in blocks)

@@ -7,7 +7,9 @@ vendor prefixes are assembled from pieces and every body is random.
 
 A canary's ``secret`` is the part that must never be seen again (the value minus public prefixes and
 PEM armour); ``context`` is a realistic line or block (prose, code, config, shell) containing the value.
-Some canaries are private key bodies without their armour, wrapped or on one line.
+Some canaries hide their value the ways a pattern matcher misses and a reader does not: an invisible
+character inside it, compatibility forms (fullwidth letters), percent-escapes, a private key body
+without its armour. :meth:`Canary.leaks` finds a secret in a text however it is written.
 
 ``generate_negatives()`` is the other half: realistic texts that hold no secret (hashes, UUIDs, base64
 images and documents, certificates, percent-encoded URLs, emoji sequences, CJK punctuation) and must
@@ -20,7 +22,10 @@ from __future__ import annotations
 import base64
 import json
 import random
+import re
 import string
+import unicodedata
+import urllib.parse
 import uuid
 import zlib
 from collections.abc import Callable
@@ -50,6 +55,22 @@ class Canary:
     def fragments(self, size: int = 8) -> list[str]:
         """Every ``size``-character window of the secret part: none may survive redaction."""
         return [self.secret[i : i + size] for i in range(max(1, len(self.secret) - size + 1))]
+
+    def leaks(self, text: str, size: int = 8) -> list[str]:
+        """The windows of the secret found in ``text`` as written, or in ``text`` and the secret both
+        revealed (invisible characters dropped, NFKC, percent-escapes decoded)."""
+        plain, revealed = reveal(self.secret), reveal(text)
+        windows = [plain[i : i + size] for i in range(max(1, len(plain) - size + 1))]
+        return [w for w in self.fragments(size) if w in text] + [w for w in windows if w in revealed]
+
+
+_INVISIBLE = re.compile("[\u00ad\u200b-\u200f\u2060-\u2064\ufeff]")
+
+
+def reveal(text: str) -> str:
+    """``text`` as a reader takes it: no invisible characters, compatibility forms folded, ASCII
+    percent-escapes decoded. Written independently of the redactor's own normalisation."""
+    return urllib.parse.unquote(unicodedata.normalize("NFKC", _INVISIBLE.sub("", text)))
 
 
 def generate_canaries(seed: int) -> list[Canary]:
@@ -407,6 +428,50 @@ def _unarmoured(
     return build
 
 
+# --- secrets hidden from pattern matching -------------------------------------------------------------
+
+
+def _rewritten(
+    kind: str, base: Callable[[random.Random], Canary], rewrite: Callable[[random.Random, str], str]
+) -> Callable[[random.Random], Canary]:
+    """``base``'s canary with its secret part rewritten (the public prefix stays as it was)."""
+
+    def build(rng: random.Random) -> Canary:
+        canary = base(rng)
+        secret = rewrite(rng, canary.secret)
+        value = canary.value.replace(canary.secret, secret)
+        return Canary(kind, value, canary.context.replace(canary.value, value), secret=secret)
+
+    return build
+
+
+def _invisible(mark: str) -> Callable[[random.Random, str], str]:
+    def insert(rng: random.Random, secret: str) -> str:
+        at = rng.randrange(1, len(secret))
+        return secret[:at] + mark + secret[at:]
+
+    return insert
+
+
+def _percent(text: str) -> str:
+    return "".join(f"%{ord(char):02X}" for char in text)
+
+
+def _fullwidth(text: str) -> str:
+    return "".join(chr(ord(char) + 0xFEE0) if "!" <= char <= "~" else char for char in text)
+
+
+def _stripe_fully_percent_encoded(rng: random.Random) -> Canary:
+    body = _percent(_draw(rng, _ALNUM, 24))
+    value = _percent("r" + "k_live_") + body
+    return Canary("stripe_key_fully_percent_encoded", value, f"https://pay.example.com/setup?k={value}", body)
+
+
+def _hidden_keyword(rng: random.Random) -> Canary:
+    value = _password(rng, 24)
+    return Canary("env_api_key_invisible_in_name", value, f"API_\u200bKEY={value}")
+
+
 _BUILDERS: tuple[Callable[[random.Random], Canary], ...] = (
     _aws_access_key_id,
     _aws_secret_access_key,
@@ -513,22 +578,70 @@ _BUILDERS: tuple[Callable[[random.Random], Canary], ...] = (
         lambda rng: _pem_body(rng, 480),
         lambda v: f"Pasted from the vault, header lost:\n{v}\nEnd of paste.",
     ),
+    # An invisible character inside the token: each of the six a keyboard or a web page can produce.
+    _rewritten(
+        "github_token_zero_width_space",
+        _github("github_classic_pat", "p", lambda v: f"Use token {v} for the deploy."),
+        _invisible("\u200b"),
+    ),
+    _rewritten(
+        "stripe_key_zero_width_non_joiner",
+        _stripe(
+            "stripe_live_secret_key", "s" + "k_live_", 24, lambda v: f"Charge with {v} from the billing box."
+        ),
+        _invisible("\u200c"),
+    ),
+    _rewritten("aws_key_zero_width_joiner", _aws_access_key_id, _invisible("\u200d")),
+    _rewritten(
+        "slack_token_word_joiner",
+        _slack("slack_bot_token", "xo" + "xb-", lambda v: f"The bot posts with {v} in #builds."),
+        _invisible("\u2060"),
+    ),
+    _rewritten("openai_key_byte_order_mark", _openai_project, _invisible("\ufeff")),
+    _rewritten("google_api_key_soft_hyphen", _google_api_key, _invisible("\u00ad")),
+    _hidden_keyword,
+    # Compatibility forms: fullwidth letters fold to ASCII under NFKC.
+    _rewritten(
+        "github_token_fullwidth",
+        _github("github_user_token", "u", lambda v: f"token for the mirror job: {v}"),
+        lambda rng, secret: _fullwidth(secret),
+    ),
+    _rewritten(
+        "huggingface_token_fullwidth_tail",
+        lambda rng: _canary(
+            "huggingface_token",
+            "h" + "f_",
+            _draw(rng, _ALNUM, 34),
+            lambda v: f"The model pull uses {v} today.",
+        ),
+        lambda rng, secret: secret[:10] + _fullwidth(secret[10:]),
+    ),
+    # Percent-encoding: the tail, the head, or every character of the value.
+    _rewritten(
+        "github_token_percent_encoded_tail",
+        _github("github_server_token", "s", lambda v: f"https://ci.example.com/hook?auth={v}&run=42"),
+        lambda rng, secret: secret[:-8] + _percent(secret[-8:]),
+    ),
+    _rewritten(
+        "github_token_percent_encoded_head",
+        _github(
+            "github_oauth_token", "o", lambda v: f"Open https://tools.example.com/check?t={v} to verify."
+        ),
+        lambda rng, secret: _percent(secret[:6]) + secret[6:],
+    ),
+    _stripe_fully_percent_encoded,
 )
 
 
 def summary(redact: Callable[[str], object], seeds: range = range(5)) -> str:
     """How many positives leak and how many negatives are touched by ``redact``: the suite's score."""
     positives = [canary for seed in seeds for canary in generate_canaries(seed)]
-    missed = [c.kind for c in positives if _leaked(c, str(getattr(redact(c.context), "text", "")))]
+    missed = [c.kind for c in positives if c.leaks(str(getattr(redact(c.context), "text", "")))]
     touched = false_positives(redact)
     return (
         f"positives: {len(positives)}, missed: {len(missed)}; "
         f"negatives: {len(generate_negatives())}, false positives: {len(touched)}"
     )
-
-
-def _leaked(canary: Canary, text: str) -> bool:
-    return any(fragment in text for fragment in canary.fragments())
 
 
 # --- negatives: realistic texts without a secret -------------------------------------------------------

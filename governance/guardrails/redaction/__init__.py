@@ -21,6 +21,10 @@ No library finds full spans, so detection has three sources:
 Then every detected value of a token-like shape is searched for in the whole text, so a secret seen once
 in an assignment is also removed where it appears bare. Overlapping spans are merged (the union is
 replaced; the widest member names the kind) (``spans``).
+
+A text holding invisible characters, compatibility forms (fullwidth letters) or percent-escapes is also
+scanned in a normalised view that undoes them; those findings are mapped back to the original spans
+(``normalise``, ``scan``).
 """
 
 from __future__ import annotations

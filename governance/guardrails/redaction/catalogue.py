@@ -141,14 +141,18 @@ def lower_ascii(text: str) -> str:
     return lowered if len(lowered) == len(text) else text.translate(_ASCII_LOWER)
 
 
-def catalogue_spans(text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+def catalogue_spans(
+    text: str, lowered: str, soft_starts: frozenset[int] = frozenset()
+) -> Iterator[tuple[int, int, str]]:
+    """Catalogue matches. ``soft_starts`` are offsets that start a token whatever precedes them
+    (in a normalised view, where an invisible character separated two words)."""
     for shape in _CATALOGUE:
         has_group = "s" in shape.pattern.groupindex
         for match in shape.pattern.finditer(lowered if shape.lowered else text):
             start, end = match.span("s") if has_group else match.span()
             if shape.kind in _LEFT_PARTS:
                 start = _left_part(text, start, *_LEFT_PARTS[shape.kind])
-            elif shape.bounded and start > 0 and text[start - 1] in TOKEN_CHARS:
+            elif shape.bounded and start > 0 and text[start - 1] in TOKEN_CHARS and start not in soft_starts:
                 continue
             if 0 <= start < end and not is_placeholder(text[start:end]):
                 yield start, end, shape.kind

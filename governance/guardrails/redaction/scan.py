@@ -1,4 +1,9 @@
-"""Redaction of one text: every source of spans, merged and replaced."""
+"""Redaction of one text: every source of spans, merged and replaced.
+
+Detection runs on the text as written and, when the text holds invisible characters, compatibility
+forms or percent-escapes, once more on its normalised view (``normalise``), whose findings are mapped
+back to original spans. The view only adds findings: whatever the text as written yields stays.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ from .blocks import FULL_LINE, Block, Verdict, base64_blocks, judge
 from .catalogue import catalogue_spans, lower_ascii
 from .findings import Finding, Redaction
 from .library import CANDIDATE_RUN, library_spans
+from .normalise import disguised_ascii, normalised_view
 from .spans import apply, every_occurrence, merge, occurrences
 
 Span = tuple[int, int, str]
@@ -21,6 +27,13 @@ def detect(text: str, *, known_values: dict[str, str] | None = None) -> list[Fin
     the same payload, also removed here. Raises RedactionFailed when the scanner fails."""
     known = known_values or {}
     spans = _spans(text, known)
+    view = normalised_view(text)
+    if view is not None:
+        for start, end, kind in _spans(view.text, known, view.soft_starts):
+            original_start, original_end = view.original_span(start, end)
+            # The entropy rule is the only one a folded string can trip without any token shape.
+            if kind != _ENTROPY or disguised_ascii(text[original_start:original_end]):
+                spans.append((original_start, original_end, kind))
     return merge(spans)
 
 
@@ -29,6 +42,7 @@ def redact(text: str) -> Redaction:
 
     Cost is linear in the text: about 40 ms per 200 KB of prose, code and config; dense single-line
     payloads (minified JSON full of keys) cost up to ~0.3 s, spent in detect-secrets' own regexes.
+    A text holding invisible characters, compatibility forms or percent-escapes is scanned twice.
     Raises RedactionFailed when the scanner fails (the caller refuses the call)."""
     if not text:
         return Redaction(text=text, findings=())
@@ -36,10 +50,12 @@ def redact(text: str) -> Redaction:
     return Redaction(text=apply(text, findings), findings=tuple(findings))
 
 
-def _spans(text: str, known: dict[str, str], *, depth: int = 0) -> list[Span]:
+def _spans(
+    text: str, known: dict[str, str], soft_starts: frozenset[int] = frozenset(), *, depth: int = 0
+) -> list[Span]:
     lowered = lower_ascii(text)
     runs = list(CANDIDATE_RUN.finditer(text))
-    spans = list(catalogue_spans(text, lowered))
+    spans = list(catalogue_spans(text, lowered, soft_starts))
     spans.extend(assignment_spans(text, lowered))
     spans.extend(library_spans(text, lowered, runs))
     spans = _with_blocks(text, runs, spans, depth)

@@ -1,0 +1,176 @@
+"""A normalised view of a text, for detection only, with the way back to the original offsets.
+
+A secret can be hidden from pattern matching without changing what a reader (or a model) takes from
+it: an invisible character inside the token (zero-width space, joiner, non-joiner, word joiner, byte
+order mark, soft hyphen, direction marks, tag characters), compatibility forms of its letters
+(fullwidth letters, mathematical bold, ligatures) or percent-encoding of some or all of it. The
+view undoes all three:
+
+- every invisible format character is removed;
+- every other character is replaced by its NFKC form (one character at a time, so each view character
+  comes from exactly one original character);
+- every ``%XX`` escape of a printable ASCII character (or tab, line feed, carriage return) is decoded,
+  an escape escaped again as well (``%2541``, ``%252541``: ``A``; a URL inside a URL is encoded twice).
+
+Detection runs on the view and each finding is mapped back to the original text, so the redacted span
+is the original one, escapes and invisible characters included. Building the view costs one pass in
+Python over the non-ASCII characters and escapes, and detection on the view a second scan; so
+:func:`normalised_view` first decides, with C-speed searches and a little work per distinct non-ASCII
+character, whether the text holds anything that can hide a token: an escape, an invisible character, a
+compatibility form of a letter, digit or token punctuation. Prose with an ellipsis, a no-break space or
+CJK punctuation does not, and pays almost nothing.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import string
+import unicodedata
+from dataclasses import dataclass
+
+# Unicode format characters that render as nothing.
+_INVISIBLE = frozenset(
+    "\u00ad\u061c\u180e"
+    + "".join(map(chr, [*range(0x200B, 0x2010), *range(0x202A, 0x202F), *range(0x2060, 0x2065)]))
+    + "".join(map(chr, [*range(0x2066, 0x2070), 0xFEFF, *range(0xE0000, 0xE0080)]))
+)
+# Compatibility forms that can stand in a token: those folding to ASCII letters, digits or token
+# punctuation. Forms folding to spaces or other punctuation (the ellipsis, no-break space, fullwidth
+# CJK punctuation) are common in prose and hide no token: alone, they do not call for a view.
+_TOKEN_ASCII = frozenset(string.ascii_letters + string.digits + "_-+/=")
+# %20-%7E (printable ASCII) and %09, %0A, %0D, after any number of %25 (an escaped '%'). Only escapes
+# of token characters (letters, digits, + - . / = _) call for a view: %20 and %3A hide no token.
+_ESCAPE = r"%(?:25)*(?:[2-6][0-9A-Fa-f]|7[0-9A-Ea-e]|0[9AaDd])"
+_TOKEN_ESCAPE = re.compile(r"%(?:25)*(?:3[0-9Dd]|[46][1-9A-Fa-f]|[57][0-9Aa]|5[Ff]|2[BbDdEeFf])")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_SPECIAL = re.compile(_ESCAPE + r"|[^\x00-\x7f]+")
+
+
+@dataclass(frozen=True, slots=True)
+class _Segment:
+    """A piece of the view: ``identity`` pieces are copied character for character from
+    ``original_start`` on; the others stand, as a whole, for one original character or escape of
+    ``original_length`` characters."""
+
+    view_start: int
+    original_start: int
+    original_length: int
+    identity: bool
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """The normalised text and the map back. ``soft_starts`` are view offsets right after a removed
+    invisible character: a token boundary in the original even when the view joins two words."""
+
+    text: str
+    segments: tuple[_Segment, ...]
+    soft_starts: frozenset[int]
+    view_starts: tuple[int, ...]  # of the segments, for bisection
+
+    def original_span(self, start: int, end: int) -> tuple[int, int]:
+        """The original span holding view characters ``start`` to ``end`` (exclusive), whole
+        characters and escapes included."""
+        return self._original(start, last=False), self._original(end - 1, last=True)
+
+    def _original(self, position: int, *, last: bool) -> int:
+        segment = self.segments[bisect.bisect_right(self.view_starts, position) - 1]
+        if segment.identity:
+            return segment.original_start + position - segment.view_start + (1 if last else 0)
+        return segment.original_start + (segment.original_length if last else 0)
+
+
+def normalised_view(text: str) -> View | None:
+    """The view of ``text``, or None when nothing in it can hide a token (then the view is not built)."""
+    if not (("%" in text and _TOKEN_ESCAPE.search(text)) or _hiding_characters(text)):
+        return None
+    return _Builder(text).build()
+
+
+def disguised_ascii(text: str) -> bool:
+    """Whether every non-ASCII character of ``text`` is invisible or the fullwidth form of an ASCII
+    character: how a token is disguised. Superscripts, mathematical letters and ligatures in a row
+    are notation (a lexer's table of them folds to a random-looking ASCII string)."""
+    return all(char.isascii() or char in _INVISIBLE or "\uff01" <= char <= "\uff5e" for char in text)
+
+
+def _hiding_characters(text: str) -> bool:
+    """Whether ``text`` has an invisible character or a compatibility form of a token character.
+    C-speed searches; Python work only per distinct non-ASCII character."""
+    if text.isascii():
+        return False
+    characters = set(_NON_ASCII.findall(text))
+    if not characters.isdisjoint(_INVISIBLE):
+        return True
+    return not unicodedata.is_normalized("NFKC", text) and any(map(_folds_to_token, characters))
+
+
+def _folds_to_token(character: str) -> bool:
+    folded = unicodedata.normalize("NFKC", character)
+    return folded != character and not _TOKEN_ASCII.isdisjoint(folded)
+
+
+class _Builder:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pieces: list[str] = []
+        self.segments: list[_Segment] = []
+        self.soft_starts: set[int] = set()
+        self.length = 0  # of the view so far
+        self.changed = False
+
+    def build(self) -> View | None:
+        cursor = 0
+        for match in _SPECIAL.finditer(self.text):
+            self._copy(cursor, match.start())
+            special = match.group()
+            if special[0] == "%":
+                self._replace(match.start(), len(special), chr(int(special[-2:], 16)))
+            elif _INVISIBLE.isdisjoint(special) and unicodedata.is_normalized("NFKC", special):
+                self._copy(match.start(), match.end())
+            else:
+                for offset, char in enumerate(special, start=match.start()):
+                    self._character(offset, char)
+            cursor = match.end()
+        self._copy(cursor, len(self.text))
+        if not self.changed:
+            return None
+        return View(
+            text="".join(self.pieces),
+            segments=tuple(self.segments),
+            soft_starts=frozenset(self.soft_starts),
+            view_starts=tuple(segment.view_start for segment in self.segments),
+        )
+
+    def _character(self, offset: int, char: str) -> None:
+        if char in _INVISIBLE:
+            self.changed = True
+            self.soft_starts.add(self.length)
+            return
+        normal = unicodedata.normalize("NFKC", char)
+        if normal == char:
+            self._copy(offset, offset + 1)
+        else:
+            self._replace(offset, 1, normal)
+
+    def _copy(self, start: int, end: int) -> None:
+        if start == end:
+            return
+        last = self.segments[-1] if self.segments else None
+        contiguous = (
+            last is not None
+            and last.identity
+            and last.original_start + (self.length - last.view_start) == start
+        )
+        if not contiguous:
+            self.segments.append(_Segment(self.length, start, 0, identity=True))
+        self.pieces.append(self.text[start:end])
+        self.length += end - start
+
+    def _replace(self, start: int, length: int, normal: str) -> None:
+        self.changed = True
+        if normal:
+            self.segments.append(_Segment(self.length, start, length, identity=False))
+            self.pieces.append(normal)
+            self.length += len(normal)

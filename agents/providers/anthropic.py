@@ -243,7 +243,7 @@ class AnthropicAdapter(ProviderAdapter):
     def close(self) -> None:
         self._client.close()
 
-    def request_body(self, call: ProviderCall) -> dict[str, Any]:
+    def _request_body(self, call: ProviderCall) -> dict[str, Any]:
         """The keyword arguments of ``messages.create`` for ``call`` (``extra_body`` is merged into the
         wire body by the SDK). Raises :class:`ProviderError`
         (``client_error``) when a message cannot be expressed in the Messages API."""
@@ -264,8 +264,7 @@ class AnthropicAdapter(ProviderAdapter):
             body["stream"] = True
         return body
 
-    def _complete(self, call: ProviderCall) -> ProviderReply:
-        body = self.request_body(call)
+    def _send(self, call: ProviderCall, body: dict[str, Any]) -> ProviderReply:
         if call.stream:
             return self._complete_stream(call, body)
         reply = self._client.messages.create(**body)

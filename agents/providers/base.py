@@ -37,6 +37,7 @@ __all__ = [
     "ProviderReply",
     "SdkErrors",
     "Usage",
+    "chat_completions_body",
 ]
 
 FinishReason = Literal["stop", "tool_calls", "length", "content_filter", "other"]
@@ -159,29 +160,69 @@ class ProviderReply:
             raise ValueError(f"finish_reason must be one of {', '.join(FINISH_REASONS)}")
 
 
+def chat_completions_body(call: ProviderCall) -> dict[str, Any]:
+    """The OpenAI Chat Completions body of ``call`` (model, messages, reply limit, tools, temperature);
+    the wire-neutral shape, also what the offline ``local`` provider receives."""
+    body: dict[str, Any] = {
+        "model": call.model_id,
+        "messages": [message.to_openai() for message in call.messages],
+        "max_tokens": call.max_tokens,
+    }
+    if call.tool_specs:
+        body["tools"] = [spec.to_openai() for spec in call.tool_specs]
+    if call.temperature is not None:
+        body["temperature"] = call.temperature
+    return body
+
+
 # --- the adapter base -------------------------------------------------------------------------------------
 
 
 class ProviderAdapter(ABC):
-    """One provider kind. Subclasses implement :meth:`_complete`; :meth:`complete` guarantees that only
-    :class:`ProviderError` escapes. ``sdk_errors`` names the SDK's exception classes (None: no SDK)."""
+    """One provider kind. Subclasses implement :meth:`_request_body` (the wire body of a call) and
+    :meth:`_send` (send that body once); the public methods guarantee that only :class:`ProviderError`
+    escapes. ``sdk_errors`` names the SDK's exception classes (None: no SDK).
+
+    The body is built apart from the sending so that the dispatcher's guard pass
+    (:mod:`agents.providers.guard`) reads exactly what will be sent, and so that the retries of one
+    target send the same body without rebuilding it.
+    """
 
     sdk_errors: SdkErrors | None = None
 
     def __init__(self, config: ProviderConfig) -> None:
         self.config = config
 
-    def complete(self, call: ProviderCall) -> ProviderReply:
-        """Send ``call`` once (no retries here: the dispatcher retries). Raises :class:`ProviderError`."""
+    def request_body(self, call: ProviderCall) -> dict[str, Any]:
+        """The body this adapter sends for ``call``: JSON values only, every string as it goes on the
+        wire. Raises :class:`ProviderError` (e.g. ``client_error`` for a call the API cannot express)."""
         try:
-            return self._complete(call)
+            return self._request_body(call)
         except ProviderError:
             raise
         except Exception as exc:
             raise provider_error_from(exc, provider=self.config.identifier, sdk=self.sdk_errors) from None
 
+    def send(self, call: ProviderCall, body: dict[str, Any]) -> ProviderReply:
+        """Send ``body`` once (no retries here: the dispatcher retries). ``body`` is
+        :meth:`request_body` of ``call``; both describe the same request (a guard that redacts hands
+        over both redacted). Raises :class:`ProviderError`."""
+        try:
+            return self._send(call, body)
+        except ProviderError:
+            raise
+        except Exception as exc:
+            raise provider_error_from(exc, provider=self.config.identifier, sdk=self.sdk_errors) from None
+
+    def complete(self, call: ProviderCall) -> ProviderReply:
+        """Build the body of ``call`` and send it once, without a guard pass. Raises :class:`ProviderError`."""
+        return self.send(call, self.request_body(call))
+
     @abstractmethod
-    def _complete(self, call: ProviderCall) -> ProviderReply: ...
+    def _request_body(self, call: ProviderCall) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def _send(self, call: ProviderCall, body: dict[str, Any]) -> ProviderReply: ...
 
     def close(self) -> None:  # noqa: B027 - optional hook; adapters without resources keep the default
         """Release network resources (connection pools). Idempotent."""

@@ -33,6 +33,7 @@ from agents.providers.base import (
     ProviderError,
     ProviderReply,
     Usage,
+    chat_completions_body,
 )
 from context_assembly.errors import EstimatorUnavailable
 from context_assembly.estimator import Estimator
@@ -91,7 +92,12 @@ class LocalAdapter(ProviderAdapter):
                 )
         return spec
 
-    def _complete(self, call: ProviderCall) -> ProviderReply:
+    def _request_body(self, call: ProviderCall) -> dict[str, Any]:
+        return chat_completions_body(call)
+
+    def _send(self, call: ProviderCall, body: dict[str, Any]) -> ProviderReply:
+        # Nothing is serialised in process: the call is read, which the guard hands over redacted
+        # together with the body whenever it redacts one.
         prompt_tokens = self.estimator.count_request(call.messages, call.tool_specs)
         if prompt_tokens > self.context_window:
             raise ProviderError(

@@ -141,7 +141,7 @@ class OpenAICompatibleAdapter(ProviderAdapter):
     def close(self) -> None:
         self._client.close()
 
-    def request_body(self, call: ProviderCall) -> dict[str, Any]:
+    def _request_body(self, call: ProviderCall) -> dict[str, Any]:
         """The keyword arguments of ``chat.completions.create`` for ``call`` (the wire body)."""
         capabilities = call.capabilities
         body: dict[str, Any] = {
@@ -158,8 +158,7 @@ class OpenAICompatibleAdapter(ProviderAdapter):
             body["stream_options"] = {"include_usage": True}
         return body
 
-    def _complete(self, call: ProviderCall) -> ProviderReply:
-        body = self.request_body(call)
+    def _send(self, call: ProviderCall, body: dict[str, Any]) -> ProviderReply:
         if call.stream:
             return self._complete_stream(call, body)
         # The body is already in wire shape (Message.to_openai); the SDK's generic post sends it as is.

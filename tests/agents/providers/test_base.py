@@ -41,7 +41,10 @@ class Raising(ProviderAdapter):
         super().__init__(make_config(api_key=API_KEY))
         self.exc = exc
 
-    def _complete(self, call: ProviderCall) -> ProviderReply:
+    def _request_body(self, call: ProviderCall) -> dict:
+        return {"model": call.model_id}
+
+    def _send(self, call: ProviderCall, body: dict) -> ProviderReply:
         raise self.exc
 
 

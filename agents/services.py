@@ -22,7 +22,7 @@ from agents.models import (
 )
 from agents.models.runs import TERMINAL_STATUSES
 from agents.providers.base import ProviderReply
-from agents.runtime.plan import SendRequest, send_plan
+from agents.runtime.plan import Redactions, SendRequest, redaction_events_record, send_plan
 from agents.runtime.queue import step_enqueue
 from agents.runtime.send import governed_send
 from agents.scopes import SCOPES
@@ -106,8 +106,9 @@ def run_create(
 ) -> AgentRun:
     """Create a run and enqueue its first step when the transaction commits.
 
-    The task input's class defaults to the client's default class (docs/governance.md, "Sources"). Nothing is
-    stored or enqueued when validation fails.
+    The task input's class defaults to the client's default class (docs/governance.md, "Sources").
+    The input and the caller context (names and texts) are stored redacted, with one
+    ``secret_redacted`` event per kind found. Nothing is stored or enqueued when validation fails.
     """
     if not configuration.is_active:
         raise ConfigurationInactive(f"Configuration {configuration.identifier!r} is not active.")
@@ -120,20 +121,30 @@ def run_create(
     data_class = input_data_class or (
         api_client.default_input_data_class if api_client else DataClass.SECRET_ADJACENT
     )
+    # Stored as it may leave: redacted (names included), as every send would redact it anyway.
+    redactions = Redactions()
     with transaction.atomic():
         run = AgentRun(
             configuration=configuration,
             api_client=api_client,
-            input_text=input_text,
+            input_text=redactions.text(input_text),
             input_data_class=data_class,
             caller_context=[
-                {"name": i.name, "text": i.text, "data_class": i.data_class} for i in caller_context
+                {"name": redactions.text(i.name), "text": redactions.text(i.text), "data_class": i.data_class}
+                for i in caller_context
             ],
             request_skills=list(request_skills),
             max_tokens=max_tokens,
         )
         run.full_clean()
         run.save()
+        events = EventContext(
+            correlation_id=str(run.id),
+            configuration=configuration.identifier,
+            api_client=api_client.name if api_client else "",
+            run=str(run.id),
+        )
+        redaction_events_record(counts=redactions.counts, context=events, zone=None)
         step_enqueue(run_id=str(run.id), step_index=0)
     return run
 

@@ -7,7 +7,7 @@ Order, stable prefix first so that provider prompt caches keep hitting from step
 2. tool specs, sent beside the messages (they are carried here and counted by the fit);
 3. the first user message: the skill block (fenced untrusted data), each caller context item
    labelled with its name, then the task input, separated by blank lines. Skills are never placed
-   in the system role;
+   in the system role. The caller redacts every text it passes in, names included;
 4. the transcript (assistant turns, tool results, later user turns), unchanged;
 5. optionally a tail note (e.g. :func:`render_tail_note`) as a final user message. Never in the
    system message: it changes every step and would invalidate the cached prefix.
@@ -181,10 +181,22 @@ def _first_user_message(inputs: AssemblyInputs) -> tuple[Message, Message | None
     return message, skills_probe, context_probe
 
 
+def caller_context_identifier(position: int) -> str:
+    """How a caller context item is named in decisions, events and errors: by its position in the
+    request (``context[2]``), never by its name, which is caller free text."""
+    return f"context[{position}]"
+
+
 def _added_sources(inputs: AssemblyInputs) -> tuple[Source, ...]:
     added = [
-        Source(SourceKind.CALLER_CONTEXT, item.name, item.data_class, None, Enforcement.ENFORCE)
-        for item in inputs.caller_context
+        Source(
+            SourceKind.CALLER_CONTEXT,
+            caller_context_identifier(position),
+            item.data_class,
+            None,
+            Enforcement.ENFORCE,
+        )
+        for position, item in enumerate(inputs.caller_context)
     ]
     if inputs.task_input:
         added.append(
@@ -203,7 +215,7 @@ def assemble(inputs: AssemblyInputs) -> AssembledContext:
     """The step's messages in wire order (see the module docstring), with their sources.
 
     ``sources`` is ``inputs.sources`` followed by one enforced source per caller context item
-    (kind ``caller_context``, identifier = the item's name, its declared class) and, when the task
+    (kind ``caller_context``, identifier ``context[<position>]``, its declared class) and, when the task
     input is not empty, one for it (kind ``task_input``, identifier ``task_input``, class
     ``inputs.task_input_data_class``). A ``tail_note`` of None or "" adds no message. Raises
     :class:`InvalidMessage` (field ``task_input``) when the first user message would be empty.

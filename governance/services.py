@@ -12,6 +12,7 @@ from django.db import transaction
 from governance.actors import Actor, history_stamp
 from governance.classified import ClassifiedBase
 from governance.errors import ContextRefused
+from governance.guardrails.redaction import redact
 from governance.models import GovernanceEvent
 from governance.policy import ContextDecision, Source, SourceDecision, decide, enforcement_mode
 from governance.vocabulary import Decision, Enforcement, EnforcementMode, EventOutcome, Outcome, TrustZone
@@ -50,26 +51,33 @@ def governance_event_record(
     zone: TrustZone | None = None,
     reason: str = "",
 ) -> GovernanceEvent:
+    """Append one event. Every free-text field (names, identifiers, the reason) is stored redacted:
+    an event never holds a secret, whatever a name or identifier was made of. Raises
+    ``RedactionFailed`` when the scanner fails (nothing is written then)."""
     event = GovernanceEvent(
         correlation_id=context.correlation_id,
         decision=decision,
         outcome=outcome,
         source_kind=source.kind if source else "",
-        source_identifier=source.identifier[:200] if source else "",
+        source_identifier=_redacted(source.identifier)[:200] if source else "",
         data_class=source.data_class.value if source and source.data_class else "",
         ceiling=source.ceiling.value if source else "",
         zone=zone.value if zone else "",
-        reason=reason[:300],
-        provider=context.provider,
-        model=context.model,
-        configuration=context.configuration,
-        api_client=context.api_client,
+        reason=_redacted(reason)[:300],
+        provider=_redacted(context.provider),
+        model=_redacted(context.model),
+        configuration=_redacted(context.configuration),
+        api_client=_redacted(context.api_client),
         run=context.run,
         step=context.step,
     )
     event.full_clean()
     event.save()
     return event
+
+
+def _redacted(text: str) -> str:
+    return redact(text).text if text else text
 
 
 def assert_permitted(
@@ -110,20 +118,24 @@ def assert_permitted(
     if decision.refused:
         first = decision.refused[0]
         raise ContextRefused(
-            f"{first.kind} {first.identifier!r} may not be sent to zone {zone.value}: {first.reason}.",
+            _redacted(
+                f"{first.kind} {first.identifier!r} may not be sent to zone {zone.value}: {first.reason}."
+            ),
             extra={"decision": decision_as_dict(decision)},
         )
     if unaccounted:
         first = unaccounted[0]
         raise ContextRefused(
-            f"{first.kind} {first.identifier!r} was refused: its observed event could not be recorded.",
+            _redacted(
+                f"{first.kind} {first.identifier!r} was refused: its observed event could not be recorded."
+            ),
             extra={"decision": decision_as_dict(decision)},
         )
     return decision
 
 
 def decision_as_dict(decision: ContextDecision) -> dict[str, object]:
-    """A JSON-safe rendering of a decision (names and classes only, never content)."""
+    """A JSON-safe rendering of a decision (identifiers, redacted, and classes; never content)."""
     return {
         "zone": decision.zone.value,
         "mode": decision.mode.value,
@@ -131,7 +143,7 @@ def decision_as_dict(decision: ContextDecision) -> dict[str, object]:
         "sources": [
             {
                 "kind": str(s.kind),
-                "identifier": s.identifier,
+                "identifier": _redacted(s.identifier),
                 "data_class": s.data_class.value if s.data_class else None,
                 "ceiling": s.ceiling.value,
                 "enforcement": s.enforcement.value,

@@ -126,25 +126,32 @@ class Redactions:
             self.counts[kind] = self.counts.get(kind, 0) + count
 
     def _message(self, message: Message) -> Message:
+        """Every text of ``message``: its content, name, tool call ids, names and arguments, and the id
+        of the call it answers. The same object when nothing changed."""
         content = message.content
         redacted_content = self.text(content) if isinstance(content, str) else content
-        calls = tuple(
-            ToolCall(id=call.id, name=call.name, arguments=self.text(call.arguments))
-            for call in message.tool_calls
-        )
-        if redacted_content is content and calls == message.tool_calls:
+        name = self.text(message.name) if message.name else message.name
+        calls = self.tool_calls(message.tool_calls)
+        call_id = self.text(message.tool_call_id) if message.tool_call_id else message.tool_call_id
+        before = (content, message.name, message.tool_calls, message.tool_call_id)
+        if (redacted_content, name, calls, call_id) == before:
             return message
         return Message(
-            role=message.role,
-            content=redacted_content,
-            name=message.name,
-            tool_calls=calls,
-            tool_call_id=message.tool_call_id,
+            role=message.role, content=redacted_content, name=name, tool_calls=calls, tool_call_id=call_id
         )
 
+    def tool_calls(self, calls: tuple[ToolCall, ...]) -> tuple[ToolCall, ...]:
+        """``calls`` with every id, name and arguments text redacted (the same tuple when clean)."""
+        redacted = tuple(
+            ToolCall(id=self.text(c.id), name=self.text(c.name), arguments=self.text(c.arguments))
+            for c in calls
+        )
+        return calls if redacted == calls else redacted
 
-def redaction_events_record(*, counts: dict[str, int], context: EventContext, zone: TrustZone) -> None:
-    """One ``secret_redacted`` event per kind redacted: how many, never what."""
+
+def redaction_events_record(*, counts: dict[str, int], context: EventContext, zone: TrustZone | None) -> None:
+    """One ``secret_redacted`` event per kind redacted: how many, never what. ``zone`` is None for
+    what was redacted before any send (a run's stored request)."""
     for kind, count in sorted(counts.items()):
         governance_event_record(
             context=context,
@@ -266,7 +273,7 @@ def send_plan(*, configuration: Configuration, request: SendRequest) -> SendPlan
         snippet_block=redactions.text(snippet_block(selection.snippets)),
         skill_block=redactions.text(skills.text),
         caller_context=tuple(
-            ContextItem(item.name, redactions.text(item.text), item.data_class)
+            ContextItem(redactions.text(item.name), redactions.text(item.text), item.data_class)
             for item in request.caller_context
         ),
         transcript=tuple(redactions.message(message) for message in request.transcript),

@@ -14,7 +14,6 @@ from agents.providers.dispatch import complete_with_fallbacks
 from agents.runtime.plan import Redactions, SendPlan, redaction_events_record
 from context_assembly.estimator import Estimator
 from context_assembly.fitting import FitResult, fit
-from context_assembly.messages import ToolCall
 from governance.errors import ContextRefused
 from governance.services import EventContext, assert_permitted
 
@@ -74,9 +73,7 @@ def _served_model(plan: SendPlan, index: int) -> LlmModel:
 def _redacted_reply(reply: ProviderReply, plan: SendPlan, events: EventContext) -> ProviderReply:
     redactions = Redactions()
     text = redactions.text(reply.text)
-    calls = tuple(
-        ToolCall(id=c.id, name=c.name, arguments=redactions.text(c.arguments)) for c in reply.tool_calls
-    )
+    calls = redactions.tool_calls(reply.tool_calls)
     redaction_events_record(counts=redactions.counts, context=events, zone=plan.zone)
     return ProviderReply(
         text=text,

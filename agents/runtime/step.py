@@ -23,6 +23,7 @@ from agents.runtime.send import governed_send
 from agents.runtime.tool_calls import execute_tool_calls
 from agents.runtime.transcript import run_context, run_request
 from agents.selectors import run_client_name
+from governance.guardrails.redaction import redact
 from governance.services import EventContext
 
 logger = logging.getLogger(__name__)
@@ -80,6 +81,8 @@ def step_run(*, run_id: str, step_index: int, worker: str) -> StepOutcome:
 def _finish(
     run: AgentRun, worker: str, step_index: int, reason: TerminationReason, code: str = "", message: str = ""
 ) -> StepOutcome:
+    # Stored as it may leave (the run detail shows it): redacted.
+    message = redact(message).text if message else message
     run_finish(run_id=str(run.id), reason=reason, worker=worker, code=code, message=message)
     return StepOutcome(str(run.id), step_index, StepAction.FINISHED, reason.value)
 

@@ -57,7 +57,7 @@ def test_preview_page_shows_the_same_sources_and_breakdown_as_the_preview_functi
     assert shown == expected.decision.sources
     assert [(s.identifier, s.outcome.value) for s in shown] == [
         (configuration.identifier, "allowed"), ("runbook", "refused"), ("tone", "allowed"),
-        ("brief", "allowed"), ("task_input", "allowed"),
+        ("context[0]", "allowed"), ("task_input", "allowed"),
     ]  # fmt: skip
     bar = response.context["bar"]
     breakdown = expected.fitted.breakdown

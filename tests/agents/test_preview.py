@@ -45,7 +45,7 @@ def test_preview_shows_sources_outcomes_breakdown_and_reports(fake_provider):
         ("system_prompt", configuration.identifier, "allowed"),
         ("snippet", "tone", "allowed"),
         ("snippet", "runbook", "refused"),
-        ("caller_context", "brief", "allowed"),
+        ("caller_context", "context[0]", "allowed"),
         ("task_input", "task_input", "allowed"),
     ]
     assert preview["unknown_tags"] == ["nope"]

@@ -82,7 +82,8 @@ def test_refuses_caller_context_above_the_zone(fake_provider, django_capture_on_
         caller_context=(CallerContextItem("vault", MARKER, DataClass.SECRET_ADJACENT),),
     )
     assert_refused_before_any_call(run, fake_provider)
-    assert refused_event() == ("enforced", "caller_context", "vault", "private_hosted")
+    assert refused_event() == ("enforced", "caller_context", "context[0]", "private_hosted")
+    assert "context[0]" in run.error_message and "vault" not in run.error_message
 
 
 def test_refuses_task_input_above_the_zone(fake_provider, django_capture_on_commit_callbacks):

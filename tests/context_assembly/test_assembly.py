@@ -124,7 +124,7 @@ def test_no_tail_note_adds_no_message(note):
     assert assembled.tail_note is None
 
 
-def test_sources_add_each_context_item_and_the_task_input_with_their_classes():
+def test_sources_add_each_context_item_by_position_and_the_task_input_with_their_classes():
     inputs = make_inputs(
         caller_context=(
             ContextItem("ticket", "t", "internal_configuration"),
@@ -133,8 +133,8 @@ def test_sources_add_each_context_item_and_the_task_input_with_their_classes():
     )
     assert assemble(inputs).sources == (
         PROMPT_SOURCE,
-        Source(SourceKind.CALLER_CONTEXT, "ticket", "internal_configuration", None, "enforce"),
-        Source(SourceKind.CALLER_CONTEXT, "log", "system_diagnostics", None, "enforce"),
+        Source(SourceKind.CALLER_CONTEXT, "context[0]", "internal_configuration", None, "enforce"),
+        Source(SourceKind.CALLER_CONTEXT, "context[1]", "system_diagnostics", None, "enforce"),
         Source(SourceKind.TASK_INPUT, "task_input", "editor_content", None, "enforce"),
     )
 

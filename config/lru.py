@@ -56,6 +56,12 @@ class LruCache(Generic[K, V]):
             self._hits += 1
             return value
 
+    def peek(self, key: K) -> V | None:
+        """The stored value or None, without the lock, without marking it used and without counting:
+        for a membership test on a path that asks thousands of times per call (a dict read is atomic
+        under the GIL). Entries only ever read this way leave in the order they came."""
+        return self._entries.get(key)
+
     def put(self, key: K, value: V) -> None:
         """Store ``value`` under ``key`` (replacing any), evicting beyond ``max_entries``."""
         if self.max_entries == 0:

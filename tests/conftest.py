@@ -1,5 +1,9 @@
 """Suite-wide fixtures and the services and browser gates.
 
+A ``late_redaction`` governance event (the guard pass over a provider body found a secret the
+per-part redaction missed) fails the test that caused it, unless the test is marked
+``late_redaction`` because it provokes one on purpose.
+
 Tests marked ``services`` need real PostgreSQL (as the default database), Redis and a Celery worker
 binary. Tests marked ``browser`` need Debian's Chromium and chromedriver and the selenium package.
 When one is missing they are skipped with the reason shown, unless ``REQUIRE_SERVICES=1``, which turns
@@ -15,8 +19,11 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.db.models.signals import post_save
 
 from agents.runtime.caches import caches_clear
+from governance.models import GovernanceEvent
+from governance.vocabulary import Decision
 
 pytest_plugins = ["tests.fakes.fixtures", "tests.network_guard"]
 
@@ -99,3 +106,21 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         if os.environ.get("REQUIRE_SERVICES") == "1":
             pytest.fail(f"services required but unavailable: {_services_problem}", pytrace=False)
         pytest.skip(f"services unavailable: {_services_problem}")
+
+
+@pytest.fixture(autouse=True)
+def _no_late_redaction(request: pytest.FixtureRequest):
+    """Fail a test during which a ``late_redaction`` event was written (in this process)."""
+    late: list[str] = []
+
+    def seen(sender: type, instance: GovernanceEvent, created: bool, **kwargs: object) -> None:
+        if created and instance.decision == Decision.LATE_REDACTION:
+            late.append(instance.reason)
+
+    post_save.connect(seen, sender=GovernanceEvent, weak=False)
+    try:
+        yield late
+    finally:
+        post_save.disconnect(seen, sender=GovernanceEvent)
+    if late and request.node.get_closest_marker("late_redaction") is None:
+        pytest.fail(f"a late_redaction event was recorded: {late}", pytrace=False)

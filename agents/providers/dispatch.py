@@ -12,6 +12,9 @@ Policy (fallbacks: docs/decisions/0001-fallbacks-are-models.md):
   waiting (it is another provider or model);
 * when everything fails the last :class:`ProviderError` is raised, its ``extra["attempts"]`` listing
   every attempt (indices, provider identifiers, model ids, classes; never content).
+
+Every body goes through the send's guard pass (:class:`~agents.providers.guard.WireGuard`), once per
+target, right before its first attempt: this is the one place every adapter's request passes.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from agents.providers.base import (
     ProviderError,
     ProviderReply,
 )
+from agents.providers.guard import WireGuard
 from config.caches import cache_register
 from config.lru import LruCache
 from context_assembly.profiles import ModelCapabilities
@@ -144,12 +148,18 @@ def backoff_seconds(retry: int, retry_after: float | None) -> float:
 
 
 def complete_with_fallbacks(
-    targets: Sequence[Target], call: ProviderCall, *, sleep: Callable[[float], None] = time.sleep
+    targets: Sequence[Target],
+    call: ProviderCall,
+    *,
+    guard: WireGuard | None = None,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> DispatchResult:
     """Send ``call`` to the first target that answers (see the module docstring for the policy).
 
-    ``call.model_id`` and ``call.capabilities`` are replaced by each target's. Raises
-    :class:`ProviderError` only.
+    ``call.model_id`` and ``call.capabilities`` are replaced by each target's. ``guard`` checks each
+    target's body before it is sent (the runtime always passes one; without it bodies go out
+    unchecked). Raises :class:`ProviderError`, or the guard's ``LateRedactionOverflow`` (then nothing
+    was sent to that target).
     """
     if not targets:
         raise ProviderError(
@@ -162,7 +172,7 @@ def complete_with_fallbacks(
     for index, target in enumerate(targets):
         config, model_id, capabilities = Target(*target)
         target_call = _call_for(call, model_id, capabilities or call.capabilities)
-        outcome = _try_target(index, config, target_call, attempts, sleep)
+        outcome = _try_target(index, config, target_call, attempts, guard, sleep)
         if isinstance(outcome, ProviderReply):
             return DispatchResult(reply=outcome, served_index=index, attempts=tuple(attempts))
         if not outcome.retryable:
@@ -184,11 +194,16 @@ def _try_target(
     config: ProviderConfig,
     call: ProviderCall,
     attempts: list[Attempt],
+    guard: WireGuard | None,
     sleep: Callable[[float], None],
 ) -> ProviderReply | ProviderError:
     """The reply, or the last error of this target; appends every attempt to ``attempts``."""
     try:
         adapter = ADAPTER_POOL.get(config)
+        if guard is not None:
+            call, body = guard.prepare(adapter, call, target_index=index)
+        else:
+            body = adapter.request_body(call)
     except ProviderError as exc:
         attempts.append(_failed(index, config, call.model_id, exc))
         return exc
@@ -197,7 +212,7 @@ def _try_target(
         if errors:
             sleep(backoff_seconds(retry - 1, errors[-1].retry_after))
         try:
-            reply = adapter.complete(call)
+            reply = adapter.send(call, body)
         except ProviderError as exc:
             attempts.append(_failed(index, config, call.model_id, exc))
             errors.append(exc)

@@ -12,6 +12,7 @@ test holds this table to that list.
 | `snippet_selections`  | `agents/runtime/parts.py`       | database, catalogue token, tags in order     | a new catalogue token             |
 | `redacted_texts`      | `agents/runtime/plan.py`        | the text                                     | nothing: pure                     |
 | `redacted_messages`   | `agents/runtime/plan.py`        | a transcript Message's identity              | nothing: immutable, held by entry |
+| `clean_texts`         | `agents/runtime/plan.py`        | a short text found clean (the guard's check) | nothing: pure                     |
 | `transcripts`         | `agents/runtime/transcript.py`  | run id                                       | nothing: rows are append-only     |
 | `provider_adapters`   | `agents/providers/dispatch.py`  | the whole provider config                    | nothing: a change is another key  |
 | `token_counts`        | `context_assembly/estimator.py` | encoding, digest of the message or tool spec | nothing: pure                     |

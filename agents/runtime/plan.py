@@ -47,6 +47,9 @@ class SendRequest:
     tail_note: str | None = None
 
 
+CLEAN_TEXT_MAX_CHARS = 4096
+
+
 class RedactionMemo:
     """Redaction results of recently seen texts (a transcript is re-sent every step), keyed by the
     text itself, and the redacted forms of recently sent transcript messages, keyed by identity.
@@ -55,19 +58,37 @@ class RedactionMemo:
     lookup replaces re-redacting every message of a long transcript at every step; an entry keeps
     its message alive (so the identity stays valid) and stores the counts by kind, so a send still
     reports every secret it redacted. Both only save work: a miss redacts anew.
+
+    Short texts found clean are also kept in ``clean_texts``, read without a lock by :meth:`clean`:
+    the guard pass asks it for every string of a provider body, thousands per step.
     """
 
     def __init__(
-        self, max_texts: int = 8192, max_messages: int = 16_384, max_text_chars: int = 262_144
+        self,
+        max_texts: int = 8192,
+        max_messages: int = 16_384,
+        max_text_chars: int = 262_144,
+        max_clean_texts: int = 32_768,
     ) -> None:
         self.texts: LruCache[str, Redaction] = LruCache(max_texts)
         self.messages: LruCache[int, tuple[Message, Message, dict[str, int]]] = LruCache(max_messages)
         self._max_text_chars = max_text_chars
+        self.clean_texts: LruCache[str, bool] = LruCache(max_clean_texts)
 
     def redact(self, value: str) -> Redaction:
         if len(value) > self._max_text_chars:
             return redact(value)
         return self.texts.get_or_build(value, lambda: redact(value))
+
+    def clean(self, value: str) -> bool:
+        """Whether ``value`` holds no secret; for a short text already found clean, one dict read."""
+        if self.clean_texts.peek(value):
+            return True
+        if self.redact(value).findings:
+            return False
+        if len(value) <= CLEAN_TEXT_MAX_CHARS:
+            self.clean_texts.put(value, True)
+        return True
 
     def message(self, message: Message) -> tuple[Message, dict[str, int]] | None:
         entry = self.messages.get(id(message))
@@ -85,6 +106,12 @@ cache_register(
     name="redacted_texts",
     key="the text itself (texts up to 262,144 characters; longer ones are redacted anew)",
     invalidation="none needed: a redaction is a pure function of the text (and of the detectors' code)",
+)
+cache_register(
+    REDACTION_MEMO.clean_texts,
+    name="clean_texts",
+    key="a text up to 4,096 characters that redaction left unchanged (read without recency by the guard)",
+    invalidation="none needed: whether a text holds a secret is a pure function of the text",
 )
 cache_register(
     REDACTION_MEMO.messages,

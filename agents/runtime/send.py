@@ -1,21 +1,25 @@
-"""One governed send: govern → redact → fit → call → redact the reply. Nothing here persists a run.
+"""One governed send: govern → redact → fit → guard → call → redact the reply. Nothing here persists
+a run.
 
 The agent loop records what this returns as a step; the completions API returns it to the caller.
-Both therefore pass the same check, the same fit and the same redaction before any provider call.
+Both therefore pass the same check, the same fit, the same redaction and the same guard pass over the
+serialised body (:mod:`agents.providers.guard`) before any provider call.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from agents.models import LlmModel
 from agents.providers.base import ProviderCall, ProviderError, ProviderReply
 from agents.providers.dispatch import complete_with_fallbacks
-from agents.runtime.plan import Redactions, SendPlan, redaction_events_record
+from agents.providers.guard import LateRedaction, LateRedactionOverflow, WireGuard
+from agents.runtime.plan import REDACTION_MEMO, Redactions, SendPlan, redaction_events_record
 from context_assembly.estimator import Estimator
 from context_assembly.fitting import FitResult, fit
 from governance.errors import ContextRefused
-from governance.services import EventContext, assert_permitted
+from governance.services import EventContext, assert_permitted, governance_event_record
+from governance.vocabulary import Decision, EventOutcome
 
 
 @dataclass(frozen=True)
@@ -43,7 +47,8 @@ def governed_send(plan: SendPlan, events: EventContext, *, max_tokens: int | Non
     except ContextRefused as refusal:
         return SendOutcome(plan=plan, refusal=refusal)
     redaction_events_record(counts=plan.redactions, context=events, zone=plan.zone)
-    fitted = fit(plan.assembled, estimator=Estimator(plan.profile), max_tokens=max_tokens)
+    estimator = Estimator(plan.profile)
+    fitted = fit(plan.assembled, estimator=estimator, max_tokens=max_tokens)
     if fitted.overflow:
         return SendOutcome(plan=plan, fitted=fitted)
     call = ProviderCall(
@@ -53,7 +58,9 @@ def governed_send(plan: SendPlan, events: EventContext, *, max_tokens: int | Non
         max_tokens=fitted.breakdown.reserve,
     )
     try:
-        result = complete_with_fallbacks(plan.targets, call)
+        result = complete_with_fallbacks(plan.targets, call, guard=_guard(plan, estimator, fitted, events))
+    except LateRedactionOverflow as overflow:
+        return SendOutcome(plan=plan, fitted=_over_budget(fitted, overflow.late.estimated))
     except ProviderError as failure:
         return SendOutcome(plan=plan, fitted=fitted, failure=failure)
     return SendOutcome(
@@ -62,6 +69,43 @@ def governed_send(plan: SendPlan, events: EventContext, *, max_tokens: int | Non
         reply=_redacted_reply(result.reply, plan, events),
         served=_served_model(plan, result.served_index),
     )
+
+
+def _guard(plan: SendPlan, estimator: Estimator, fitted: FitResult, events: EventContext) -> WireGuard:
+    return WireGuard(
+        scanner=REDACTION_MEMO,
+        estimator=estimator,
+        budget=fitted.breakdown.budget,
+        on_late_redaction=lambda late: late_redaction_record(late=late, plan=plan, context=events),
+    )
+
+
+def late_redaction_record(*, late: LateRedaction, plan: SendPlan, context: EventContext) -> None:
+    """The ``late_redaction`` event of a body the guard had to redact: the target, the kinds and counts,
+    never a value. Raises when it cannot be written, so nothing unaccounted for is sent."""
+    counts = ", ".join(f"{count} x {kind}" for kind, count in late.counts.items())
+    target = plan.targets[late.target_index].model_id if late.target_index < len(plan.targets) else ""
+    governance_event_record(
+        context=context,
+        decision=Decision.LATE_REDACTION,
+        outcome=EventOutcome.ENFORCED,
+        zone=plan.zone,
+        reason=f"target {late.target_index} ({late.provider}/{target}): {counts}",
+    )
+
+
+def _over_budget(fitted: FitResult, estimated: int) -> FitResult:
+    """``fitted`` marked as overflowing at ``estimated`` tokens: the change a late redaction made is
+    charged to the transcript line (it may come from any part), so the lines still sum exactly."""
+    breakdown = fitted.breakdown
+    delta = estimated - breakdown.estimated
+    over = replace(
+        breakdown,
+        transcript=breakdown.transcript + delta,
+        estimated=estimated,
+        remaining=breakdown.budget - estimated,
+    )
+    return replace(fitted, overflow=True, breakdown=over)
 
 
 def _served_model(plan: SendPlan, index: int) -> LlmModel:

@@ -9,7 +9,12 @@ from __future__ import annotations
 
 import pytest
 
+from agents.runtime.plan import SendRequest, send_plan
+from agents.runtime.send import _over_budget
 from agents.services import CallerContextItem
+from agents.tools.registry import REGISTRY, Tool, ToolEffect
+from context_assembly.estimator import Estimator
+from context_assembly.fitting import fit
 from governance.models import GovernanceEvent
 from governance.services import EventContext, governance_event_record
 from governance.vocabulary import DataClass, Decision, EventOutcome, TrustZone
@@ -99,3 +104,58 @@ def test_every_free_text_field_of_an_event_is_stored_redacted():
     event = GovernanceEvent.objects.get()
     assert event.api_client == "client [REDACTED:github_token]"
     assert event.reason == "[REDACTED:stripe_key]: not_registered"
+
+
+@pytest.fixture
+def leaky_tool():
+    tool = Tool(
+        name="deploy_notes",
+        description=f"Reads the deploy notes (token {GITHUB.value}).",
+        parameters={"type": "object", "properties": {}},
+        group="content",
+        effect=ToolEffect.READ_ONLY,
+        handler=lambda context, arguments: "notes",
+    )
+    REGISTRY.register(tool)
+    yield tool
+    REGISTRY.unregister(tool.name)
+
+
+@pytest.mark.late_redaction
+def test_the_guard_pass_redacts_what_no_part_carried_and_records_a_content_free_event(
+    fake_provider, leaky_tool, django_capture_on_commit_callbacks, _no_late_redaction
+):
+    # A tool spec is no part of the per-part pass: only the guard over the body sees its description.
+    configuration = fake_configuration(fake_provider, allowed_tools=["deploy_notes"])
+    fake_provider.script(Reply(text="Done."))
+
+    run = run_to_end(django_capture_on_commit_callbacks, configuration)
+
+    assert run.status == "completed", (run.termination_reason, run.error_message)
+    [request] = fake_provider.requests
+    assert leaked(fake_provider.wire_text(), GITHUB) == []
+    assert request.body["tools"][0]["function"]["description"] == (
+        "Reads the deploy notes (token [REDACTED:github_token])."
+    )
+    event = GovernanceEvent.objects.get(decision="late_redaction")
+    assert (event.outcome, event.correlation_id, event.step, event.zone) == (
+        "enforced",
+        str(run.id),
+        0,
+        "local",
+    )
+    assert event.reason == f"target 0 ({configuration.model.provider.identifier}/gpt-4o): 1 x github_token"
+    assert leaked(str(list(GovernanceEvent.objects.values())), GITHUB) == []
+    assert _no_late_redaction == [event.reason]
+
+
+def test_a_late_redaction_over_the_budget_is_an_overflow_whose_lines_still_sum(fake_provider):
+    configuration = fake_configuration(fake_provider)
+    plan = send_plan(configuration=configuration, request=SendRequest("Hi", DataClass.PUBLIC_CONTENT))
+    fitted = fit(plan.assembled, estimator=Estimator(plan.profile))
+    over = _over_budget(fitted, fitted.breakdown.budget + 7)
+    lines = ("system_prompt", "snippets", "skills", "caller_context", "tool_specs", "transcript", "tail_note")
+    breakdown = over.breakdown.as_dict()
+    assert (over.overflow, breakdown["remaining"]) == (True, -7)
+    assert sum(breakdown[line] for line in lines) == breakdown["estimated"] == fitted.breakdown.budget + 7
+    assert over.messages == fitted.messages

@@ -89,9 +89,34 @@ def run_finish(
     return bool(_unfinished(run_id, worker).update(**finish_fields(reason, code=code, message=message)))
 
 
-def run_finish_with(*, run_id: str, worker: str, reason: TerminationReason, **fields: Any) -> bool:
-    """:func:`run_finish` for a lease holder, setting ``fields`` in the same statement."""
-    return bool(_unfinished(run_id, worker).update(**fields, **finish_fields(reason)))
+@dataclass(frozen=True)
+class StepTotals:
+    """One step's usage, added to the run's cumulative totals (counters with ``F()``, so concurrent
+    writers cannot lose an addition)."""
+
+    prompt_tokens: int
+    cached_tokens: int
+    completion_tokens: int
+    calibration_ratio: float | None  # the run's last step ratio from now on
+
+    def update(self) -> dict[str, Any]:
+        return {
+            "prompt_tokens_total": F("prompt_tokens_total") + self.prompt_tokens,
+            "cached_tokens_total": F("cached_tokens_total") + self.cached_tokens,
+            "completion_tokens_total": F("completion_tokens_total") + self.completion_tokens,
+            "last_calibration_ratio": self.calibration_ratio,
+        }
+
+
+def run_totals_add(*, run_id: str, totals: StepTotals) -> None:
+    AgentRun.objects.filter(id=run_id).update(**totals.update())
+
+
+def run_complete_with(*, run_id: str, worker: str, totals: StepTotals) -> bool:
+    """Complete the run and add ``totals`` in one statement, if ``worker`` still holds the lease."""
+    return bool(
+        _unfinished(run_id, worker).update(**totals.update(), **finish_fields(TerminationReason.COMPLETED))
+    )
 
 
 def _unfinished(run_id: str, worker: str | None) -> QuerySet[AgentRun]:

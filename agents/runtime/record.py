@@ -7,12 +7,11 @@ import time
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
-from agents.models import AgentRun, AgentStep, LlmModel, RunMessage, StepStatus, TerminationReason
+from agents.models import AgentRun, AgentStep, LlmModel, RunMessage, StepStatus
 from agents.providers.base import ProviderReply
-from agents.runtime.leases import run_finish_with
+from agents.runtime.leases import StepTotals, run_complete_with, run_totals_add
 from agents.runtime.plan import SendPlan
 from context_assembly.calibration import run_ratio
 from context_assembly.fitting import FitResult
@@ -106,17 +105,16 @@ def completed_step_record(record: StepRecord, *, worker: str, position: int) -> 
         tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls],
     )
     usage = reply.usage
-    totals = {
-        "prompt_tokens_total": F("prompt_tokens_total") + (usage.prompt_tokens or 0),
-        "cached_tokens_total": F("cached_tokens_total") + (usage.cached_tokens or 0),
-        "completion_tokens_total": F("completion_tokens_total") + (usage.completion_tokens or 0),
-        "last_calibration_ratio": step.calibration_ratio,
-    }
-    finished = not reply.tool_calls and run_finish_with(
-        run_id=str(record.run.id), worker=worker, reason=TerminationReason.COMPLETED, **totals
+    totals = StepTotals(
+        prompt_tokens=usage.prompt_tokens or 0,
+        cached_tokens=usage.cached_tokens or 0,
+        completion_tokens=usage.completion_tokens or 0,
+        calibration_ratio=step.calibration_ratio,
     )
+    run_id = str(record.run.id)
+    finished = not reply.tool_calls and run_complete_with(run_id=run_id, worker=worker, totals=totals)
     if not finished:
-        AgentRun.objects.filter(id=record.run.id).update(**totals)
+        run_totals_add(run_id=run_id, totals=totals)
     estimated = record.uncalibrated
     if usage.prompt_tokens and estimated and served.pk == record.plan.model.pk:
         # Last in the transaction: the model row stays locked only for the commit.

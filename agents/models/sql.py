@@ -1,13 +1,14 @@
 """Building blocks for the step's single-statement queries, every name read from model metadata.
 
 The step's claim (``AgentRunQuerySet.claim`` in ``agents/models/runs.py``) and calibration update
-(``LlmModelQuerySet.calibrate`` in ``agents/models/catalog.py``) run once per step. The ORM cannot express either as one statement (it has no ``UPDATE … RETURNING``),
-and compiling an ORM expression tree costs more at every step than the statement it compiles to
-(about 1 ms against 0.08 ms for the calibration update on SQLite). So they are SQL text, assembled
-from the pieces here: :class:`Table` reads table and column names from ``Model._meta`` and quotes
-them for the connection, :func:`converted_row` passes a returned row through each field's own
-converters (as the ORM does), and :class:`Float` renders arithmetic written in Python as
-double-precision SQL. Only PostgreSQL and SQLite (3.35 or newer) are supported.
+(``LlmModelQuerySet.calibrate`` in ``agents/models/catalog.py``) run once per step. The ORM cannot
+express either as one statement (it has no ``UPDATE … RETURNING``), and compiling an ORM expression
+tree costs more at every step than the statement it compiles to (about 1 ms against 0.08 ms for the
+calibration update on SQLite). So they are SQL text, assembled from the pieces here:
+:class:`Table` reads table and column names from ``Model._meta`` and quotes them for the connection,
+:func:`converted_row` passes a returned row through each field's own converters (as the ORM does),
+and :class:`Float` renders arithmetic written in Python as double-precision SQL. Only PostgreSQL
+and SQLite (3.35 or newer) are supported.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
 from django.db.models import Model, QuerySet, Subquery
@@ -13,7 +13,9 @@ from agents.models.catalog import CATALOG_VERSION_ID
 from governance.policy import Source
 from governance.vocabulary import TrustZone, least_trusted
 from skills.composition import skill_sources
+from skills.models import Skill
 from snippets.composition import snippet_sources
+from snippets.models import Snippet
 from snippets.selectors import snippet_select
 
 _M = TypeVar("_M", bound=Model)
@@ -77,18 +79,27 @@ def catalog_token_of(instance: object) -> str | None:
     return token if isinstance(token, str) else None
 
 
-def configuration_sources(configuration: Configuration) -> list[Source]:
-    """The classified editor-owned sources a configuration always sends (docs/governance.md, "Sources").
+def configuration_sources(
+    configuration: Configuration,
+    *,
+    snippets: Sequence[Snippet] | None = None,
+    skills: Iterable[Skill] | None = None,
+) -> list[Source]:
+    """The classified editor-owned sources of ``configuration`` in the order they are sent
+    (docs/governance.md, "Sources"): the system prompt (an empty one sends nothing and is no source),
+    the snippets, the skills.
 
-    Per-request sources (caller context, task input, tool outputs) are added by the caller.
-    An empty system prompt sends nothing and so is not a source. Snippets follow the selection order.
+    A send passes the snippets it selected and the skills it composed, so the governance check and
+    the readiness report list sources the same way. Without them (the readiness report): the
+    configuration's snippet selection and every skill linked to it, enabled or not, since enabling a
+    skill must not make the report wrong. Per-request sources (caller context, task input, tool
+    outputs) are the caller's to add.
     """
-    sources = configuration.prompt_sources()
-    sources.extend(snippet_sources(snippet_select(tags=configuration.snippet_tags).snippets))
-    sources.extend(
-        skill_sources(link.skill for link in configuration.skill_links.select_related("skill__source"))
-    )
-    return sources
+    if snippets is None:
+        snippets = snippet_select(tags=configuration.snippet_tags).snippets
+    if skills is None:
+        skills = (link.skill for link in configuration.skill_links.select_related("skill__source"))
+    return [*configuration.prompt_sources(), *snippet_sources(snippets), *skill_sources(skills)]
 
 
 def configuration_list_for_client(*, api_client: ApiClient) -> QuerySet[Configuration]:

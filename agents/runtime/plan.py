@@ -15,7 +15,7 @@ from agents.models import Configuration, LlmModel
 from agents.providers.base import ProviderConfig
 from agents.providers.dispatch import Target
 from agents.runtime.parts import compose_skills, configuration_parts
-from agents.selectors import configuration_zone
+from agents.selectors import configuration_sources, configuration_zone
 from agents.tools.gate import ToolPolicy, ToolVerdict, tools_offered
 from agents.tools.registry import Tool
 from config.caches import cache_register
@@ -29,7 +29,7 @@ from governance.services import EventContext, governance_event_record
 from governance.vocabulary import Decision, Enforcement, EventOutcome, SourceKind, TrustZone
 from skills.composition import SkillMode
 from skills.models import Skill
-from snippets.composition import snippet_block, snippet_sources
+from snippets.composition import snippet_block
 
 LOAD_SKILL_TOOL = "load_skill"
 
@@ -306,11 +306,9 @@ def send_plan(*, configuration: Configuration, request: SendRequest) -> SendPlan
         transcript=tuple(redactions.message(message) for message in request.transcript),
         tool_specs=tuple(tool.spec() for tool in offered),
         tail_note=request.tail_note,
-        sources=tuple(
-            configuration.prompt_sources()
-            + snippet_sources(selection.snippets)
-            + list(skills.sources)
-            + _tool_output_sources(request)
+        sources=(
+            *configuration_sources(configuration, snippets=selection.snippets, skills=skills.included),
+            *_tool_output_sources(request),
         ),
     )
     return SendPlan(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 # Lowering a data class, loosening a ceiling or relaxing enforcement through the API needs this scope.
-CLASSIFY_SCOPE = "governance:classify"
+from governance.actors import CLASSIFY_SCOPE
 
 SCOPES = (
     "snippets:read",

@@ -29,8 +29,9 @@ from agents.scopes import SCOPES
 from agents.tokens import token_digest
 from context_assembly.assembly import ContextItem
 from context_assembly.fitting import BudgetBreakdown
+from governance.actors import Actor
 from governance.errors import ContextRefused
-from governance.services import EventContext
+from governance.services import EventContext, reclassification_guard
 from governance.vocabulary import DataClass
 from skills.models import Skill
 from skills.selectors import skills_in_order
@@ -85,6 +86,16 @@ def api_client_rotate_token(*, client: ApiClient) -> IssuedClient:
     token, client.token_prefix, client.token_digest = _token_issue()
     client.save(update_fields=["token_prefix", "token_digest"])
     return IssuedClient(client=client, token=token)
+
+
+def configuration_save(*, configuration: Configuration, actor: Actor) -> Configuration:
+    """Validate and save ``configuration`` (new or changed). Raises ``ValidationError``, or
+    ``ReclassifyForbidden`` when ``actor`` may not loosen its system prompt's classification, before
+    anything is stored; a changed classification is a ``reclassified`` event."""
+    with reclassification_guard(row=configuration, actor=actor):
+        configuration.full_clean()
+        configuration.save()
+    return configuration
 
 
 @dataclass(frozen=True)

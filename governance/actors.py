@@ -15,9 +15,10 @@ from django.contrib.auth.models import AbstractBaseUser, PermissionsMixin
 from django.db import models
 from django.http import HttpRequest
 
-# Lowering a class, loosening a ceiling or relaxing enforce to observe needs this admin permission
-# (users) or the API scope that ``agents.scopes`` names (clients).
+# Lowering a class, loosening a ceiling or relaxing enforce to observe needs the admin permission
+# (users) or the API scope (clients).
 RECLASSIFY_PERMISSION = "governance.reclassify"
+CLASSIFY_SCOPE = "governance:classify"
 MAX_LABEL_CHARS = 150
 # django-simple-history's change reason column holds 100 characters.
 MAX_CHANGE_REASON_CHARS = 100

@@ -1,21 +1,34 @@
-"""Admin for classified rows (snippets, skills, configuration prompts): one promote action, one report.
+"""Admin for classified rows (snippets, skills, configuration prompts): one promote action and report,
+and the classification rules on every change form.
 
-An interface module: it calls :func:`governance.services.enforcement_promote` and imports no other app.
+An editor may tighten a classification; lowering a class, loosening a ceiling or relaxing enforcement
+needs the ``governance.reclassify`` permission, and a new row always enforces. The form says so as a
+field error before anything is stored; the owning app's service (through
+:func:`governance.services.reclassification_guard`) enforces the same rules again under a lock.
+
+An interface module: it calls governance services and imports no other app.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
+from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import ModelAdmin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from governance.actors import request_actor
-from governance.classified import ClassifiedBase
-from governance.services import PromotionResult, enforcement_promote
+from governance.actors import Actor, request_actor
+from governance.classified import FIELDS, Classification, ClassifiedBase
+from governance.services import (
+    NEW_ROWS_ENFORCE,
+    PromotionResult,
+    enforcement_promote,
+    reclassification_refusal,
+)
+from governance.vocabulary import Enforcement
 
 PROMOTED_IN_ADMIN = "Promoted to enforce."
 
@@ -40,8 +53,51 @@ def promotion_report(
         model_admin.message_user(request, f"Not promoted {identifier}: {reason}.", messages.WARNING)
 
 
+class ClassificationForm(forms.ModelForm):
+    """Mixed into a classified model's admin form by :meth:`ClassifiedAdmin.get_form`."""
+
+    classification_actor: ClassVar[Actor]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        enforcement = self.fields.get(self._model().classification_field("enforcement"))
+        if self.instance.pk is None and isinstance(enforcement, forms.ChoiceField):
+            enforcement.choices = [(Enforcement.ENFORCE.value, Enforcement.ENFORCE.label)]
+            enforcement.help_text = NEW_ROWS_ENFORCE
+
+    def _model(self) -> type[ClassifiedBase]:
+        model = self._meta.model
+        assert model is not None and issubclass(model, ClassifiedBase)
+        return model
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or self.cleaned_data
+        model = self._model()
+        # The stored row, not the form's instance: a history revert's instance is the old version.
+        stored = model._default_manager.filter(pk=self.instance.pk).first() if self.instance.pk else None
+        if stored is None:
+            return cleaned
+        before = stored.classification
+        after = Classification(
+            **{
+                name: str(cleaned.get(model.classification_field(name), getattr(before, name)))
+                for name in FIELDS
+            }
+        )
+        refusal = reclassification_refusal(before=before, after=after, actor=self.classification_actor)
+        for field, message in refusal.items():
+            self.add_error(model.classification_field(field), message)
+        return cleaned
+
+
 class ClassifiedAdmin(admin.ModelAdmin):
-    """The base of a classified model's ``ModelAdmin``: list ``"promote_to_enforce"`` in ``actions``."""
+    """The base of a classified model's ``ModelAdmin``: its change forms apply the classification
+    rules; list ``"promote_to_enforce"`` in ``actions`` for the promote action."""
+
+    def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
+        form = super().get_form(request, obj, change=change, **kwargs)
+        attrs = {"classification_actor": request_actor(request), "__module__": __name__}
+        return type(form.__name__, (ClassificationForm, form), attrs)
 
     @admin.action(description="Promote selected %(verbose_name_plural)s to enforce", permissions=["change"])
     def promote_to_enforce(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:

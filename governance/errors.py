@@ -19,3 +19,12 @@ class AppendOnlyViolation(ApplicationError):
 
     code = "append_only"
     http_status = status.HTTP_409_CONFLICT
+
+
+class ReclassifyForbidden(ApplicationError):
+    """A change would lower a data class, loosen a ceiling or relax enforcement, and the actor holds
+    neither the ``governance:classify`` scope nor the ``governance.reclassify`` permission.
+    ``extra["fields"]`` names the fields; nothing was stored."""
+
+    code = "reclassify_forbidden"
+    http_status = status.HTTP_403_FORBIDDEN

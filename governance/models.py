@@ -65,6 +65,9 @@ class GovernanceEvent(AppendOnlyModel):
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["decision", "outcome"])]
+        # Declassifying (a lower class, a looser ceiling, enforce relaxed to observe) is privileged;
+        # the editors group does not hold it.
+        permissions = [("reclassify", "Can lower a data class, loosen a ceiling or relax enforcement")]
 
     def __str__(self) -> str:
         return f"{self.decision}/{self.outcome} {self.source_kind}:{self.source_identifier}"

@@ -4,14 +4,17 @@ promoting classified rows to enforce."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from governance.actors import Actor, history_stamp
-from governance.classified import ClassifiedBase
-from governance.errors import ContextRefused
+from governance.actors import CLASSIFY_SCOPE, RECLASSIFY_PERMISSION, Actor, history_stamp
+from governance.classified import Classification, ClassifiedBase
+from governance.errors import ContextRefused, ReclassifyForbidden
 from governance.guardrails.redaction import redact
 from governance.models import GovernanceEvent
 from governance.policy import ContextDecision, Source, SourceDecision, decide, enforcement_mode
@@ -24,6 +27,7 @@ __all__ = [
     "decide",
     "enforcement_promote",
     "governance_event_record",
+    "reclassification_guard",
 ]
 
 logger = logging.getLogger(__name__)
@@ -183,10 +187,12 @@ def enforcement_promote(*, rows: Sequence[ClassifiedBase], actor: Actor) -> Prom
             locked = type(row)._default_manager.select_for_update().get(pk=row.pk)
             reason = _promotion_refusal(locked)
             if reason is None:
-                locked.classify(replace(locked.classification, enforcement=Enforcement.ENFORCE))
+                before = locked.classification
+                locked.classify(replace(before, enforcement=Enforcement.ENFORCE))
                 locked.full_clean()
                 history_stamp(locked, actor=actor, reason="promoted to enforce")
                 locked.save()
+                reclassification_record(row=locked, before=before, actor=actor)
         if reason is None:
             promoted.append(locked.identifier)
             logger.info("%s %s promoted to enforce by %s", row.source_kind, locked.identifier, actor.label)
@@ -202,3 +208,91 @@ def _promotion_refusal(row: ClassifiedBase) -> str | None:
     if not current.data_class or not current.ceiling:
         return UNDECLARED
     return None
+
+
+LOOSENING = {
+    "data_class": "Lowering the data class",
+    "ceiling": "Loosening the trust-zone ceiling",
+    "enforcement": "Relaxing enforce to observe",
+}
+NEW_ROWS_ENFORCE = "A new row enforces: observe is only for rows that predate classification."
+
+
+def reclassification_refusal(
+    *, before: Classification, after: Classification, actor: Actor
+) -> dict[str, str]:
+    """Why ``actor`` may not change ``before`` to ``after``, by unprefixed field; empty when it may.
+
+    Only a change that lets content go further (see :meth:`Classification.loosened_by`) is
+    privileged; a stricter change is anyone's to make.
+    """
+    loosened = before.loosened_by(after)
+    if not loosened or actor.may_declassify:
+        return {}
+    privilege = f"the {CLASSIFY_SCOPE} scope or the {RECLASSIFY_PERMISSION} permission"
+    return {field: f"{LOOSENING[field]} needs {privilege}." for field in loosened}
+
+
+@contextmanager
+def reclassification_guard(*, row: ClassifiedBase, actor: Actor) -> Iterator[None]:
+    """Wrap the save of ``row`` (new or changed): refuse what ``actor`` may not do, record what changed.
+
+    Before the body runs, the stored row is read under a lock: a change that lowers its class,
+    loosens its ceiling or relaxes enforcement raises :class:`ReclassifyForbidden` unless ``actor``
+    may declassify, and a new row that does not enforce raises ``ValidationError``; either way
+    nothing is stored. After the body saved the row, any change of its classification is recorded as
+    a ``reclassified`` event. All of it is one transaction: a change whose event cannot be written is
+    not stored.
+    """
+    with transaction.atomic():
+        before = _stored_classification(row)
+        after = row.classification
+        if before is None and after.enforcement != Enforcement.ENFORCE:
+            raise ValidationError({row.classification_field("enforcement"): NEW_ROWS_ENFORCE})
+        refusal = {} if before is None else reclassification_refusal(before=before, after=after, actor=actor)
+        if refusal:
+            fields = [row.classification_field(field) for field in refusal]
+            raise ReclassifyForbidden(
+                f"{row.source_kind} {row.identifier!r}: {' '.join(refusal.values())}",
+                extra={"fields": fields, "required_scope": CLASSIFY_SCOPE},
+            )
+        yield
+        reclassification_record(row=row, before=before, actor=actor)
+
+
+def _stored_classification(row: ClassifiedBase) -> Classification | None:
+    if row.pk is None:
+        return None
+    stored = type(row)._default_manager.select_for_update().filter(pk=row.pk).first()
+    return stored.classification if stored is not None else None
+
+
+def reclassification_record(
+    *, row: ClassifiedBase, before: Classification | None, actor: Actor
+) -> GovernanceEvent | None:
+    """A ``reclassified`` event when ``row`` (as saved) is classified otherwise than ``before``.
+
+    It names the row, the actor (an API client in ``api_client``; anyone in the reason) and the
+    classification before and after, redacted like every event; never content. None when nothing
+    changed or the row is new.
+    """
+    after = row.classification
+    if before is None or before == after:
+        return None
+    event = GovernanceEvent(
+        correlation_id=uuid.uuid4().hex,
+        decision=Decision.RECLASSIFIED,
+        outcome=EventOutcome.OBSERVED if after.enforcement == Enforcement.OBSERVE else EventOutcome.ENFORCED,
+        source_kind=row.source_kind,
+        source_identifier=_redacted(row.identifier)[:200],
+        data_class=after.data_class,
+        ceiling=after.ceiling,
+        reason=_redacted(f"{before} -> {after} by {actor.label}")[:300],
+        api_client=_redacted(actor.api_client),
+    )
+    event.full_clean()
+    event.save()
+    logger.info(
+        "%s %s reclassified %s -> %s by %s", row.source_kind, row.identifier, before, after, actor.label
+    )
+    return event

@@ -11,6 +11,7 @@ from django.utils import timezone
 from config.errors import ApplicationError
 from governance.actors import SYSTEM, Actor, history_stamp
 from governance.guardrails.injection import InjectionSeverity
+from governance.services import reclassification_guard
 from skills.audit import audit_record
 from skills.errors import (
     SkillFingerprintMismatch,
@@ -247,7 +248,11 @@ def skill_disable(*, skill: Skill, actor: Actor) -> Skill:
 
 @transaction.atomic
 def skill_classify(*, skill: Skill, data_class: str, ceiling: str, enforcement: str, actor: Actor) -> Skill:
-    """Set a skill's classification (editors own it; syncs never change it). Validated before saving."""
+    """Set a skill's classification (editors own it; syncs never change it). Validated before saving;
+    loosening it needs an actor who may declassify (``ReclassifyForbidden``), and every change is a
+    ``reclassified`` event."""
     row = Skill.objects.select_for_update().get(pk=skill.pk)
     row.data_class, row.ceiling, row.enforcement = data_class, ceiling, enforcement
-    return _save(row, actor, "classification edited")
+    with reclassification_guard(row=row, actor=actor):
+        _save(row, actor, "classification edited")
+    return row

@@ -155,9 +155,9 @@ class SnippetDetailApi(APIView):
         data_class = serializers.ChoiceField(choices=DataClass.choices, required=False)
         ceiling = serializers.ChoiceField(choices=TrustZone.choices, required=False)
         enforcement = serializers.ChoiceField(
-            choices=[(Enforcement.ENFORCE.value, Enforcement.ENFORCE.label)],
+            choices=Enforcement.choices,
             required=False,
-            help_text="Promote an observed snippet to enforce; relaxing is not possible.",
+            help_text="Promote an observed snippet to enforce; relaxing to observe needs governance:classify.",
         )
         is_active = serializers.BooleanField(required=False)
         sorting = serializers.IntegerField(min_value=-(2**31), max_value=2**31 - 1, required=False)
@@ -175,8 +175,21 @@ class SnippetDetailApi(APIView):
     @extend_schema(
         tags=[TAG],
         summary="Change a snippet",
+        description=(
+            "Lowering the data class, loosening the ceiling or relaxing enforcement to observe needs the "
+            "governance:classify scope (else 403 reclassify_forbidden, extra.fields naming them, nothing "
+            "stored). Every change of the classification is recorded as a reclassified governance event."
+        ),
         request=UpdateInputSerializer,
-        responses={200: SnippetOutputSerializer, **error_responses(400, 404, 413)},
+        responses={
+            200: SnippetOutputSerializer,
+            **error_responses(
+                400,
+                404,
+                413,
+                s403="permission_denied (extra.required_scope), or reclassify_forbidden (extra.fields)",
+            ),
+        },
     )
     def patch(self, request: Request, identifier: str) -> Response:
         snippet = _snippet(identifier)

@@ -5,12 +5,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from governance.actors import Actor, history_stamp
 from governance.guardrails.injection import max_severity, scan_for_injection
-from governance.vocabulary import Enforcement
+from governance.services import reclassification_guard
 from snippets.models import Snippet, Tag, normalise_tag
 
 logger = logging.getLogger(__name__)
@@ -42,16 +41,18 @@ def snippet_save(
 ) -> Snippet:
     """Validate, scan and save ``snippet`` (new or changed), then set its tags when given.
 
-    Raises ``ValidationError`` before anything is stored. Findings of the injection scan are kept
-    on the row for editors to review; they do not block the save (snippets are editor-authored).
-    The history version names ``actor`` and ``reason``.
+    Raises ``ValidationError``, or ``ReclassifyForbidden`` when ``actor`` may not loosen the
+    classification, before anything is stored. Findings of the injection scan are kept on the row for
+    editors to review; they do not block the save (snippets are editor-authored). The history version
+    names ``actor`` and ``reason``; a changed classification is also a ``reclassified`` event.
     """
-    snippet.full_clean()
-    _scan(snippet)
-    history_stamp(snippet, actor=actor, reason=reason)
-    snippet.save()
-    if tag_names is not None:
-        snippet.tags.set(tags_resolve(tag_names))
+    with reclassification_guard(row=snippet, actor=actor):
+        snippet.full_clean()
+        _scan(snippet)
+        history_stamp(snippet, actor=actor, reason=reason)
+        snippet.save()
+        if tag_names is not None:
+            snippet.tags.set(tags_resolve(tag_names))
     return snippet
 
 
@@ -101,13 +102,9 @@ def snippet_update(
 ) -> Snippet:
     """Change the given fields (None leaves a field as it is) and the tags, and save a new version.
 
-    Raises ``ValidationError`` before anything is stored. Enforcement may be promoted to ``enforce``
-    here, never relaxed to ``observe``: observe exists for rows that predate classification.
+    Raises as :func:`snippet_save` does: lowering the class, loosening the ceiling or relaxing
+    enforcement to observe needs an actor who may declassify; tightening is anyone's.
     """
-    if enforcement not in (None, Enforcement.ENFORCE):
-        raise ValidationError(
-            {"enforcement": "A snippet can be promoted to enforce, never relaxed to observe."}
-        )
     changes = {
         "name": name,
         "description": description,

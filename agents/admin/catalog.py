@@ -14,7 +14,9 @@ from django.utils.html import format_html
 from agents.admin.preview import preview_view
 from agents.models import ApiClient, Configuration, ConfigurationFallback, LlmModel, Provider
 from agents.selectors import configuration_zone
+from agents.services import configuration_save
 from context_assembly.profiles import CATALOGUE, catalogue_get
+from governance.actors import request_actor
 from governance.classified_admin import ClassifiedAdmin
 
 
@@ -170,6 +172,9 @@ class ConfigurationAdmin(ClassifiedAdmin):
     @admin.display(description="Serving zone")
     def serving_zone(self, obj: Configuration) -> str:
         return configuration_zone(obj).label
+
+    def save_model(self, request: HttpRequest, obj: Configuration, form: Any, change: bool) -> None:
+        configuration_save(configuration=obj, actor=request_actor(request))
 
 
 @admin.register(ApiClient)

@@ -158,17 +158,6 @@ def test_patch_changes_fields_and_tags_and_promotes_to_enforce(make_caller):
     }
 
 
-def test_patch_cannot_relax_to_observe(make_caller):
-    snippet_make(identifier="tone")
-    body = assert_error(
-        make_caller("snippets:write").patch(f"{SNIPPETS}/tone", {"enforcement": "observe"}),
-        400,
-        "invalid_input",
-    )
-    assert list(body["extra"]["fields"]) == ["enforcement"]
-    assert Snippet.objects.get(identifier="tone").enforcement == Enforcement.ENFORCE
-
-
 def test_patch_with_an_invalid_classification_stores_nothing(make_caller):
     snippet_make(identifier="tone", text="Warm.")
     response = make_caller("snippets:write").patch(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.contrib.auth.models import AnonymousUser, Permission
 from django.test import RequestFactory
 
 from agents.services import api_client_create
@@ -56,9 +57,19 @@ def test_the_request_names_its_actor(django_user_model):
 
 
 def test_an_anonymous_request_has_no_actor():
-    from django.contrib.auth.models import AnonymousUser
-
     request = RequestFactory().get("/")
     request.user = AnonymousUser()
     with pytest.raises(TypeError):
         request_actor(request)
+
+
+def test_a_user_may_declassify_only_with_the_reclassify_permission(django_user_model):
+    user = django_user_model.objects.create_user("bob", is_staff=True)
+    assert Actor.of_user(user).may_declassify is False
+
+    user.user_permissions.add(
+        Permission.objects.get(content_type__app_label="governance", codename="reclassify")
+    )
+    user = django_user_model.objects.get(pk=user.pk)  # permissions are cached per user object
+
+    assert Actor.of_user(user).may_declassify is True

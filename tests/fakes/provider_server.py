@@ -6,7 +6,9 @@ Tests point the official SDKs at it (``OpenAI(base_url=fake.openai_base_url)``,
 Served: ``POST /v1/chat/completions`` (OpenAI) and ``POST /v1/messages`` (Anthropic), as JSON or, when the
 body has ``"stream": true``, as server-sent events over a chunked response. Scripted replies are consumed
 in order by either path; when none is queued the default reply answers. Reported usage is computed from
-what was received (see :func:`count_prompt_tokens`) unless a reply overrides it.
+what was received (see :func:`count_prompt_tokens`) unless a reply overrides it. With
+``prompt_cache=True`` the Anthropic path caches prompt prefixes at ``cache_control`` breakpoints and
+reports cache reads and writes (see :mod:`tests.fakes.prompt_cache`, which also counts tools there).
 
 Binds 127.0.0.1 only. Bodies over ``max_body_bytes`` are refused unread (413). A failure inside a handler
 answers 500 and is kept in :attr:`FakeProvider.errors`; it never stops the server.
@@ -21,12 +23,13 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from context_assembly.encodings import get_encoding
+from tests.fakes.prompt_cache import PrefixCache
 
 WireName = Literal["openai", "anthropic"]
 PATHS: dict[str, WireName] = {"/v1/chat/completions": "openai", "/v1/messages": "anthropic"}
@@ -185,15 +188,19 @@ class Usage:
     prompt: int
     completion: int
     cached: int
+    cache_write: int = 0
 
 
-def _usage(reply: Reply, body: Mapping[str, Any]) -> Usage:
-    prompt = reply.prompt_tokens if reply.prompt_tokens is not None else count_prompt_tokens(body)
+def _usage(reply: Reply, body: Mapping[str, Any], cache: PrefixCache | None = None) -> Usage:
     completion = reply.completion_tokens
     if completion is None:
         completion = count_text_tokens(reply.text) + sum(
             count_text_tokens(call.arguments_json) for call in reply.tool_calls
         )
+    if cache is not None and reply.prompt_tokens is None:
+        cached = cache.account(body)
+        return Usage(cached.prompt, completion, cached.read, cached.written)
+    prompt = reply.prompt_tokens if reply.prompt_tokens is not None else count_prompt_tokens(body)
     return Usage(prompt, completion, reply.cached_tokens)
 
 
@@ -270,9 +277,9 @@ def openai_events(reply: Reply, usage: Usage | None, model: str, rid: str) -> li
 
 def _anthropic_usage(usage: Usage) -> dict[str, Any]:
     return {
-        "input_tokens": usage.prompt - usage.cached,
+        "input_tokens": usage.prompt - usage.cached - usage.cache_write,
         "output_tokens": usage.completion,
-        "cache_creation_input_tokens": 0,
+        "cache_creation_input_tokens": usage.cache_write,
         "cache_read_input_tokens": usage.cached,
     }
 
@@ -315,7 +322,7 @@ def _anthropic_block_events(index: int, block: dict[str, Any]) -> list[Event]:
 
 
 def anthropic_events(reply: Reply, usage: Usage | None, model: str, rid: str) -> list[Event]:
-    start = anthropic_json(Reply(), usage and Usage(usage.prompt, 0, usage.cached), model, rid)
+    start = anthropic_json(Reply(), usage and replace(usage, completion=0), model, rid)
     start["stop_reason"] = None
     events: list[Event] = [
         ("message_start", {"type": "message_start", "message": start}),
@@ -495,7 +502,8 @@ class _Handler(BaseHTTPRequestHandler):
             error = reply.error
             payload = error.body if error.body is not None else json.dumps(error_body(wire, error)).encode()
             return self._send(error.status, payload, "application/json", error.headers)
-        usage = _usage(reply, body) if reply.include_usage else None
+        cache = self.server.fake._prefix_cache if wire == "anthropic" else None
+        usage = _usage(reply, body, cache) if reply.include_usage else None
         model, rid = str(body.get("model", "")), self.server.fake._next_id(wire)
         render_json, render_events = RENDERERS[wire]
         if not body.get("stream"):
@@ -550,11 +558,15 @@ class FakeProvider:
 
     ``api_key``: when set, a request must carry ``Authorization: Bearer <key>`` or ``x-api-key: <key>``,
     else it gets 401 in the provider's error shape. ``default_reply`` answers when nothing is scripted.
+    ``prompt_cache``: Anthropic requests are answered with prefix-cache usage (off by default), and
+    ``cache_min_tokens`` is the shortest prefix it writes.
     """
 
     api_key: str | None = None
     default_reply: Reply | RawReply | str = "ok"
     max_body_bytes: int = 16 * 1024 * 1024
+    prompt_cache: bool = False
+    cache_min_tokens: int = 0
     errors: list[BaseException] = field(default_factory=list, init=False)
     _requests: list[RecordedRequest] = field(default_factory=list, init=False)
     _queue: deque[Reply | RawReply] = field(default_factory=deque, init=False)
@@ -563,6 +575,11 @@ class FakeProvider:
     _server: _Server | None = field(default=None, init=False)
     _thread: threading.Thread | None = field(default=None, init=False)
     _ids: int = field(default=0, init=False)
+    _prefix_cache: PrefixCache | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        if self.prompt_cache:
+            self._prefix_cache = PrefixCache(self.cache_min_tokens)
 
     def start(self) -> FakeProvider:
         if self._server is None:
@@ -643,11 +660,13 @@ class FakeProvider:
         return "\n".join(parts)
 
     def reset(self) -> None:
-        """Forget recorded requests, scripted replies and handler errors; keep serving."""
+        """Forget recorded requests, scripted replies, handler errors and cached prefixes; keep serving."""
         with self._lock:
             self._requests.clear()
             self._queue.clear()
             self.errors.clear()
+        if self._prefix_cache is not None:
+            self._prefix_cache.clear()
 
     def _record(
         self, method: str, path: str, headers: Iterable[tuple[str, str]], raw: bytes

@@ -46,8 +46,8 @@ class AgentStepInline(ReadOnlyAdminMixin, admin.TabularInline):
     ordering = ("index",)
     show_change_link = True
     fields = (
-        "index", "kind", "status", "model", "used_tokens", "cached_tokens", "completion_tokens",
-        "finish_reason", "duration_ms", "error_code",
+        "index", "kind", "status", "model", "used_tokens", "cached_tokens", "cache_write_tokens",
+        "completion_tokens", "finish_reason", "duration_ms", "error_code",
     )  # fmt: skip
     readonly_fields = fields
 
@@ -77,6 +77,7 @@ class AgentRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
                 "fields": (
                     "prompt_tokens_total",
                     "cached_tokens_total",
+                    "cache_write_tokens_total",
                     "completion_tokens_total",
                     "requeue_count",
                 )
@@ -87,8 +88,8 @@ class AgentRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     readonly_fields = (
         "id", "configuration", "api_client", "status", "termination_reason", "context_usage", "usage_chart",
         "input_data_class", "request_skills", "max_tokens", "cancel_requested", "prompt_tokens_total",
-        "cached_tokens_total", "completion_tokens_total", "requeue_count", "error_code", "error_message",
-        "created_at", "updated_at", "finished_at",
+        "cached_tokens_total", "cache_write_tokens_total", "completion_tokens_total", "requeue_count",
+        "error_code", "error_message", "created_at", "updated_at", "finished_at",
     )  # fmt: skip
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[AgentRun]:
@@ -147,8 +148,8 @@ class AgentStepAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     search_fields = ("run__id",)
     fields = (
         "run", "index", "kind", "status", "model", "provider", "used_tokens", "reported_prompt_tokens",
-        "estimated_prompt_tokens", "cached_tokens", "completion_tokens", "usage_provenance",
-        "breakdown_bar", "finish_reason", "calibration_ratio", "duration_ms", "error_code", "created_at",
+        "estimated_prompt_tokens", "cached_tokens", "cache_write_tokens", "completion_tokens",
+        "usage_provenance", "breakdown_bar", "finish_reason", "calibration_ratio", "duration_ms", "error_code", "created_at",
     )  # fmt: skip
     readonly_fields = fields
 

@@ -100,6 +100,7 @@ class CompletionApi(APIView):
         class UsageSerializer(serializers.Serializer):
             prompt_tokens = serializers.IntegerField(allow_null=True)
             cached_tokens = serializers.IntegerField(allow_null=True)
+            cache_write_tokens = serializers.IntegerField(allow_null=True)
             completion_tokens = serializers.IntegerField(allow_null=True)
             provenance = serializers.ChoiceField(choices=Provenance.choices)
 
@@ -157,6 +158,7 @@ def completion_body(completion: Completion) -> dict[str, Any]:
         figures = {
             "prompt_tokens": usage.prompt_tokens,
             "cached_tokens": usage.cached_tokens,
+            "cache_write_tokens": usage.cache_write_tokens,
             "completion_tokens": usage.completion_tokens,
             "provenance": usage.provenance,
         }
@@ -164,6 +166,7 @@ def completion_body(completion: Completion) -> dict[str, Any]:
         figures = {
             "prompt_tokens": completion.breakdown.estimated,
             "cached_tokens": None,
+            "cache_write_tokens": None,
             "completion_tokens": None,
             "provenance": Provenance.ESTIMATED,
         }

@@ -16,7 +16,12 @@ from governance.vocabulary import Provenance
 class StepUsageSerializer(serializers.Serializer):
     reported_prompt_tokens = serializers.IntegerField(allow_null=True)
     estimated_prompt_tokens = serializers.IntegerField(allow_null=True)
-    cached_tokens = serializers.IntegerField(allow_null=True)
+    cached_tokens = serializers.IntegerField(
+        allow_null=True, help_text="Prompt tokens read from the provider's cache (part of the prompt)."
+    )
+    cache_write_tokens = serializers.IntegerField(
+        allow_null=True, help_text="Prompt tokens written to the provider's cache (part of the prompt)."
+    )
     completion_tokens = serializers.IntegerField(allow_null=True)
     provenance = serializers.ChoiceField(choices=Provenance.choices)
 
@@ -60,6 +65,7 @@ class MessageSerializer(serializers.Serializer):
 class TotalsSerializer(serializers.Serializer):
     prompt_tokens = serializers.IntegerField()
     cached_tokens = serializers.IntegerField()
+    cache_write_tokens = serializers.IntegerField()
     completion_tokens = serializers.IntegerField()
 
     class Meta:
@@ -111,6 +117,7 @@ def step_body(step: AgentStep, default_window: int) -> dict[str, Any]:
             "reported_prompt_tokens": step.reported_prompt_tokens,
             "estimated_prompt_tokens": step.estimated_prompt_tokens,
             "cached_tokens": step.cached_tokens,
+            "cache_write_tokens": step.cache_write_tokens,
             "completion_tokens": step.completion_tokens,
             "provenance": step.usage_provenance or Provenance.UNAVAILABLE,
         },
@@ -135,6 +142,7 @@ def run_summary_body(run: AgentRun) -> dict[str, Any]:
         "totals": {
             "prompt_tokens": run.prompt_tokens_total,
             "cached_tokens": run.cached_tokens_total,
+            "cache_write_tokens": run.cache_write_tokens_total,
             "completion_tokens": run.completion_tokens_total,
         },
         "created_at": run.created_at,

@@ -164,6 +164,7 @@ class AgentRun(models.Model):
     # Totals across steps (cumulative; never the context fill, which is the last step's prompt).
     prompt_tokens_total = models.PositiveBigIntegerField(default=0)
     cached_tokens_total = models.PositiveBigIntegerField(default=0)
+    cache_write_tokens_total = models.PositiveBigIntegerField(default=0)
     completion_tokens_total = models.PositiveBigIntegerField(default=0)
     last_calibration_ratio = models.FloatField(null=True, blank=True)
     error_code = models.CharField(max_length=64, blank=True)
@@ -203,7 +204,8 @@ class AgentStep(models.Model):
     provider = models.CharField(max_length=100, blank=True)
     reported_prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
     estimated_prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
-    cached_tokens = models.PositiveIntegerField(null=True, blank=True)
+    cached_tokens = models.PositiveIntegerField(null=True, blank=True)  # prompt tokens read from cache
+    cache_write_tokens = models.PositiveIntegerField(null=True, blank=True)  # written to it (Anthropic)
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)
     usage_provenance = models.CharField(max_length=24, choices=Provenance.choices)
     breakdown = models.JSONField(default=dict, blank=True)

@@ -20,9 +20,15 @@ Translation from the wire-neutral messages (OpenAI shape) to Messages API reques
 * ``name`` is not sent (the Messages API has no such field); image parts become ``image`` blocks
   (``base64`` for data URLs, ``url`` otherwise) and their ``detail`` is dropped.
 
+Prompt caching: the system block, the skill block (split off as the first block of the first user
+message, by ``call.layout``) and the newest transcript turn carry ``cache_control`` breakpoints where
+the prefix up to them is long enough to be cached; see :mod:`agents.providers.anthropic_cache`.
+Sampling parameters are sent only when ``call.capabilities.sampling`` allows them.
+
 Usage: ``prompt_tokens`` = ``input_tokens`` + ``cache_read_input_tokens`` +
 ``cache_creation_input_tokens`` (Anthropic's ``input_tokens`` excludes cached tokens);
-``cached_tokens`` = ``cache_read_input_tokens``. Streams are read as raw events (``stream=True``), so a
+``cached_tokens`` = ``cache_read_input_tokens``; ``cache_write_tokens`` =
+``cache_creation_input_tokens``. Streams are read as raw events (``stream=True``), so a
 stream without usage yields :meth:`Usage.unavailable` instead of the SDK helper's ``AttributeError``.
 """
 
@@ -34,9 +40,12 @@ from typing import Any
 
 import anthropic
 
+from agents.providers.anthropic_cache import BlockRef, WireMessages, mark_cache_breakpoints
 from agents.providers.base import (
+    NO_LAYOUT,
     FailureClass,
     FinishReason,
+    PromptLayout,
     ProviderAdapter,
     ProviderCall,
     ProviderConfig,
@@ -125,21 +134,54 @@ def _wire_message(message: Message, index: int) -> tuple[str, list[dict[str, Any
     return message.role, blocks
 
 
-def translate_messages(messages: tuple[Message, ...]) -> tuple[str, list[dict[str, Any]]]:
-    """``(system, messages)`` for the Messages API; see the module docstring for the rules."""
+def _split_skill_block(blocks: list[dict[str, Any]], chars: int) -> list[dict[str, Any]] | None:
+    """The first user message's blocks with its first ``chars`` characters as a block of their own, so
+    a cache breakpoint can close right after the skill block; None when there is nothing to split.
+    Together the two blocks carry exactly the text of the one they replace."""
+    if chars <= 0 or not blocks or blocks[0]["type"] != "text":
+        return None
+    text = blocks[0]["text"]
+    head, rest = text[:chars], text[chars:]
+    if not head.strip() or not rest.strip():
+        return None  # the API refuses whitespace-only text blocks
+    return [{"type": "text", "text": head}, {"type": "text", "text": rest}, *blocks[1:]]
+
+
+def _last_block(wire: list[dict[str, Any]]) -> BlockRef | None:
+    return (len(wire) - 1, len(wire[-1]["content"]) - 1) if wire else None
+
+
+def translate_messages(messages: tuple[Message, ...], layout: PromptLayout = NO_LAYOUT) -> WireMessages:
+    """The system text and messages for the Messages API; see the module docstring for the rules."""
     system = "\n\n".join(_text_of(m) for m in messages if m.role == "system" and _text_of(m))
     wire: list[dict[str, Any]] = []
+    skill_block: BlockRef | None = None
+    transcript_end: BlockRef | None = None
+    stable = layout.transcript_end(len(messages))
+    first_user = True
     for index, message in enumerate(messages):
+        if index == stable:
+            transcript_end = _last_block(wire)
         if message.role == "system":
             continue
         role, blocks = _wire_message(message, index)
+        split = None
+        if first_user and role == "user":
+            split, first_user = _split_skill_block(blocks, layout.skill_block_chars), False
+        blocks = split or blocks
         if not blocks:
             continue
         if wire and wire[-1]["role"] == role:
+            offset = len(wire[-1]["content"])
             wire[-1]["content"].extend(blocks)
         else:
+            offset = 0
             wire.append({"role": role, "content": blocks})
-    return system, wire
+        if split:
+            skill_block = (len(wire) - 1, offset)
+    if stable == len(messages):
+        transcript_end = _last_block(wire)  # no tail: the transcript ends the messages
+    return WireMessages(system, wire, skill_block, transcript_end)
 
 
 def translate_tool(spec: ToolSpec) -> dict[str, Any]:
@@ -172,7 +214,9 @@ def normalise_usage(*usages: Any) -> Usage:
         figures["cache_creation_input_tokens"],
     )
     prompt = None if uncached is None else uncached + (read or 0) + (created or 0)
-    return Usage.reported(prompt, read if prompt is not None else None, figures["output_tokens"])
+    if prompt is None:
+        return Usage.reported(None, None, figures["output_tokens"])
+    return Usage.reported(prompt, read, figures["output_tokens"], created)
 
 
 @dataclass
@@ -245,18 +289,20 @@ class AnthropicAdapter(ProviderAdapter):
 
     def _request_body(self, call: ProviderCall) -> dict[str, Any]:
         """The keyword arguments of ``messages.create`` for ``call`` (``extra_body`` is merged into the
-        wire body by the SDK). Raises :class:`ProviderError`
+        wire body by the SDK), with its cache breakpoints. Raises :class:`ProviderError`
         (``client_error``) when a message cannot be expressed in the Messages API."""
         try:
-            system, messages = translate_messages(call.messages)
+            wire = translate_messages(call.messages, call.layout)
         except _Untranslatable as exc:
             raise self.error(FailureClass.CLIENT_ERROR, exc.problem) from None
-        body: dict[str, Any] = {"model": call.model_id, "max_tokens": call.max_tokens, "messages": messages}
-        if system:
-            body["system"] = system
+        body: dict[str, Any] = {"model": call.model_id, "max_tokens": call.max_tokens}
+        body["messages"] = wire.messages
+        if wire.system:
+            body["system"] = wire.system
         if call.tool_specs:
             body["tools"] = [translate_tool(spec) for spec in call.tool_specs]
-        if call.temperature is not None:
+        mark_cache_breakpoints(body, wire, call)
+        if call.temperature is not None and call.capabilities.sampling:
             # anthropic 1.0 removed the keyword (the API deprecates sampling parameters and newer models
             # reject them with a 400); it is still sent when asked for, as the SDK's migration guide says.
             body["extra_body"] = {"temperature": call.temperature}

@@ -22,6 +22,7 @@ from agents.providers.failures import (
     SdkErrors,
     provider_error_from,
 )
+from context_assembly.assembly import AssembledContext
 from context_assembly.errors import InvalidMessage
 from context_assembly.messages import FrozenMapping, Message, ToolCall, ToolSpec, freeze_json
 from context_assembly.profiles import DEFAULT_CAPABILITIES, ModelCapabilities
@@ -30,6 +31,7 @@ from governance.vocabulary import Provenance
 __all__ = [
     "FailureClass",
     "FinishReason",
+    "PromptLayout",
     "ProviderAdapter",
     "ProviderCall",
     "ProviderConfig",
@@ -92,12 +94,59 @@ class ProviderConfig:
             raise _configuration_error(self.identifier, "options must be a JSON object") from None
 
 
+@dataclass(frozen=True)
+class PromptLayout:
+    """Where the stable parts of a call's messages end, for adapters that mark a cache prefix
+    explicitly (Anthropic's ``cache_control``); adapters whose provider caches by prefix on its own
+    ignore it. The messages are in the assembly's order: ``head_messages`` (the system message and the
+    first user message), the transcript, then ``tail_messages`` volatile messages (the tail note, which
+    changes every step).
+
+    * ``skill_block_chars``: how many leading characters of the first user message are the skill
+      block (0: none, or nothing follows it), a prefix shared by every run of a configuration.
+
+    The default (nothing known) treats every message as transcript.
+    """
+
+    head_messages: int = 0
+    skill_block_chars: int = 0
+    tail_messages: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("head_messages", "skill_block_chars", "tail_messages"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{name} must be a non-negative integer")
+
+    @classmethod
+    def of(cls, assembled: AssembledContext) -> PromptLayout:
+        """The layout of ``assembled`` (also of any fit of it: the fit keeps the head and the tail)."""
+        segments = assembled.segments
+        skills, first_user = segments.skills_probe, assembled.head[-1]
+        chars = 0
+        if skills is not None and skills is not first_user and isinstance(skills.content, str):
+            chars = len(skills.content)  # the probe *is* the first user message when nothing follows
+        return cls(
+            head_messages=segments.head_length,
+            skill_block_chars=chars,
+            tail_messages=1 if segments.has_tail_note else 0,
+        )
+
+    def transcript_end(self, message_count: int) -> int | None:
+        """The index after the last transcript message of ``message_count`` messages, else None."""
+        end = message_count - self.tail_messages
+        return end if end > self.head_messages else None
+
+
+NO_LAYOUT = PromptLayout()
+
+
 @dataclass(frozen=True, kw_only=True)
 class ProviderCall:
     """One completion request in wire-neutral form (keyword-only). ``max_tokens`` bounds the reply.
 
     ``capabilities`` say what the model's API accepts; adapters shape the body from them, never from
-    ``model_id`` (the dispatcher sets each target's).
+    ``model_id`` (the dispatcher sets each target's). ``layout`` says where the stable prefix ends.
 
     Precondition: built by our own code from validated data, so a wrong shape is a programming error
     and raises ``ValueError``, not :class:`ProviderError`.
@@ -110,6 +159,7 @@ class ProviderCall:
     stream: bool = False
     temperature: float | None = None
     capabilities: ModelCapabilities = DEFAULT_CAPABILITIES
+    layout: PromptLayout = NO_LAYOUT
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "messages", tuple(self.messages))
@@ -118,29 +168,36 @@ class ProviderCall:
             raise ValueError("model_id must be a non-empty string")
         if isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int) or self.max_tokens < 1:
             raise ValueError("max_tokens must be a positive integer")
+        if self.layout.head_messages + self.layout.tail_messages > len(self.messages):
+            raise ValueError("the layout's head and tail exceed the messages")
 
 
 @dataclass(frozen=True)
 class Usage:
     """Normalised usage. ``prompt_tokens`` includes cached tokens (for Anthropic: input + cache read +
-    cache creation). ``None`` means "not reported", never zero. Provenance is ``provider_reported``
-    when the provider sent usage, else ``unavailable`` with every figure None."""
+    cache creation). ``cached_tokens`` are prompt tokens read from the provider's cache,
+    ``cache_write_tokens`` those written to it by this call (Anthropic's cache creation; providers
+    that cache on their own do not report it). ``None`` means "not reported", never zero. Provenance
+    is ``provider_reported`` when the provider sent usage, else ``unavailable`` with every figure None."""
 
     prompt_tokens: int | None
     cached_tokens: int | None
     completion_tokens: int | None
     provenance: Provenance
+    cache_write_tokens: int | None = None
 
     @classmethod
     def unavailable(cls) -> Usage:
         return cls(None, None, None, Provenance.UNAVAILABLE)
 
     @classmethod
-    def reported(cls, prompt: int | None, cached: int | None, completion: int | None) -> Usage:
-        """Figures the provider sent; all three None means it sent nothing usable (unavailable)."""
-        if prompt is None and cached is None and completion is None:
+    def reported(
+        cls, prompt: int | None, cached: int | None, completion: int | None, cache_write: int | None = None
+    ) -> Usage:
+        """Figures the provider sent; all None means it sent nothing usable (unavailable)."""
+        if prompt is None and cached is None and completion is None and cache_write is None:
             return cls.unavailable()
-        return cls(prompt, cached, completion, Provenance.PROVIDER_REPORTED)
+        return cls(prompt, cached, completion, Provenance.PROVIDER_REPORTED, cache_write)
 
 
 @dataclass(frozen=True)

@@ -96,6 +96,7 @@ class StepTotals:
 
     prompt_tokens: int
     cached_tokens: int
+    cache_write_tokens: int
     completion_tokens: int
     calibration_ratio: float | None  # the run's last step ratio from now on
 
@@ -103,6 +104,7 @@ class StepTotals:
         return {
             "prompt_tokens_total": F("prompt_tokens_total") + self.prompt_tokens,
             "cached_tokens_total": F("cached_tokens_total") + self.cached_tokens,
+            "cache_write_tokens_total": F("cache_write_tokens_total") + self.cache_write_tokens,
             "completion_tokens_total": F("completion_tokens_total") + self.completion_tokens,
             "last_calibration_ratio": self.calibration_ratio,
         }

@@ -72,6 +72,7 @@ def step_record(record: StepRecord) -> AgentStep:
         reported_prompt_tokens=reported,
         estimated_prompt_tokens=estimated,
         cached_tokens=usage.cached_tokens if usage else None,
+        cache_write_tokens=usage.cache_write_tokens if usage else None,
         completion_tokens=usage.completion_tokens if usage else None,
         usage_provenance=provenance,
         breakdown=record.fitted.breakdown.as_dict() if record.fitted else {},
@@ -108,6 +109,7 @@ def completed_step_record(record: StepRecord, *, worker: str, position: int) -> 
     totals = StepTotals(
         prompt_tokens=usage.prompt_tokens or 0,
         cached_tokens=usage.cached_tokens or 0,
+        cache_write_tokens=usage.cache_write_tokens or 0,
         completion_tokens=usage.completion_tokens or 0,
         calibration_ratio=step.calibration_ratio,
     )

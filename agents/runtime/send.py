@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from agents.models import LlmModel
-from agents.providers.base import ProviderCall, ProviderError, ProviderReply
+from agents.providers.base import PromptLayout, ProviderCall, ProviderError, ProviderReply
 from agents.providers.dispatch import complete_with_fallbacks
 from agents.providers.guard import LateRedaction, LateRedactionOverflow, WireGuard
 from agents.runtime.plan import REDACTION_MEMO, Redactions, SendPlan, redaction_events_record
@@ -56,6 +56,7 @@ def governed_send(plan: SendPlan, events: EventContext, *, max_tokens: int | Non
         messages=fitted.messages,
         tool_specs=plan.assembled.tool_specs,
         max_tokens=fitted.breakdown.reserve,
+        layout=PromptLayout.of(plan.assembled),
     )
     try:
         result = complete_with_fallbacks(plan.targets, call, guard=_guard(plan, estimator, fitted, events))

@@ -155,6 +155,7 @@ def test_completion_returns_the_reply_usage_and_breakdown(setup, fake_provider):
     assert completion["usage"] == {
         "prompt_tokens": 120,
         "cached_tokens": 20,
+        "cache_write_tokens": None,  # the OpenAI wire reports no cache writes
         "completion_tokens": 5,
         "provenance": "provider_reported",
     }

@@ -48,7 +48,12 @@ def test_create_answers_202_with_location_and_runs_the_steps(
     assert (run.api_client, run.input_data_class) == (caller.client, DataClass.PUBLIC_CONTENT)
     detail = caller.get(response["Location"]).json()
     assert detail["status"] == "completed"
-    assert detail["totals"] == {"prompt_tokens": 50, "cached_tokens": 0, "completion_tokens": 3}
+    assert detail["totals"] == {
+        "prompt_tokens": 50,
+        "cached_tokens": 0,
+        "cache_write_tokens": 0,
+        "completion_tokens": 3,
+    }
     step = detail["steps"][0]
     assert step["usage"]["provenance"] == "provider_reported"
     assert step["context_usage"] == {

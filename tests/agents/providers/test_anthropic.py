@@ -90,6 +90,7 @@ def test_text_reply_with_exact_usage_as_the_fake_reported_it(fake_provider, stre
         cached_tokens=0,
         completion_tokens=count_text_tokens("Paris is the capital of France."),
         provenance=Provenance.PROVIDER_REPORTED,
+        cache_write_tokens=0,
     )
     assert count_prompt_tokens(body) > 0
 
@@ -110,10 +111,10 @@ def test_cached_tokens_are_added_back_into_the_prompt_total(fake_provider, strea
     # The fake sends input_tokens=1024 (uncached) and cache_read_input_tokens=1024, as the real API does.
     fake_provider.script(Reply(text="ok", prompt_tokens=2048, completion_tokens=5, cached_tokens=1024))
     usage = complete(fake_provider, call(stream)).usage
-    assert usage == Usage(2048, 1024, 5, Provenance.PROVIDER_REPORTED)
+    assert usage == Usage(2048, 1024, 5, Provenance.PROVIDER_REPORTED, cache_write_tokens=0)
 
 
-def test_cache_creation_tokens_count_as_prompt_tokens(fake_provider):
+def test_cache_creation_tokens_count_as_prompt_tokens_and_as_cache_writes(fake_provider):
     usage = {"input_tokens": 10, "output_tokens": 3, "cache_read_input_tokens": 200}
     usage["cache_creation_input_tokens"] = 300
     fake_provider.script(
@@ -129,7 +130,7 @@ def test_cache_creation_tokens_count_as_prompt_tokens(fake_provider):
         }
     )
     reply = complete(fake_provider, call())
-    assert reply.usage == Usage(510, 200, 3, Provenance.PROVIDER_REPORTED)
+    assert reply.usage == Usage(510, 200, 3, Provenance.PROVIDER_REPORTED, cache_write_tokens=300)
     assert reply.model_id == "claude-served"
 
 
@@ -261,10 +262,16 @@ def test_images_become_base64_or_url_image_blocks(fake_provider):
         ImagePart(url="https://example.org/cat.jpg"),
     )
     complete(fake_provider, call(messages=(Message(role="user", content=content),)))
+    # An image of unknown size is estimated at its documented maximum (1,445 tokens), so the prefix
+    # reaches the default 1,024-token minimum and the newest turn's last block is a cache breakpoint.
     assert fake_provider.bodies()[0]["messages"][0]["content"] == [
         {"type": "text", "text": "Compare."},
         {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}},
-        {"type": "image", "source": {"type": "url", "url": "https://example.org/cat.jpg"}},
+        {
+            "type": "image",
+            "source": {"type": "url", "url": "https://example.org/cat.jpg"},
+            "cache_control": {"type": "ephemeral"},
+        },
     ]
 
 

@@ -69,8 +69,8 @@ def measure() -> dict[str, list[dict[str, Any]]]:
 
     import django
 
+    logging.disable(logging.INFO)  # start-up and skill sync progress lines would break up the table
     django.setup()
-    logging.disable(logging.INFO)  # the skill sync's progress lines would break up the table
     from django.core.management import call_command
 
     from tests.fakes.provider_server import FakeProvider

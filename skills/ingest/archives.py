@@ -25,9 +25,16 @@ import zipfile
 import zlib
 from pathlib import Path
 
-from skills.errors import SkillArchiveRejected, SkillMarketplaceInvalid, SkillSourceInvalid
-from skills.ingest.discovery import MANIFEST_PATH, parse_marketplace, skill_paths
-from skills.ingest.snapshot import Deadline, FileFailure, FileProblem, Snapshot, SyncLimits, fetch_bounded
+from skills.errors import SkillArchiveRejected, SkillSourceInvalid
+from skills.ingest.discovery import MANIFEST_PATH, skill_paths
+from skills.ingest.snapshot import (
+    Deadline,
+    FileProblem,
+    Snapshot,
+    SyncLimits,
+    fetch_bounded,
+    optional_marketplace,
+)
 from skills.models import SkillSource
 from skills.parsing import MAX_FILE_BYTES
 
@@ -113,18 +120,11 @@ def _checked_name(raw: str) -> str:
 
 def _snapshot(archive: zipfile.ZipFile, members: dict[str, zipfile.ZipInfo], limits: SyncLimits) -> Snapshot:
     deadline = Deadline(limits.max_seconds, limits.clock)
-    failures: list[FileFailure] = []
-    marketplace = None
-    if MANIFEST_PATH in members:
-        try:
-            marketplace = parse_marketplace(_read(archive, members[MANIFEST_PATH], limit=MAX_MEMBER_BYTES))
-        except (FileProblem, SkillMarketplaceInvalid) as exc:
-            failures.append(FileFailure(MANIFEST_PATH, "marketplace_invalid", str(exc)))
-        else:
-            failures += [
-                FileFailure(f"{MANIFEST_PATH}#{name}", "plugin_skipped", reason)
-                for name, reason in marketplace.skipped
-            ]
+    marketplace, failures = optional_marketplace(
+        (lambda: _read(archive, members[MANIFEST_PATH], limit=MAX_MEMBER_BYTES))
+        if MANIFEST_PATH in members
+        else None
+    )
     found = skill_paths(members, marketplace)
     files, fetch_failures, reason = fetch_bounded(
         found,

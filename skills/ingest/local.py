@@ -10,9 +10,17 @@ import os
 import stat
 from pathlib import Path
 
-from skills.errors import SkillFetchError, SkillMarketplaceInvalid, SkillSourceInvalid
-from skills.ingest.discovery import MANIFEST_PATH, SKILL_FILE, SKIPPED_FOLDERS, parse_marketplace, skill_paths
-from skills.ingest.snapshot import Deadline, FileFailure, FileProblem, Snapshot, SyncLimits, fetch_bounded
+from skills.errors import SkillFetchError, SkillSourceInvalid
+from skills.ingest.discovery import MANIFEST_PATH, SKILL_FILE, SKIPPED_FOLDERS, skill_paths
+from skills.ingest.snapshot import (
+    Deadline,
+    FileFailure,
+    FileProblem,
+    Snapshot,
+    SyncLimits,
+    fetch_bounded,
+    optional_marketplace,
+)
 from skills.models import SkillSource
 from skills.parsing import MAX_FILE_BYTES
 
@@ -26,17 +34,10 @@ def fetch_local_folder(source: SkillSource, *, limits: SyncLimits) -> Snapshot:
     deadline = Deadline(limits.max_seconds, limits.clock)
     files, links = _walk(root)
     failures = [FileFailure(path, "symlink", f"{path} is a symbolic link and was not read") for path in links]
-    marketplace = None
-    if MANIFEST_PATH in files:
-        try:
-            marketplace = parse_marketplace(_read(root, MANIFEST_PATH, limit=2 * 1024 * 1024))
-        except (FileProblem, SkillMarketplaceInvalid) as exc:
-            failures.append(FileFailure(MANIFEST_PATH, "marketplace_invalid", str(exc)))
-        else:
-            failures += [
-                FileFailure(f"{MANIFEST_PATH}#{name}", "plugin_skipped", reason)
-                for name, reason in marketplace.skipped
-            ]
+    marketplace, manifest_failures = optional_marketplace(
+        (lambda: _read(root, MANIFEST_PATH, limit=2 * 1024 * 1024)) if MANIFEST_PATH in files else None
+    )
+    failures += manifest_failures
     found = skill_paths(files, marketplace)
     fetched, fetch_failures, reason = fetch_bounded(
         found, lambda path: _read(root, path), root_name=root.resolve().name, limits=limits, deadline=deadline

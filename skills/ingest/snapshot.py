@@ -6,6 +6,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from skills.errors import SkillMarketplaceInvalid
+from skills.ingest.discovery import MANIFEST_PATH, Marketplace, parse_marketplace
+
 MAX_FILES_PER_SYNC = 500
 MAX_SECONDS_PER_SYNC = 120.0
 
@@ -82,6 +85,23 @@ class FileProblem(Exception):
         super().__init__(message)
         self.rule = rule
         self.message = message
+
+
+def optional_marketplace(read: Callable[[], bytes] | None) -> tuple[Marketplace | None, list[FileFailure]]:
+    """The tree's marketplace manifest, if it has one (``read`` is None when it has not), and the failures
+    it adds: an unreadable or malformed manifest is one failed file and the ordinary scan goes on; each
+    plugin the manifest skips is one failure of its own."""
+    if read is None:
+        return None, []
+    try:
+        marketplace = parse_marketplace(read())
+    except (FileProblem, SkillMarketplaceInvalid) as exc:
+        return None, [FileFailure(MANIFEST_PATH, "marketplace_invalid", str(exc))]
+    skipped = [
+        FileFailure(f"{MANIFEST_PATH}#{name}", "plugin_skipped", reason)
+        for name, reason in marketplace.skipped
+    ]
+    return marketplace, skipped
 
 
 def folder_name_of(path: str, root_name: str | None) -> str | None:

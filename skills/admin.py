@@ -14,6 +14,7 @@ from config.admin_history import VersionDiffMixin
 from config.errors import ApplicationError
 from context_assembly.badges import token_badge
 from governance.actors import request_actor
+from governance.admin import ReadOnlyAdmin
 from governance.classified_admin import ClassifiedAdmin
 from skills.composition import skill_section
 from skills.models import Skill, SkillAudit, SkillSource
@@ -223,19 +224,10 @@ class SkillAdmin(VersionDiffMixin, ClassifiedAdmin, SimpleHistoryAdmin):
 
 
 @admin.register(SkillAudit)
-class SkillAuditAdmin(admin.ModelAdmin):
+class SkillAuditAdmin(ReadOnlyAdmin):
     """Read-only: the audit is append-only."""
 
     list_display = ("created_at", "event", "skill_identifier", "source_name", "actor", "detail")
     list_filter = ("event",)
     search_fields = ("skill_identifier", "source_name", "actor")
     date_hierarchy = "created_at"
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False

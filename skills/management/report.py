@@ -1,9 +1,25 @@
-"""How the skill commands print a sync result: one line per event, so operators can grep them."""
+"""How the skill commands sync a source and print the result: one line per event, so operators can grep
+them."""
 
 from __future__ import annotations
 
+from django.core.management.base import CommandError
+
+from config.errors import ApplicationError
+from governance.actors import Actor
 from skills.ingest.sync import SyncResult
 from skills.models import SkillSource
+from skills.services import skill_source_sync
+
+
+def sync_and_report(source: SkillSource, *, command: str) -> list[str]:
+    """Sync ``source`` now as the system actor ``command:<command>`` and return the report's lines. A
+    refused or failed sync is a :class:`CommandError` carrying the error's code and message."""
+    try:
+        result = skill_source_sync(source_id=source.pk, actor=Actor.system(f"command:{command}"))
+    except ApplicationError as exc:
+        raise CommandError(f"{exc.code}: {exc.message}") from None
+    return sync_report(source, result)
 
 
 def sync_report(source: SkillSource, result: SyncResult) -> list[str]:

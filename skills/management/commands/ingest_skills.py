@@ -8,12 +8,11 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from config.errors import ApplicationError
-from governance.actors import Actor
 from governance.vocabulary import DataClass, TrustZone
 from skills.ingest.github import parse_github_url
-from skills.management.report import sync_report
+from skills.management.report import sync_and_report
 from skills.models import SkillSource, SkillSourceKind, SkillTrustLevel
-from skills.services import skill_source_create, skill_source_sync
+from skills.services import skill_source_create
 
 
 class Command(BaseCommand):
@@ -36,11 +35,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         location = self._location(options["target"], options["ref"])
         source = self._source(location, options)
-        try:
-            result = skill_source_sync(source_id=source.pk, actor=Actor.system("command:ingest_skills"))
-        except ApplicationError as exc:
-            raise CommandError(f"{exc.code}: {exc.message}") from None
-        for line in sync_report(source, result):
+        for line in sync_and_report(source, command="ingest_skills"):
             self.stdout.write(line)
 
     def _location(self, target: str, ref: str | None) -> dict[str, str]:

@@ -26,17 +26,14 @@ import zlib
 from pathlib import Path
 
 from skills.errors import SkillArchiveRejected, SkillSourceInvalid
-from skills.ingest.discovery import MANIFEST_PATH, skill_paths
 from skills.ingest.snapshot import (
     Deadline,
     FileProblem,
     Snapshot,
     SyncLimits,
-    fetch_bounded,
-    optional_marketplace,
+    read_tree,
 )
 from skills.models import SkillSource
-from skills.parsing import MAX_FILE_BYTES
 
 MAX_ENTRIES = 2_000
 MAX_TOTAL_BYTES = 20 * 1024 * 1024
@@ -120,25 +117,13 @@ def _checked_name(raw: str) -> str:
 
 def _snapshot(archive: zipfile.ZipFile, members: dict[str, zipfile.ZipInfo], limits: SyncLimits) -> Snapshot:
     deadline = Deadline(limits.max_seconds, limits.clock)
-    marketplace, failures = optional_marketplace(
-        (lambda: _read(archive, members[MANIFEST_PATH], limit=MAX_MEMBER_BYTES))
-        if MANIFEST_PATH in members
-        else None
-    )
-    found = skill_paths(members, marketplace)
-    files, fetch_failures, reason = fetch_bounded(
-        found,
-        lambda path: _read(archive, members[path], limit=MAX_FILE_BYTES),
+    return read_tree(
+        members,
+        lambda path, limit: _read(archive, members[path], limit=limit),
+        manifest_limit=MAX_MEMBER_BYTES,
         root_name=None,
         limits=limits,
         deadline=deadline,
-    )
-    return Snapshot(
-        source_sha="",
-        present=frozenset(found),
-        files=files,
-        failures=tuple(failures) + fetch_failures,
-        partial_reason=reason,
     )
 
 

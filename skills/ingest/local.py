@@ -11,15 +11,14 @@ import stat
 from pathlib import Path
 
 from skills.errors import SkillFetchError, SkillSourceInvalid
-from skills.ingest.discovery import MANIFEST_PATH, SKILL_FILE, SKIPPED_FOLDERS, skill_paths
+from skills.ingest.discovery import SKILL_FILE, SKIPPED_FOLDERS
 from skills.ingest.snapshot import (
     Deadline,
     FileFailure,
     FileProblem,
     Snapshot,
     SyncLimits,
-    fetch_bounded,
-    optional_marketplace,
+    read_tree,
 )
 from skills.models import SkillSource
 from skills.parsing import MAX_FILE_BYTES
@@ -34,20 +33,14 @@ def fetch_local_folder(source: SkillSource, *, limits: SyncLimits) -> Snapshot:
     deadline = Deadline(limits.max_seconds, limits.clock)
     files, links = _walk(root)
     failures = [FileFailure(path, "symlink", f"{path} is a symbolic link and was not read") for path in links]
-    marketplace, manifest_failures = optional_marketplace(
-        (lambda: _read(root, MANIFEST_PATH, limit=2 * 1024 * 1024)) if MANIFEST_PATH in files else None
-    )
-    failures += manifest_failures
-    found = skill_paths(files, marketplace)
-    fetched, fetch_failures, reason = fetch_bounded(
-        found, lambda path: _read(root, path), root_name=root.resolve().name, limits=limits, deadline=deadline
-    )
-    return Snapshot(
-        source_sha="",
-        present=frozenset(found),
-        files=fetched,
-        failures=tuple(failures) + fetch_failures,
-        partial_reason=reason,
+    return read_tree(
+        files,
+        lambda path, limit: _read(root, path, limit=limit),
+        manifest_limit=2 * 1024 * 1024,
+        root_name=root.resolve().name,
+        limits=limits,
+        deadline=deadline,
+        failures=failures,
     )
 
 

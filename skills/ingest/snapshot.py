@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 from skills.errors import SkillMarketplaceInvalid
-from skills.ingest.discovery import MANIFEST_PATH, Marketplace, parse_marketplace
+from skills.ingest.discovery import MANIFEST_PATH, Marketplace, parse_marketplace, skill_paths
+from skills.parsing import MAX_FILE_BYTES
 
 MAX_FILES_PER_SYNC = 500
 MAX_SECONDS_PER_SYNC = 120.0
@@ -87,7 +88,39 @@ class FileProblem(Exception):
         self.message = message
 
 
-def optional_marketplace(read: Callable[[], bytes] | None) -> tuple[Marketplace | None, list[FileFailure]]:
+def read_tree(
+    names: Collection[str],
+    read: Callable[[str, int], bytes],
+    *,
+    manifest_limit: int,
+    root_name: str | None,
+    limits: SyncLimits,
+    deadline: Deadline,
+    failures: Sequence[FileFailure] = (),
+) -> Snapshot:
+    """A snapshot of a tree on this machine (a folder or an archive) whose file ``names`` are all known:
+    its marketplace manifest if it has one, then every SKILL.md discovery selects, read within the bounds.
+
+    ``read(path, limit)`` reads one file of at most ``limit`` bytes; ``failures`` are those found before
+    (unfollowed links). Every found path is present, so a file gone from the tree is orphaned.
+    """
+    marketplace, manifest_failures = _optional_marketplace(
+        (lambda: read(MANIFEST_PATH, manifest_limit)) if MANIFEST_PATH in names else None
+    )
+    found = skill_paths(names, marketplace)
+    files, fetch_failures, reason = fetch_bounded(
+        found, lambda path: read(path, MAX_FILE_BYTES), root_name=root_name, limits=limits, deadline=deadline
+    )
+    return Snapshot(
+        source_sha="",
+        present=frozenset(found),
+        files=files,
+        failures=(*failures, *manifest_failures, *fetch_failures),
+        partial_reason=reason,
+    )
+
+
+def _optional_marketplace(read: Callable[[], bytes] | None) -> tuple[Marketplace | None, list[FileFailure]]:
     """The tree's marketplace manifest, if it has one (``read`` is None when it has not), and the failures
     it adds: an unreadable or malformed manifest is one failed file and the ordinary scan goes on; each
     plugin the manifest skips is one failure of its own."""

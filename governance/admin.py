@@ -1,5 +1,5 @@
-"""Governance in admin: the append-only event log, read-only, and the read-only admin other append-only
-records use."""
+"""Governance in admin: the append-only event log, read-only, and the read-only mixin every admin of
+append-only records uses."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ from django.http import HttpRequest
 from governance.models import GovernanceEvent
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """The admin of an append-only record: listed and read, never added, changed or deleted."""
+class ReadOnlyAdminMixin:
+    """For a model admin or an inline of append-only records: nothing is added, changed or deleted here;
+    viewing needs the model's view permission."""
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
@@ -25,7 +26,7 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 
 @admin.register(GovernanceEvent)
-class GovernanceEventAdmin(ReadOnlyAdmin):
+class GovernanceEventAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     """Read-only: the log is append-only, and admin never edits or deletes it."""
 
     list_display = (

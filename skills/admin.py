@@ -14,7 +14,7 @@ from config.admin_history import VersionDiffMixin
 from config.errors import ApplicationError
 from context_assembly.badges import token_badge
 from governance.actors import request_actor
-from governance.admin import ReadOnlyAdmin
+from governance.admin import ReadOnlyAdminMixin
 from governance.classified_admin import ClassifiedAdmin
 from skills.composition import skill_section
 from skills.models import Skill, SkillAudit, SkillSource
@@ -224,7 +224,7 @@ class SkillAdmin(VersionDiffMixin, ClassifiedAdmin, SimpleHistoryAdmin):
 
 
 @admin.register(SkillAudit)
-class SkillAuditAdmin(ReadOnlyAdmin):
+class SkillAuditAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     """Read-only: the audit is append-only."""
 
     list_display = ("created_at", "event", "skill_identifier", "source_name", "actor", "detail")

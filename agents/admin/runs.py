@@ -6,8 +6,6 @@ Runs are written by the runtime only. The one editor action is cancel, through
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib import admin, messages
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest
@@ -18,21 +16,9 @@ from agents.models import AgentRun, AgentStep, StepStatus
 from agents.runtime.transcript import run_usage
 from agents.services import run_cancel
 from context_assembly.usage import usage_from_step
+from governance.admin import ReadOnlyAdminMixin
 
 CANCEL_PERMISSION = "agents.change_agentrun"
-
-
-class ReadOnlyAdminMixin:
-    """Nothing is added, changed or deleted here; viewing needs the model's view permission."""
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 def _usage_label(step: AgentStep) -> str:

@@ -52,10 +52,10 @@ from agents.providers.base import (
     ProviderReply,
     SdkErrors,
     Usage,
+    sdk_client_options,
 )
 from context_assembly.messages import ImagePart, Message, ToolCall, ToolSpec, thaw_json
 
-KEYLESS_PLACEHOLDER = "no-key-configured"
 EMPTY_SCHEMA = {"type": "object", "properties": {}}
 
 _STOP_REASONS: dict[str | None, FinishReason] = {
@@ -267,22 +267,11 @@ class _StreamState:
 class AnthropicAdapter(ProviderAdapter):
     """Messages API over the ``anthropic`` SDK. Construction opens no connection."""
 
-    sdk_errors = SdkErrors(
-        status=anthropic.APIStatusError,
-        timeout=anthropic.APITimeoutError,
-        connection=anthropic.APIConnectionError,
-        validation=anthropic.APIResponseValidationError,
-    )
+    sdk_errors = SdkErrors.of(anthropic)
 
     def __init__(self, config: ProviderConfig) -> None:
         super().__init__(config)
-        # An explicit key also stops the SDK from reading its environment and profile credentials.
-        self._client = anthropic.Anthropic(
-            base_url=config.base_url,
-            api_key=config.api_key or KEYLESS_PLACEHOLDER,
-            timeout=config.timeout_seconds,
-            max_retries=0,
-        )
+        self._client = anthropic.Anthropic(**sdk_client_options(config))
 
     def close(self) -> None:
         self._client.close()

@@ -235,6 +235,20 @@ def chat_completions_body(call: ProviderCall) -> dict[str, Any]:
 # --- the adapter base -------------------------------------------------------------------------------------
 
 
+KEYLESS_PLACEHOLDER = "no-key-configured"
+
+
+def sdk_client_options(config: ProviderConfig) -> dict[str, Any]:
+    """The client arguments both SDKs take alike. An explicit key (a placeholder for a keyless server) also
+    stops the SDK from reading its environment and profile credentials; the dispatcher does the retries."""
+    return {
+        "base_url": config.base_url,
+        "api_key": config.api_key or KEYLESS_PLACEHOLDER,
+        "timeout": config.timeout_seconds,
+        "max_retries": 0,
+    }
+
+
 class ProviderAdapter(ABC):
     """One provider kind. Subclasses implement :meth:`_request_body` (the wire body of a call) and
     :meth:`_send` (send that body once); the public methods guarantee that only :class:`ProviderError`

@@ -27,6 +27,7 @@ import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 import httpx2
@@ -192,6 +193,16 @@ class SdkErrors:
     timeout: type[Exception]
     connection: type[Exception]
     validation: type[Exception]
+
+    @classmethod
+    def of(cls, sdk: ModuleType) -> SdkErrors:
+        """The classes of an SDK module that names them as ``openai`` and ``anthropic`` both do."""
+        return cls(
+            status=sdk.APIStatusError,
+            timeout=sdk.APITimeoutError,
+            connection=sdk.APIConnectionError,
+            validation=sdk.APIResponseValidationError,
+        )
 
 
 def classify_exception(exc: BaseException, sdk: SdkErrors | None) -> tuple[FailureClass, int | None, Any]:

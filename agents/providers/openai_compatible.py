@@ -38,10 +38,9 @@ from agents.providers.base import (
     ProviderReply,
     SdkErrors,
     Usage,
+    sdk_client_options,
 )
 from context_assembly.messages import Message, ToolCall
-
-KEYLESS_PLACEHOLDER = "no-key-configured"
 
 _FINISH_REASONS: dict[str | None, FinishReason] = {
     "stop": "stop",
@@ -122,21 +121,11 @@ class _StreamState:
 class OpenAICompatibleAdapter(ProviderAdapter):
     """Chat Completions over the ``openai`` SDK. Construction opens no connection."""
 
-    sdk_errors = SdkErrors(
-        status=openai.APIStatusError,
-        timeout=openai.APITimeoutError,
-        connection=openai.APIConnectionError,
-        validation=openai.APIResponseValidationError,
-    )
+    sdk_errors = SdkErrors.of(openai)
 
     def __init__(self, config: ProviderConfig) -> None:
         super().__init__(config)
-        self._client = openai.OpenAI(
-            base_url=config.base_url,
-            api_key=config.api_key or KEYLESS_PLACEHOLDER,
-            timeout=config.timeout_seconds,
-            max_retries=0,
-        )
+        self._client = openai.OpenAI(**sdk_client_options(config))
 
     def close(self) -> None:
         self._client.close()

@@ -9,8 +9,15 @@ import time
 
 import pytest
 
-from agents.providers.anthropic import KEYLESS_PLACEHOLDER, AnthropicAdapter
-from agents.providers.base import FailureClass, ProviderCall, ProviderConfig, ProviderError, Usage
+from agents.providers.anthropic import AnthropicAdapter
+from agents.providers.base import (
+    KEYLESS_PLACEHOLDER,
+    FailureClass,
+    ProviderCall,
+    ProviderConfig,
+    ProviderError,
+    Usage,
+)
 from context_assembly.messages import ImagePart, Message, TextPart, ToolCall, ToolSpec
 from governance.vocabulary import Provenance
 from tests.fakes.provider_server import (

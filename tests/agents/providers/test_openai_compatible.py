@@ -8,8 +8,15 @@ import time
 
 import pytest
 
-from agents.providers.base import FailureClass, ProviderCall, ProviderConfig, ProviderError, Usage
-from agents.providers.openai_compatible import KEYLESS_PLACEHOLDER, OpenAICompatibleAdapter
+from agents.providers.base import (
+    KEYLESS_PLACEHOLDER,
+    FailureClass,
+    ProviderCall,
+    ProviderConfig,
+    ProviderError,
+    Usage,
+)
+from agents.providers.openai_compatible import OpenAICompatibleAdapter
 from context_assembly.messages import Message, ToolCall, ToolSpec
 from governance.vocabulary import Provenance
 from tests.fakes.provider_server import (

@@ -10,10 +10,11 @@ from django.db.models import Model, QuerySet, Subquery
 
 from agents.models import AgentRun, ApiClient, CatalogVersion, Configuration, LlmModel
 from agents.models.catalog import CATALOG_VERSION_ID
-from governance.policy import Source
+from governance.policy import Source, receiver_may_read
 from governance.vocabulary import TrustZone, least_trusted
 from skills.composition import skill_sources
 from skills.models import Skill
+from skills.selectors import skills_in_order
 from snippets.composition import snippet_sources
 from snippets.models import Snippet
 from snippets.selectors import snippet_select
@@ -136,3 +137,21 @@ def run_get_for_client(*, api_client: ApiClient, run_id: str) -> AgentRun | None
         .filter(pk=pk)
         .first()
     )
+
+
+def skills_usable_by(
+    *, api_client: ApiClient | None, skill_ids: Sequence[int]
+) -> tuple[list[Skill], list[int]]:
+    """The skills with these ids that a request may name, in the given order, and the ids it may
+    not: unknown, disabled, orphaned, or not visible to ``api_client`` (it lacks ``skills:read``, or
+    the skill is classified above its trust zone). Callers answer the refused ids all alike, so a
+    client cannot tell an invisible skill from one that does not exist. Without a client (an
+    operator's run) every enabled skill may be named."""
+    skills = skills_in_order(skill_ids=skill_ids)
+    usable = [skill for skill in skills if skill.is_enabled and not skill.is_orphaned]
+    if api_client is not None:
+        readable = receiver_may_read([skill.as_source() for skill in usable], api_client.zone)
+        may_read = "skills:read" in api_client.scopes
+        usable = [skill for skill, ok in zip(usable, readable, strict=True) if ok and may_read]
+    kept = {skill.pk for skill in usable}
+    return usable, sorted({pk for pk in skill_ids if pk not in kept})

@@ -26,15 +26,15 @@ from agents.runtime.plan import Redactions, SendRequest, redaction_events_record
 from agents.runtime.queue import step_enqueue
 from agents.runtime.send import governed_send
 from agents.scopes import SCOPES
+from agents.selectors import skills_usable_by
 from agents.tokens import token_digest
 from context_assembly.assembly import ContextItem
 from context_assembly.fitting import BudgetBreakdown
 from governance.actors import Actor
 from governance.errors import ContextRefused
 from governance.services import EventContext, reclassification_guard
-from governance.vocabulary import DataClass
+from governance.vocabulary import DataClass, TrustZone
 from skills.models import Skill
-from skills.selectors import skills_in_order
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +54,10 @@ def api_client_create(
     scopes: list[str],
     configurations: list[Configuration] | None = None,
     default_input_data_class: DataClass = DataClass.EDITOR_CONTENT,
+    trust_zone: TrustZone = TrustZone.EXTERNAL_GLOBAL,
 ) -> IssuedClient:
+    """A new client and its token (shown once). ``trust_zone`` is where the client runs, so what
+    the API shows it; the default is the strictest."""
     unknown = sorted(set(scopes) - set(SCOPES))
     if unknown:
         raise InvalidScope(f"Unknown scopes: {', '.join(unknown)}.", extra={"known": list(SCOPES)})
@@ -65,6 +68,7 @@ def api_client_create(
         token_digest=digest,
         scopes=sorted(set(scopes)),
         default_input_data_class=default_input_data_class,
+        trust_zone=trust_zone,
     )
     client.full_clean()
     client.save()
@@ -123,12 +127,7 @@ def run_create(
     """
     if not configuration.is_active:
         raise ConfigurationInactive(f"Configuration {configuration.identifier!r} is not active.")
-    unknown = sorted(
-        set(request_skills)
-        - set(Skill.objects.filter(pk__in=list(request_skills)).values_list("pk", flat=True))
-    )
-    if unknown:
-        raise UnknownSkills(f"Unknown skills: {', '.join(map(str, unknown))}.", extra={"skills": unknown})
+    _request_skills(api_client=api_client, skill_ids=request_skills)
     data_class = input_data_class or (
         api_client.default_input_data_class if api_client else DataClass.SECRET_ADJACENT
     )
@@ -180,17 +179,24 @@ def send_request_build(
 ) -> SendRequest:
     """The per-request part of a preview or completion. The input's class defaults to the client's
     default; caller context keeps its declared classes (both always enforce). Raises
-    :class:`UnknownSkills` naming every id that does not exist."""
-    skills = skills_in_order(skill_ids=request_skills)
-    unknown = sorted(set(request_skills) - {skill.pk for skill in skills})
-    if unknown:
-        raise UnknownSkills(f"Unknown skills: {', '.join(map(str, unknown))}.", extra={"skills": unknown})
+    :class:`UnknownSkills` for skills the request may not name (see :func:`_request_skills`)."""
+    skills = _request_skills(api_client=api_client, skill_ids=request_skills)
     return SendRequest(
         task_input=input_text,
         input_data_class=input_data_class or api_client.default_input_data_class,
         caller_context=tuple(ContextItem(i.name, i.text, i.data_class) for i in caller_context),
         request_skills=tuple(skills),
     )
+
+
+def _request_skills(*, api_client: ApiClient | None, skill_ids: Sequence[int]) -> list[Skill]:
+    """The skills a request names, if it may name every one: each must exist, be enabled and be
+    visible to the client. Otherwise :class:`UnknownSkills` names the ids refused, whatever the
+    reason, in one shape, so that ids cannot be probed."""
+    skills, refused = skills_usable_by(api_client=api_client, skill_ids=skill_ids)
+    if refused:
+        raise UnknownSkills(f"Unknown skills: {', '.join(map(str, refused))}.", extra={"skills": refused})
+    return skills
 
 
 @dataclass(frozen=True)

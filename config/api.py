@@ -97,4 +97,5 @@ def paginated_response(
 ) -> Response:
     paginator = ApiPagination()
     page = paginator.paginate_queryset(items, request, view=view)
-    return paginator.get_paginated_response(serializer_class(page, many=True).data)
+    serializer = serializer_class(page, many=True, context={"request": request})
+    return paginator.get_paginated_response(serializer.data)

@@ -143,6 +143,14 @@ def decide(
     )
 
 
+def receiver_may_read(sources: list[Source] | tuple[Source, ...], zone: TrustZone) -> tuple[bool, ...]:
+    """For each source, whether its text may be shown to a receiver in ``zone`` (an API client, a
+    stream): :func:`decide` under ``enforce_all``, so only ``allowed`` passes. Observe exists for
+    sends of rows that predate classification; it never widens what another receiver is shown."""
+    decision = decide(sources, zone, EnforcementMode.ENFORCE_ALL)
+    return tuple(item.outcome == Outcome.ALLOWED for item in decision.sources)
+
+
 Verdict = tuple[DataClass | None, TrustZone, Enforcement, Outcome, str]
 
 # A long transcript repeats the same few classifications many times.

@@ -23,6 +23,7 @@ from config.api import (
     paginated_response,
     paginated_serializer,
 )
+from governance.receivers import WithheldAboveZone
 from governance.vocabulary import DataClass, TrustZone
 from skills.errors import SkillNotFound
 from skills.models import Skill, SkillSource, SkillSourceKind, SkillTrustLevel
@@ -32,11 +33,15 @@ from skills.services import skill_source_create_remote, skill_source_request_syn
 TAG = "skills"
 
 
-class SkillOutputSerializer(serializers.Serializer):
+class SkillOutputSerializer(WithheldAboveZone):
+    """A skill; above the client's trust zone its description is left out."""
+
+    withheld_fields: tuple[str, ...] = ("description",)
+
     id = serializers.IntegerField()
     identifier = serializers.CharField(help_text="source id:path, stable across syncs")
     name = serializers.CharField()
-    description = serializers.CharField(allow_blank=True)
+    description = serializers.CharField(allow_blank=True, required=False)
     source = serializers.IntegerField(source="source_id")
     source_name = serializers.CharField(source="source.name")
     path = serializers.CharField()
@@ -133,21 +138,37 @@ class SkillDetailApi(APIView):
     required_scope = "skills:read"
 
     class OutputSerializer(SkillOutputSerializer):
-        body = serializers.CharField(allow_blank=True, help_text="Untrusted data: fenced when composed.")
-        compatibility = serializers.CharField(allow_blank=True)
-        license = serializers.CharField(allow_blank=True)
-        metadata = serializers.DictField()
-        allowed_tools = serializers.ListField(child=serializers.CharField())
-        unknown_keys = serializers.DictField()
-        parse_warnings = serializers.ListField(child=serializers.JSONField())
-        injection_findings = serializers.ListField(child=serializers.DictField())
+        """A skill with its content; above the client's trust zone every text of it is left out."""
+
+        withheld_fields = (
+            "description",
+            "body",
+            "compatibility",
+            "license",
+            "metadata",
+            "allowed_tools",
+            "unknown_keys",
+            "parse_warnings",
+            "injection_findings",
+        )
+
+        body = serializers.CharField(
+            allow_blank=True, required=False, help_text="Untrusted data: fenced when composed."
+        )
+        compatibility = serializers.CharField(allow_blank=True, required=False)
+        license = serializers.CharField(allow_blank=True, required=False)
+        metadata = serializers.DictField(required=False)
+        allowed_tools = serializers.ListField(child=serializers.CharField(), required=False)
+        unknown_keys = serializers.DictField(required=False)
+        parse_warnings = serializers.ListField(child=serializers.JSONField(), required=False)
+        injection_findings = serializers.ListField(child=serializers.DictField(), required=False)
 
         class Meta:
             ref_name = "SkillDetail"
 
     @extend_schema(tags=[TAG], summary="A skill", responses={200: OutputSerializer, **error_responses(404)})
     def get(self, request: Request, skill_id: int) -> Response:
-        return Response(self.OutputSerializer(_skill(skill_id)).data)
+        return Response(self.OutputSerializer(_skill(skill_id), context={"request": request}).data)
 
 
 class SkillSourceCreateApi(APIView):

@@ -22,6 +22,7 @@ from config.api import (
     paginated_serializer,
 )
 from governance.actors import request_actor
+from governance.receivers import WithheldAboveZone
 from governance.vocabulary import DataClass, Enforcement, TrustZone
 from snippets.errors import SnippetNotFound
 from snippets.models import MAX_SNIPPET_CHARS, Snippet
@@ -32,18 +33,22 @@ TAG = "snippets"
 MAX_TAGS = 50
 
 
-class SnippetOutputSerializer(serializers.Serializer):
+class SnippetOutputSerializer(WithheldAboveZone):
+    """A snippet; above the client's trust zone its description, text and metadata are left out."""
+
+    withheld_fields = ("description", "text", "metadata")
+
     identifier = serializers.CharField()
     name = serializers.CharField()
-    description = serializers.CharField(allow_blank=True)
-    text = serializers.CharField(allow_blank=True)
+    description = serializers.CharField(allow_blank=True, required=False)
+    text = serializers.CharField(allow_blank=True, required=False)
     tags = serializers.SerializerMethodField()
     data_class = serializers.CharField(allow_blank=True)
     ceiling = serializers.CharField(allow_blank=True)
     enforcement = serializers.ChoiceField(choices=Enforcement.choices)
     is_active = serializers.BooleanField()
     sorting = serializers.IntegerField()
-    metadata = serializers.DictField()
+    metadata = serializers.DictField(required=False)
     injection_severity = serializers.CharField(allow_blank=True, help_text="Of the scan run on every save.")
     updated_at = serializers.DateTimeField()
 
@@ -138,7 +143,8 @@ class SnippetCollectionApi(APIView):
             metadata=data.get("metadata"),
         )
         return Response(
-            SnippetOutputSerializer(_snippet(snippet.identifier)).data, status=status.HTTP_201_CREATED
+            SnippetOutputSerializer(_snippet(snippet.identifier), context={"request": request}).data,
+            status=status.HTTP_201_CREATED,
         )
 
 
@@ -170,7 +176,7 @@ class SnippetDetailApi(APIView):
         tags=[TAG], summary="A snippet", responses={200: SnippetOutputSerializer, **error_responses(404)}
     )
     def get(self, request: Request, identifier: str) -> Response:
-        return Response(SnippetOutputSerializer(_snippet(identifier)).data)
+        return Response(SnippetOutputSerializer(_snippet(identifier), context={"request": request}).data)
 
     @extend_schema(
         tags=[TAG],
@@ -210,7 +216,7 @@ class SnippetDetailApi(APIView):
             metadata=data.get("metadata"),
             tag_names=data.get("tags"),
         )
-        return Response(SnippetOutputSerializer(_snippet(identifier)).data)
+        return Response(SnippetOutputSerializer(_snippet(identifier), context={"request": request}).data)
 
     @extend_schema(tags=[TAG], summary="Delete a snippet", responses={204: None, **error_responses(404)})
     def delete(self, request: Request, identifier: str) -> Response:

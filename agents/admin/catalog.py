@@ -179,8 +179,16 @@ class ConfigurationAdmin(ClassifiedAdmin):
 
 @admin.register(ApiClient)
 class ApiClientAdmin(admin.ModelAdmin):
-    list_display = ("name", "token_prefix", "scopes", "default_input_data_class", "is_active", "created_at")
-    list_filter = ("is_active",)
+    list_display = (
+        "name",
+        "token_prefix",
+        "scopes",
+        "trust_zone",
+        "default_input_data_class",
+        "is_active",
+        "created_at",
+    )
+    list_filter = ("is_active", "trust_zone")
     search_fields = ("name", "token_prefix")
     readonly_fields = ("token_prefix", "token_digest", "created_at")
     filter_horizontal = ("configurations",)

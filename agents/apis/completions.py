@@ -15,8 +15,10 @@ from agents.apis.context import (
     BreakdownSerializer,
     ContextRequestSerializer,
     DecisionSerializer,
+    PreviewMessageSerializer,
     ToolCallSerializer,
     client_configuration,
+    client_of,
     send_request,
 )
 from agents.runtime.preview import context_preview
@@ -55,8 +57,9 @@ class ContextPreviewApi(APIView):
         zone = serializers.CharField()
         would_send = serializers.BooleanField()
         overflow = serializers.BooleanField()
-        messages = serializers.ListField(
-            child=serializers.DictField(), help_text="The fitted messages, after redaction (OpenAI shape)."
+        messages = PreviewMessageSerializer(
+            many=True,
+            help_text="The messages part by part, redacted; parts the client may not see are withheld.",
         )
         tools = serializers.ListField(child=serializers.DictField())
         decision = DecisionSerializer()
@@ -86,7 +89,8 @@ class ContextPreviewApi(APIView):
             request=send_request(request, data),
             max_tokens=data.get("max_tokens"),
         )
-        return Response(self.OutputSerializer(preview.as_dict()).data)
+        body = preview.as_dict(receiver_zone=client_of(request).zone)
+        return Response(self.OutputSerializer(body).data)
 
 
 class CompletionApi(APIView):

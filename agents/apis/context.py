@@ -58,7 +58,7 @@ class ContextRequestSerializer(serializers.Serializer):
 
 def client_configuration(request: Request, identifier: str) -> Configuration:
     """The configuration if this client may use it; unknown and not allowed both answer 404."""
-    configuration = configuration_get_for_client(api_client=_client(request), identifier=identifier)
+    configuration = configuration_get_for_client(api_client=client_of(request), identifier=identifier)
     if configuration is None:
         raise NotVisible(f"There is no configuration {identifier!r}.", extra={"configuration": identifier})
     return configuration
@@ -72,13 +72,14 @@ def send_request(request: Request, data: dict[str, Any]) -> SendRequest:
     return send_request_build(
         input_text=data["input"],
         input_data_class=data.get("input_data_class"),
-        api_client=_client(request),
+        api_client=client_of(request),
         caller_context=caller_context(data),
         request_skills=data.get("skills", []),
     )
 
 
-def _client(request: Request) -> ApiClient:
+def client_of(request: Request) -> ApiClient:
+    """The authenticated API client (the scope check admitted only clients)."""
     client = request.user
     assert isinstance(client, ApiClient)  # HasRequiredScope admitted only clients
     return client
@@ -144,6 +145,27 @@ class ContextUsageSerializer(serializers.Serializer):
 
     class Meta:
         ref_name = "ContextUsage"
+
+
+class PreviewPartSerializer(serializers.Serializer):
+    kind = serializers.CharField(help_text="A source kind, or framing: text the assembly writes itself.")
+    identifier = serializers.CharField()
+    data_class = serializers.CharField(allow_null=True)
+    withheld = serializers.BooleanField(
+        help_text="True: above this client's trust zone, or the send would not send it. Then no text."
+    )
+    text = serializers.CharField(required=False, allow_blank=True, help_text="Redacted, as it would be sent.")
+
+    class Meta:
+        ref_name = "PreviewPart"
+
+
+class PreviewMessageSerializer(serializers.Serializer):
+    role = serializers.CharField()
+    parts = PreviewPartSerializer(many=True)
+
+    class Meta:
+        ref_name = "PreviewMessage"
 
 
 class ToolCallSerializer(serializers.Serializer):

@@ -1,7 +1,9 @@
 """``GET runs/{id}/events``: Server-Sent Events of a run's steps, then the run once it is terminal.
 
 One ``step`` event per recorded step (``id`` = the step index, ``data`` = the step as in the run
-detail), then one ``run`` event with the run summary when the run has finished. ``Last-Event-ID``
+detail), then one ``run`` event with the run summary when the run has finished. The stream carries
+no transcript text: steps are figures and codes, the summary's error message is stored redacted and
+names sources by identifier and position only. ``Last-Event-ID``
 resumes after that step. The stream polls the database every :data:`POLL_SECONDS` and ends after
 ``?timeout=`` seconds (default 30, at most 120) with a ``timeout`` event, so a client reconnects
 with ``Last-Event-ID`` instead of holding a worker forever.

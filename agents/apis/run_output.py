@@ -10,7 +10,8 @@ from agents.apis.context import ContextUsageSerializer, ToolCallSerializer
 from agents.models import AgentRun, AgentStep, RunMessage, RunStatus, StepStatus, TerminationReason
 from agents.runtime.transcript import run_usage
 from context_assembly.usage import ContextUsage, usage_from_step
-from governance.vocabulary import Provenance
+from governance.policy import Source, receiver_may_read
+from governance.vocabulary import Enforcement, Provenance, SourceKind, TrustZone
 
 
 class StepUsageSerializer(serializers.Serializer):
@@ -53,10 +54,14 @@ class MessageSerializer(serializers.Serializer):
     position = serializers.IntegerField()
     step_index = serializers.IntegerField()
     role = serializers.CharField()
-    content = serializers.CharField(allow_blank=True)
+    content = serializers.CharField(allow_blank=True, required=False, help_text="Left out when withheld.")
     tool_calls = ToolCallSerializer(many=True)
     tool_call_id = serializers.CharField(allow_blank=True)
     tool_name = serializers.CharField(allow_blank=True)
+    data_class = serializers.CharField(allow_blank=True, help_text="A tool result's class; blank otherwise.")
+    withheld = serializers.BooleanField(
+        help_text="True: a tool result classified above this client's trust zone; its content is left out."
+    )
 
     class Meta:
         ref_name = "RunMessage"
@@ -150,23 +155,37 @@ def run_summary_body(run: AgentRun) -> dict[str, Any]:
     }
 
 
-def run_detail_body(run: AgentRun) -> dict[str, Any]:
+def run_detail_body(run: AgentRun, *, receiver_zone: TrustZone) -> dict[str, Any]:
+    """The run with its steps and transcript as a receiver in ``receiver_zone`` may see it: a tool
+    result classified above that zone is listed without its content. The model's own turns are the
+    answer the client asked for, shown (redacted) as a completion's text is."""
     window = run.configuration.model.context_window
+    messages = list(run.messages.all())
+    results = [message for message in messages if message.role == "tool"]
+    sources = [
+        Source(SourceKind.TOOL_OUTPUT, m.tool_call_id, m.data_class, None, Enforcement.ENFORCE)
+        for m in results
+    ]
+    readable = dict(zip((m.pk for m in results), receiver_may_read(sources, receiver_zone), strict=True))
     return {
         **run_summary_body(run),
         "context_usage": ContextUsage(used_tokens=run_usage(run), context_window=window).as_dict(),
         "steps": [step_body(step, window) for step in run.steps.all()],
-        "messages": [message_body(message) for message in run.messages.all()],
+        "messages": [message_body(m, readable.get(m.pk, True)) for m in messages],
     }
 
 
-def message_body(message: RunMessage) -> dict[str, Any]:
-    return {
+def message_body(message: RunMessage, shown: bool) -> dict[str, Any]:
+    body = {
         "position": message.position,
         "step_index": message.step_index,
         "role": message.role,
-        "content": message.content,
         "tool_calls": message.tool_calls,
         "tool_call_id": message.tool_call_id,
         "tool_name": message.tool_name,
+        "data_class": message.data_class,
+        "withheld": not shown,
     }
+    if shown:
+        body["content"] = message.content
+    return body

@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agents.apis.context import ContextRequestSerializer, caller_context, client_configuration
+from agents.apis.context import ContextRequestSerializer, caller_context, client_configuration, client_of
 from agents.apis.run_output import (
     RunDetailSerializer,
     RunSummarySerializer,
@@ -69,7 +69,7 @@ class RunCollectionApi(APIView):
             request_skills=data.get("skills", []),
             max_tokens=data.get("max_tokens"),
         )
-        body = run_detail_body(client_run(request, str(run.id)))
+        body = run_detail_body(client_run(request, str(run.id)), receiver_zone=client_of(request).zone)
         location = reverse("run-detail", kwargs={"run_id": str(run.id)})
         return Response(
             RunDetailSerializer(body).data, status=status.HTTP_202_ACCEPTED, headers={"Location": location}
@@ -99,7 +99,8 @@ class RunDetailApi(APIView):
         responses={200: RunDetailSerializer, **error_responses(404)},
     )
     def get(self, request: Request, run_id: str) -> Response:
-        return Response(RunDetailSerializer(run_detail_body(client_run(request, run_id))).data)
+        body = run_detail_body(client_run(request, run_id), receiver_zone=client_of(request).zone)
+        return Response(RunDetailSerializer(body).data)
 
 
 class RunCancelApi(APIView):
@@ -122,4 +123,5 @@ class RunCancelApi(APIView):
         if run.is_terminal:
             raise RunFinished(f"Run {run.id} is already {run.status}.", extra={"status": run.status})
         run_cancel(run=run)
-        return Response(RunDetailSerializer(run_detail_body(client_run(request, run_id))).data)
+        body = run_detail_body(client_run(request, run_id), receiver_zone=client_of(request).zone)
+        return Response(RunDetailSerializer(body).data)

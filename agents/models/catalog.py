@@ -328,6 +328,14 @@ class ApiClient(models.Model):
     default_input_data_class = models.CharField(
         max_length=32, choices=DataClass.choices, default=DataClass.EDITOR_CONTENT
     )
+    # The client is a receiver: what the API shows it (previews, snippet and skill reads, run
+    # transcripts) stays within this zone. Set by staff; no API scope can change it.
+    trust_zone = models.CharField(
+        max_length=32,
+        choices=TrustZone.choices,
+        default=TrustZone.EXTERNAL_GLOBAL,
+        help_text="Where this client runs: API answers show it nothing classified above this zone.",
+    )
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -336,6 +344,11 @@ class ApiClient(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def zone(self) -> TrustZone:
+        """The receiver zone, read fail-closed: an empty or unknown stored value is ``external_global``."""
+        return TrustZone.parse(self.trust_zone)
 
     def as_actor(self) -> Actor:
         """The client as the author of its writes (audit, history, governance events)."""

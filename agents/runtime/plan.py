@@ -27,9 +27,10 @@ from governance.guardrails.redaction import Redaction, redact
 from governance.policy import Source
 from governance.services import EventContext, governance_event_record
 from governance.vocabulary import Decision, Enforcement, EventOutcome, SourceKind, TrustZone
-from skills.composition import SkillMode
+from skills.composition import SkillBlock, SkillMode
 from skills.models import Skill
 from snippets.composition import snippet_block
+from snippets.models import Snippet
 
 LOAD_SKILL_TOOL = "load_skill"
 
@@ -204,6 +205,10 @@ class SendPlan:
     empty_tags: tuple[str, ...]
     dropped_skills: tuple[tuple[str, str], ...]  # (skill identifier, reason)
     redactions: dict[str, int]
+    # What the context was assembled from, for a preview that lists it part by part.
+    request: SendRequest
+    snippets: tuple[Snippet, ...]
+    skills: SkillBlock
 
     @property
     def sources(self) -> tuple[Source, ...]:
@@ -246,20 +251,6 @@ def tool_policy(configuration: Configuration, zone: TrustZone, disabled: Iterabl
         allowed_tools=frozenset(allowed_tools),
         disabled_tools=frozenset(disabled),
     )
-
-
-def _system_prompt_sources(configuration: Configuration) -> list[Source]:
-    if not configuration.system_prompt.strip():
-        return []
-    return [
-        Source(
-            kind=SourceKind.SYSTEM_PROMPT,
-            identifier=configuration.identifier,
-            data_class=configuration.system_prompt_data_class,
-            ceiling=configuration.system_prompt_ceiling,
-            enforcement=configuration.system_prompt_enforcement,
-        )
-    ]
 
 
 def _tool_output_sources(request: SendRequest) -> list[Source]:
@@ -327,4 +318,7 @@ def send_plan(*, configuration: Configuration, request: SendRequest) -> SendPlan
         empty_tags=selection.empty_tags,
         dropped_skills=skills.dropped,
         redactions=dict(redactions.counts),
+        request=request,
+        snippets=tuple(selection.snippets),
+        skills=skills,
     )

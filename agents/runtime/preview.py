@@ -3,19 +3,51 @@
 The preview API and the admin preview page call this; it builds the same :class:`SendPlan` and runs
 the same :func:`governance.policy.decide` and :func:`context_assembly.fitting.fit` as a real send.
 A preview is a simulation: it records no governance event.
+
+The preview is itself something that leaves the service, so it has a receiver too. Its messages are
+listed part by part (the system prompt, each snippet, each skill, each caller context item, the task
+input, and the framing the assembly writes itself), and a part's text is shown only when its class is
+within the receiver's zone (:func:`governance.policy.receiver_may_read`) and the send would send it;
+any other part is listed by kind, identifier and class with ``"withheld": true`` and no text.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from agents.models import Configuration
-from agents.runtime.plan import SendPlan, SendRequest, send_plan
+from agents.runtime.plan import Redactions, SendPlan, SendRequest, send_plan
+from context_assembly.assembly import ContextItem, caller_context_identifier, context_item_text
 from context_assembly.estimator import Estimator
 from context_assembly.fitting import FitResult, fit
-from governance.policy import ContextDecision, decide, enforcement_mode
+from governance.policy import (
+    ContextDecision,
+    Source,
+    decide,
+    enforcement_mode,
+    receiver_may_read,
+)
 from governance.services import decision_as_dict
+from governance.vocabulary import Enforcement, Outcome, SourceKind, TrustZone
+from skills.composition import END_MARKER, SECTION_SEPARATOR, SkillMode, skill_section
+from snippets.composition import snippet_block
+
+FRAMING = "framing"  # the kind of a part the assembly writes itself (the skill block's fences)
+
+
+@dataclass(frozen=True)
+class PreviewPart:
+    """One part of a message as it would be sent (redacted). ``source`` is None for framing;
+    ``message`` is the position of the message the part belongs to."""
+
+    message: int
+    role: str
+    kind: str
+    identifier: str
+    text: str
+    source: Source | None
 
 
 @dataclass(frozen=True)
@@ -28,7 +60,8 @@ class ContextPreview:
     def would_send(self) -> bool:
         return self.decision.permitted and not self.fitted.overflow
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self, *, receiver_zone: TrustZone) -> dict[str, Any]:
+        """The preview as a receiver in ``receiver_zone`` may see it (see the module docstring)."""
         plan = self.plan
         return {
             "configuration": plan.configuration.identifier,
@@ -37,7 +70,7 @@ class ContextPreview:
             "zone": plan.zone.value,
             "would_send": self.would_send,
             "overflow": self.fitted.overflow,
-            "messages": [message.to_openai() for message in self.fitted.messages],
+            "messages": shown_messages(preview_parts(plan), send_zone=plan.zone, receiver_zone=receiver_zone),
             "tools": [spec.to_openai() for spec in plan.assembled.tool_specs],
             "decision": decision_as_dict(self.decision),
             "breakdown": self.fitted.breakdown.as_dict(),
@@ -57,3 +90,88 @@ def context_preview(
     decision = decide(plan.sources, plan.zone, enforcement_mode())
     fitted = fit(plan.assembled, estimator=Estimator(plan.profile), max_tokens=max_tokens)
     return ContextPreview(plan=plan, decision=decision, fitted=fitted)
+
+
+def preview_parts(plan: SendPlan) -> tuple[PreviewPart, ...]:
+    """The parts of the head, then of the tail note, in wire order, each redacted as the send redacts
+    it, with its source. A preview request has no transcript; the tail note is our own text."""
+    redactions = Redactions()
+    system = list(_system_parts(plan, redactions))
+    user = 1 if system else 0
+    parts = [*system, *_user_parts(plan, redactions, user)]
+    if plan.request.tail_note:
+        parts.append(PreviewPart(user + 1, "user", FRAMING, "tail_note", plan.request.tail_note, None))
+    return tuple(parts)
+
+
+def shown_messages(
+    parts: tuple[PreviewPart, ...], *, send_zone: TrustZone, receiver_zone: TrustZone
+) -> list[dict[str, Any]]:
+    """``parts`` grouped into their messages, each part's text shown only when the send would send
+    it and the receiver may read it."""
+    sourced = [part.source for part in parts if part.source is not None]
+    decision = decide(sourced, send_zone, enforcement_mode())
+    sent = iter(item.outcome != Outcome.REFUSED for item in decision.sources)
+    readable = iter(receiver_may_read(sourced, receiver_zone))
+    messages: list[dict[str, Any]] = []
+    for part in parts:
+        shown = part.source is None or (next(sent) & next(readable))
+        if len(messages) <= part.message:
+            messages.append({"role": part.role, "parts": []})
+        messages[part.message]["parts"].append(_part_dict(part, shown))
+    return messages
+
+
+def _part_dict(part: PreviewPart, shown: bool) -> dict[str, Any]:
+    data_class = (part.source.data_class or None) if part.source is not None else None
+    listed = {"kind": str(part.kind), "identifier": part.identifier, "data_class": data_class}
+    if shown:
+        return {**listed, "withheld": False, "text": part.text}
+    return {**listed, "withheld": True}
+
+
+def _system_parts(plan: SendPlan, redactions: Redactions) -> Iterator[PreviewPart]:
+    configuration = plan.configuration
+    prompt = configuration.system_prompt.strip()
+    if prompt:
+        [source] = configuration.prompt_sources()
+        text = redactions.text(prompt)
+        yield PreviewPart(0, "system", SourceKind.SYSTEM_PROMPT, source.identifier, text, source)
+    for snippet in plan.snippets:
+        source = snippet.as_source()
+        text = redactions.text(snippet_block([snippet]))
+        yield PreviewPart(0, "system", SourceKind.SNIPPET, source.identifier, text, source)
+
+
+def _user_parts(plan: SendPlan, redactions: Redactions, message: int) -> Iterator[PreviewPart]:
+    yield from _skill_parts(plan, redactions, message)
+    for position, item in enumerate(plan.request.caller_context):
+        identifier = caller_context_identifier(position)
+        source = Source(SourceKind.CALLER_CONTEXT, identifier, item.data_class, None, Enforcement.ENFORCE)
+        labelled = context_item_text(
+            ContextItem(redactions.text(item.name), redactions.text(item.text), item.data_class)
+        )
+        yield PreviewPart(message, "user", SourceKind.CALLER_CONTEXT, identifier, labelled, source)
+    task_input = plan.request.task_input
+    if task_input:
+        source = Source(
+            SourceKind.TASK_INPUT, "task_input", plan.request.input_data_class, None, Enforcement.ENFORCE
+        )
+        text = redactions.text(task_input)
+        yield PreviewPart(message, "user", SourceKind.TASK_INPUT, "task_input", text, source)
+
+
+def _skill_parts(plan: SendPlan, redactions: Redactions, message: int) -> Iterator[PreviewPart]:
+    """The skill block as its fences (framing) around one part per included skill."""
+    block = plan.skills
+    if not block.included:
+        return
+    progressive = plan.configuration.skill_mode == SkillMode.PROGRESSIVE
+    sections = [skill_section(skill, progressive=progressive) for skill in block.included]
+    tail = f"\n{END_MARKER}"
+    head = block.text[: len(block.text) - len(SECTION_SEPARATOR.join(sections)) - len(tail)]
+    yield PreviewPart(message, "user", FRAMING, "skill_block_begin", head, None)
+    for section, source in zip(sections, block.sources, strict=True):
+        text = redactions.text(section)
+        yield PreviewPart(message, "user", SourceKind.SKILL, source.identifier, text, source)
+    yield PreviewPart(message, "user", FRAMING, "skill_block_end", END_MARKER, None)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 from django.contrib.admin.models import LogEntry
 
-from agents.models import Configuration, LlmModel
+from agents.models import ApiClient, Configuration, LlmModel
+from agents.services import api_client_create
 from governance.vocabulary import DataClass, Enforcement, TrustZone
+from tests.editors import editor_make
 from tests.factories import configuration_make, provider_make
 
 pytestmark = pytest.mark.django_db
@@ -126,3 +128,23 @@ def test_a_model_outside_the_catalogue_must_declare_its_figures(admin_client, mo
     assert response.status_code == 200
     assert response.content.decode().count("Required: this model is not in the built-in catalogue.") == 3
     assert not LlmModel.objects.filter(model_id=model_id).exists()
+
+
+def test_staff_set_an_api_clients_trust_zone_and_editors_cannot(admin_client, client):
+    issued = api_client_create(name="consumer", scopes=["snippets:read"])
+    url = f"/admin/agents/apiclient/{issued.client.pk}/change/"
+    form = admin_client.get(url).context["adminform"].form
+    assert form.initial["trust_zone"] == "external_global"
+    data = {
+        "name": "consumer",
+        "scopes": '["snippets:read"]',
+        "default_input_data_class": "editor_content",
+        "trust_zone": "private_hosted",
+        "is_active": "on",
+    }
+    assert admin_client.post(url, data).status_code == 302
+    assert ApiClient.objects.get(pk=issued.client.pk).trust_zone == "private_hosted"
+
+    client.force_login(editor_make())
+    assert client.post(url, {**data, "trust_zone": "local"}).status_code == 403
+    assert ApiClient.objects.get(pk=issued.client.pk).trust_zone == "private_hosted"

@@ -38,7 +38,9 @@ def test_preview_shows_sources_outcomes_breakdown_and_reports(fake_provider):
         input_data_class=DataClass.PUBLIC_CONTENT,
         caller_context=(ContextItem("brief", "Launch notes.", DataClass.EDITOR_CONTENT),),
     )
-    preview = context_preview(configuration=configuration, request=request).as_dict()
+    preview = context_preview(configuration=configuration, request=request).as_dict(
+        receiver_zone=TrustZone.LOCAL
+    )
     assert preview["would_send"] is False
     assert preview["zone"] == "external_eu"
     assert [(s["kind"], s["identifier"], s["outcome"]) for s in preview["decision"]["sources"]] == [
@@ -51,9 +53,14 @@ def test_preview_shows_sources_outcomes_breakdown_and_reports(fake_provider):
     assert preview["unknown_tags"] == ["nope"]
     assert preview["denied_tools"] == [{"tool": "ghost", "reason": "not_registered"}]
     assert preview["redactions"] == {"github_token": 1}
-    user = preview["messages"][1]["content"]
-    assert token not in user
-    assert user.endswith("Deploy with [REDACTED:github_token]")
+    user = preview["messages"][1]["parts"]
+    assert token not in str(preview)
+    assert user[-1]["text"] == "Deploy with [REDACTED:github_token]"
+    assert [(p["identifier"], p["withheld"]) for p in preview["messages"][0]["parts"]] == [
+        (configuration.identifier, False),
+        ("tone", False),
+        ("runbook", True),  # refused for the send: never shown, even to a local receiver
+    ]
     breakdown = preview["breakdown"]
     lines = ("system_prompt", "snippets", "skills", "caller_context", "tool_specs", "transcript", "tail_note")
     assert sum(breakdown[line] for line in lines) == breakdown["estimated"]
@@ -66,4 +73,4 @@ def test_preview_would_send_when_permitted_and_fitting(fake_provider):
     request = SendRequest(task_input="Hi", input_data_class=DataClass.PUBLIC_CONTENT)
     preview = context_preview(configuration=configuration, request=request)
     assert preview.would_send is True
-    assert preview.as_dict()["overflow"] is False
+    assert preview.as_dict(receiver_zone=TrustZone.EXTERNAL_GLOBAL)["overflow"] is False

@@ -13,7 +13,7 @@ from django.test import Client
 from agents.models import ApiClient, Configuration
 from agents.scopes import SCOPES
 from agents.services import api_client_create
-from governance.vocabulary import DataClass
+from governance.vocabulary import DataClass, TrustZone
 
 _names = itertools.count(1)
 
@@ -56,12 +56,14 @@ def make_caller():
         *scopes: str,
         configurations: tuple[Configuration, ...] = (),
         default_input_data_class: str = DataClass.PUBLIC_CONTENT,
+        trust_zone: str = TrustZone.EXTERNAL_GLOBAL,
     ) -> Caller:
         issued = api_client_create(
             name=f"consumer-{next(_names)}",
             scopes=list(scopes or SCOPES),
             configurations=list(configurations),
             default_input_data_class=default_input_data_class,
+            trust_zone=trust_zone,
         )
         return Caller(client=issued.client, token=issued.token, http=Client())
 

@@ -55,7 +55,13 @@ def test_preview_shows_every_source_and_records_and_sends_nothing(setup, fake_pr
         ("caller_context", "internal_configuration", "allowed"),
         ("task_input", "public_content", "allowed"),
     ]
-    assert preview["messages"][-1]["content"].endswith("Summarise the launch.")
+    assert preview["messages"][-1]["parts"][-1] == {
+        "kind": "task_input",
+        "identifier": "task_input",
+        "data_class": "public_content",
+        "withheld": False,
+        "text": "Summarise the launch.",
+    }
     assert GovernanceEvent.objects.count() == 0
     assert fake_provider.requests == []
 

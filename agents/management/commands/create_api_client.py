@@ -1,4 +1,4 @@
-"""``manage.py create_api_client NAME --scope S [--scope S ...] [--configuration ID ...]``."""
+"""``manage.py create_api_client NAME --scope S [--scope S ...] [--configuration ID ...] [--trust-zone Z]``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from agents.errors import InvalidScope
 from agents.models import Configuration
 from agents.scopes import SCOPES
 from agents.services import api_client_create
-from governance.vocabulary import DataClass
+from governance.vocabulary import DataClass, TrustZone
 
 
 class Command(BaseCommand):
@@ -23,6 +23,12 @@ class Command(BaseCommand):
         parser.add_argument("--configuration", action="append", default=[], dest="configurations")
         parser.add_argument(
             "--default-input-data-class", default=DataClass.EDITOR_CONTENT, choices=DataClass.values
+        )
+        parser.add_argument(
+            "--trust-zone",
+            default=TrustZone.EXTERNAL_GLOBAL,
+            choices=TrustZone.values,
+            help="Where the client runs; the API shows it nothing classified above this zone.",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -37,6 +43,7 @@ class Command(BaseCommand):
                 scopes=options["scopes"],
                 configurations=found,
                 default_input_data_class=DataClass(options["default_input_data_class"]),
+                trust_zone=TrustZone(options["trust_zone"]),
             )
         except InvalidScope as exc:
             raise CommandError(exc.message) from exc

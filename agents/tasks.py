@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import os
 import socket
+from typing import Any
 
 from celery import shared_task
+from celery.signals import beat_init
 from django.db import InterfaceError, OperationalError, close_old_connections
 
+from agents.health import reaper_tick_record
 from agents.runtime.leases import runs_reap
 from agents.runtime.queue import RUN_STEP_TASK, step_enqueue
 from agents.runtime.step import LeaseBusy, step_run
@@ -47,4 +50,12 @@ def reap_runs_task() -> dict[str, int]:
     result = runs_reap()
     for run_id, step_index in result.requeued:
         step_enqueue(run_id=run_id, step_index=step_index)
+    reaper_tick_record()
     return {"requeued": len(result.requeued), "failed": len(result.failed)}
+
+
+@beat_init.connect
+def _reap_when_the_scheduler_starts(sender: Any, **kwargs: Any) -> None:
+    """Beat first runs an interval task one interval after it starts; reaping at once gives
+    ``/healthz`` the reaper's tick within seconds of a deployment rather than an interval later."""
+    reap_runs_task.delay()

@@ -1,46 +1,114 @@
-"""``/healthz``: the database, and Redis when configured, answer."""
+"""``/healthz``: can the service make progress? 200 when it can, 503 when it cannot.
+
+Checked in order: the database answers; in the real mode (a broker, workers) the broker is reachable
+and at least one worker answers a ping within ``HEALTH_WORKER_PING_TIMEOUT_MS``; then each check named
+in ``HEALTH_CHECKS`` (dotted paths, so that apps above ``config`` add theirs without ``config``
+importing them: the reaper's last tick and the oldest waiting run in ``agents/health.py``). In the
+embedded default (tasks run in-process, eagerly) the broker, the workers and whatever only a worker
+does are ``not_applicable``, and do not fail the answer.
+
+Every check is guarded: one that raises is ``failing`` (and logged), never a 500. The body names
+states and figures only; no message of an exception reaches it.
+"""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
 
-import redis
 from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
+from django.utils.module_loading import import_string
+from kombu import Connection
+
+from config.celery import app
 
 logger = logging.getLogger(__name__)
 
 
-def _check_database() -> bool:
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-            return cursor.fetchone() == (1,)
-    except Exception:
-        logger.exception("health check: database unreachable")
-        return False
+class CheckStatus(StrEnum):
+    OK = "ok"
+    FAILING = "failing"
+    NOT_APPLICABLE = "not_applicable"
 
 
-def _check_redis() -> bool | None:
-    if not settings.REDIS_URL:
-        return None
+@dataclass(frozen=True)
+class CheckResult:
+    status: CheckStatus
+    detail: Mapping[str, Any] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"status": self.status.value, **self.detail}
+
+
+OK = CheckResult(CheckStatus.OK)
+NOT_APPLICABLE = CheckResult(CheckStatus.NOT_APPLICABLE)
+Check = Callable[[], CheckResult]
+
+
+def embedded() -> bool:
+    """True in the embedded default: no broker, tasks run in the process that enqueues them."""
+    return bool(settings.CELERY_TASK_ALWAYS_EAGER)
+
+
+def _check_database() -> CheckResult:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+        return OK if cursor.fetchone() == (1,) else CheckResult(CheckStatus.FAILING)
+
+
+def _broker() -> Connection:
+    return Connection(settings.CELERY_BROKER_URL, connect_timeout=2)
+
+
+def _check_broker() -> CheckResult:
+    with _broker() as broker:
+        broker.ensure_connection(max_retries=0, timeout=2)
+    return OK
+
+
+def _check_workers() -> CheckResult:
+    """At least one worker answers a ping. Waits at most the timeout, and returns at the first answer."""
+    timeout = settings.HEALTH_WORKER_PING_TIMEOUT_MS / 1000
+    with _broker() as broker:
+        answers = app.control.ping(timeout=timeout, limit=1, connection=broker)
+    status = CheckStatus.OK if answers else CheckStatus.FAILING
+    return CheckResult(status, {"answered": len(answers), "timeout_seconds": timeout})
+
+
+def _guarded(name: str, check: Check) -> CheckResult:
     try:
-        client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
-        return bool(client.ping())
+        return check()
     except Exception:
-        logger.exception("health check: redis unreachable")
-        return False
+        logger.exception("health check %s raised", name)
+        return CheckResult(CheckStatus.FAILING)
+
+
+def _results() -> dict[str, CheckResult]:
+    results = {"database": _guarded("database", _check_database)}
+    if embedded():
+        results["broker"] = results["workers"] = NOT_APPLICABLE
+    else:
+        results["broker"] = _guarded("broker", _check_broker)
+        reachable = results["broker"].status is CheckStatus.OK
+        results["workers"] = (
+            _guarded("workers", _check_workers) if reachable else CheckResult(CheckStatus.FAILING)
+        )
+    for name, path in settings.HEALTH_CHECKS.items():
+        results[name] = _guarded(name, import_string(path))
+    return results
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
-    checks = {"database": _check_database(), "redis": _check_redis()}
-    healthy = all(value is not False for value in checks.values())
+    results = _results()
+    healthy = all(result.status is not CheckStatus.FAILING for result in results.values())
     body = {
         "status": "ok" if healthy else "unavailable",
-        "checks": {
-            name: ("ok" if v else "not_configured" if v is None else "failing") for name, v in checks.items()
-        },
-        "run_mode": "real" if settings.REDIS_URL else "embedded",
+        "run_mode": "embedded" if embedded() else "real",
+        "checks": {name: result.as_json() for name, result in results.items()},
     }
     return JsonResponse(body, status=200 if healthy else 503)

@@ -166,12 +166,21 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 # A worker's claim on a run step; another worker may take the step over once it expires. It must
 # exceed the longest step (provider timeout x attempts); the reaper requeues runs past it.
 AGENT_STEP_LEASE_SECONDS = env_int("AGENT_STEP_LEASE_SECONDS", 300, minimum=1)
+AGENT_REAPER_INTERVAL_SECONDS = env_int("AGENT_REAPER_INTERVAL_SECONDS", 30, minimum=1)
 CELERY_BEAT_SCHEDULE = {
     "reap-expired-runs": {
         "task": "agents.tasks.reap_runs_task",
-        "schedule": env_int("AGENT_REAPER_INTERVAL_SECONDS", 30, minimum=1),
+        "schedule": AGENT_REAPER_INTERVAL_SECONDS,
     },
 }
+
+# --- Health (/healthz, config.health) ---------------------------------------------------------
+# How long /healthz waits for a worker to answer its ping (it returns at the first answer).
+HEALTH_WORKER_PING_TIMEOUT_MS = env_int("HEALTH_WORKER_PING_TIMEOUT_MS", 1000, minimum=50)
+# A run waiting this long for a worker (queued, or between two steps) makes /healthz answer 503.
+HEALTH_QUEUE_MAX_WAIT_SECONDS = env_int("HEALTH_QUEUE_MAX_WAIT_SECONDS", 300, minimum=1)
+# Checks of apps above config, by dotted path (config imports no app).
+HEALTH_CHECKS = {"reaper": "agents.health.reaper_check", "queue": "agents.health.queue_check"}
 
 # --- Governance -------------------------------------------------------------------------------
 # Read through governance.policy.enforcement_mode(), which treats anything unknown as enforce_all.

@@ -26,6 +26,7 @@ from rest_framework.throttling import SimpleRateThrottle
 from agents.errors import ScopeMissing
 from agents.models import ApiClient
 from agents.tokens import token_digest
+from config.logs import log_context_update
 
 KEYWORD = "Bearer"
 
@@ -46,6 +47,7 @@ class BearerTokenAuthentication(BaseAuthentication):
         client = ApiClient.objects.filter(token_digest=token_digest(token)).first()
         if client is None or not client.is_active:
             raise exceptions.AuthenticationFailed("The token is not valid.")
+        log_context_update(client=client.name)
         return client, token
 
     def authenticate_header(self, request: Request) -> str:

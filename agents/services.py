@@ -28,6 +28,7 @@ from agents.runtime.send import governed_send
 from agents.scopes import SCOPES
 from agents.selectors import skills_usable_by
 from agents.tokens import token_digest
+from config.logs import log_context_update
 from context_assembly.assembly import ContextItem
 from context_assembly.fitting import BudgetBreakdown
 from governance.actors import Actor
@@ -224,6 +225,7 @@ def completion_create(
     if not configuration.is_active:
         raise ConfigurationInactive(f"Configuration {configuration.identifier!r} is not active.")
     request_id = uuid.uuid4().hex
+    log_context_update(correlation_id=request_id)  # the id of this call's governance events
     plan = send_plan(configuration=configuration, request=request)
     events = EventContext(
         correlation_id=request_id,

@@ -19,6 +19,7 @@ from agents.health import reaper_tick_record
 from agents.runtime.leases import runs_reap
 from agents.runtime.queue import RUN_STEP_TASK, step_enqueue
 from agents.runtime.step import LeaseBusy, step_run
+from agents.telemetry import step_log_context_connect
 
 # A dropped database connection (a restart, a failover, a killed backend) is retried on a fresh one.
 DATABASE_RETRY_SECONDS = 1
@@ -43,6 +44,9 @@ def run_step_task(self, run_id: str, step_index: int) -> str:
         close_old_connections()
         raise self.retry(countdown=DATABASE_RETRY_SECONDS, max_retries=DATABASE_MAX_RETRIES) from None
     return outcome.action
+
+
+step_log_context_connect(RUN_STEP_TASK)
 
 
 @shared_task(acks_late=True)

@@ -1,11 +1,22 @@
 """The Celery application, configured from Django settings (``CELERY_*``)."""
 
+import logging.config
 import os
+from typing import Any
 
 from celery import Celery
+from celery.signals import setup_logging
+from django.conf import settings
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
 
 app = Celery("config")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@setup_logging.connect
+def _log_as_the_web_does(**kwargs: Any) -> None:
+    """Workers and beat log through Django's ``LOGGING`` (``LOG_FORMAT``, ``LOG_LEVEL``, the context
+    fields) instead of Celery's own format; with a receiver here Celery leaves the root logger alone."""
+    logging.config.dictConfig(settings.LOGGING)

@@ -64,6 +64,16 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in value.split(",") if item.strip()]
 
 
+def env_choice(name: str, default: str, *, choices: tuple[str, ...]) -> str:
+    """One of ``choices`` (compared in lower case); anything else stops start-up."""
+    value = _raw(name)
+    if value is None:
+        return default
+    if value.lower() not in choices:
+        raise ImproperlyConfigured(f"{name} must be one of {list(choices)}, got {value!r}")
+    return value.lower()
+
+
 _RATE = re.compile(r"[1-9][0-9]*/(s|sec|m|min|h|hour|d|day)")
 
 

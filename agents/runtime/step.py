@@ -23,6 +23,7 @@ from agents.runtime.send import governed_send
 from agents.runtime.tool_calls import execute_tool_calls
 from agents.runtime.transcript import run_context, run_request
 from agents.selectors import run_client_name
+from config.logs import log_context_update
 from governance.guardrails.redaction import redact
 from governance.services import EventContext
 
@@ -62,6 +63,7 @@ def step_run(*, run_id: str, step_index: int, worker: str) -> StepOutcome:
         return StepOutcome(run_id, step_index, StepAction.SKIPPED, "step already done or run ended")
     run = claim.run
     assert run is not None
+    log_context_update(client=run_client_name(run))
     if run.cancel_requested:
         return _finish(run, worker, step_index, TerminationReason.CANCELLED)
     recorded = claim.step_status

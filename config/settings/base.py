@@ -17,6 +17,7 @@ from django.core.exceptions import ImproperlyConfigured
 from config.env import (
     development_secret_key,
     env_bool,
+    env_choice,
     env_int,
     env_list,
     env_names,
@@ -24,6 +25,7 @@ from config.env import (
     env_str,
     env_url,
 )
+from config.logs import LOG_FORMATS, logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(env_str("APP_VAR_DIR", str(BASE_DIR / "var")) or BASE_DIR / "var")
@@ -56,7 +58,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # Outermost, so that it sees every response, including Django's own 404 and 500 pages.
+    # First, so that every log record of a request carries its request id.
+    "config.logs.RequestLogContextMiddleware",
+    # Outermost after it, so that it sees every response, including Django's own 404 and 500 pages.
     "config.errors.ApiErrorShapeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -249,10 +253,7 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-}
+# text (the default) or json: one JSON object per line, with the run, step, client and correlation
+# ids of the record (config.logs). Celery workers and beat log the same way (config.celery).
+LOG_FORMAT = env_choice("LOG_FORMAT", "text", choices=LOG_FORMATS)
+LOGGING = logging_config(log_format=LOG_FORMAT, level=env_str("LOG_LEVEL", "INFO") or "INFO")

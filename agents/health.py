@@ -1,4 +1,6 @@
-"""What ``/healthz`` asks of the runtime (``config/health.py`` runs these through ``HEALTH_CHECKS``).
+"""The runtime's state as operators watch it: the checks ``/healthz`` runs (``config/health.py``, through
+``HEALTH_CHECKS``) and the gauges ``/metrics`` reads at scrape time (``config/metrics.py``, through
+``METRICS_COLLECTORS``).
 
 - The reaper (``agents.tasks.reap_runs_task``, run by Celery beat every
   ``AGENT_REAPER_INTERVAL_SECONDS``) records its tick in the cache (Redis in the real mode, shared by
@@ -10,10 +12,15 @@
 
 Both are ``not_applicable`` in the embedded default: tasks run inside the request that enqueues them,
 and no reaper runs.
+
+Gauges (:class:`RunsCollector`, two aggregate queries per scrape): ``govctx_runs_in_flight`` (runs a
+worker holds: running, leased), ``govctx_runs_waiting`` (the queue's depth: runs waiting as above) and
+``govctx_oldest_waiting_run_seconds`` (0 when none waits).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -21,6 +28,8 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Count, Min, Q
 from django.utils import timezone
+from prometheus_client.metrics_core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 from agents.models import AgentRun, RunStatus
 from config.health import NOT_APPLICABLE, CheckResult, CheckStatus, embedded
@@ -81,3 +90,21 @@ def queue_check() -> CheckResult:
     status = CheckStatus.FAILING if oldest is not None and oldest > limit else CheckStatus.OK
     detail = {"waiting_runs": waiting.count, "oldest_wait_seconds": oldest, "limit_seconds": limit}
     return CheckResult(status, detail)
+
+
+class RunsCollector(Collector):
+    """The runs gauges, read from the database at each scrape (so every process reports the same)."""
+
+    def collect(self) -> Iterator[Metric]:
+        waiting = runs_waiting()
+        leased = AgentRun.objects.filter(status=RunStatus.RUNNING).exclude(lease_owner="").count()
+        oldest = _seconds_since(waiting.oldest_since) or 0.0
+        yield GaugeMetricFamily(
+            "govctx_runs_in_flight", "Runs a worker is executing a step of.", value=leased
+        )
+        yield GaugeMetricFamily(
+            "govctx_runs_waiting", "Runs waiting for a worker (queue depth).", value=waiting.count
+        )
+        yield GaugeMetricFamily(
+            "govctx_oldest_waiting_run_seconds", "How long the longest-waiting run has waited.", value=oldest
+        )

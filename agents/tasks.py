@@ -16,6 +16,7 @@ from celery.signals import beat_init
 from django.db import InterfaceError, OperationalError, close_old_connections
 
 from agents.health import reaper_tick_record
+from agents.metrics import reap_counted, step_counted
 from agents.runtime.leases import runs_reap
 from agents.runtime.queue import RUN_STEP_TASK, step_enqueue
 from agents.runtime.step import LeaseBusy, step_run
@@ -43,6 +44,7 @@ def run_step_task(self, run_id: str, step_index: int) -> str:
         # call whose result was not recorded is made again, as after a worker crash.
         close_old_connections()
         raise self.retry(countdown=DATABASE_RETRY_SECONDS, max_retries=DATABASE_MAX_RETRIES) from None
+    step_counted(action=outcome.action, reason=outcome.reason)
     return outcome.action
 
 
@@ -54,6 +56,7 @@ def reap_runs_task() -> dict[str, int]:
     result = runs_reap()
     for run_id, step_index in result.requeued:
         step_enqueue(run_id=run_id, step_index=step_index)
+    reap_counted(requeued=len(result.requeued), failed=len(result.failed))
     reaper_tick_record()
     return {"requeued": len(result.requeued), "failed": len(result.failed)}
 

@@ -16,6 +16,7 @@ from governance.actors import CLASSIFY_SCOPE, RECLASSIFY_PERMISSION, Actor, hist
 from governance.classified import Classification, ClassifiedBase
 from governance.errors import ContextRefused, ReclassifyForbidden
 from governance.guardrails.redaction import redact
+from governance.metrics import governance_event_counted
 from governance.models import GovernanceEvent
 from governance.policy import ContextDecision, Source, SourceDecision, decide, enforcement_mode
 from governance.vocabulary import Decision, Enforcement, EnforcementMode, EventOutcome, Outcome, TrustZone
@@ -77,6 +78,7 @@ def governance_event_record(
     )
     event.full_clean()
     event.save()
+    governance_event_counted(decision=event.decision, outcome=event.outcome)
     return event
 
 

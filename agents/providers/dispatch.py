@@ -27,6 +27,7 @@ from typing import NamedTuple
 
 from django.utils.module_loading import import_string
 
+from agents.metrics import provider_call_observed
 from agents.providers.base import (
     FailureClass,
     ProviderAdapter,
@@ -212,7 +213,9 @@ def _try_target(
         if errors:
             sleep(backoff_seconds(retry - 1, errors[-1].retry_after))
         try:
-            reply = adapter.send(call, body)
+            reply = provider_call_observed(
+                lambda: adapter.send(call, body), provider=config.identifier, model=call.model_id
+            )
         except ProviderError as exc:
             attempts.append(_failed(index, config, call.model_id, exc))
             errors.append(exc)

@@ -24,6 +24,7 @@ from context_assembly.assembly import AssembledContext, AssemblyInputs, ContextI
 from context_assembly.messages import Message, ToolCall
 from context_assembly.profiles import ModelProfile
 from governance.guardrails.redaction import Redaction, redact
+from governance.metrics import redactions_counted
 from governance.policy import Source
 from governance.services import EventContext, governance_event_record
 from governance.vocabulary import Decision, Enforcement, EventOutcome, SourceKind, TrustZone
@@ -180,6 +181,7 @@ class Redactions:
 def redaction_events_record(*, counts: dict[str, int], context: EventContext, zone: TrustZone | None) -> None:
     """One ``secret_redacted`` event per kind redacted: how many, never what. ``zone`` is None for
     what was redacted before any send (a run's stored request)."""
+    redactions_counted(counts)
     for kind, count in sorted(counts.items()):
         governance_event_record(
             context=context,

@@ -186,6 +186,12 @@ HEALTH_QUEUE_MAX_WAIT_SECONDS = env_int("HEALTH_QUEUE_MAX_WAIT_SECONDS", 300, mi
 # Checks of apps above config, by dotted path (config imports no app).
 HEALTH_CHECKS = {"reaper": "agents.health.reaper_check", "queue": "agents.health.queue_check"}
 
+# --- Metrics (/metrics, config.metrics) -------------------------------------------------------
+# Loopback clients may always scrape; any other client only with "Authorization: Bearer <this>".
+METRICS_TOKEN = env_str("METRICS_TOKEN")
+# Gauges read from the database at scrape time, by dotted path (config imports no app).
+METRICS_COLLECTORS = ["agents.health.RunsCollector"]
+
 # --- Governance -------------------------------------------------------------------------------
 # Read through governance.policy.enforcement_mode(), which treats anything unknown as enforce_all.
 GOVERNANCE_ENFORCEMENT = env_str("GOVERNANCE_ENFORCEMENT", "per_row")

@@ -1,0 +1,109 @@
+"""The runtime's Prometheus series, and the one-line recorders the runtime calls where events happen.
+
+Served by ``/metrics`` (``config/metrics.py``, which also explains the multiprocess mode). Every label
+value is an identifier or a vocabulary value: provider identifiers and model ids from the catalogue,
+step actions, termination reasons, failure classes, token types. Never content.
+
+| series | labels | recorded by |
+|---|---|---|
+| ``govctx_steps_total`` | ``status`` (advanced, finished, skipped), ``termination_reason`` (when finished) | the step task |
+| ``govctx_provider_calls_total`` | ``provider``, ``model``, ``outcome`` (``ok`` or the failure class) | the dispatcher, per attempt |
+| ``govctx_provider_call_duration_seconds`` | the same (histogram) | the dispatcher, per attempt |
+| ``govctx_tokens_total`` | ``model``, ``type`` (prompt, completion, cached) | the dispatcher, provider-reported usage |
+| ``govctx_run_requeues_total`` | ``action`` (requeued, failed) | the reaper |
+
+Governance decisions and redactions are counted in ``governance/metrics.py``; the gauges read at
+scrape time (runs in flight, runs waiting) in ``agents/health.py``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Protocol, TypeVar
+
+from prometheus_client import Counter, Histogram
+
+# This module imports no other module of the app: the runtime and the provider dispatcher both call
+# it, so it must sit below them (hence the small protocols instead of their types).
+
+
+class _Usage(Protocol):
+    @property
+    def prompt_tokens(self) -> int | None: ...
+    @property
+    def cached_tokens(self) -> int | None: ...
+    @property
+    def completion_tokens(self) -> int | None: ...
+
+
+class _Reply(Protocol):
+    @property
+    def usage(self) -> _Usage: ...
+
+
+Reply = TypeVar("Reply", bound=_Reply)
+
+# The GenAI semantic conventions' buckets for a client operation's duration: 10 ms to 82 s, doubling.
+DURATION_BUCKETS = tuple(0.01 * 2**n for n in range(14))
+
+STEPS = Counter(
+    "govctx_steps_total", "Step task executions by how they ended.", ["status", "termination_reason"]
+)
+PROVIDER_CALLS = Counter(
+    "govctx_provider_calls_total", "Provider call attempts by outcome.", ["provider", "model", "outcome"]
+)
+PROVIDER_CALL_SECONDS = Histogram(
+    "govctx_provider_call_duration_seconds",
+    "Provider call attempts' wall time.",
+    ["provider", "model", "outcome"],
+    buckets=DURATION_BUCKETS,
+)
+TOKENS = Counter("govctx_tokens_total", "Provider-reported tokens by model and type.", ["model", "type"])
+REQUEUES = Counter(
+    "govctx_run_requeues_total", "Runs whose lease expired, by what the reaper did.", ["action"]
+)
+
+
+def step_counted(*, action: str, reason: str) -> None:
+    """A step task's outcome: its action, and for ``finished`` the run's termination reason."""
+    STEPS.labels(status=action, termination_reason=reason if action == "finished" else "").inc()
+
+
+def provider_call_observed(complete: Callable[[], Reply], *, provider: str, model: str) -> Reply:
+    """``complete()`` (one attempt of a provider call), counted and timed by provider, model and
+    outcome (``ok``, or the ``failure_class`` of the ``ProviderError`` it raised); the reply's
+    provider-reported tokens counted by model. Raises what ``complete`` raises."""
+    started = time.perf_counter()
+    try:
+        reply = complete()
+    except Exception as error:
+        _provider_call(provider, model, str(getattr(error, "failure_class", "unknown")), started)
+        raise
+    _provider_call(provider, model, "ok", started)
+    _tokens(model, reply.usage)
+    return reply
+
+
+def _provider_call(provider: str, model: str, outcome: str, started: float) -> None:
+    PROVIDER_CALLS.labels(provider=provider, model=model, outcome=outcome).inc()
+    PROVIDER_CALL_SECONDS.labels(provider=provider, model=model, outcome=outcome).observe(
+        time.perf_counter() - started
+    )
+
+
+def _tokens(model: str, usage: _Usage) -> None:
+    for kind, value in (
+        ("prompt", usage.prompt_tokens),
+        ("completion", usage.completion_tokens),
+        ("cached", usage.cached_tokens),
+    ):
+        if value:
+            TOKENS.labels(model=model, type=kind).inc(value)
+
+
+def reap_counted(*, requeued: int, failed: int) -> None:
+    if requeued:
+        REQUEUES.labels(action="requeued").inc(requeued)
+    if failed:
+        REQUEUES.labels(action="failed").inc(failed)

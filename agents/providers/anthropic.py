@@ -46,13 +46,11 @@ from agents.providers.base import (
     FailureClass,
     FinishReason,
     PromptLayout,
-    ProviderAdapter,
     ProviderCall,
-    ProviderConfig,
     ProviderReply,
+    SdkAdapter,
     SdkErrors,
     Usage,
-    sdk_client_options,
 )
 from context_assembly.messages import ImagePart, Message, ToolCall, ToolSpec, thaw_json
 
@@ -264,17 +262,13 @@ class _StreamState:
             self.blocks[index].pieces.append(delta.partial_json)
 
 
-class AnthropicAdapter(ProviderAdapter):
+class AnthropicAdapter(SdkAdapter[anthropic.Anthropic]):
     """Messages API over the ``anthropic`` SDK. Construction opens no connection."""
 
     sdk_errors = SdkErrors.of(anthropic)
 
-    def __init__(self, config: ProviderConfig) -> None:
-        super().__init__(config)
-        self._client = anthropic.Anthropic(**sdk_client_options(config))
-
-    def close(self) -> None:
-        self._client.close()
+    def _open(self, options: dict[str, Any]) -> anthropic.Anthropic:
+        return anthropic.Anthropic(**options)
 
     def _request_body(self, call: ProviderCall) -> dict[str, Any]:
         """The keyword arguments of ``messages.create`` for ``call`` (``extra_body`` is merged into the
@@ -299,9 +293,7 @@ class AnthropicAdapter(ProviderAdapter):
             body["stream"] = True
         return body
 
-    def _send(self, call: ProviderCall, body: dict[str, Any]) -> ProviderReply:
-        if call.stream:
-            return self._complete_stream(call, body)
+    def _send_whole(self, call: ProviderCall, body: dict[str, Any]) -> ProviderReply:
         reply = self._client.messages.create(**body)
         text: list[str] = []
         calls: list[ToolCall] = []
@@ -319,7 +311,7 @@ class AnthropicAdapter(ProviderAdapter):
             response_id=reply.id or "",
         )
 
-    def _complete_stream(self, call: ProviderCall, body: dict[str, Any]) -> ProviderReply:
+    def _send_stream(self, call: ProviderCall, body: dict[str, Any]) -> ProviderReply:
         state = _StreamState()
         with self._client.messages.create(**body) as stream:
             for event in stream:

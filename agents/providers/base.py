@@ -14,7 +14,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from agents.providers.failures import (
     FailureClass,
@@ -312,3 +312,34 @@ class ProviderAdapter(ABC):
         if not name:
             raise self.error(FailureClass.MALFORMED, f"tool call {index} has no function name")
         return ToolCall(id=call_id or f"call_{index}", name=name, arguments=arguments)
+
+
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
+ClientT = TypeVar("ClientT", bound=_Closable)
+
+
+class SdkAdapter(ProviderAdapter, Generic[ClientT]):
+    """An adapter over a vendor SDK: it opens one client from the configuration (which opens no
+    connection), closes it, and sends a call either for one whole reply or as a stream."""
+
+    def __init__(self, config: ProviderConfig) -> None:
+        super().__init__(config)
+        self._client = self._open(sdk_client_options(config))
+
+    @abstractmethod
+    def _open(self, options: dict[str, Any]) -> ClientT: ...
+
+    def close(self) -> None:
+        self._client.close()
+
+    def _send(self, call: ProviderCall, body: dict[str, Any]) -> ProviderReply:
+        return self._send_stream(call, body) if call.stream else self._send_whole(call, body)
+
+    @abstractmethod
+    def _send_whole(self, call: ProviderCall, body: dict[str, Any]) -> ProviderReply: ...
+
+    @abstractmethod
+    def _send_stream(self, call: ProviderCall, body: dict[str, Any]) -> ProviderReply: ...

@@ -14,7 +14,7 @@ from django import forms
 from django.contrib.admin import ModelAdmin
 from django.core.exceptions import PermissionDenied
 from django.forms import BaseFormSet, formset_factory
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.template.response import TemplateResponse
 
 from agents.admin.budget_bar import BudgetBar, budget_bar
@@ -106,14 +106,18 @@ def preview_request(form: PreviewForm, items: BaseFormSet) -> tuple[SendRequest,
 
 
 def _bound_forms(request: HttpRequest) -> tuple[PreviewForm, Any]:
-    """Bound to the query string once the editor submitted the form; else the defaults, validated."""
-    if "task_input" not in request.GET:
+    """Bound to the posted form once the editor submitted it; else the defaults, validated.
+
+    Only a POST body is read: sample inputs and context items often hold what an editor would not
+    want in an access log or in browser history, so nothing is taken from the query string.
+    """
+    if request.method != "POST":
         initial = {"task_input": DEFAULT_INPUT, "input_data_class": DataClass.EDITOR_CONTENT}
         items = ContextItemFormSet(
             prefix="context", data={"context-TOTAL_FORMS": "2", "context-INITIAL_FORMS": "0"}
         )
         return PreviewForm(data=initial), items
-    return PreviewForm(data=request.GET), ContextItemFormSet(prefix="context", data=request.GET)
+    return PreviewForm(data=request.POST), ContextItemFormSet(prefix="context", data=request.POST)
 
 
 def _preview_or_error(
@@ -129,7 +133,10 @@ def _preview_or_error(
 
 
 def preview_view(model_admin: ModelAdmin, request: HttpRequest, object_id: str) -> HttpResponse:
-    """GET only: previewing changes nothing, so the form submits by query string (bookmarkable)."""
+    """GET shows the defaults; the form posts (CSRF-protected by the admin site), and the preview
+    records nothing either way."""
+    if request.method not in ("GET", "POST"):
+        return HttpResponseNotAllowed(["GET", "POST"])
     if not request.user.has_perm(PREVIEW_PERMISSION):
         raise PermissionDenied
     configuration = model_admin.get_object(request, object_id)

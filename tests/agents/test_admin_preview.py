@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import User
+from django.test import Client
 
 from agents.runtime.plan import SendRequest
 from agents.runtime.preview import context_preview
@@ -42,7 +43,7 @@ def test_preview_page_shows_the_same_sources_and_breakdown_as_the_preview_functi
         **{"context-0-name": "brief", "context-0-data_class": "editor_content", "context-0-text": "Notes."}
     )
 
-    response = admin_client.get(preview_url(configuration), query)
+    response = admin_client.post(preview_url(configuration), query)
 
     expected = context_preview(
         configuration=configuration,
@@ -75,7 +76,7 @@ def test_messages_render_escaped_role_by_role_after_redaction(admin_client):
     configuration = configuration_make(snippet_tags=["tone"], system_prompt="Be kind.")
     token = "gh" + "p_" + "Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo8"
 
-    response = admin_client.get(preview_url(configuration), submitted(task_input=f"Use {token}"))
+    response = admin_client.post(preview_url(configuration), submitted(task_input=f"Use {token}"))
 
     html = response.content.decode()
     assert [m.role for m in response.context["messages_shown"]] == ["system", "user"]
@@ -89,7 +90,7 @@ def test_request_skills_are_added_to_the_first_user_message(admin_client, tmp_pa
     skill = skill_make(tmp_path, name="house-style", body="Write plainly.\n")
     configuration = configuration_make()
 
-    response = admin_client.get(preview_url(configuration), submitted(request_skills=[str(skill.pk)]))
+    response = admin_client.post(preview_url(configuration), submitted(request_skills=[str(skill.pk)]))
 
     sources = [(s.kind.value, s.identifier) for s in response.context["sources"]]
     assert ("skill", skill.identifier) in sources
@@ -110,7 +111,7 @@ def test_the_page_opens_with_a_default_request_and_links_from_the_configuration(
 
 def test_an_incomplete_context_item_is_a_form_error_and_no_preview(admin_client):
     configuration = configuration_make()
-    response = admin_client.get(preview_url(configuration), submitted(**{"context-0-name": "brief"}))
+    response = admin_client.post(preview_url(configuration), submitted(**{"context-0-name": "brief"}))
     assert response.status_code == 200
     assert response.context["preview"] is None
     assert "A context item needs a name, a data class and a text." in response.content.decode()
@@ -140,3 +141,33 @@ def test_editors_may_open_the_preview(client):
 
 def test_an_unknown_configuration_is_404(admin_client):
     assert admin_client.get("/admin/agents/configuration/999999/preview/").status_code == 404
+
+
+def test_the_form_posts_so_inputs_never_travel_in_the_url(admin_client):
+    configuration = configuration_make()
+
+    page = admin_client.get(preview_url(configuration)).content.decode()
+
+    assert '<form method="post" class="preview-form" id="preview-form">' in page
+    assert 'name="csrfmiddlewaretoken"' in page
+
+
+def test_a_query_string_is_never_read_as_the_sample_request(admin_client):
+    configuration = configuration_make()
+
+    response = admin_client.get(preview_url(configuration), submitted(task_input="From the address bar."))
+
+    assert response.context["form"].data["task_input"] == "Summarise what you can help me with."
+    assert "From the address bar." not in response.content.decode()
+
+
+def test_a_post_without_the_csrf_token_is_refused_and_previews_nothing():
+    configuration = configuration_make()
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(User.objects.create_superuser(username="root", password="pw-" + "root"))
+
+    response = client.post(preview_url(configuration), submitted(task_input="Draft it."))
+
+    assert response.status_code == 403
+    assert b"CSRF" in response.content
+    assert GovernanceEvent.objects.count() == 0

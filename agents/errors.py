@@ -14,6 +14,13 @@ class ConfigurationInactive(ApplicationError):
     http_status = 409
 
 
+class ModelInactive(ApplicationError):
+    """No active target is left: the model and every fallback, or their providers, are switched off."""
+
+    code = "model_inactive"
+    http_status = 409
+
+
 class UnknownSkills(ApplicationError):
     code = "unknown_skills"
 

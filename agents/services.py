@@ -235,6 +235,8 @@ def completion_create(
         api_client=api_client.name,
     )
     outcome = governed_send(plan, events, max_tokens=max_tokens)
+    if outcome.inactive is not None:
+        raise outcome.inactive
     if outcome.refusal is not None:
         refusal = outcome.refusal
         raise ContextRefused(refusal.message, extra={**refusal.extra, "request_id": request_id})

@@ -78,7 +78,10 @@ class ContextPreviewApi(APIView):
         summary="Preview the governed context",
         description="Assemble, decide and fit exactly as a send would. Records no event, sends nothing.",
         request=InputSerializer,
-        responses={200: OutputSerializer, **error_responses(400, 404, 413)},
+        responses={
+            200: OutputSerializer,
+            **error_responses(400, 404, 409, 413, s409="configuration_inactive or model_inactive"),
+        },
     )
     def post(self, request: Request) -> Response:
         serializer = self.InputSerializer(data=request.data)
@@ -137,7 +140,8 @@ class CompletionApi(APIView):
                 502,
                 s403="context_refused (extra.decision: every source with its outcome; nothing was sent) "
                 "or permission_denied (extra.required_scope)",
-                s409="configuration_inactive",
+                s409="configuration_inactive, or model_inactive (every target or its provider is "
+                "switched off; extra.inactive; nothing was sent)",
             ),
         },
     )

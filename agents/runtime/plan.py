@@ -8,7 +8,7 @@ and the dispatch use the same resolution (docs/architecture.md, "How a step runs
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from agents.models import Configuration, LlmModel
@@ -211,6 +211,9 @@ class SendPlan:
     request: SendRequest
     snippets: tuple[Snippet, ...]
     skills: SkillBlock
+    # Configured targets skipped because they or their provider are switched off. With no active
+    # target left, ``targets`` is empty and nothing may be sent.
+    inactive: tuple[str, ...] = ()
 
     @property
     def sources(self) -> tuple[Source, ...]:
@@ -274,9 +277,11 @@ def send_plan(*, configuration: Configuration, request: SendRequest) -> SendPlan
     A configuration read with its catalogue token (``agents.selectors.with_catalog_token``) reuses
     what it resolves to from this worker's cache while that token is current.
     """
-    model = configuration.model
     parts = configuration_parts(configuration)
-    zone = configuration_zone(configuration, serving_model=model, fallbacks=parts.fallbacks)
+    active, inactive = active_targets((configuration.model, *parts.fallbacks))
+    called = active or (configuration.model, *parts.fallbacks)
+    model = called[0]
+    zone = configuration_zone(configuration, serving_model=model, fallbacks=called[1:])
     selection = parts.selection
     skills = (
         compose_skills(configuration, parts.own_skills, request.request_skills)
@@ -309,10 +314,8 @@ def send_plan(*, configuration: Configuration, request: SendRequest) -> SendPlan
         model=model,
         profile=inputs.profile,
         zone=zone,
-        fallbacks=parts.fallbacks,
-        targets=tuple(
-            Target(provider_config(m), m.model_id, m.capabilities) for m in [model, *parts.fallbacks]
-        ),
+        fallbacks=tuple(active[1:]),
+        targets=tuple(Target(provider_config(m), m.model_id, m.capabilities) for m in active),
         assembled=assemble(inputs),
         offered_tools=tuple(offered),
         denied_tools=tuple(denied),
@@ -323,4 +326,13 @@ def send_plan(*, configuration: Configuration, request: SendRequest) -> SendPlan
         request=request,
         snippets=tuple(selection.snippets),
         skills=skills,
+        inactive=tuple(str(m) for m in inactive),
     )
+
+
+def active_targets(models: Sequence[LlmModel]) -> tuple[tuple[LlmModel, ...], tuple[LlmModel, ...]]:
+    """``models`` split into those that may be called and those switched off (the model or its
+    provider), each in order. The call's zone is computed over the active ones: they are the only
+    targets the dispatch is given, so a switched-off fallback neither receives nor restricts."""
+    active = tuple(m for m in models if m.is_active and m.provider.is_active)
+    return active, tuple(m for m in models if m not in active)

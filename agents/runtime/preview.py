@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from agents.errors import ModelInactive
 from agents.models import Configuration
 from agents.runtime.plan import Redactions, SendPlan, SendRequest, send_plan
 from context_assembly.assembly import ContextItem, caller_context_identifier, context_item_text
@@ -87,6 +88,11 @@ def context_preview(
 ) -> ContextPreview:
     """Assemble, decide and fit for ``configuration`` and ``request``; messages are redacted."""
     plan = send_plan(configuration=configuration, request=request)
+    if not plan.targets:
+        raise ModelInactive(
+            f"Configuration '{configuration.identifier}' has no active model: nothing would be sent.",
+            extra={"inactive": list(plan.inactive)},
+        )
     decision = decide(plan.sources, plan.zone, enforcement_mode())
     fitted = fit(plan.assembled, estimator=Estimator(plan.profile), max_tokens=max_tokens)
     return ContextPreview(plan=plan, decision=decision, fitted=fitted)

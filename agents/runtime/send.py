@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from agents.errors import ModelInactive
 from agents.models import LlmModel
 from agents.providers.base import PromptLayout, ProviderCall, ProviderError, ProviderReply
 from agents.providers.dispatch import complete_with_fallbacks
@@ -33,6 +34,7 @@ class SendOutcome:
     served: LlmModel | None = None
     refusal: ContextRefused | None = None
     failure: ProviderError | None = None
+    inactive: ModelInactive | None = None
 
     @property
     def overflow(self) -> bool:
@@ -42,6 +44,8 @@ class SendOutcome:
 def governed_send(plan: SendPlan, events: EventContext, *, max_tokens: int | None = None) -> SendOutcome:
     """Check every source against the zone (recording events), then fit and call. Never raises for a
     refusal, an overflow or a provider failure: the outcome says which happened."""
+    if not plan.targets:
+        return SendOutcome(plan=plan, inactive=model_inactive_record(plan=plan, context=events))
     try:
         assert_permitted(sources=plan.sources, zone=plan.zone, context=events)
     except ContextRefused as refusal:
@@ -69,6 +73,22 @@ def governed_send(plan: SendPlan, events: EventContext, *, max_tokens: int | Non
         fitted=fitted,
         reply=_redacted_reply(result.reply, plan, events),
         served=_served_model(plan, result.served_index),
+    )
+
+
+def model_inactive_record(*, plan: SendPlan, context: EventContext) -> ModelInactive:
+    """Record that nothing could be sent because every target is switched off; the error to answer."""
+    governance_event_record(
+        context=context,
+        decision=Decision.MODEL_INACTIVE,
+        outcome=EventOutcome.ENFORCED,
+        zone=plan.zone,
+        reason=f"no active target among {', '.join(plan.inactive)}",
+    )
+    return ModelInactive(
+        f"Configuration '{plan.configuration.identifier}' has no active model: its model, its fallbacks "
+        "or their providers are switched off. Nothing was sent.",
+        extra={"inactive": list(plan.inactive)},
     )
 
 

@@ -117,6 +117,12 @@ def _model_phase(run: AgentRun, step_index: int, worker: str) -> StepOutcome | R
         reply=outcome.reply,
         served=outcome.served,
     )
+    if outcome.inactive is not None:
+        inactive = outcome.inactive
+        step_record(replace(record, status=StepStatus.FAILED, error=inactive.code))
+        return _finish(
+            run, worker, step_index, TerminationReason.PROVIDER_FAILED, inactive.code, inactive.message
+        )
     if outcome.refusal is not None:
         refusal = outcome.refusal
         step_record(replace(record, status=StepStatus.REFUSED, error=refusal.code))

@@ -98,7 +98,7 @@ def test_a_snippet_classified_above_the_external_ceiling_shows_as_refused(browse
         == "allowed"
     )
     assert (
-        source_row(browser, "caller_context:brief").find_element(By.CSS_SELECTOR, ".outcome").text
+        source_row(browser, "caller_context:context[0]").find_element(By.CSS_SELECTOR, ".outcome").text
         == "allowed"
     )
     assert browser.find_element(By.ID, "verdict").text == "Would not send"

@@ -40,9 +40,12 @@ _INVISIBLE = frozenset(
 # CJK punctuation) are common in prose and hide no token: alone, they do not call for a view.
 _TOKEN_ASCII = frozenset(string.ascii_letters + string.digits + "_-+/=")
 # %20-%7E (printable ASCII) and %09, %0A, %0D, after any number of %25 (an escaped '%'). Only escapes
-# of token characters (letters, digits, + - . / = _) call for a view: %20 and %3A hide no token.
+# of token characters (letters, digits, + - . / = _) call for a view: %20 and %3A hide no token. So do
+# escaped line breaks (%0A, %0D) and backslashes (%5C, the start of a JSON "\n"), which join the lines
+# of a key block: one of them escaped splits the block in two halves that look like neither a key nor
+# an encoded one.
 _ESCAPE = r"%(?:25)*(?:[2-6][0-9A-Fa-f]|7[0-9A-Ea-e]|0[9AaDd])"
-_TOKEN_ESCAPE = re.compile(r"%(?:25)*(?:3[0-9Dd]|[46][1-9A-Fa-f]|[57][0-9Aa]|5[Ff]|2[BbDdEeFf])")
+_TOKEN_ESCAPE = re.compile(r"%(?:25)*(?:3[0-9Dd]|[46][1-9A-Fa-f]|[57][0-9Aa]|5[CcFf]|2[BbDdEeFf]|0[AaDd])")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _SPECIAL = re.compile(_ESCAPE + r"|[^\x00-\x7f]+")
 

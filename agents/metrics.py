@@ -7,12 +7,12 @@ step actions, termination reasons, failure classes, token types. Never content.
 | series | labels | recorded by |
 |---|---|---|
 | ``govctx_steps_total`` | ``status`` (advanced, finished, skipped), ``termination_reason`` (when finished) | the step task |
-| ``govctx_provider_calls_total`` | ``provider``, ``model``, ``outcome`` (``ok`` or the failure class) | the dispatcher, per attempt |
+| ``govctx_provider_calls_total`` | ``provider``, ``model``, ``outcome`` (``ok`` or the failure class) | the dispatcher, per attempt (through ``agents/telemetry.py``) |
 | ``govctx_provider_call_duration_seconds`` | the same (histogram) | the dispatcher, per attempt |
 | ``govctx_tokens_total`` | ``model``, ``type`` (prompt, completion, cached) | the dispatcher, provider-reported usage |
 | ``govctx_run_requeues_total`` | ``action`` (requeued, failed) | the reaper |
 
-Governance decisions and redactions are counted in ``governance/metrics.py``; the gauges read at
+Governance decisions and redactions are counted in ``governance/telemetry.py``; the gauges read at
 scrape time (runs in flight, runs waiting) in ``agents/health.py``.
 """
 
@@ -40,6 +40,8 @@ class _Usage(Protocol):
 class _Reply(Protocol):
     @property
     def usage(self) -> _Usage: ...
+    @property
+    def finish_reason(self) -> str: ...
 
 
 Reply = TypeVar("Reply", bound=_Reply)
@@ -70,7 +72,12 @@ def step_counted(*, action: str, reason: str) -> None:
     STEPS.labels(status=action, termination_reason=reason if action == "finished" else "").inc()
 
 
-def provider_call_observed(complete: Callable[[], Reply], *, provider: str, model: str) -> Reply:
+def failure_class(error: BaseException) -> str:
+    """A ``ProviderError``'s failure class (``timeout``, ``rate_limit``, …); ``unknown`` otherwise."""
+    return str(getattr(error, "failure_class", "") or "unknown")
+
+
+def provider_call_timed(complete: Callable[[], Reply], *, provider: str, model: str) -> Reply:
     """``complete()`` (one attempt of a provider call), counted and timed by provider, model and
     outcome (``ok``, or the ``failure_class`` of the ``ProviderError`` it raised); the reply's
     provider-reported tokens counted by model. Raises what ``complete`` raises."""
@@ -78,7 +85,7 @@ def provider_call_observed(complete: Callable[[], Reply], *, provider: str, mode
     try:
         reply = complete()
     except Exception as error:
-        _provider_call(provider, model, str(getattr(error, "failure_class", "unknown")), started)
+        _provider_call(provider, model, failure_class(error), started)
         raise
     _provider_call(provider, model, "ok", started)
     _tokens(model, reply.usage)

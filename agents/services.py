@@ -27,8 +27,10 @@ from agents.runtime.queue import step_enqueue
 from agents.runtime.send import governed_send
 from agents.scopes import SCOPES
 from agents.selectors import skills_usable_by
+from agents.telemetry import run_span_attributes
 from agents.tokens import token_digest
 from config.logs import log_context_update
+from config.tracing import traced
 from context_assembly.assembly import ContextItem
 from context_assembly.fitting import BudgetBreakdown
 from governance.actors import Actor
@@ -110,6 +112,7 @@ class CallerContextItem:
     data_class: str
 
 
+@traced("invoke_agent", result_attributes=run_span_attributes)
 def run_create(
     *,
     configuration: Configuration,

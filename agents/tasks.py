@@ -16,11 +16,11 @@ from celery.signals import beat_init
 from django.db import InterfaceError, OperationalError, close_old_connections
 
 from agents.health import reaper_tick_record
-from agents.metrics import reap_counted, step_counted
+from agents.metrics import reap_counted
 from agents.runtime.leases import runs_reap
 from agents.runtime.queue import RUN_STEP_TASK, step_enqueue
 from agents.runtime.step import LeaseBusy, step_run
-from agents.telemetry import step_log_context_connect
+from agents.telemetry import step_log_context_connect, step_observed, step_traced
 
 # A dropped database connection (a restart, a failover, a killed backend) is retried on a fresh one.
 DATABASE_RETRY_SECONDS = 1
@@ -32,6 +32,7 @@ def _worker_id(task_id: str | None) -> str:
 
 
 @shared_task(name=RUN_STEP_TASK, bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None)
+@step_traced
 def run_step_task(self, run_id: str, step_index: int) -> str:
     try:
         outcome = step_run(run_id=run_id, step_index=step_index, worker=_worker_id(self.request.id))
@@ -44,7 +45,7 @@ def run_step_task(self, run_id: str, step_index: int) -> str:
         # call whose result was not recorded is made again, as after a worker crash.
         close_old_connections()
         raise self.retry(countdown=DATABASE_RETRY_SECONDS, max_retries=DATABASE_MAX_RETRIES) from None
-    step_counted(action=outcome.action, reason=outcome.reason)
+    step_observed(action=outcome.action, reason=outcome.reason)
     return outcome.action
 
 

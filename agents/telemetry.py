@@ -8,12 +8,23 @@ default the eager task runs inside the API request and adds to its context.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable, Mapping
 from contextlib import ExitStack
-from typing import Any
+from typing import Any, TypeVar
 
 from celery.signals import task_postrun, task_prerun
+from opentelemetry.trace import SpanKind
+from opentelemetry.util.types import AttributeValue
 
+from agents.metrics import Reply, failure_class, provider_call_timed, step_counted
+from agents.models import AgentRun, AgentStep
 from config.logs import log_context
+from config.tracing import span_annotate, traced_span
+
+# The GenAI conventions' provider names for our provider kinds (a local provider has none of theirs).
+GEN_AI_PROVIDERS = {"openai_compatible": "openai", "anthropic": "anthropic", "local": "local"}
+Task = TypeVar("Task", bound=Callable[..., Any])
 
 _open_scopes: dict[str, ExitStack] = {}  # by task id; each entry lives for one task execution
 _step_tasks: set[str] = set()
@@ -46,3 +57,78 @@ def step_log_context_connect(task_name: str) -> None:
     _step_tasks.add(task_name)
     task_prerun.connect(_step_started, weak=False, dispatch_uid="agents.telemetry.step_started")
     task_postrun.connect(_step_ended, weak=False, dispatch_uid="agents.telemetry.step_ended")
+
+
+def step_traced(task: Task) -> Task:
+    """Wrap a step task's body (``self, run_id, step_index``) in its ``step {index}`` span. Inside the
+    body, so the span is a child of Celery's consumer span, whatever order the signals run in."""
+
+    @functools.wraps(task)
+    def body(self: Any, run_id: str, step_index: int, *args: Any, **kwargs: Any) -> Any:
+        attributes: dict[str, AttributeValue] = {
+            "govctx.run.id": str(run_id),
+            "govctx.step.index": int(step_index),
+        }
+        with traced_span(f"step {step_index}", attributes=attributes):
+            return task(self, run_id, step_index, *args, **kwargs)
+
+    return body  # type: ignore[return-value]
+
+
+def step_observed(*, action: str, reason: str) -> None:
+    """A step task's outcome: counted, and set on its span."""
+    step_counted(action=action, reason=reason)
+    span_annotate(
+        {
+            "govctx.step.status": action,
+            "govctx.run.termination_reason": reason if action == "finished" else None,
+        }
+    )
+
+
+def step_record_observed(step: AgentStep) -> None:
+    """The recorded step's context usage on its span: its prompt size (as reported, else as estimated)
+    beside the model's window, as the API shows it."""
+    used = (
+        step.reported_prompt_tokens
+        if step.reported_prompt_tokens is not None
+        else step.estimated_prompt_tokens
+    )
+    span_annotate(
+        {
+            "govctx.context.used_tokens": used,
+            "govctx.context.used_tokens.provenance": step.usage_provenance,
+            "govctx.context.window": step.model.context_window if step.model else None,
+        }
+    )
+
+
+def run_span_attributes(run: AgentRun) -> Mapping[str, AttributeValue]:
+    return {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.agent.name": run.configuration.identifier,
+        "govctx.run.id": str(run.id),
+    }
+
+
+def provider_call_observed(complete: Callable[[], Reply], *, provider: str, kind: str, model: str) -> Reply:
+    """``complete()`` (one attempt of a provider call) in its ``chat {model}`` span, counted and timed
+    (``agents/metrics.py``). Raises what ``complete`` raises."""
+    attributes = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": GEN_AI_PROVIDERS.get(kind, kind),
+        "gen_ai.request.model": model,
+        "govctx.provider": provider,
+    }
+    with traced_span(f"chat {model}", kind=SpanKind.CLIENT, attributes=attributes, error_type=failure_class):
+        reply = provider_call_timed(complete, provider=provider, model=model)
+        usage = reply.usage
+        span_annotate(
+            {
+                "gen_ai.usage.input_tokens": usage.prompt_tokens,
+                "gen_ai.usage.output_tokens": usage.completion_tokens,
+                "gen_ai.usage.cache_read.input_tokens": usage.cached_tokens,
+                "gen_ai.response.finish_reasons": [reply.finish_reason],
+            }
+        )
+        return reply

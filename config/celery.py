@@ -8,11 +8,14 @@ from celery import Celery
 from celery.signals import setup_logging
 from django.conf import settings
 
+from config.tracing import tracing_configure
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
 
 app = Celery("config")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+tracing_configure()  # when OTEL_TRACES_EXPORTER names an exporter (config/tracing.py)
 
 
 @setup_logging.connect

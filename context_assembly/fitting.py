@@ -29,11 +29,13 @@ import math
 from bisect import bisect_left
 from dataclasses import asdict, dataclass
 
+from config.tracing import traced
 from context_assembly.assembly import AssembledContext
 from context_assembly.errors import ContextOverflow, TranscriptInvalid
 from context_assembly.estimator import Estimator
 from context_assembly.messages import Message
 from context_assembly.profiles import ModelProfile
+from context_assembly.telemetry import fit_span_attributes
 
 __all__ = ["Budget", "BudgetBreakdown", "ContextOverflow", "FitResult", "Fitter", "budget_for", "fit"]
 
@@ -241,6 +243,7 @@ class Fitter:
         return self._head_counts
 
 
+@traced("fit", result_attributes=fit_span_attributes)
 def fit(
     assembled: AssembledContext,
     *,

@@ -12,13 +12,14 @@ from dataclasses import dataclass, replace
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from config.tracing import traced
 from governance.actors import CLASSIFY_SCOPE, RECLASSIFY_PERMISSION, Actor, history_stamp
 from governance.classified import Classification, ClassifiedBase
 from governance.errors import ContextRefused, ReclassifyForbidden
 from governance.guardrails.redaction import redact
-from governance.metrics import governance_event_counted
 from governance.models import GovernanceEvent
 from governance.policy import ContextDecision, Source, SourceDecision, decide, enforcement_mode
+from governance.telemetry import decision_span_attributes, governance_event_counted
 from governance.vocabulary import Decision, Enforcement, EnforcementMode, EventOutcome, Outcome, TrustZone
 
 __all__ = [
@@ -86,6 +87,7 @@ def _redacted(text: str) -> str:
     return redact(text).text if text else text
 
 
+@traced("governance.decision", result_attributes=decision_span_attributes)
 def assert_permitted(
     *,
     sources: list[Source] | tuple[Source, ...],

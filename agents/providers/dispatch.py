@@ -27,7 +27,6 @@ from typing import NamedTuple
 
 from django.utils.module_loading import import_string
 
-from agents.metrics import provider_call_observed
 from agents.providers.base import (
     FailureClass,
     ProviderAdapter,
@@ -37,6 +36,7 @@ from agents.providers.base import (
     ProviderReply,
 )
 from agents.providers.guard import WireGuard
+from agents.telemetry import provider_call_observed
 from config.caches import cache_register
 from config.lru import LruCache
 from context_assembly.profiles import ModelCapabilities
@@ -214,7 +214,10 @@ def _try_target(
             sleep(backoff_seconds(retry - 1, errors[-1].retry_after))
         try:
             reply = provider_call_observed(
-                lambda: adapter.send(call, body), provider=config.identifier, model=call.model_id
+                lambda: adapter.send(call, body),
+                provider=config.identifier,
+                kind=config.kind,
+                model=call.model_id,
             )
         except ProviderError as exc:
             attempts.append(_failed(index, config, call.model_id, exc))

@@ -24,9 +24,9 @@ from context_assembly.assembly import AssembledContext, AssemblyInputs, ContextI
 from context_assembly.messages import Message, ToolCall
 from context_assembly.profiles import ModelProfile
 from governance.guardrails.redaction import Redaction, redact
-from governance.metrics import redactions_counted
 from governance.policy import Source
 from governance.services import EventContext, governance_event_record
+from governance.telemetry import redactions_counted
 from governance.vocabulary import Decision, Enforcement, EventOutcome, SourceKind, TrustZone
 from skills.composition import SkillBlock, SkillMode
 from skills.models import Skill

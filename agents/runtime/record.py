@@ -13,6 +13,7 @@ from agents.models import AgentRun, AgentStep, LlmModel, RunMessage, StepStatus
 from agents.providers.base import ProviderReply
 from agents.runtime.leases import StepTotals, run_complete_with, run_totals_add
 from agents.runtime.plan import SendPlan
+from agents.telemetry import step_record_observed
 from context_assembly.calibration import run_ratio
 from context_assembly.fitting import FitResult
 from governance.vocabulary import Provenance
@@ -83,6 +84,7 @@ def step_record(record: StepRecord) -> AgentStep:
     )
     step.full_clean(exclude=["run", "model"])
     step.save()
+    step_record_observed(step)
     return step
 
 

@@ -58,8 +58,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # First, so that every log record of a request carries its request id.
+    # First, so that every log record of a request carries its request id, and its span is the root.
     "config.logs.RequestLogContextMiddleware",
+    "config.tracing.TraceContextMiddleware",
     # Outermost after it, so that it sees every response, including Django's own 404 and 500 pages.
     "config.errors.ApiErrorShapeMiddleware",
     "django.middleware.security.SecurityMiddleware",

@@ -1,0 +1,52 @@
+"""Governance's Prometheus series (served by ``/metrics``, ``config/metrics.py``), and the attributes
+of its decision span (``config/tracing.py``).
+
+| series | labels | recorded by |
+|---|---|---|
+| ``govctx_governance_events_total`` | ``decision`` (the event's kind), ``outcome`` (enforced, observed) | every governance event written |
+| ``govctx_redactions_total`` | ``kind`` (the redaction catalogue's kind, e.g. ``github_token``) | the redaction counts a send records |
+
+Labels are vocabulary values only, never a source's name or any content. The ``governance.decision``
+span (around :func:`governance.services.assert_permitted`) carries the zone, the mode and how many
+sources were allowed, observed and refused; a refusal marks it failed with ``error.type``
+``context_refused``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from opentelemetry.util.types import AttributeValue
+from prometheus_client import Counter
+
+from governance.policy import ContextDecision
+from governance.vocabulary import Outcome
+
+EVENTS = Counter(
+    "govctx_governance_events_total",
+    "Governance events written, by decision and outcome.",
+    ["decision", "outcome"],
+)
+REDACTIONS = Counter("govctx_redactions_total", "Secrets redacted, by kind.", ["kind"])
+
+
+def governance_event_counted(*, decision: str, outcome: str) -> None:
+    EVENTS.labels(decision=decision, outcome=outcome).inc()
+
+
+def redactions_counted(counts: Mapping[str, int]) -> None:
+    """``counts``: how many spans of each kind one send redacted."""
+    for kind, count in counts.items():
+        REDACTIONS.labels(kind=kind).inc(count)
+
+
+def decision_span_attributes(decision: ContextDecision) -> Mapping[str, AttributeValue]:
+    outcomes = [item.outcome for item in decision.sources]
+    return {
+        "govctx.governance.zone": decision.zone.value,
+        "govctx.governance.mode": decision.mode.value,
+        "govctx.governance.permitted": decision.permitted,
+        "govctx.governance.sources.allowed": outcomes.count(Outcome.ALLOWED),
+        "govctx.governance.sources.observed": outcomes.count(Outcome.OBSERVED),
+        "govctx.governance.sources.refused": outcomes.count(Outcome.REFUSED),
+    }

@@ -153,15 +153,11 @@ class TraceContextMiddleware:
             response = self.get_response(request)
             if span.is_recording():
                 route = getattr(request.resolver_match, "route", "") or ""
-                if route:
+                if route:  # an unmatched path has no route, and its span keeps the method alone
                     span.update_name(f"{request.method} /{route}")
-                span.set_attributes(
-                    {
-                        "http.request.method": request.method or "",
-                        "http.route": f"/{route}",
-                        "http.response.status_code": response.status_code,
-                    }
-                )
+                    span.set_attribute("http.route", f"/{route}")
+                span.set_attribute("http.request.method", request.method or "")
+                span.set_attribute("http.response.status_code", response.status_code)
                 if response.status_code >= 500:
                     span.set_status(Status(StatusCode.ERROR))
             return response

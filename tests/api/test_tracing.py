@@ -22,6 +22,20 @@ from tests.factories import snippet_make
 from tests.fakes.provider_server import Reply, ToolCall
 
 EXPORTER = InMemorySpanExporter()
+
+
+class _WhileTesting(SimpleSpanProcessor):
+    """Exports only while a test of this module runs: the provider stays installed for the session
+    (the API keeps the first one), and the other tests' spans need not pile up in memory."""
+
+    enabled = False
+
+    def on_end(self, span: ReadableSpan) -> None:
+        if self.enabled:
+            super().on_end(span)
+
+
+PROCESSOR = _WhileTesting(EXPORTER)
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 CALLER_SPAN = "00f067aa0ba902b7"
 
@@ -30,9 +44,11 @@ CALLER_SPAN = "00f067aa0ba902b7"
 def spans() -> Iterator[InMemorySpanExporter]:
     """Tracing on, into memory (installed once: the API keeps the first tracer provider)."""
     if not isinstance(trace.get_tracer_provider(), TracerProvider):
-        tracing_install([SimpleSpanProcessor(EXPORTER)])
+        tracing_install([PROCESSOR])
     EXPORTER.clear()
+    PROCESSOR.enabled = True
     yield EXPORTER
+    PROCESSOR.enabled = False
     EXPORTER.clear()
 
 

@@ -281,7 +281,7 @@ def send_plan(*, configuration: Configuration, request: SendRequest) -> SendPlan
     active, inactive = active_targets((configuration.model, *parts.fallbacks))
     called = active or (configuration.model, *parts.fallbacks)
     model = called[0]
-    zone = configuration_zone(configuration, serving_model=model, fallbacks=called[1:])
+    zone = send_zone(configuration, parts.fallbacks)
     selection = parts.selection
     skills = (
         compose_skills(configuration, parts.own_skills, request.request_skills)
@@ -328,6 +328,15 @@ def send_plan(*, configuration: Configuration, request: SendRequest) -> SendPlan
         skills=skills,
         inactive=tuple(str(m) for m in inactive),
     )
+
+
+def send_zone(configuration: Configuration, fallbacks: Sequence[LlmModel]) -> TrustZone:
+    """The zone of a send for ``configuration``: the least trusted of the models it may call (every
+    configured one when none is active, the stricter reading). The tool gate uses it too, so a step's
+    tools are offered and run for the same zone its context was checked for."""
+    active, _ = active_targets((configuration.model, *fallbacks))
+    called = active or (configuration.model, *fallbacks)
+    return configuration_zone(configuration, serving_model=called[0], fallbacks=called[1:])
 
 
 def active_targets(models: Sequence[LlmModel]) -> tuple[tuple[LlmModel, ...], tuple[LlmModel, ...]]:

@@ -16,9 +16,9 @@ from django.db import IntegrityError, transaction
 
 from agents.models import AgentRun, RunMessage, ToolCallRecord, ToolCallStatus
 from agents.runtime.parts import configuration_parts
-from agents.runtime.plan import Redactions, redaction_events_record, tool_policy
+from agents.runtime.plan import Redactions, redaction_events_record, send_zone, tool_policy
 from agents.runtime.transcript import run_context
-from agents.selectors import catalog_token_of, configuration_zone, run_client_name
+from agents.selectors import catalog_token_of, run_client_name
 from agents.tools.gate import ToolVerdict, tool_gate
 from agents.tools.registry import ToolContext, ToolEffect, ToolOutput
 from governance.services import EventContext, governance_event_record
@@ -39,7 +39,7 @@ def execute_tool_calls(*, run: AgentRun, step_index: int, assistant: RunMessage)
     )
     configuration = run.configuration
     parts = configuration_parts(configuration)
-    zone = configuration_zone(configuration, fallbacks=parts.fallbacks)
+    zone = send_zone(configuration, parts.fallbacks)
     policy = tool_policy(configuration, zone, parts.disabled_tools)
     tool_context = ToolContext(
         run=run_context(run),

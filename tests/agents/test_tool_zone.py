@@ -1,0 +1,49 @@
+"""A step's tools are offered and run for the zone its context was checked for: the zone of the models
+the send may call. A switched-off fallback neither receives the step nor narrows its tools."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.models import ConfigurationFallback, LlmModel, RunMessage
+from agents.tools.registry import REGISTRY, Tool, ToolEffect
+from governance.models import GovernanceEvent
+from governance.vocabulary import DataClass, TrustZone
+from tests.agents.runs import fake_configuration, run_to_end
+from tests.factories import model_make
+from tests.fakes.provider_server import Reply
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def source_tool():
+    tool = Tool(
+        name="read_source",
+        description="Read a source file.",
+        parameters={"type": "object", "properties": {}},
+        group="content",
+        effect=ToolEffect.READ_ONLY,
+        handler=lambda context, arguments: "def main(): ...",
+        data_class=DataClass.SOURCE_CODE,
+    )
+    REGISTRY.register(tool)
+    yield tool
+    REGISTRY.unregister(tool.name)
+
+
+def test_a_switched_off_fallback_does_not_restrict_the_tools_of_a_step(
+    fake_provider, source_tool, django_capture_on_commit_callbacks
+):
+    configuration = fake_configuration(fake_provider, zone=TrustZone.LOCAL, allowed_tools=["read_source"])
+    external = model_make(zone=TrustZone.EXTERNAL_GLOBAL)
+    ConfigurationFallback.objects.create(configuration=configuration, model=external, position=0)
+    LlmModel.objects.filter(pk=external.pk).update(is_active=False)
+    fake_provider.script(Reply.tools(("c1", "read_source", {})), Reply(text="Read it."))
+
+    run = run_to_end(django_capture_on_commit_callbacks, configuration)
+
+    assert run.status == "completed", (run.termination_reason, run.error_message)
+    assert "read_source" in [tool["function"]["name"] for tool in fake_provider.bodies()[0]["tools"]]
+    assert RunMessage.objects.get(run=run, role="tool").content == "def main(): ..."
+    assert not GovernanceEvent.objects.filter(decision="tool_denied").exists()

@@ -4,13 +4,16 @@ A secret can be hidden from pattern matching without changing what a reader (or 
 it: an invisible character inside the token (zero-width space, joiner, non-joiner, word joiner, byte
 order mark, soft hyphen, direction marks, tag characters), compatibility forms of its letters
 (fullwidth letters, mathematical bold, ligatures) or percent-encoding of some or all of it. The
-view undoes all three:
+view undoes all three, and escapes:
 
 - every invisible format character is removed;
 - every other character is replaced by its NFKC form (one character at a time, so each view character
   comes from exactly one original character);
 - every ``%XX`` escape of a printable ASCII character (or tab, line feed, carriage return) is decoded,
-  an escape escaped again as well (``%2541``, ``%252541``: ``A``; a URL inside a URL is encoded twice).
+  an escape escaped again as well (``%2541``, ``%252541``: ``A``; a URL inside a URL is encoded twice);
+- every ``\\uXXXX`` escape (JSON, JavaScript, Python) of an invisible character, a token character or
+  a compatibility form of one is read as that character: a JSON text (a tool call's arguments, a
+  pasted document) writes ``\\u200b`` where a reader of the decoded value sees nothing.
 
 Detection runs on the view and each finding is mapped back to the original text, so the redacted span
 is the original one, escapes and invisible characters included. Building the view costs one pass in
@@ -47,7 +50,8 @@ _TOKEN_ASCII = frozenset(string.ascii_letters + string.digits + "_-+/=")
 _ESCAPE = r"%(?:25)*(?:[2-6][0-9A-Fa-f]|7[0-9A-Ea-e]|0[9AaDd])"
 _TOKEN_ESCAPE = re.compile(r"%(?:25)*(?:3[0-9Dd]|[46][1-9A-Fa-f]|[57][0-9Aa]|5[CcFf]|2[BbDdEeFf]|0[AaDd])")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
-_SPECIAL = re.compile(_ESCAPE + r"|[^\x00-\x7f]+")
+_UNICODE_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})")
+_SPECIAL = re.compile(_ESCAPE + r"|\\u[0-9A-Fa-f]{4}|[^\x00-\x7f]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +90,11 @@ class View:
 
 def normalised_view(text: str) -> View | None:
     """The view of ``text``, or None when nothing in it can hide a token (then the view is not built)."""
-    if not (("%" in text and _TOKEN_ESCAPE.search(text)) or _hiding_characters(text)):
+    if not (
+        ("%" in text and _TOKEN_ESCAPE.search(text))
+        or _hiding_characters(text)
+        or ("\\u" in text and any(_hiding_escape(m.group(1)) for m in _UNICODE_ESCAPE.finditer(text)))
+    ):
         return None
     return _Builder(text).build()
 
@@ -107,6 +115,14 @@ def _hiding_characters(text: str) -> bool:
     if not characters.isdisjoint(_INVISIBLE):
         return True
     return not unicodedata.is_normalized("NFKC", text) and any(map(_folds_to_token, characters))
+
+
+def _hiding_escape(hex_digits: str) -> str | None:
+    """The character a ``\\uXXXX`` escape stands for, when it can hide or form a token."""
+    char = chr(int(hex_digits, 16))
+    if char in _INVISIBLE or char in _TOKEN_ASCII or _folds_to_token(char):
+        return char
+    return None
 
 
 def _folds_to_token(character: str) -> bool:
@@ -130,6 +146,8 @@ class _Builder:
             special = match.group()
             if special[0] == "%":
                 self._replace(match.start(), len(special), chr(int(special[-2:], 16)))
+            elif special[0] == "\\":
+                self._escaped(match.start(), special)
             elif _INVISIBLE.isdisjoint(special) and unicodedata.is_normalized("NFKC", special):
                 self._copy(match.start(), match.end())
             else:
@@ -156,6 +174,18 @@ class _Builder:
             self._copy(offset, offset + 1)
         else:
             self._replace(offset, 1, normal)
+
+    def _escaped(self, offset: int, escape: str) -> None:
+        """A ``\\uXXXX`` escape: the character it stands for when that can hide or form a token (an
+        invisible one is dropped), else the escape as written."""
+        char = _hiding_escape(escape[2:])
+        if char is None:
+            self._copy(offset, offset + len(escape))
+        elif char in _INVISIBLE:
+            self.changed = True
+            self.soft_starts.add(self.length)
+        else:
+            self._replace(offset, len(escape), unicodedata.normalize("NFKC", char))
 
     def _copy(self, start: int, end: int) -> None:
         if start == end:

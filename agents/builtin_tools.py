@@ -8,14 +8,15 @@ imports the tool registry and gate, so keeping them apart keeps the import arrow
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from typing import Any
 
 from agents.models import AgentRun
 from agents.runtime.parts import configuration_skills, snippet_selection
 from agents.runtime.plan import LOAD_SKILL_TOOL
 from agents.tools.registry import REGISTRY, Tool, ToolContext, ToolEffect, ToolOutput
-from governance.policy import decide
-from governance.vocabulary import DataClass, EnforcementMode, Outcome
+from governance.policy import SourceDecision, decide
+from governance.vocabulary import DataClass, EnforcementMode, Outcome, TrustZone
 from skills.composition import SkillMode, skill_block, skill_sources
 from skills.models import Skill
 from skills.parsing import MAX_BODY_BYTES, MAX_FRONT_MATTER_BYTES
@@ -29,7 +30,18 @@ MAX_TAGS = 10
 LOAD_SKILL_MAX_BYTES = MAX_BODY_BYTES + MAX_FRONT_MATTER_BYTES + 1024
 
 
-def snippets_by_tag(context: ToolContext, arguments: dict[str, Any]) -> str:
+def covering_class(verdicts: Iterable[SourceDecision]) -> DataClass:
+    """The class of a tool result holding these rows: the least sensitive class whose ceiling admits
+    no zone that any row's class or effective ceiling does not. A result is shown to later receivers
+    (an API client reading the run) by its class alone, so the class carries each row's ceiling."""
+    verdicts = tuple(verdicts)
+    rank = min((verdict.ceiling.rank for verdict in verdicts), default=TrustZone.EXTERNAL_GLOBAL.rank)
+    by_ceiling = next(c for c in DataClass if c.ceiling.rank <= rank)
+    classes = [verdict.data_class or DataClass.SECRET_ADJACENT for verdict in verdicts]
+    return max([by_ceiling, *classes], key=lambda data_class: data_class.rank)
+
+
+def snippets_by_tag(context: ToolContext, arguments: dict[str, Any]) -> str | ToolOutput:
     tags = arguments.get("tags")
     if not isinstance(tags, list) or not tags or not all(isinstance(t, str) for t in tags):
         return "Error: 'tags' must be a non-empty list of strings."
@@ -37,18 +49,19 @@ def snippets_by_tag(context: ToolContext, arguments: dict[str, Any]) -> str:
     # Every returned snippet is checked as if enforced, whatever its row says: a tool result
     # is always enforced (docs/governance.md, "Sources").
     decision = decide(snippet_sources(selection.snippets), context.zone, EnforcementMode.ENFORCE_ALL)
-    permitted = [
-        snippet
+    allowed = [
+        (snippet, verdict)
         for snippet, verdict in zip(selection.snippets, decision.sources, strict=True)
         if verdict.outcome == Outcome.ALLOWED
     ]
+    permitted = [snippet for snippet, _ in allowed]
     withheld = len(selection.snippets) - len(permitted)
     parts = [snippet_block(permitted) if permitted else "No snippets found."]
     if withheld:
         parts.append(f"({withheld} snippet(s) withheld: not permitted in this trust zone.)")
     if selection.unknown_tags:
         parts.append(f"(Unknown tags: {', '.join(selection.unknown_tags)}.)")
-    return "\n\n".join(parts)
+    return ToolOutput(text="\n\n".join(parts), data_class=covering_class(verdict for _, verdict in allowed))
 
 
 SNIPPETS_BY_TAG = Tool(
@@ -85,8 +98,7 @@ def load_skill(context: ToolContext, arguments: dict[str, Any]) -> str | ToolOut
     text = skill_block([skill], max_bytes=LOAD_SKILL_MAX_BYTES).text
     if not text:  # the checksum stopped matching since the lookup above
         return f"Error: skill {name!r} could not be loaded."
-    data_class = DataClass.parse(skill.data_class) or DataClass.SECRET_ADJACENT
-    return ToolOutput(text=text, data_class=data_class)
+    return ToolOutput(text=text, data_class=covering_class([verdict]))
 
 
 def _eligible_skill(run: AgentRun, name: str) -> Skill | None:

@@ -5,6 +5,10 @@ it, written so, passed redaction: the redactor saw six ASCII characters where a 
 decoding the JSON) sees nothing. A provider's tool call carries its arguments as JSON text, so such a
 token in a call's arguments was stored in the run's transcript and sent back to the provider at the
 next step; a caller's context item holding JSON went out the same way.
+
+2. A tool result is shown to an API client by its class. ``snippets_by_tag`` returns every snippet the
+step's zone admits, under the tool's own class: a run on a trusted model showed a client in a less
+trusted zone snippets classified above that zone.
 """
 
 from __future__ import annotations
@@ -12,12 +16,15 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.test import Client
 
-from agents.models import RunMessage
+from agents.models import ApiClient, RunMessage
+from agents.tokens import token_digest
 from governance.guardrails.redaction import redact
 from tests.agents.runs import fake_configuration, run_to_end
 from tests.egress.receivers import canaries_in
 from tests.egress.world import BY_KIND
+from tests.factories import configuration_skills_set, skill_make, snippet_make
 from tests.fakes.provider_server import Reply
 
 GITHUB = BY_KIND["github_classic_pat"]
@@ -68,3 +75,71 @@ def test_a_token_hidden_in_a_tool_calls_arguments_is_neither_stored_nor_sent_bac
     assert "[REDACTED:github_token]" in json.loads(call["arguments"])["note"]
     assert len(fake_provider.requests) == 2
     assert canaries_in(fake_provider.wire_text()) == {}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("data_class", "ceiling"), [("secret_adjacent", "local"), ("editor_content", "external_eu")]
+)
+def test_a_snippet_a_tool_returned_is_withheld_from_a_client_outside_its_ceiling(
+    fake_provider, django_capture_on_commit_callbacks, data_class, ceiling
+):
+    """``snippets_by_tag`` returns the snippets the step's zone admits; its result must then be shown
+    to an API client only if the client's zone admits them too, not by the tool's own class."""
+    snippet_make(identifier="runbook", text="Restart with mkrunbookx.", data_class=data_class, ceiling=ceiling,
+                 tags=("ops",))  # fmt: skip
+    configuration = fake_configuration(fake_provider, zone="local", allowed_tool_groups=["content"])
+    fake_provider.script(Reply.tools(("c1", "snippets_by_tag", {"tags": ["ops"]})), Reply(text="done"))
+    token = "gca_egress-leak-" + "x" * 20
+    client = ApiClient.objects.create(
+        name="outside", token_prefix=token[:10], token_digest=token_digest(token),
+        scopes=["runs:create", "runs:read"], trust_zone="external_global",
+    )  # fmt: skip
+    client.configurations.add(configuration)
+    http, headers = Client(), {"Authorization": f"Bearer {token}"}
+    body = {"configuration": configuration.identifier, "input": "Restart the service."}
+
+    with django_capture_on_commit_callbacks(execute=True):
+        created = http.post("/api/v1/runs", body, content_type="application/json", headers=headers)
+    detail = http.get(created.headers["Location"], headers=headers)
+
+    assert "mkrunbookx" in fake_provider.wire_text()  # the local model was sent it, as it may be
+    [result] = [message for message in detail.json()["messages"] if message["role"] == "tool"]
+    assert result["withheld"] is True
+    assert "mkrunbookx" not in detail.content.decode()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("data_class", "ceiling", "covering"),
+    [
+        ("secret_adjacent", "local", "secret_adjacent"),
+        ("editor_content", "external_eu", "source_code"),
+        ("public_content", "private_hosted", "system_diagnostics"),
+        ("editor_content", "external_global", "editor_content"),
+    ],
+)
+def test_a_tool_result_is_classified_to_cover_the_rows_it_holds(
+    fake_provider, django_capture_on_commit_callbacks, tmp_path, data_class, ceiling, covering
+):
+    """A tool result's class is all a later receiver sees of it: it must admit no zone that the
+    ceiling of a snippet or skill it holds does not admit."""
+    snippet_make(identifier="runbook", text="Restart.", data_class=data_class, ceiling=ceiling, tags=("ops",))
+    skill = skill_make(tmp_path, name="restarts", data_class=data_class, ceiling=ceiling)
+    configuration = fake_configuration(
+        fake_provider, zone="local", allowed_tool_groups=["content", "skills"], skill_mode="progressive"
+    )
+    configuration_skills_set(configuration, [skill])
+    fake_provider.script(
+        Reply.tools(("c1", "snippets_by_tag", {"tags": ["ops"]}), ("c2", "load_skill", {"name": "restarts"})),
+        Reply(text="done"),
+    )
+
+    run = run_to_end(django_capture_on_commit_callbacks, configuration)
+
+    results = RunMessage.objects.filter(run=run, role="tool").order_by("position")
+    assert [(m.tool_name, m.data_class) for m in results] == [
+        ("snippets_by_tag", covering),
+        ("load_skill", covering),
+    ]
+    assert "Restart." in results[0].content

@@ -5,7 +5,8 @@ Everything an API answer shows passes the same check as what a provider is sent:
 but an API client with a readable ``trust_zone`` is read as ``external_global``, the least trusted
 zone. :class:`WithheldAboveZone` applies that to a read serializer of a classified row: above the
 zone, the row is still listed (identifier, name, classification, state) but its texts are left out and
-``withheld`` is true.
+``withheld`` is true. Whatever text it does show is redacted, as a provider request is: an editor may
+have left a secret in a row, and no secret leaves the service.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from governance.guardrails.redaction import redact
 from governance.policy import Source, receiver_may_read
 from governance.vocabulary import TrustZone
 
@@ -41,9 +43,20 @@ class WithheldAboveZone(serializers.Serializer):
         if data["withheld"]:
             for name in self.withheld_fields:
                 data.pop(name, None)
-        return data
+        return {key: _redacted(value) for key, value in data.items()}
 
     def _readable(self, instance: Any) -> bool:
         source: Source = instance.as_source()
         [readable] = receiver_may_read([source], receiver_zone(self.context.get("request")))
         return readable
+
+
+def _redacted(value: Any) -> Any:
+    """``value`` with every string in it redacted (lists and objects walked)."""
+    if isinstance(value, str):
+        return redact(value).text if value else value
+    if isinstance(value, list):
+        return [_redacted(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _redacted(item) for key, item in value.items()}
+    return value

@@ -9,6 +9,10 @@ next step; a caller's context item holding JSON went out the same way.
 2. A tool result is shown to an API client by its class. ``snippets_by_tag`` returns every snippet the
 step's zone admits, under the tool's own class: a run on a trusted model showed a client in a less
 trusted zone snippets classified above that zone.
+
+3. The catalogue reads (snippets, skills) answered their stored texts as stored: a secret an editor
+left in a snippet's text or name, or in a skill's body, went to every client with ``snippets:read``
+or ``skills:read`` whose zone admits the row.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from tests.factories import configuration_skills_set, skill_make, snippet_make
 from tests.fakes.provider_server import Reply
 
 GITHUB = BY_KIND["github_classic_pat"]
+PEM_CONTEXT = BY_KIND["rsa_private_key"].context
 STRIPE = BY_KIND["stripe_live_secret_key"]
 INVISIBLE = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad")
 
@@ -143,3 +148,36 @@ def test_a_tool_result_is_classified_to_cover_the_rows_it_holds(
         ("load_skill", covering),
     ]
     assert "Restart." in results[0].content
+
+
+def _reader(*scopes: str) -> tuple[Client, dict[str, str]]:
+    token = "gca_egress-reader-" + "x" * 20
+    ApiClient.objects.create(
+        name="reader", token_prefix=token[:10], token_digest=token_digest(token), scopes=list(scopes),
+        trust_zone="local",
+    )  # fmt: skip
+    return Client(), {"Authorization": f"Bearer {token}"}
+
+
+@pytest.mark.django_db
+def test_catalogue_reads_answer_no_secret_an_editor_left_in_a_row(tmp_path):
+    snippet_make(identifier="billing", name=f"Billing {GITHUB.value}", text=f"Setup:\n{STRIPE.context}")
+    skill = skill_make(tmp_path, name="deploys", body=f"# Steps\n\n{PEM_CONTEXT}\n")
+    http, headers = _reader("snippets:read", "skills:read")
+
+    answers = [
+        http.get(path, headers=headers)
+        for path in (
+            "/api/v1/snippets",
+            "/api/v1/snippets/billing",
+            "/api/v1/skills",
+            f"/api/v1/skills/{skill.pk}",
+        )
+    ]
+
+    assert [answer.status_code for answer in answers] == [200, 200, 200, 200]
+    for answer in answers:
+        assert canaries_in(answer.content.decode()) == {}
+    assert answers[1].json()["name"] == "Billing [REDACTED:github_token]"
+    assert "[REDACTED:" in answers[1].json()["text"]
+    assert "[REDACTED:private_key]" in answers[3].json()["body"]

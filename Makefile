@@ -11,7 +11,7 @@ PORT ?= 8000
 SERVICES_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/govctx
 SERVICES_REDIS_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: run test test-fast test-services lint format bench bench-quick clean
+.PHONY: run test test-fast test-services lint format bench bench-quick fuzz clean
 
 $(STAMP): requirements.txt requirements-dev.txt requirements-bench.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -42,6 +42,10 @@ test-services: $(STAMP)
 	DATABASE_URL=$(SERVICES_DATABASE_URL) REDIS_URL=$(SERVICES_REDIS_URL) $(PY) -m pytest -m services
 
 test: lint test-fast test-services
+
+# The egress properties (tests/egress) at 20,000 examples instead of the default suite's 500.
+fuzz: $(STAMP)
+	EGRESS_PROFILE=fuzz $(PY) -m pytest tests/egress -p no:cacheprovider
 
 BENCHES = $(filter-out bench/_%,$(wildcard bench/[a-z]*.py))
 

@@ -54,6 +54,24 @@ def browser(chromium: Any) -> Iterator[Any]:
     chromium.delete_all_cookies()
 
 
+def click_and_wait(driver: Any, element: Any, timeout: float = 20) -> None:
+    """Click something that loads a new page, and return once that page has replaced the old one.
+
+    Reading the next page straight after ``click()`` can find the old page's elements while the new
+    one is still loading (a stale element, or an assertion about the wrong page).
+    """
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    old_page = driver.find_element(By.TAG_NAME, "html")
+    element.click()
+    WebDriverWait(driver, timeout).until(expected_conditions.staleness_of(old_page))
+    WebDriverWait(driver, timeout).until(
+        lambda current: current.execute_script("return document.readyState") == "complete"
+    )
+
+
 def screenshot(driver: Any, name: str) -> Path:
     """A full-page PNG under test-artifacts/ (git-ignored), kept for people to look at."""
     ARTIFACTS.mkdir(exist_ok=True)

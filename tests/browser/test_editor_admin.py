@@ -10,7 +10,7 @@ from agents.models import Configuration
 from context_assembly.badges import token_badge
 from governance.vocabulary import DataClass, TrustZone
 from snippets.models import Snippet
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import click_and_wait, screenshot
 from tests.editors import EDITOR_PASSWORD, editor_make
 from tests.factories import configuration_make, snippet_make
 
@@ -23,7 +23,7 @@ def log_in(browser, live_server, username: str = "editor") -> None:
     browser.get(f"{live_server.url}/admin/login/")
     browser.find_element(By.ID, "id_username").send_keys(username)
     browser.find_element(By.ID, "id_password").send_keys(EDITOR_PASSWORD)
-    browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
+    click_and_wait(browser, browser.find_element(By.CSS_SELECTOR, "input[type=submit]"))
     assert browser.find_element(By.ID, "user-tools").text.upper().startswith("WELCOME")
 
 
@@ -50,7 +50,7 @@ def test_editor_writes_a_tagged_snippet_and_sees_it_in_the_preview(browser, live
     browser.find_element(By.ID, "id_tag_names").send_keys("Tone")
     Select(browser.find_element(By.ID, "id_data_class")).select_by_value(DataClass.PUBLIC_CONTENT)
     Select(browser.find_element(By.ID, "id_ceiling")).select_by_value(TrustZone.EXTERNAL_GLOBAL)
-    browser.find_element(By.NAME, "_continue").click()
+    click_and_wait(browser, browser.find_element(By.NAME, "_continue"))
 
     badge = token_badge(TEXT).label
     assert badge in browser.find_element(By.CSS_SELECTOR, ".field-tokens .readonly").text
@@ -60,7 +60,7 @@ def test_editor_writes_a_tagged_snippet_and_sees_it_in_the_preview(browser, live
     assert browser.find_element(By.CSS_SELECTOR, "td.field-tokens").text == badge
 
     browser.get(f"{live_server.url}/admin/agents/configuration/{configuration.pk}/change/")
-    browser.find_element(By.CSS_SELECTOR, '.object-tools a[href$="/preview/"]').click()
+    click_and_wait(browser, browser.find_element(By.CSS_SELECTOR, '.object-tools a[href$="/preview/"]'))
     system = browser.find_element(By.CSS_SELECTOR, '#messages .message[data-role="system"] pre').text
     assert system == f"You write our newsletter.\n\nTone of voice:\n{TEXT}"
     row = source_row(browser, "snippet:tone-of-voice")
@@ -88,7 +88,7 @@ def test_a_snippet_classified_above_the_external_ceiling_shows_as_refused(browse
     browser.find_element(By.ID, "id_context-0-name").send_keys("brief")
     Select(browser.find_element(By.ID, "id_context-0-data_class")).select_by_value(DataClass.EDITOR_CONTENT)
     browser.find_element(By.ID, "id_context-0-text").send_keys("Launch week.")
-    browser.find_element(By.ID, "preview-submit").click()
+    click_and_wait(browser, browser.find_element(By.ID, "preview-submit"))
 
     refused = source_row(browser, "snippet:release-runbook")
     assert refused.find_element(By.CSS_SELECTOR, ".outcome").text == "refused"

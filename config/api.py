@@ -1,17 +1,19 @@
-"""What every app's API shares: the error schema and pagination.
+"""What every app's API shares: input validation, the error schema and pagination.
 
-Views stay thin: they validate with nested serializers, call one service or
-selector, and use :func:`paginated_response` for lists. :func:`error_responses` documents the one
-error format ``{"code", "message", "extra"}`` for each status a view can answer.
+Views stay thin: they validate with :func:`validated` and nested serializers, call one service or
+selector, and use :func:`paginated_response` (documented by :func:`list_schema`) for lists.
+:func:`error_responses` documents the one error format ``{"code", "message", "extra"}`` for each
+status a view can answer.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
@@ -75,27 +77,77 @@ PAGINATION_PARAMETERS = [
 ]
 
 
+def validated(serializer_class: type[serializers.Serializer], data: Any) -> Any:
+    """``data`` (a request body or query parameters) as ``serializer_class`` validates it. Invalid
+    input raises DRF's ``ValidationError``: a 400 ``invalid_input`` naming the fields."""
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+def named_serializer(
+    name: str,
+    fields: dict[str, serializers.Field] | None = None,
+    *,
+    base: type[serializers.Serializer] = serializers.Serializer,
+) -> type[serializers.Serializer]:
+    """A serializer class: ``base`` with ``fields`` added, documented as the component ``name``."""
+    meta = type("Meta", (), {"ref_name": name})
+    return type(f"{name}Serializer", (base,), {**(fields or {}), "Meta": meta})
+
+
+def figures_serializer(name: str, figures: type) -> type[serializers.Serializer]:
+    """A serializer of the integer figures of the dataclass ``figures``, one field each, in order."""
+    return named_serializer(name, {f.name: serializers.IntegerField() for f in dataclasses.fields(figures)})
+
+
 def paginated_serializer(item: type[serializers.Serializer], name: str) -> type[serializers.Serializer]:
     """A serializer class documenting one page of ``item`` (``ref_name`` ``name``)."""
-    meta = type("Meta", (), {"ref_name": name})
-    fields: dict[str, Any] = {
-        "count": serializers.IntegerField(),
-        "next": serializers.URLField(allow_null=True),
-        "previous": serializers.URLField(allow_null=True),
-        "results": item(many=True),
-        "Meta": meta,
-    }
-    return type(f"{name}Serializer", (serializers.Serializer,), fields)
+    return named_serializer(
+        name,
+        {
+            "count": serializers.IntegerField(),
+            "next": serializers.URLField(allow_null=True),
+            "previous": serializers.URLField(allow_null=True),
+            "results": item(many=True),
+        },
+    )
+
+
+def list_schema(
+    *,
+    tag: str,
+    summary: str,
+    item: type[serializers.Serializer],
+    page: str,
+    filters: type[serializers.Serializer] | None = None,
+    operation_id: str | None = None,
+) -> Callable[[Any], Any]:
+    """The schema of a paginated list: ``filters`` and the page parameters in, a page of ``item``
+    (component ``page``) out; 404 for a page past the end, and 400 when there are filters."""
+    return extend_schema(
+        tags=[tag],
+        summary=summary,
+        operation_id=operation_id,
+        parameters=[filters, *PAGINATION_PARAMETERS] if filters else PAGINATION_PARAMETERS,
+        responses={
+            200: paginated_serializer(item, page),
+            **error_responses(*((400, 404) if filters else (404,))),
+        },
+    )
 
 
 def paginated_response(
     *,
-    items: QuerySet[Any],
+    items: Iterable[Any],
     serializer_class: type[serializers.Serializer],
     request: Request,
     view: APIView,
+    body: Callable[[Any], Any] | None = None,
 ) -> Response:
+    """One page of ``items``, each passed through ``body`` (when given) and ``serializer_class``."""
     paginator = ApiPagination()
-    page = paginator.paginate_queryset(items, request, view=view)
-    serializer = serializer_class(page, many=True, context={"request": request})
+    page = paginator.paginate_queryset(items, request, view=view) or []
+    rows = [body(item) for item in page] if body is not None else page
+    serializer = serializer_class(rows, many=True, context={"request": request})
     return paginator.get_paginated_response(serializer.data)

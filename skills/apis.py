@@ -7,8 +7,6 @@ folders and uploaded archives name server paths and stay an admin operation (400
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -16,13 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import (
-    MAX_ID,
-    PAGINATION_PARAMETERS,
-    error_responses,
-    paginated_response,
-    paginated_serializer,
-)
+from config.api import MAX_ID, error_responses, list_schema, paginated_response, validated
 from governance.receivers import WithheldAboveZone
 from governance.vocabulary import DataClass, TrustZone
 from skills.errors import SkillNotFound
@@ -33,7 +25,7 @@ from skills.services import skill_source_create_remote, skill_source_request_syn
 TAG = "skills"
 
 
-class SkillOutputSerializer(WithheldAboveZone):
+class SkillSerializer(WithheldAboveZone):
     """A skill; above the client's trust zone its description is left out."""
 
     withheld_fields: tuple[str, ...] = ("description",)
@@ -56,11 +48,8 @@ class SkillOutputSerializer(WithheldAboveZone):
     injection_severity = serializers.CharField(allow_blank=True)
     updated_at = serializers.DateTimeField()
 
-    class Meta:
-        ref_name = "Skill"
 
-
-class SkillSourceOutputSerializer(serializers.Serializer):
+class SkillSourceSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
     kind = serializers.ChoiceField(choices=SkillSourceKind.choices)
@@ -79,9 +68,6 @@ class SkillSourceOutputSerializer(serializers.Serializer):
     last_counts = serializers.DictField(child=serializers.IntegerField())
     created_at = serializers.DateTimeField()
 
-    class Meta:
-        ref_name = "SkillSource"
-
 
 def _skill(skill_id: int) -> Skill:
     skill = skill_get(skill_id=skill_id) if skill_id <= MAX_ID else None
@@ -99,9 +85,7 @@ def _source(source_id: int) -> SkillSource:
 
 def _source_response(source: SkillSource, status_code: int) -> Response:
     location = reverse("skill-source-detail", kwargs={"source_id": source.pk})
-    return Response(
-        SkillSourceOutputSerializer(source).data, status=status_code, headers={"Location": location}
-    )
+    return Response(SkillSourceSerializer(source).data, status=status_code, headers={"Location": location})
 
 
 class SkillListApi(APIView):
@@ -114,30 +98,24 @@ class SkillListApi(APIView):
         class Meta:
             ref_name = "SkillFilter"
 
-    @extend_schema(
-        tags=[TAG],
+    @list_schema(
+        tag=TAG,
         summary="List skills",
         operation_id="skills_list",
-        parameters=[FilterSerializer, *PAGINATION_PARAMETERS],
-        responses={
-            200: paginated_serializer(SkillOutputSerializer, "SkillPage"),
-            **error_responses(400, 404),
-        },
+        filters=FilterSerializer,
+        item=SkillSerializer,
+        page="SkillPage",
     )
     def get(self, request: Request) -> Response:
-        filters = self.FilterSerializer(data=request.query_params)
-        filters.is_valid(raise_exception=True)
-        data = filters.validated_data
-        items: Any = skill_list(source_id=data.get("source"), enabled=data["enabled"])
-        return paginated_response(
-            items=items, serializer_class=SkillOutputSerializer, request=request, view=self
-        )
+        filters = validated(self.FilterSerializer, request.query_params)
+        items = skill_list(source_id=filters.get("source"), enabled=filters["enabled"])
+        return paginated_response(items=items, serializer_class=SkillSerializer, request=request, view=self)
 
 
 class SkillDetailApi(APIView):
     required_scope = "skills:read"
 
-    class OutputSerializer(SkillOutputSerializer):
+    class OutputSerializer(SkillSerializer):
         """A skill with its content; above the client's trust zone every text of it is left out."""
 
         withheld_fields = (
@@ -196,14 +174,12 @@ class SkillSourceCreateApi(APIView):
         summary="Add a GitHub skill source",
         request=InputSerializer,
         responses={
-            201: SkillSourceOutputSerializer,
+            201: SkillSourceSerializer,
             **error_responses(400, 413, s400="invalid_input, or skill_source_admin_only for local kinds"),
         },
     )
     def post(self, request: Request) -> Response:
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+        data = validated(self.InputSerializer, request.data)
         source = skill_source_create_remote(
             name=data["name"],
             kind=data["kind"],
@@ -225,10 +201,10 @@ class SkillSourceDetailApi(APIView):
     @extend_schema(
         tags=[TAG],
         summary="A skill source with its sync status",
-        responses={200: SkillSourceOutputSerializer, **error_responses(404)},
+        responses={200: SkillSourceSerializer, **error_responses(404)},
     )
     def get(self, request: Request, source_id: int) -> Response:
-        return Response(SkillSourceOutputSerializer(_source(source_id)).data)
+        return Response(SkillSourceSerializer(_source(source_id)).data)
 
 
 class SkillSourceSyncApi(APIView):
@@ -239,9 +215,7 @@ class SkillSourceSyncApi(APIView):
         summary="Queue a sync of a skill source",
         request=None,
         responses={
-            202: OpenApiResponse(
-                SkillSourceOutputSerializer, description="Queued; Location names the source."
-            ),
+            202: OpenApiResponse(SkillSourceSerializer, description="Queued; Location names the source."),
             **error_responses(404),
         },
     )

@@ -7,20 +7,13 @@ Reads need ``snippets:read``, writes ``snippets:write``. Every write goes throug
 
 from __future__ import annotations
 
-from typing import Any
-
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import (
-    PAGINATION_PARAMETERS,
-    error_responses,
-    paginated_response,
-    paginated_serializer,
-)
+from config.api import error_responses, list_schema, paginated_response, validated
 from governance.actors import request_actor
 from governance.receivers import WithheldAboveZone
 from governance.vocabulary import DataClass, Enforcement, TrustZone
@@ -33,7 +26,7 @@ TAG = "snippets"
 MAX_TAGS = 50
 
 
-class SnippetOutputSerializer(WithheldAboveZone):
+class SnippetSerializer(WithheldAboveZone):
     """A snippet; above the client's trust zone its description, text and metadata are left out."""
 
     withheld_fields = ("description", "text", "metadata")
@@ -51,9 +44,6 @@ class SnippetOutputSerializer(WithheldAboveZone):
     metadata = serializers.DictField(required=False)
     injection_severity = serializers.CharField(allow_blank=True, help_text="Of the scan run on every save.")
     updated_at = serializers.DateTimeField()
-
-    class Meta:
-        ref_name = "Snippet"
 
     def get_tags(self, snippet: Snippet) -> list[str]:
         return sorted(tag.name for tag in snippet.tags.all())
@@ -101,34 +91,26 @@ class SnippetCollectionApi(APIView):
         class Meta:
             ref_name = "SnippetCreateInput"
 
-    @extend_schema(
-        tags=[TAG],
+    @list_schema(
+        tag=TAG,
         summary="List snippets",
         operation_id="snippets_list",
-        parameters=[FilterSerializer, *PAGINATION_PARAMETERS],
-        responses={
-            200: paginated_serializer(SnippetOutputSerializer, "SnippetPage"),
-            **error_responses(400, 404),
-        },
+        filters=FilterSerializer,
+        item=SnippetSerializer,
+        page="SnippetPage",
     )
     def get(self, request: Request) -> Response:
-        filters = self.FilterSerializer(data=request.query_params)
-        filters.is_valid(raise_exception=True)
-        items: Any = snippet_query(**filters.validated_data)
-        return paginated_response(
-            items=items, serializer_class=SnippetOutputSerializer, request=request, view=self
-        )
+        items = snippet_query(**validated(self.FilterSerializer, request.query_params))
+        return paginated_response(items=items, serializer_class=SnippetSerializer, request=request, view=self)
 
     @extend_schema(
         tags=[TAG],
         summary="Create a snippet (enforced)",
         request=CreateInputSerializer,
-        responses={201: SnippetOutputSerializer, **error_responses(400, 413)},
+        responses={201: SnippetSerializer, **error_responses(400, 413)},
     )
     def post(self, request: Request) -> Response:
-        serializer = self.CreateInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+        data = validated(self.CreateInputSerializer, request.data)
         snippet = snippet_create(
             actor=request_actor(request),
             identifier=data["identifier"],
@@ -143,7 +125,7 @@ class SnippetCollectionApi(APIView):
             metadata=data.get("metadata"),
         )
         return Response(
-            SnippetOutputSerializer(_snippet(snippet.identifier), context={"request": request}).data,
+            SnippetSerializer(_snippet(snippet.identifier), context={"request": request}).data,
             status=status.HTTP_201_CREATED,
         )
 
@@ -173,10 +155,10 @@ class SnippetDetailApi(APIView):
             ref_name = "SnippetUpdateInput"
 
     @extend_schema(
-        tags=[TAG], summary="A snippet", responses={200: SnippetOutputSerializer, **error_responses(404)}
+        tags=[TAG], summary="A snippet", responses={200: SnippetSerializer, **error_responses(404)}
     )
     def get(self, request: Request, identifier: str) -> Response:
-        return Response(SnippetOutputSerializer(_snippet(identifier), context={"request": request}).data)
+        return Response(SnippetSerializer(_snippet(identifier), context={"request": request}).data)
 
     @extend_schema(
         tags=[TAG],
@@ -188,7 +170,7 @@ class SnippetDetailApi(APIView):
         ),
         request=UpdateInputSerializer,
         responses={
-            200: SnippetOutputSerializer,
+            200: SnippetSerializer,
             **error_responses(
                 400,
                 404,
@@ -199,9 +181,7 @@ class SnippetDetailApi(APIView):
     )
     def patch(self, request: Request, identifier: str) -> Response:
         snippet = _snippet(identifier)
-        serializer = self.UpdateInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+        data = validated(self.UpdateInputSerializer, request.data)
         snippet_update(
             snippet=snippet,
             actor=request_actor(request),
@@ -216,7 +196,7 @@ class SnippetDetailApi(APIView):
             metadata=data.get("metadata"),
             tag_names=data.get("tags"),
         )
-        return Response(SnippetOutputSerializer(_snippet(identifier), context={"request": request}).data)
+        return Response(SnippetSerializer(_snippet(identifier), context={"request": request}).data)
 
     @extend_schema(tags=[TAG], summary="Delete a snippet", responses={204: None, **error_responses(404)})
     def delete(self, request: Request, identifier: str) -> Response:

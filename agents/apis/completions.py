@@ -23,34 +23,22 @@ from agents.apis.context import (
 )
 from agents.runtime.preview import context_preview
 from agents.services import Completion, completion_create
-from config.api import error_responses
+from config.api import error_responses, named_serializer, validated
 from governance.vocabulary import Provenance
 
 TAG = "completions"
 
 
+def _reason_serializer(name: str, subject: str) -> type[serializers.Serializer]:
+    return named_serializer(name, {subject: serializers.CharField(), "reason": serializers.CharField()})
+
+
 class ContextPreviewApi(APIView):
     required_scope = "configurations:use"
 
-    class InputSerializer(ContextRequestSerializer):
-        class Meta:
-            ref_name = "ContextPreviewInput"
+    InputSerializer = named_serializer("ContextPreviewInput", base=ContextRequestSerializer)
 
     class OutputSerializer(serializers.Serializer):
-        class DroppedSkillSerializer(serializers.Serializer):
-            skill = serializers.CharField()
-            reason = serializers.CharField()
-
-            class Meta:
-                ref_name = "DroppedSkill"
-
-        class DeniedToolSerializer(serializers.Serializer):
-            tool = serializers.CharField()
-            reason = serializers.CharField()
-
-            class Meta:
-                ref_name = "DeniedTool"
-
         configuration = serializers.CharField()
         model = serializers.CharField()
         provider = serializers.CharField()
@@ -66,8 +54,8 @@ class ContextPreviewApi(APIView):
         breakdown = BreakdownSerializer()
         unknown_tags = serializers.ListField(child=serializers.CharField())
         empty_tags = serializers.ListField(child=serializers.CharField())
-        dropped_skills = DroppedSkillSerializer(many=True)
-        denied_tools = DeniedToolSerializer(many=True)
+        dropped_skills = _reason_serializer("DroppedSkill", "skill")(many=True)
+        denied_tools = _reason_serializer("DeniedTool", "tool")(many=True)
         redactions = serializers.DictField(child=serializers.IntegerField())
 
         class Meta:
@@ -84,9 +72,7 @@ class ContextPreviewApi(APIView):
         },
     )
     def post(self, request: Request) -> Response:
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+        data = validated(self.InputSerializer, request.data)
         preview = context_preview(
             configuration=client_configuration(request, data["configuration"]),
             request=send_request(request, data),
@@ -99,9 +85,7 @@ class ContextPreviewApi(APIView):
 class CompletionApi(APIView):
     required_scope = "configurations:use"
 
-    class InputSerializer(ContextRequestSerializer):
-        class Meta:
-            ref_name = "CompletionInput"
+    InputSerializer = named_serializer("CompletionInput", base=ContextRequestSerializer)
 
     class OutputSerializer(serializers.Serializer):
         class UsageSerializer(serializers.Serializer):
@@ -146,9 +130,7 @@ class CompletionApi(APIView):
         },
     )
     def post(self, request: Request) -> Response:
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+        data = validated(self.InputSerializer, request.data)
         completion = completion_create(
             configuration=client_configuration(request, data["configuration"]),
             api_client=request.user,

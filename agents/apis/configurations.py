@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -12,7 +9,7 @@ from rest_framework.views import APIView
 
 from agents.models import Configuration
 from agents.selectors import configuration_list_for_client, configuration_zone
-from config.api import PAGINATION_PARAMETERS, error_responses, paginated_response, paginated_serializer
+from config.api import list_schema, paginated_response
 
 
 class ConfigurationListApi(APIView):
@@ -38,14 +35,14 @@ class ConfigurationListApi(APIView):
         def get_zone(self, configuration: Configuration) -> str:
             return configuration_zone(configuration).value
 
-    @extend_schema(
-        tags=["configurations"],
+    @list_schema(
+        tag="configurations",
         summary="List the configurations this client may use",
-        parameters=PAGINATION_PARAMETERS,
-        responses={200: paginated_serializer(OutputSerializer, "ConfigurationPage"), **error_responses(404)},
+        item=OutputSerializer,
+        page="ConfigurationPage",
     )
     def get(self, request: Request) -> Response:
-        items: Any = configuration_list_for_client(api_client=request.user)
+        items = configuration_list_for_client(api_client=request.user)
         return paginated_response(
             items=items, serializer_class=self.OutputSerializer, request=request, view=self
         )

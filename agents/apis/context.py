@@ -16,7 +16,8 @@ from agents.models import ApiClient, Configuration
 from agents.runtime.plan import SendRequest
 from agents.selectors import configuration_get_for_client
 from agents.services import CallerContextItem, send_request_build
-from config.api import MAX_ID
+from config.api import MAX_ID, figures_serializer
+from context_assembly.fitting import BudgetBreakdown
 from governance.vocabulary import DataClass, Provenance
 
 MAX_TEXT_CHARS = 100_000
@@ -33,9 +34,6 @@ class ContextItemSerializer(serializers.Serializer):
         choices=DataClass.choices, help_text="Required: how sensitive it is."
     )
 
-    class Meta:
-        ref_name = "ContextItem"
-
 
 class ContextRequestSerializer(serializers.Serializer):
     configuration = serializers.SlugField(max_length=100, help_text="A configuration this client may use.")
@@ -51,9 +49,6 @@ class ContextRequestSerializer(serializers.Serializer):
         help_text="Skill ids added to the configuration's skills for this request.",
     )
     max_tokens = serializers.IntegerField(min_value=1, max_value=MAX_OUTPUT_TOKENS, required=False)
-
-    class Meta:
-        ref_name = "ContextRequest"
 
 
 def client_configuration(request: Request, identifier: str) -> Configuration:
@@ -88,24 +83,8 @@ def client_of(request: Request) -> ApiClient:
 # --- output shapes shared by preview, completions and runs -----------------------------------------------
 
 
-class BreakdownSerializer(serializers.Serializer):
-    window = serializers.IntegerField()
-    reserve = serializers.IntegerField()
-    safety = serializers.IntegerField()
-    budget = serializers.IntegerField()
-    system_prompt = serializers.IntegerField()
-    snippets = serializers.IntegerField()
-    skills = serializers.IntegerField()
-    caller_context = serializers.IntegerField()
-    tool_specs = serializers.IntegerField()
-    transcript = serializers.IntegerField()
-    tail_note = serializers.IntegerField()
-    estimated = serializers.IntegerField()
-    remaining = serializers.IntegerField()
-    dropped_turns = serializers.IntegerField()
-
-    class Meta:
-        ref_name = "Breakdown"
+# One integer field per figure of the fit's budget breakdown, in its order.
+BreakdownSerializer = figures_serializer("Breakdown", BudgetBreakdown)
 
 
 class SourceDecisionSerializer(serializers.Serializer):
@@ -117,9 +96,6 @@ class SourceDecisionSerializer(serializers.Serializer):
     outcome = serializers.CharField()
     reason = serializers.CharField(allow_blank=True)
 
-    class Meta:
-        ref_name = "SourceDecision"
-
 
 class DecisionSerializer(serializers.Serializer):
     zone = serializers.CharField()
@@ -127,24 +103,15 @@ class DecisionSerializer(serializers.Serializer):
     permitted = serializers.BooleanField()
     sources = SourceDecisionSerializer(many=True)
 
-    class Meta:
-        ref_name = "Decision"
-
 
 class UsageValueSerializer(serializers.Serializer):
     value = serializers.IntegerField(allow_null=True)
     provenance = serializers.ChoiceField(choices=Provenance.choices)
 
-    class Meta:
-        ref_name = "UsageValue"
-
 
 class ContextUsageSerializer(serializers.Serializer):
     used_tokens = UsageValueSerializer(help_text="The last completed step's prompt size.")
     context_window = serializers.IntegerField()
-
-    class Meta:
-        ref_name = "ContextUsage"
 
 
 class PreviewPartSerializer(serializers.Serializer):
@@ -156,22 +123,13 @@ class PreviewPartSerializer(serializers.Serializer):
     )
     text = serializers.CharField(required=False, allow_blank=True, help_text="Redacted, as it would be sent.")
 
-    class Meta:
-        ref_name = "PreviewPart"
-
 
 class PreviewMessageSerializer(serializers.Serializer):
     role = serializers.CharField()
     parts = PreviewPartSerializer(many=True)
-
-    class Meta:
-        ref_name = "PreviewMessage"
 
 
 class ToolCallSerializer(serializers.Serializer):
     id = serializers.CharField()
     name = serializers.CharField()
     arguments = serializers.CharField(allow_blank=True, help_text="JSON text, as the model wrote it.")
-
-    class Meta:
-        ref_name = "ToolCall"

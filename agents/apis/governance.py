@@ -10,8 +10,6 @@ clients.
 
 from __future__ import annotations
 
-from typing import Any
-
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -21,7 +19,7 @@ from rest_framework.views import APIView
 from agents.models import ApiClient
 from agents.readiness import readiness_report
 from agents.selectors import configuration_list_for_client
-from config.api import PAGINATION_PARAMETERS, error_responses, paginated_response, paginated_serializer
+from config.api import error_responses, list_schema, named_serializer, paginated_response, validated
 from governance.selectors import EventReader, governance_event_list
 from governance.vocabulary import Decision, EventOutcome, SourceKind
 
@@ -68,19 +66,16 @@ class GovernanceEventListApi(APIView):
         class Meta:
             ref_name = "GovernanceEvent"
 
-    @extend_schema(
-        tags=[TAG],
+    @list_schema(
+        tag=TAG,
         summary="List the governance events of this client's requests and configurations, newest first",
-        parameters=[FilterSerializer, *PAGINATION_PARAMETERS],
-        responses={
-            200: paginated_serializer(OutputSerializer, "GovernanceEventPage"),
-            **error_responses(400, 404),
-        },
+        filters=FilterSerializer,
+        item=OutputSerializer,
+        page="GovernanceEventPage",
     )
     def get(self, request: Request) -> Response:
-        filters = self.FilterSerializer(data=request.query_params)
-        filters.is_valid(raise_exception=True)
-        items: Any = governance_event_list(reader=_reader(request.user), **filters.validated_data)
+        filters = validated(self.FilterSerializer, request.query_params)
+        items = governance_event_list(reader=_reader(request.user), **filters)
         return paginated_response(
             items=items, serializer_class=self.OutputSerializer, request=request, view=self
         )
@@ -103,15 +98,11 @@ class ReadinessApi(APIView):
             class Meta:
                 ref_name = "ReadinessRow"
 
-        class SummarySerializer(serializers.Serializer):
-            observe_rows = serializers.IntegerField()
-            would_refuse = serializers.IntegerField()
-
-            class Meta:
-                ref_name = "ReadinessSummary"
-
         rows = RowSerializer(many=True)
-        summary = SummarySerializer()
+        summary = named_serializer(
+            "ReadinessSummary",
+            {"observe_rows": serializers.IntegerField(), "would_refuse": serializers.IntegerField()},
+        )()
 
         class Meta:
             ref_name = "Readiness"

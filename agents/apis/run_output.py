@@ -26,9 +26,6 @@ class StepUsageSerializer(serializers.Serializer):
     completion_tokens = serializers.IntegerField(allow_null=True)
     provenance = serializers.ChoiceField(choices=Provenance.choices)
 
-    class Meta:
-        ref_name = "StepUsage"
-
 
 class StepSerializer(serializers.Serializer):
     index = serializers.IntegerField()
@@ -46,11 +43,8 @@ class StepSerializer(serializers.Serializer):
     error_code = serializers.CharField(allow_blank=True)
     created_at = serializers.DateTimeField()
 
-    class Meta:
-        ref_name = "Step"
 
-
-class MessageSerializer(serializers.Serializer):
+class RunMessageSerializer(serializers.Serializer):
     position = serializers.IntegerField()
     step_index = serializers.IntegerField()
     role = serializers.CharField()
@@ -63,26 +57,17 @@ class MessageSerializer(serializers.Serializer):
         help_text="True: a tool result classified above this client's trust zone; its content is left out."
     )
 
-    class Meta:
-        ref_name = "RunMessage"
 
-
-class TotalsSerializer(serializers.Serializer):
+class RunTotalsSerializer(serializers.Serializer):
     prompt_tokens = serializers.IntegerField()
     cached_tokens = serializers.IntegerField()
     cache_write_tokens = serializers.IntegerField()
     completion_tokens = serializers.IntegerField()
 
-    class Meta:
-        ref_name = "RunTotals"
-
 
 class RunErrorSerializer(serializers.Serializer):
     code = serializers.CharField()
     message = serializers.CharField(allow_blank=True)
-
-    class Meta:
-        ref_name = "RunError"
 
 
 class RunSummarySerializer(serializers.Serializer):
@@ -92,21 +77,15 @@ class RunSummarySerializer(serializers.Serializer):
     termination_reason = serializers.ChoiceField(choices=TerminationReason.choices, allow_blank=True)
     error = RunErrorSerializer(allow_null=True)
     input_data_class = serializers.CharField()
-    totals = TotalsSerializer(help_text="Cumulative over steps; not the context fill.")
+    totals = RunTotalsSerializer(help_text="Cumulative over steps; not the context fill.")
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
-
-    class Meta:
-        ref_name = "RunSummary"
 
 
 class RunDetailSerializer(RunSummarySerializer):
     context_usage = ContextUsageSerializer(help_text="The last completed step's prompt size.")
     steps = StepSerializer(many=True)
-    messages = MessageSerializer(many=True, help_text="The transcript after the first user message.")
-
-    class Meta:
-        ref_name = "RunDetail"
+    messages = RunMessageSerializer(many=True, help_text="The transcript after the first user message.")
 
 
 def step_body(step: AgentStep, default_window: int) -> dict[str, Any]:

@@ -5,8 +5,6 @@ A client only ever sees its own runs: another client's run id answers 404, as an
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
@@ -25,7 +23,7 @@ from agents.errors import NotVisible, RunFinished
 from agents.models import AgentRun
 from agents.selectors import run_get_for_client, run_list_for_client
 from agents.services import run_cancel, run_create
-from config.api import PAGINATION_PARAMETERS, ApiPagination, error_responses, paginated_serializer
+from config.api import error_responses, list_schema, named_serializer, paginated_response, validated
 
 TAG = "runs"
 
@@ -42,9 +40,7 @@ class RunCollectionApi(APIView):
 
     required_scope = {"GET": "runs:read", "POST": "runs:create"}
 
-    class CreateInputSerializer(ContextRequestSerializer):
-        class Meta:
-            ref_name = "RunCreateInput"
+    CreateInputSerializer = named_serializer("RunCreateInput", base=ContextRequestSerializer)
 
     @extend_schema(
         tags=[TAG],
@@ -57,9 +53,7 @@ class RunCollectionApi(APIView):
         },
     )
     def post(self, request: Request) -> Response:
-        serializer = self.CreateInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+        data = validated(self.CreateInputSerializer, request.data)
         run = run_create(
             configuration=client_configuration(request, data["configuration"]),
             input_text=data["input"],
@@ -75,19 +69,21 @@ class RunCollectionApi(APIView):
             RunDetailSerializer(body).data, status=status.HTTP_202_ACCEPTED, headers={"Location": location}
         )
 
-    @extend_schema(
-        tags=[TAG],
+    @list_schema(
+        tag=TAG,
         summary="List this client's runs, newest first",
         operation_id="runs_list",
-        parameters=PAGINATION_PARAMETERS,
-        responses={200: paginated_serializer(RunSummarySerializer, "RunPage"), **error_responses(404)},
+        item=RunSummarySerializer,
+        page="RunPage",
     )
     def get(self, request: Request) -> Response:
-        paginator = ApiPagination()
-        runs: Any = run_list_for_client(api_client=request.user)
-        page = paginator.paginate_queryset(runs, request, view=self)
-        body = [run_summary_body(run) for run in page or []]
-        return paginator.get_paginated_response(RunSummarySerializer(body, many=True).data)
+        return paginated_response(
+            items=run_list_for_client(api_client=request.user),
+            serializer_class=RunSummarySerializer,
+            body=run_summary_body,
+            request=request,
+            view=self,
+        )
 
 
 class RunDetailApi(APIView):

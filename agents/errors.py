@@ -21,6 +21,13 @@ class ModelInactive(ApplicationError):
     http_status = 409
 
 
+class MaxTokensTooLarge(ApplicationError):
+    """``max_tokens`` is above the output limit of every model the configuration may call.
+    ``extra["limit"]`` is the largest limit there is, ``extra["model"]`` the model that has it."""
+
+    code = "max_tokens_too_large"
+
+
 class UnknownSkills(ApplicationError):
     code = "unknown_skills"
 

@@ -22,11 +22,17 @@ from agents.models import (
 )
 from agents.models.runs import TERMINAL_STATUSES
 from agents.providers.base import ProviderReply
-from agents.runtime.plan import Redactions, SendRequest, redaction_events_record, send_plan
+from agents.runtime.plan import (
+    Redactions,
+    SendRequest,
+    active_targets,
+    redaction_events_record,
+    send_plan,
+)
 from agents.runtime.queue import step_enqueue
-from agents.runtime.send import governed_send
+from agents.runtime.send import governed_send, reply_limit_check
 from agents.scopes import SCOPES
-from agents.selectors import skills_usable_by
+from agents.selectors import configuration_fallbacks, skills_usable_by
 from agents.telemetry import run_span_attributes
 from agents.tokens import token_digest
 from config.logs import log_context_update
@@ -127,10 +133,13 @@ def run_create(
 
     The task input's class defaults to the client's default class (docs/governance.md, "Sources").
     The input and the caller context (names and texts) are stored redacted, with one
-    ``secret_redacted`` event per kind found. Nothing is stored or enqueued when validation fails.
+    ``secret_redacted`` event per kind found. Nothing is stored or enqueued when validation fails,
+    including a ``max_tokens`` above every active target's output limit (:class:`MaxTokensTooLarge`).
     """
     if not configuration.is_active:
         raise ConfigurationInactive(f"Configuration {configuration.identifier!r} is not active.")
+    active, _ = active_targets((configuration.model, *configuration_fallbacks(configuration)))
+    reply_limit_check(active, max_tokens)
     _request_skills(api_client=api_client, skill_ids=request_skills)
     data_class = input_data_class or (
         api_client.default_input_data_class if api_client else DataClass.SECRET_ADJACENT
@@ -223,13 +232,16 @@ def completion_create(
     """One governed call outside any run; the request id correlates its governance events.
 
     Raises :class:`ContextRefused` (events recorded, nothing sent), ``ContextOverflow`` (nothing sent),
-    ``ProviderError`` (sent, the provider failed) or :class:`ConfigurationInactive`. Stores no run.
+    ``ProviderError`` (sent, the provider failed), :class:`MaxTokensTooLarge` (nothing sent) or
+    :class:`ConfigurationInactive`. Stores no run.
     """
     if not configuration.is_active:
         raise ConfigurationInactive(f"Configuration {configuration.identifier!r} is not active.")
     request_id = uuid.uuid4().hex
     log_context_update(correlation_id=request_id)  # the id of this call's governance events
     plan = send_plan(configuration=configuration, request=request)
+    if plan.targets:
+        reply_limit_check((plan.model, *plan.fallbacks), max_tokens)
     events = EventContext(
         correlation_id=request_id,
         provider=plan.model.provider.identifier,

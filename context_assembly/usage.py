@@ -44,13 +44,20 @@ UNAVAILABLE = UsageValue(None, Provenance.UNAVAILABLE)
 
 @dataclass(frozen=True)
 class ContextUsage:
-    """The last completed step's prompt size beside the model's declared window. No fraction."""
+    """The last completed step's prompt size beside the declared window of the model that served that
+    step (``model``; before the first step, the model that would serve it, or None when not known).
+    No fraction."""
 
     used_tokens: UsageValue
     context_window: int
+    model: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"used_tokens": self.used_tokens.as_dict(), "context_window": self.context_window}
+        return {
+            "used_tokens": self.used_tokens.as_dict(),
+            "context_window": self.context_window,
+            "model": self.model,
+        }
 
 
 def _positive(value: int | None) -> bool:
@@ -80,7 +87,7 @@ def usage_from_step(reported_prompt_tokens: int | None, estimated_prompt_tokens:
     return UNAVAILABLE
 
 
-UsageReader = Callable[[], UsageValue]
+UsageReader = Callable[[], "UsageValue | ContextUsage"]
 
 
 @dataclass(frozen=True)
@@ -90,7 +97,9 @@ class RunContext:
     ``read_usage`` is supplied by the caller (the agents app passes a function that reads the last
     completed step of this run from the database and applies :func:`usage_from_step`). It is called
     on every read of :attr:`context_usage`, never cached, so a step sees the state after the
-    previous step landed rather than a snapshot taken when the run started.
+    previous step landed rather than a snapshot taken when the run started. It returns either the
+    whole :class:`ContextUsage` (the window of the model that served that step: a fallback's may
+    differ from ``profile``'s) or a :class:`UsageValue`, read against ``profile``'s window.
     """
 
     run_id: str
@@ -99,8 +108,12 @@ class RunContext:
 
     @property
     def context_usage(self) -> ContextUsage:
-        """The usage as of now. Raises TypeError if the reader returns anything but a UsageValue."""
+        """The usage as of now. Raises TypeError if the reader returns anything else."""
         used = self.read_usage()
+        if isinstance(used, ContextUsage):
+            return used
         if not isinstance(used, UsageValue):
-            raise TypeError("the usage reader must return a UsageValue")
-        return ContextUsage(used_tokens=used, context_window=self.profile.context_window)
+            raise TypeError("the usage reader must return a UsageValue or a ContextUsage")
+        return ContextUsage(
+            used_tokens=used, context_window=self.profile.context_window, model=self.profile.model_id
+        )

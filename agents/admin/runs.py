@@ -33,13 +33,32 @@ class AgentStepInline(ReadOnlyAdminMixin, admin.TabularInline):
     show_change_link = True
     fields = (
         "index", "kind", "status", "model", "used_tokens", "cached_tokens", "cache_write_tokens",
-        "completion_tokens", "finish_reason", "duration_ms", "error_code",
+        "completion_tokens", "max_tokens", "max_tokens_clamped", "skipped", "finish_reason", "duration_ms",
+        "error_code",
     )  # fmt: skip
     readonly_fields = fields
 
     @admin.display(description="Context used")
     def used_tokens(self, obj: AgentStep) -> str:
         return _usage_label(obj)
+
+    @admin.display(description="Skipped targets")
+    def skipped(self, obj: AgentStep) -> str:
+        return _skipped_label(obj)
+
+
+def _skipped_label(step: AgentStep) -> str:
+    """Each fallback not sent the step, and why, in figures (e.g. its window cannot hold the floor)."""
+    return (
+        "; ".join(
+            f"{item.get('provider')}/{item.get('model')}: {item.get('reason')} "
+            f"(needs {item.get('estimated', 0):,}, budget {item.get('budget', 0):,} of window "
+            f"{item.get('window', 0):,})"
+            for item in step.skipped_targets
+            if isinstance(item, dict)
+        )
+        or "—"
+    )
 
 
 @admin.register(AgentRun)
@@ -92,10 +111,11 @@ class AgentRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
     @admin.display(description="Context used")
     def context_usage(self, obj: AgentRun) -> str:
-        usage, window = run_usage(obj), obj.configuration.model.context_window
-        if usage.value is None:
-            return f"unavailable (window {window:,})"
-        return f"{usage.value:,} of {window:,} ({usage.provenance})"
+        usage = run_usage(obj)
+        used, window = usage.used_tokens, f"{usage.context_window:,}"
+        if used.value is None:
+            return f"unavailable (window {window}, {usage.model})"
+        return f"{used.value:,} of {window} ({used.provenance}, {usage.model})"
 
     @admin.display(description="Used tokens per step")
     def usage_chart(self, obj: AgentRun) -> str:
@@ -106,7 +126,7 @@ class AgentRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         ]
         if not points:
             return "No completed step yet."
-        return usage_chart(points, obj.configuration.model.context_window)
+        return usage_chart(points, run_usage(obj).context_window)
 
     def has_cancel_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm(CANCEL_PERMISSION)
@@ -135,7 +155,7 @@ class AgentStepAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     fields = (
         "run", "index", "kind", "status", "model", "provider", "used_tokens", "reported_prompt_tokens",
         "estimated_prompt_tokens", "cached_tokens", "cache_write_tokens", "completion_tokens",
-        "usage_provenance", "breakdown_bar", "finish_reason", "calibration_ratio", "duration_ms", "error_code", "created_at",
+        "usage_provenance", "context_window", "max_tokens", "max_tokens_clamped", "skipped", "breakdown_bar", "finish_reason", "calibration_ratio", "duration_ms", "error_code", "created_at",
     )  # fmt: skip
     readonly_fields = fields
 
@@ -145,6 +165,10 @@ class AgentStepAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     @admin.display(description="Context used")
     def used_tokens(self, obj: AgentStep) -> str:
         return _usage_label(obj)
+
+    @admin.display(description="Skipped targets")
+    def skipped(self, obj: AgentStep) -> str:
+        return _skipped_label(obj)
 
     @admin.display(description="Budget breakdown")
     def breakdown_bar(self, obj: AgentStep) -> str:

@@ -27,6 +27,10 @@ from config.api import error_responses, named_serializer, validated
 from governance.vocabulary import Provenance
 
 TAG = "completions"
+MAX_TOKENS_400 = (
+    "invalid_input (extra.fields), or max_tokens_too_large: above the output limit of every active "
+    "model of the configuration (extra.limit: the largest; extra.model: its model). Nothing was sent."
+)
 
 
 def _reason_serializer(name: str, subject: str) -> type[serializers.Serializer]:
@@ -68,7 +72,9 @@ class ContextPreviewApi(APIView):
         request=InputSerializer,
         responses={
             200: OutputSerializer,
-            **error_responses(400, 404, 409, 413, s409="configuration_inactive or model_inactive"),
+            **error_responses(
+                400, 404, 409, 413, s400=MAX_TOKENS_400, s409="configuration_inactive or model_inactive"
+            ),
         },
     )
     def post(self, request: Request) -> Response:
@@ -122,6 +128,7 @@ class CompletionApi(APIView):
                 413,
                 422,
                 502,
+                s400=MAX_TOKENS_400,
                 s403="context_refused (extra.decision: every source with its outcome; nothing was sent) "
                 "or permission_denied (extra.required_scope)",
                 s409="configuration_inactive, or model_inactive (every target or its provider is "

@@ -111,7 +111,8 @@ class UsageValueSerializer(serializers.Serializer):
 
 class ContextUsageSerializer(serializers.Serializer):
     used_tokens = UsageValueSerializer(help_text="The last completed step's prompt size.")
-    context_window = serializers.IntegerField()
+    context_window = serializers.IntegerField(help_text="The window of the model that served that step.")
+    model = serializers.CharField(allow_null=True, help_text="The model whose window this is.")
 
 
 class PreviewPartSerializer(serializers.Serializer):

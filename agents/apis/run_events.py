@@ -68,13 +68,13 @@ def run_event_stream(run: AgentRun, *, after: int, timeout: float) -> Iterator[s
     """
     deadline = time.monotonic() + timeout
     last_write = time.monotonic()
-    window = run.configuration.model.context_window
+    serving = run.configuration.model
     yield "retry: 2000\n\n"
     while True:
         current = AgentRun.objects.select_related("configuration").get(pk=run.pk)
         steps = AgentStep.objects.filter(run_id=run.pk, index__gt=after).select_related("model")
         for step in steps.order_by("index"):
-            yield sse("step", StepSerializer(step_body(step, window)).data, event_id=step.index)
+            yield sse("step", StepSerializer(step_body(step, serving)).data, event_id=step.index)
             after, last_write = step.index, time.monotonic()
         if current.is_terminal:
             yield sse("run", RunSummarySerializer(run_summary_body(current)).data)

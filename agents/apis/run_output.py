@@ -7,9 +7,16 @@ from typing import Any
 from rest_framework import serializers
 
 from agents.apis.context import ContextUsageSerializer, ToolCallSerializer
-from agents.models import AgentRun, AgentStep, RunMessage, RunStatus, StepStatus, TerminationReason
-from agents.runtime.transcript import run_usage
-from context_assembly.usage import ContextUsage, usage_from_step
+from agents.models import (
+    AgentRun,
+    AgentStep,
+    LlmModel,
+    RunMessage,
+    RunStatus,
+    StepStatus,
+    TerminationReason,
+)
+from agents.runtime.transcript import run_usage, step_usage
 from governance.policy import Source, receiver_may_read
 from governance.vocabulary import Enforcement, Provenance, SourceKind, TrustZone
 
@@ -27,6 +34,18 @@ class StepUsageSerializer(serializers.Serializer):
     provenance = serializers.ChoiceField(choices=Provenance.choices)
 
 
+class SkippedTargetSerializer(serializers.Serializer):
+    provider = serializers.CharField()
+    model = serializers.CharField()
+    reason = serializers.CharField(help_text="context_overflow: the model's window cannot hold the floor.")
+    estimated = serializers.IntegerField(help_text="The context's floor, counted for this model.")
+    budget = serializers.IntegerField(help_text="This model's budget: window - reply limit - safety.")
+    window = serializers.IntegerField()
+
+    class Meta:
+        ref_name = "SkippedTarget"
+
+
 class StepSerializer(serializers.Serializer):
     index = serializers.IntegerField()
     kind = serializers.CharField()
@@ -34,9 +53,20 @@ class StepSerializer(serializers.Serializer):
     model = serializers.CharField(allow_null=True)
     provider = serializers.CharField(allow_blank=True)
     usage = StepUsageSerializer()
-    context_usage = ContextUsageSerializer(help_text="This step's prompt size beside the model's window.")
+    context_usage = ContextUsageSerializer(
+        help_text="This step's prompt size beside the window of the model that served it."
+    )
     breakdown = serializers.DictField(
-        child=serializers.IntegerField(), allow_null=True, help_text="The fit's budget breakdown."
+        child=serializers.IntegerField(),
+        allow_null=True,
+        help_text="The fit's budget breakdown, for the model that served the step.",
+    )
+    max_tokens = serializers.IntegerField(allow_null=True, help_text="The reply limit the model was sent.")
+    max_tokens_clamped = serializers.BooleanField(
+        help_text="True: the run's max_tokens was above this model's output limit and was lowered to it."
+    )
+    skipped_targets = SkippedTargetSerializer(
+        many=True, help_text="Fallbacks not sent this step: its context could not fit their window."
     )
     finish_reason = serializers.CharField(allow_blank=True)
     duration_ms = serializers.IntegerField()
@@ -88,9 +118,7 @@ class RunDetailSerializer(RunSummarySerializer):
     messages = RunMessageSerializer(many=True, help_text="The transcript after the first user message.")
 
 
-def step_body(step: AgentStep, default_window: int) -> dict[str, Any]:
-    window = step.model.context_window if step.model is not None else default_window
-    used = usage_from_step(step.reported_prompt_tokens, step.estimated_prompt_tokens)
+def step_body(step: AgentStep, default_model: LlmModel) -> dict[str, Any]:
     return {
         "index": step.index,
         "kind": step.kind,
@@ -105,8 +133,11 @@ def step_body(step: AgentStep, default_window: int) -> dict[str, Any]:
             "completion_tokens": step.completion_tokens,
             "provenance": step.usage_provenance or Provenance.UNAVAILABLE,
         },
-        "context_usage": ContextUsage(used_tokens=used, context_window=window).as_dict(),
+        "context_usage": step_usage(step, default_model).as_dict(),
         "breakdown": step.breakdown or None,
+        "max_tokens": step.max_tokens,
+        "max_tokens_clamped": step.max_tokens_clamped,
+        "skipped_targets": step.skipped_targets,
         "finish_reason": step.finish_reason,
         "duration_ms": step.duration_ms,
         "error_code": step.error_code,
@@ -138,7 +169,6 @@ def run_detail_body(run: AgentRun, *, receiver_zone: TrustZone) -> dict[str, Any
     """The run with its steps and transcript as a receiver in ``receiver_zone`` may see it: a tool
     result classified above that zone is listed without its content. The model's own turns are the
     answer the client asked for, shown (redacted) as a completion's text is."""
-    window = run.configuration.model.context_window
     messages = list(run.messages.all())
     results = [message for message in messages if message.role == "tool"]
     sources = [
@@ -148,8 +178,8 @@ def run_detail_body(run: AgentRun, *, receiver_zone: TrustZone) -> dict[str, Any
     readable = dict(zip((m.pk for m in results), receiver_may_read(sources, receiver_zone), strict=True))
     return {
         **run_summary_body(run),
-        "context_usage": ContextUsage(used_tokens=run_usage(run), context_window=window).as_dict(),
-        "steps": [step_body(step, window) for step in run.steps.all()],
+        "context_usage": run_usage(run).as_dict(),
+        "steps": [step_body(step, run.configuration.model) for step in run.steps.select_related("model")],
         "messages": [message_body(m, readable.get(m.pk, True)) for m in messages],
     }
 

@@ -12,6 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from agents.apis.completions import MAX_TOKENS_400
 from agents.apis.context import ContextRequestSerializer, caller_context, client_configuration, client_of
 from agents.apis.run_output import (
     RunDetailSerializer,
@@ -49,7 +50,7 @@ class RunCollectionApi(APIView):
         request=CreateInputSerializer,
         responses={
             202: OpenApiResponse(RunDetailSerializer, description="Queued; Location names the run."),
-            **error_responses(400, 404, 409, 413, s409="configuration_inactive"),
+            **error_responses(400, 404, 409, 413, s400=MAX_TOKENS_400, s409="configuration_inactive"),
         },
     )
     def post(self, request: Request) -> Response:

@@ -209,6 +209,16 @@ class AgentStep(models.Model):
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)
     usage_provenance = models.CharField(max_length=24, choices=Provenance.choices)
     breakdown = models.JSONField(default=dict, blank=True)
+    # The window of the model the figures belong to (the one that served, else the serving model),
+    # as it was at the step: the step's context usage is read against it.
+    context_window = models.PositiveIntegerField(null=True, blank=True)
+    max_tokens = models.PositiveIntegerField(null=True, blank=True)  # the reply limit sent
+    max_tokens_clamped = models.BooleanField(
+        default=False
+    )  # the run's max_tokens was above the model's limit
+    # Targets not sent the call because it could not fit them: [{provider, model, reason, estimated,
+    # budget, window}] (figures only).
+    skipped_targets = models.JSONField(default=list, blank=True)
     finish_reason = models.CharField(max_length=24, blank=True)
     calibration_ratio = models.FloatField(null=True, blank=True)
     duration_ms = models.PositiveIntegerField(default=0)

@@ -10,8 +10,10 @@ Policy (fallbacks: docs/decisions/0001-fallbacks-are-models.md):
   stops everything at once: walking fallbacks cannot fix a bad request or a bad key;
 * when one target's retries are exhausted with a retryable failure the next target is tried, without
   waiting (it is another provider or model);
+* a target the send cannot be fitted to (its window cannot hold the context's floor) is skipped, never
+  sent: ``prepare`` raises :class:`TargetSkipped` for it, and the skip is an attempt with its reason;
 * when everything fails the last :class:`ProviderError` is raised, its ``extra["attempts"]`` listing
-  every attempt (indices, provider identifiers, model ids, classes; never content).
+  every attempt (indices, provider identifiers, model ids, classes, skip reasons; never content).
 
 Every body goes through the send's guard pass (:class:`~agents.providers.guard.WireGuard`), once per
 target, right before its first attempt: this is the one place every adapter's request passes.
@@ -66,7 +68,8 @@ class Target(NamedTuple):
 
 @dataclass(frozen=True)
 class Attempt:
-    """One try of one target. ``failure_class`` is None for the attempt that succeeded."""
+    """One try of one target. ``failure_class`` is None for the attempt that succeeded and for a
+    target that was skipped (``skipped`` then names why: nothing was sent to it)."""
 
     target_index: int
     provider: str
@@ -74,6 +77,29 @@ class Attempt:
     failure_class: FailureClass | None
     retry_after: float | None = None
     status: int | None = None
+    skipped: str = ""
+
+
+class TargetSkipped(Exception):
+    """Raised by a ``prepare`` hook for a target that must not receive this call. ``reason`` is a
+    stable word (``context_overflow``); ``detail`` holds figures only, never content."""
+
+    def __init__(self, reason: str, detail: dict[str, int] | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.detail = dict(detail or {})
+
+
+@dataclass(frozen=True)
+class PreparedCall:
+    """The call one target is sent and the guard that checks its body (None: unchecked)."""
+
+    call: ProviderCall
+    guard: WireGuard | None
+
+
+# Given a target's index, its own call and guard, or TargetSkipped.
+Prepare = Callable[[int], PreparedCall]
 
 
 @dataclass(frozen=True)
@@ -154,13 +180,17 @@ def complete_with_fallbacks(
     *,
     guard: WireGuard | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    prepare: Prepare | None = None,
 ) -> DispatchResult:
     """Send ``call`` to the first target that answers (see the module docstring for the policy).
 
     ``call.model_id`` and ``call.capabilities`` are replaced by each target's. ``guard`` checks each
     target's body before it is sent (the runtime always passes one; without it bodies go out
-    unchecked). Raises :class:`ProviderError`, or the guard's ``LateRedactionOverflow`` (then nothing
-    was sent to that target).
+    unchecked). ``prepare``, when given, is asked for each target's own call and guard right before
+    the target is tried (the runtime fits the context to each target's window there) and replaces
+    ``call`` and ``guard``; it may skip the target (:class:`TargetSkipped`). Raises
+    :class:`ProviderError` (``context_overflow`` when every target was skipped), or the guard's
+    ``LateRedactionOverflow`` (then nothing was sent to that target).
     """
     if not targets:
         raise ProviderError(
@@ -172,14 +202,29 @@ def complete_with_fallbacks(
     outcome: ProviderReply | ProviderError | None = None
     for index, target in enumerate(targets):
         config, model_id, capabilities = Target(*target)
-        target_call = _call_for(call, model_id, capabilities or call.capabilities)
-        outcome = _try_target(index, config, target_call, attempts, guard, sleep)
+        target_call, target_guard = call, guard
+        if prepare is not None:
+            try:
+                prepared = prepare(index)
+            except TargetSkipped as skip:
+                attempts.append(Attempt(index, config.identifier, model_id, None, skipped=skip.reason))
+                logger.warning("target %s/%s skipped: %s", config.identifier, model_id, skip.reason)
+                continue
+            target_call, target_guard = prepared.call, prepared.guard
+        target_call = _call_for(target_call, model_id, capabilities or target_call.capabilities)
+        outcome = _try_target(index, config, target_call, attempts, target_guard, sleep)
         if isinstance(outcome, ProviderReply):
             return DispatchResult(reply=outcome, served_index=index, attempts=tuple(attempts))
         if not outcome.retryable:
             break
         logger.warning("provider %s exhausted its retries; trying the next target", config.identifier)
-    if not isinstance(outcome, ProviderError):  # unreachable: targets is not empty
+    if outcome is None:  # every target was skipped: nothing was sent
+        outcome = ProviderError(
+            "no target can hold the context",
+            failure_class=FailureClass.CONTEXT_OVERFLOW,
+            provider=Target(*targets[0]).config.identifier,
+        )
+    if not isinstance(outcome, ProviderError):  # unreachable: a reply returns above
         raise TypeError("dispatch ended without an outcome")
     raise _with_attempts(outcome, attempts)
 
@@ -243,4 +288,6 @@ def _with_attempts(error: ProviderError, attempts: list[Attempt]) -> ProviderErr
 def _attempt_dict(attempt: Attempt) -> dict[str, object]:
     data = asdict(attempt)
     data["failure_class"] = attempt.failure_class.value if attempt.failure_class else None
+    if not attempt.skipped:
+        del data["skipped"]  # listed only for a skipped target
     return data

@@ -20,6 +20,7 @@ from typing import Any
 from agents.errors import ModelInactive
 from agents.models import Configuration
 from agents.runtime.plan import Redactions, SendPlan, SendRequest, send_plan
+from agents.runtime.send import reply_limit, reply_limit_check
 from context_assembly.assembly import ContextItem, caller_context_identifier, context_item_text
 from context_assembly.estimator import Estimator
 from context_assembly.fitting import FitResult, fit
@@ -93,8 +94,10 @@ def context_preview(
             f"Configuration '{configuration.identifier}' has no active model: nothing would be sent.",
             extra={"inactive": list(plan.inactive)},
         )
+    reply_limit_check((plan.model, *plan.fallbacks), max_tokens)
     decision = decide(plan.sources, plan.zone, enforcement_mode())
-    fitted = fit(plan.assembled, estimator=Estimator(plan.profile), max_tokens=max_tokens)
+    limit, _ = reply_limit(max_tokens, plan.model)
+    fitted = fit(plan.assembled, estimator=Estimator(plan.profile), max_tokens=limit)
     return ContextPreview(plan=plan, decision=decision, fitted=fitted)
 
 

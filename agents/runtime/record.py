@@ -12,7 +12,8 @@ from django.utils import timezone
 from agents.models import AgentRun, AgentStep, LlmModel, RunMessage, StepStatus
 from agents.providers.base import ProviderReply
 from agents.runtime.leases import StepTotals, run_complete_with, run_totals_add
-from agents.runtime.plan import SendPlan
+from agents.runtime.plan import SendPlan, model_profile
+from agents.runtime.send import SkippedTarget
 from agents.telemetry import step_record_observed
 from context_assembly.calibration import run_ratio
 from context_assembly.fitting import FitResult
@@ -32,6 +33,8 @@ class StepRecord:
     fitted: FitResult | None = None  # None when governance refused before the fit
     reply: ProviderReply | None = None  # only for a completed call
     served: LlmModel | None = None  # the model that answered (a fallback, or the plan's model)
+    clamped: bool = False  # the run's max_tokens was lowered to the model's output limit
+    skipped: tuple[SkippedTarget, ...] = ()  # targets not sent the call: it could not fit them
 
     @property
     def model(self) -> LlmModel:
@@ -44,9 +47,10 @@ class StepRecord:
     @property
     def uncalibrated(self) -> int | None:
         """Our estimate before the model's calibration factor (only approximate tokenizers apply it)."""
-        if self.estimated is None or self.plan.profile.is_exact:
+        profile = self.plan.profile if self.model.pk == self.plan.model.pk else model_profile(self.model)
+        if self.estimated is None or profile.is_exact:
             return self.estimated
-        return round(self.estimated / self.plan.profile.calibration_factor)
+        return round(self.estimated / profile.calibration_factor)
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,10 @@ def step_record(record: StepRecord) -> AgentStep:
         completion_tokens=usage.completion_tokens if usage else None,
         usage_provenance=provenance,
         breakdown=record.fitted.breakdown.as_dict() if record.fitted else {},
+        context_window=record.model.context_window,
+        max_tokens=record.fitted.breakdown.reserve if record.fitted else None,
+        max_tokens_clamped=record.clamped,
+        skipped_targets=[skipped.as_dict() for skipped in record.skipped],
         finish_reason=record.reply.finish_reason if record.reply else "",
         calibration_ratio=run_ratio(reported, record.uncalibrated),
         duration_ms=int((time.monotonic() - record.started) * 1000),

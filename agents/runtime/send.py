@@ -4,18 +4,28 @@ a run.
 The agent loop records what this returns as a step; the completions API returns it to the caller.
 Both therefore pass the same check, the same fit, the same redaction and the same guard pass over the
 serialised body (:mod:`agents.providers.guard`) before any provider call.
+
+The fit is made for each target with that target's own profile (window, output limit, tokenizer,
+calibration) by the one estimator (docs/decisions/0001-fallbacks-are-models.md): the serving model's
+first, which decides whether anything may be sent at all; a fallback's only when the walk reaches it.
+A fallback whose window cannot hold the context's floor is skipped, never sent a prompt it cannot
+take, and the skip is reported with its figures. The reply limit is the request's ``max_tokens``
+clamped to each target's output limit (the clamp is reported); a request asking for more than every
+target allows is refused before anything is stored or sent (:func:`reply_limit_check`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
-from agents.errors import ModelInactive
+from agents.errors import MaxTokensTooLarge, ModelInactive
 from agents.models import LlmModel
 from agents.providers.base import PromptLayout, ProviderCall, ProviderError, ProviderReply
-from agents.providers.dispatch import complete_with_fallbacks
+from agents.providers.dispatch import PreparedCall, TargetSkipped, complete_with_fallbacks
 from agents.providers.guard import LateRedaction, LateRedactionOverflow, WireGuard
-from agents.runtime.plan import REDACTION_MEMO, Redactions, SendPlan, redaction_events_record
+from agents.runtime.plan import REDACTION_MEMO, Redactions, SendPlan, model_profile, redaction_events_record
 from context_assembly.estimator import Estimator
 from context_assembly.fitting import FitResult, fit
 from governance.errors import ContextRefused
@@ -24,9 +34,49 @@ from governance.vocabulary import Decision, EventOutcome
 
 
 @dataclass(frozen=True)
+class SkippedTarget:
+    """A target the send was not sent to, and why (figures only, never content)."""
+
+    provider: str
+    model: str
+    reason: str  # "context_overflow": its window cannot hold the context's floor
+    estimated: int  # the floor's tokens, counted for this target
+    budget: int  # this target's budget (window - reply limit - safety)
+    window: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "reason": self.reason,
+            "estimated": self.estimated,
+            "budget": self.budget,
+            "window": self.window,
+        }
+
+
+@dataclass(frozen=True)
+class TargetFit:
+    """The fit of one send for one target, by that target's profile and reply limit."""
+
+    model: LlmModel
+    estimator: Estimator
+    fitted: FitResult
+    clamped: bool  # the request's max_tokens was above this model's output limit, and was lowered
+
+    @property
+    def max_tokens(self) -> int:
+        """The reply limit this target is sent: the fit's output reserve."""
+        return self.fitted.breakdown.reserve
+
+
+@dataclass(frozen=True)
 class SendOutcome:
     """Exactly one of: ``refusal`` (nothing fitted or sent), overflow (fitted, not sent), ``failure``
-    (sent, the provider failed), or ``reply`` (redacted) with the model that ``served`` it."""
+    (sent, the provider failed), or ``reply`` (redacted) with the model that ``served`` it.
+
+    ``fitted`` and ``clamped`` are the serving target's (the serving model's while nothing answered);
+    ``skipped`` lists the targets that were not sent the call because it could not fit them."""
 
     plan: SendPlan
     fitted: FitResult | None = None
@@ -35,6 +85,8 @@ class SendOutcome:
     refusal: ContextRefused | None = None
     failure: ProviderError | None = None
     inactive: ModelInactive | None = None
+    clamped: bool = False
+    skipped: tuple[SkippedTarget, ...] = ()
 
     @property
     def overflow(self) -> bool:
@@ -51,29 +103,125 @@ def governed_send(plan: SendPlan, events: EventContext, *, max_tokens: int | Non
     except ContextRefused as refusal:
         return SendOutcome(plan=plan, refusal=refusal)
     redaction_events_record(counts=plan.redactions, context=events, zone=plan.zone)
-    estimator = Estimator(plan.profile)
-    fitted = fit(plan.assembled, estimator=estimator, max_tokens=max_tokens)
-    if fitted.overflow:
-        return SendOutcome(plan=plan, fitted=fitted)
-    call = ProviderCall(
-        model_id=plan.model.model_id,
-        messages=fitted.messages,
-        tool_specs=plan.assembled.tool_specs,
-        max_tokens=fitted.breakdown.reserve,
-        layout=PromptLayout.of(plan.assembled),
-    )
+    fits = TargetFits(plan, events, max_tokens)
+    primary = fits.fit(0)
+    if primary.fitted.overflow:
+        return SendOutcome(plan=plan, fitted=primary.fitted, clamped=primary.clamped)
     try:
-        result = complete_with_fallbacks(plan.targets, call, guard=_guard(plan, estimator, fitted, events))
+        result = complete_with_fallbacks(plan.targets, fits.prepare(0).call, prepare=fits.prepare)
     except LateRedactionOverflow as overflow:
-        return SendOutcome(plan=plan, fitted=_over_budget(fitted, overflow.late.estimated))
+        late = fits.fit(overflow.late.target_index)
+        over = _over_budget(late.fitted, overflow.late.estimated)
+        return SendOutcome(plan=plan, fitted=over, clamped=late.clamped, skipped=fits.skipped_targets)
     except ProviderError as failure:
-        return SendOutcome(plan=plan, fitted=fitted, failure=failure)
+        return SendOutcome(
+            plan=plan,
+            fitted=primary.fitted,
+            failure=failure,
+            clamped=primary.clamped,
+            skipped=fits.skipped_targets,
+        )
+    served = fits.fit(result.served_index)
     return SendOutcome(
         plan=plan,
-        fitted=fitted,
+        fitted=served.fitted,
         reply=_redacted_reply(result.reply, plan, events),
-        served=_served_model(plan, result.served_index),
+        served=served.model,
+        clamped=served.clamped,
+        skipped=fits.skipped_targets,
     )
+
+
+class TargetFits:
+    """The per-target fits of one send, each made once, when first asked for (a fallback's only when
+    the walk reaches it, so a step its serving model answers pays for one fit)."""
+
+    def __init__(self, plan: SendPlan, events: EventContext, max_tokens: int | None) -> None:
+        self.plan, self.events, self.max_tokens = plan, events, max_tokens
+        self._fits: dict[int, TargetFit] = {}
+        self._prepared: dict[int, PreparedCall] = {}
+        self._skipped: dict[int, SkippedTarget] = {}
+
+    @property
+    def skipped_targets(self) -> tuple[SkippedTarget, ...]:
+        return tuple(self._skipped[index] for index in sorted(self._skipped))
+
+    def model(self, index: int) -> LlmModel:
+        return self.plan.model if index == 0 else self.plan.fallbacks[index - 1]
+
+    def fit(self, index: int) -> TargetFit:
+        known = self._fits.get(index)
+        if known is None:
+            known = self._fits[index] = self._fit(index)
+        return known
+
+    def _fit(self, index: int) -> TargetFit:
+        model, plan = self.model(index), self.plan
+        profile = plan.profile if index == 0 else model_profile(model)
+        assembled = plan.assembled
+        if assembled.profile != profile:  # only the profile differs: the parts are the target's too
+            assembled = replace(assembled, profile=profile)
+        estimator = Estimator(profile)
+        limit, clamped = reply_limit(self.max_tokens, model)
+        return TargetFit(model, estimator, fit(assembled, estimator=estimator, max_tokens=limit), clamped)
+
+    def prepare(self, index: int) -> PreparedCall:
+        """Target ``index``'s own call (its kept messages and reply limit) and guard; raises
+        :class:`TargetSkipped` when its window cannot hold the context's floor."""
+        known = self._prepared.get(index)
+        if known is not None:
+            return known
+        target = self.fit(index)
+        breakdown = target.fitted.breakdown
+        if target.fitted.overflow:
+            model = target.model
+            self._skipped[index] = SkippedTarget(
+                provider=model.provider.identifier,
+                model=model.model_id,
+                reason="context_overflow",
+                estimated=breakdown.estimated,
+                budget=breakdown.budget,
+                window=breakdown.window,
+            )
+            raise TargetSkipped(
+                "context_overflow", {"estimated": breakdown.estimated, "budget": breakdown.budget}
+            )
+        call = ProviderCall(
+            model_id=target.model.model_id,
+            messages=target.fitted.messages,
+            tool_specs=self.plan.assembled.tool_specs,
+            max_tokens=target.max_tokens,
+            layout=PromptLayout.of(self.plan.assembled),
+        )
+        prepared = PreparedCall(
+            call=call, guard=_guard(self.plan, target.estimator, target.fitted, self.events)
+        )
+        self._prepared[index] = prepared
+        return prepared
+
+
+def reply_limit(max_tokens: int | None, model: LlmModel) -> tuple[int | None, bool]:
+    """The reply limit for ``model`` (None: the fit's default, the model's output limit) and whether
+    the requested one was lowered to the model's output limit."""
+    if max_tokens is not None and max_tokens > model.max_output_tokens:
+        return model.max_output_tokens, True
+    return max_tokens, False
+
+
+def reply_limit_check(models: Sequence[LlmModel], max_tokens: int | None) -> None:
+    """Raise :class:`MaxTokensTooLarge` when ``max_tokens`` is above the output limit of every one of
+    ``models`` (the targets a send may reach): no target could honour it, so nothing is sent. Above
+    some targets' limits only, it is clamped per target at send time."""
+    if max_tokens is None or not models:
+        return
+    largest = max(models, key=lambda model: model.max_output_tokens)
+    limit = largest.max_output_tokens
+    if max_tokens > limit:
+        raise MaxTokensTooLarge(
+            f"max_tokens {max_tokens:,} is above what any model of this configuration may write: the "
+            f"largest output limit is {limit:,} tokens ({largest.model_id}).",
+            extra={"max_tokens": max_tokens, "limit": limit, "model": largest.model_id},
+        )
 
 
 def model_inactive_record(*, plan: SendPlan, context: EventContext) -> ModelInactive:
@@ -127,12 +275,6 @@ def _over_budget(fitted: FitResult, estimated: int) -> FitResult:
         remaining=breakdown.budget - estimated,
     )
     return replace(fitted, overflow=True, breakdown=over)
-
-
-def _served_model(plan: SendPlan, index: int) -> LlmModel:
-    if index == 0:
-        return plan.model
-    return plan.fallbacks[index - 1]
 
 
 def _redacted_reply(reply: ProviderReply, plan: SendPlan, events: EventContext) -> ProviderReply:

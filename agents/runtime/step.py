@@ -116,6 +116,8 @@ def _model_phase(run: AgentRun, step_index: int, worker: str) -> StepOutcome | R
         fitted=outcome.fitted,
         reply=outcome.reply,
         served=outcome.served,
+        clamped=outcome.clamped,
+        skipped=outcome.skipped,
     )
     if outcome.inactive is not None:
         inactive = outcome.inactive

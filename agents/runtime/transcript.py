@@ -2,25 +2,52 @@
 
 from __future__ import annotations
 
-from agents.models import AgentRun, AgentStep, ContextUsageNote, RunMessage, StepStatus
+from agents.models import AgentRun, AgentStep, ContextUsageNote, LlmModel, RunMessage, StepStatus
 from agents.runtime.plan import SendRequest, model_profile
 from config.caches import cache_register
 from config.lru import LruCache
 from context_assembly.assembly import ContextItem, render_tail_note
 from context_assembly.messages import Message, ToolCall
-from context_assembly.usage import RunContext, UsageValue, usage_from_step
+from context_assembly.usage import UNAVAILABLE, ContextUsage, RunContext, usage_from_step
 from skills.selectors import skills_in_order
 
 
-def run_usage(run: AgentRun) -> UsageValue:
-    """The last completed step's prompt size: reported, else estimated, else unavailable."""
+def run_usage(run: AgentRun) -> ContextUsage:
+    """The last completed step's prompt size (reported, else estimated) beside the window of the model
+    that served that step, as it was then; before any step, unavailable beside the serving model's."""
     last = (
         AgentStep.objects.filter(run=run, status=StepStatus.COMPLETED)
         .order_by("-index")
-        .values_list("reported_prompt_tokens", "estimated_prompt_tokens")
+        .values_list(
+            "reported_prompt_tokens",
+            "estimated_prompt_tokens",
+            "context_window",
+            "model__model_id",
+            "model__context_window",
+        )
         .first()
     )
-    return usage_from_step(*(last or (None, None)))
+    if last is None:
+        model = run.configuration.model
+        return ContextUsage(
+            used_tokens=UNAVAILABLE, context_window=model.context_window, model=model.model_id
+        )
+    reported, estimated, window, model_id, model_window = last
+    return ContextUsage(
+        used_tokens=usage_from_step(reported, estimated),
+        context_window=window or model_window,
+        model=model_id,
+    )
+
+
+def step_usage(step: AgentStep, default: LlmModel) -> ContextUsage:
+    """One step's prompt size beside the window of the model it names (``default`` for none)."""
+    model = step.model or default
+    return ContextUsage(
+        used_tokens=usage_from_step(step.reported_prompt_tokens, step.estimated_prompt_tokens),
+        context_window=step.context_window or model.context_window,
+        model=model.model_id,
+    )
 
 
 def run_context(run: AgentRun) -> RunContext:

@@ -37,7 +37,7 @@ def test_run_page_shows_usage_per_step_against_the_window(admin_client, finished
     response = admin_client.get(f"/admin/agents/agentrun/{finished_run.pk}/change/")
     html = response.content.decode()
     assert response.status_code == 200
-    assert "1,500 of 128,000 (provider_reported)" in html
+    assert "1,500 of 128,000 (provider_reported, gpt-4o)" in html
     assert "<title>step 0: 1,234 tokens (provider_reported)</title>" in html
     assert "<title>step 1: 1,500 tokens (provider_reported)</title>" in html
     assert 'name="_save"' not in html  # read-only
@@ -46,7 +46,7 @@ def test_run_page_shows_usage_per_step_against_the_window(admin_client, finished
 def test_run_list_shows_status_and_steps(admin_client, finished_run):
     html = admin_client.get("/admin/agents/agentrun/").content.decode()
     assert '<td class="field-step_count">2</td>' in html
-    assert '<td class="field-context_usage">1,500 of 128,000 (provider_reported)</td>' in html
+    assert '<td class="field-context_usage">1,500 of 128,000 (provider_reported, gpt-4o)</td>' in html
 
 
 def test_step_page_draws_the_breakdown(admin_client, finished_run):

@@ -59,6 +59,7 @@ def test_create_answers_202_with_location_and_runs_the_steps(
     assert step["context_usage"] == {
         "used_tokens": {"value": 50, "provenance": "provider_reported"},
         "context_window": 128_000,
+        "model": "gpt-4o",
     }
     assert detail["context_usage"]["used_tokens"] == {"value": 50, "provenance": "provider_reported"}
     assert [m["role"] for m in detail["messages"]] == ["assistant"]

@@ -37,11 +37,12 @@ def run_context(log: StepLog) -> RunContext:
 
 def test_usage_is_unavailable_before_the_first_step_not_zero():
     usage = run_context(StepLog()).context_usage
-    assert usage == ContextUsage(UsageValue(None, Provenance.UNAVAILABLE), 128_000)
+    assert usage == ContextUsage(UsageValue(None, Provenance.UNAVAILABLE), 128_000, "gpt-4o")
     assert usage.used_tokens.value is None
     assert usage.as_dict() == {
         "used_tokens": {"value": None, "provenance": "unavailable"},
         "context_window": 128_000,
+        "model": "gpt-4o",
     }
 
 
@@ -76,7 +77,17 @@ def test_it_is_the_last_steps_size_never_the_runs_cumulative_input():
 
 
 def test_context_usage_carries_no_fraction_and_no_reserve():
-    assert [field.name for field in dataclasses.fields(ContextUsage)] == ["used_tokens", "context_window"]
+    assert [field.name for field in dataclasses.fields(ContextUsage)] == [
+        "used_tokens",
+        "context_window",
+        "model",
+    ]
+
+
+def test_a_reader_that_knows_the_serving_models_window_is_taken_as_it_is():
+    served = ContextUsage(UsageValue(3_000, Provenance.PROVIDER_REPORTED), 8_192, "gpt-4")
+    context = RunContext(run_id="run-1", profile=PROFILE, read_usage=lambda: served)
+    assert context.context_usage == served
 
 
 def test_reader_returning_anything_else_is_refused():

@@ -10,6 +10,8 @@ from agents.providers.anthropic import AnthropicAdapter
 from agents.providers.base import FailureClass, ProviderCall, ProviderConfig, ProviderError
 from agents.providers.dispatch import (
     Attempt,
+    PreparedCall,
+    TargetSkipped,
     adapter_for,
     backoff_seconds,
     complete_with_fallbacks,
@@ -202,3 +204,37 @@ def test_adapter_for_picks_the_adapter_by_kind(kind, adapter_class):
     adapter = adapter_for(ProviderConfig(identifier="p", kind=kind, base_url="http://127.0.0.1:9"))
     assert type(adapter) is adapter_class
     adapter.close()
+
+
+def skip_index(skipped: int):
+    """A prepare hook that skips target ``skipped`` and gives every other target ``CALL``."""
+
+    def prepare(index: int) -> PreparedCall:
+        if index == skipped:
+            raise TargetSkipped("context_overflow", {"estimated": 9_000, "budget": 3_850})
+        return PreparedCall(call=CALL, guard=None)
+
+    return prepare
+
+
+def test_a_skipped_target_is_never_sent_and_listed_as_an_attempt(fake_provider, second_fake, waits):
+    fake_provider.script(server_error())
+    second_fake.script("never sent")
+    targets = [openai_target(fake_provider, "primary", 0), openai_target(second_fake, "small", 0, "gpt-4")]
+    with pytest.raises(ProviderError) as raised:
+        complete_with_fallbacks(targets, CALL, sleep=waits.append, prepare=skip_index(1))
+    assert raised.value.failure_class == FailureClass.SERVER_ERROR
+    assert second_fake.requests == []
+    assert raised.value.extra["attempts"][1] == {
+        "target_index": 1, "provider": "small", "model_id": "gpt-4", "failure_class": None,
+        "retry_after": None, "status": None, "skipped": "context_overflow",
+    }  # fmt: skip
+
+
+def test_when_every_target_is_skipped_nothing_is_sent_and_the_error_is_context_overflow(fake_provider):
+    targets = [openai_target(fake_provider, "only", 0)]
+    with pytest.raises(ProviderError) as raised:
+        complete_with_fallbacks(targets, CALL, prepare=skip_index(0))
+    assert (raised.value.failure_class, raised.value.retryable) == (FailureClass.CONTEXT_OVERFLOW, False)
+    assert fake_provider.requests == []
+    assert [a.skipped for a in raised.value.attempts] == ["context_overflow"]

@@ -1,30 +1,25 @@
-"""The base of every typed error, the one DRF exception handler that renders them, and the guard
-that keeps every other ``/api/`` error in the same shape.
+"""The base of every typed error, and the guard that keeps every ``/api/`` error in one shape.
 
 Every error crossing the API is ``{"code", "message", "extra"}`` with a stable string ``code``.
 Apps subclass :class:`ApplicationError` in their own ``errors.py``. Errors raised in API views are
-rendered by :func:`api_exception_handler`; what Django answers itself under ``/api/`` (an unmatched
-URL, an unexpected exception, with ``DEBUG`` on or off) is rewritten by :class:`ApiErrorShapeMiddleware`.
+rendered by ``config.exception_handler.api_exception_handler``; what Django answers itself under
+``/api/`` (an unmatched URL, an unexpected exception, with ``DEBUG`` on or off) is rewritten by
+:class:`ApiErrorShapeMiddleware`.
+
+This module imports nothing of DRF's views: the apps' models import it for :class:`ApplicationError`,
+and ``rest_framework.views`` loads the authentication classes, which import those models.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
-from django.conf import settings
-from django.core.exceptions import PermissionDenied, RequestDataTooBig
-from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import Http404, HttpRequest, HttpResponseBase, JsonResponse
-from rest_framework import exceptions, status
-from rest_framework.fields import get_error_detail
-from rest_framework.response import Response
+from django.http import HttpRequest, HttpResponseBase, JsonResponse
+from rest_framework import status
 from rest_framework.settings import api_settings
-
-from config.throttling import refusal_wait
 
 API_PREFIX = "/api/"
 
@@ -44,18 +39,24 @@ class ApplicationError(Exception):
         return {"code": self.code, "message": self.message, "extra": self.extra}
 
 
-_DRF_CODES = {
-    exceptions.NotAuthenticated: "not_authenticated",
-    exceptions.AuthenticationFailed: "authentication_failed",
-    exceptions.PermissionDenied: "permission_denied",
-    exceptions.NotFound: "not_found",
-    exceptions.MethodNotAllowed: "method_not_allowed",
-    exceptions.NotAcceptable: "not_acceptable",
-    exceptions.UnsupportedMediaType: "unsupported_media_type",
-    exceptions.Throttled: "throttled",
-    exceptions.ParseError: "parse_error",
-    exceptions.ValidationError: "invalid_input",
-}
+# Families that declare a status once (and, for not found, the code); an app's error names its code.
+
+
+class NotFoundError(ApplicationError):
+    """Unknown, or not visible to the caller: both answer the same, so existence is never revealed."""
+
+    code = "not_found"
+    http_status = status.HTTP_404_NOT_FOUND
+
+
+class ForbiddenError(ApplicationError):
+    http_status = status.HTTP_403_FORBIDDEN
+
+
+class ConflictError(ApplicationError):
+    """The request does not fit the current state of what it names."""
+
+    http_status = status.HTTP_409_CONFLICT
 
 
 class RequestTooLarge(ApplicationError):
@@ -82,65 +83,6 @@ def input_too_deep(limit: int) -> InputTooDeep:
     return InputTooDeep(message, extra=extra)
 
 
-def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    """Render ``exc`` in the one format. A refusal (401, ``403 permission_denied``) counts against the
-    client's address and becomes ``429 throttled`` past ``API_ANON_RATE_LIMIT`` (config.throttling)."""
-    response = _render(exc, context)
-    if response is not None and _is_refusal(response):
-        wait = refusal_wait(context["request"], context.get("view"))
-        if wait is not None:
-            return _render(exceptions.Throttled(wait=wait), context)
-    return response
-
-
-def _is_refusal(response: Response) -> bool:
-    code = response.data.get("code") if isinstance(response.data, dict) else None
-    return response.status_code == 401 or (response.status_code == 403 and code == "permission_denied")
-
-
-def _render(exc: Exception, context: dict[str, Any]) -> Response | None:
-    # Imported here: rest_framework.views loads the authentication classes, which import the apps'
-    # models, which import this module for ApplicationError.
-    from rest_framework.views import exception_handler
-
-    if isinstance(exc, RequestDataTooBig):
-        exc = request_too_large(settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
-    if isinstance(exc, ApplicationError):
-        return Response(exc.as_dict(), status=exc.http_status)
-    if isinstance(exc, DjangoValidationError):
-        # A model's full_clean() in a service: the same 400 as a serializer's, naming the fields.
-        # get_error_detail keeps each message's code (a model's typed refusal stays typed).
-        detail = get_error_detail(exc)
-        exc = exceptions.ValidationError(
-            detail=detail if isinstance(detail, dict) else {"non_field_errors": detail}
-        )
-    if isinstance(exc, Http404):
-        exc = exceptions.NotFound()
-    elif isinstance(exc, PermissionDenied):
-        exc = exceptions.PermissionDenied()
-    response = exception_handler(exc, context)
-    if response is None or not isinstance(exc, exceptions.APIException):
-        return response
-    code = next((c for cls, c in _DRF_CODES.items() if isinstance(exc, cls)), "error")
-    if isinstance(exc, exceptions.ValidationError):
-        fields, codes = exc.detail, exc.get_codes()
-        body = {
-            "code": code,
-            "message": "The request is invalid.",
-            "extra": {"fields": fields, "codes": codes},
-        }
-    elif isinstance(exc, exceptions.Throttled):
-        body = {"code": code, "message": str(exc.detail), "extra": {"retry_after": _seconds(exc.wait)}}
-    else:
-        body = {"code": code, "message": str(exc.detail), "extra": {}}
-    response.data = body
-    return response
-
-
-def _seconds(wait: float | None) -> int | None:
-    return None if wait is None else math.ceil(wait)
-
-
 # What a non-JSON error under /api/ becomes (Django's own pages, or an API view rendering HTML such as
 # the docs page); any other status gets the generic "error" or "server_error".
 _STATUS_CODES = {
@@ -159,7 +101,7 @@ _KEPT_HEADERS = ("Allow", "Retry-After", "WWW-Authenticate")
 class ApiErrorShapeMiddleware:
     """Every ``/api/`` error answers ``{"code", "message", "extra"}``, whoever made it.
 
-    API views already answer so (:func:`api_exception_handler`). What Django renders itself does not:
+    API views already answer so (``config.exception_handler``). What Django renders itself does not:
     its 404 for an unmatched URL and, for an unexpected exception, its 500 page, which with ``DEBUG``
     on carries the traceback and the request body. Outermost in ``MIDDLEWARE``, this replaces any
     non-JSON error response under ``/api/`` with the JSON of its status and nothing of the original.

@@ -221,7 +221,7 @@ API_ANON_RATE_LIMIT = env_rate("API_ANON_RATE_LIMIT", "60/min")
 API_TRUSTED_PROXIES = env_int("API_TRUSTED_PROXIES", 0, minimum=0)
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "config.errors.api_exception_handler",
+    "EXCEPTION_HANDLER": "config.exception_handler.api_exception_handler",
     "DEFAULT_AUTHENTICATION_CLASSES": ["agents.authentication.BearerTokenAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["agents.authentication.HasRequiredScope"],
     "DEFAULT_THROTTLE_CLASSES": [

@@ -1,0 +1,92 @@
+"""The one DRF exception handler: every error an API view raises, in ``{"code", "message", "extra"}``.
+
+A typed :class:`~config.errors.ApplicationError` renders as its own code and status; DRF's and Django's
+exceptions get the stable codes of :data:`_DRF_CODES`. Kept apart from ``config.errors``, which the
+apps' models import: ``rest_framework.views`` (imported here) loads the authentication classes, which
+import those models.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404
+from rest_framework import exceptions
+from rest_framework.fields import get_error_detail
+from rest_framework.response import Response
+from rest_framework.views import exception_handler
+
+from config.errors import ApplicationError, request_too_large
+from config.throttling import refusal_wait
+
+_DRF_CODES = {
+    exceptions.NotAuthenticated: "not_authenticated",
+    exceptions.AuthenticationFailed: "authentication_failed",
+    exceptions.PermissionDenied: "permission_denied",
+    exceptions.NotFound: "not_found",
+    exceptions.MethodNotAllowed: "method_not_allowed",
+    exceptions.NotAcceptable: "not_acceptable",
+    exceptions.UnsupportedMediaType: "unsupported_media_type",
+    exceptions.Throttled: "throttled",
+    exceptions.ParseError: "parse_error",
+    exceptions.ValidationError: "invalid_input",
+}
+
+
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """Render ``exc`` in the one format. A refusal (401, ``403 permission_denied``) counts against the
+    client's address and becomes ``429 throttled`` past ``API_ANON_RATE_LIMIT`` (config.throttling)."""
+    response = _render(exc, context)
+    if response is not None and _is_refusal(response):
+        wait = refusal_wait(context["request"], context.get("view"))
+        if wait is not None:
+            return _render(exceptions.Throttled(wait=wait), context)
+    return response
+
+
+def _is_refusal(response: Response) -> bool:
+    code = response.data.get("code") if isinstance(response.data, dict) else None
+    return response.status_code == 401 or (response.status_code == 403 and code == "permission_denied")
+
+
+def _render(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, RequestDataTooBig):
+        exc = request_too_large(settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+    if isinstance(exc, ApplicationError):
+        return Response(exc.as_dict(), status=exc.http_status)
+    if isinstance(exc, DjangoValidationError):
+        # A model's full_clean() in a service: the same 400 as a serializer's, naming the fields.
+        # get_error_detail keeps each message's code (a model's typed refusal stays typed).
+        detail = get_error_detail(exc)
+        exc = exceptions.ValidationError(
+            detail=detail if isinstance(detail, dict) else {"non_field_errors": detail}
+        )
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, PermissionDenied):
+        exc = exceptions.PermissionDenied()
+    response = exception_handler(exc, context)
+    if response is None or not isinstance(exc, exceptions.APIException):
+        return response
+    code = next((c for cls, c in _DRF_CODES.items() if isinstance(exc, cls)), "error")
+    if isinstance(exc, exceptions.ValidationError):
+        fields, codes = exc.detail, exc.get_codes()
+        body = {
+            "code": code,
+            "message": "The request is invalid.",
+            "extra": {"fields": fields, "codes": codes},
+        }
+    elif isinstance(exc, exceptions.Throttled):
+        body = {"code": code, "message": str(exc.detail), "extra": {"retry_after": _seconds(exc.wait)}}
+    else:
+        body = {"code": code, "message": str(exc.detail), "extra": {}}
+    response.data = body
+    return response
+
+
+def _seconds(wait: float | None) -> int | None:
+    return None if wait is None else math.ceil(wait)

@@ -2,23 +2,21 @@
 
 from __future__ import annotations
 
-from config.errors import ApplicationError
+from config.errors import ApplicationError, ConflictError, ForbiddenError, NotFoundError
 
 
 class InvalidScope(ApplicationError):
     code = "invalid_scope"
 
 
-class ConfigurationInactive(ApplicationError):
+class ConfigurationInactive(ConflictError):
     code = "configuration_inactive"
-    http_status = 409
 
 
-class ModelInactive(ApplicationError):
+class ModelInactive(ConflictError):
     """No active target is left: the model and every fallback, or their providers, are switched off."""
 
     code = "model_inactive"
-    http_status = 409
 
 
 class MaxTokensTooLarge(ApplicationError):
@@ -32,22 +30,17 @@ class UnknownSkills(ApplicationError):
     code = "unknown_skills"
 
 
-class ScopeMissing(ApplicationError):
+class ScopeMissing(ForbiddenError):
     """The client's token lacks the scope the endpoint requires. ``extra["required_scope"]`` names it."""
 
     code = "permission_denied"
-    http_status = 403
 
 
-class NotVisible(ApplicationError):
+class NotVisible(NotFoundError):
     """Unknown, or belonging to another client: both answer the same, so existence is never revealed."""
 
-    code = "not_found"
-    http_status = 404
 
-
-class RunFinished(ApplicationError):
+class RunFinished(ConflictError):
     """The run is already completed, failed or cancelled; there is nothing to cancel."""
 
     code = "run_finished"
-    http_status = 409

@@ -9,13 +9,16 @@ from __future__ import annotations
 import os
 import re
 import secrets
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
+T = TypeVar("T")
 
 
 def _raw(name: str) -> str | None:
@@ -25,53 +28,54 @@ def _raw(name: str) -> str | None:
     return value.strip()
 
 
+def _read(name: str, default: T, parse: Callable[[str], T]) -> T:
+    """``parse`` of the variable's trimmed value (it raises ``ImproperlyConfigured`` naming the
+    variable when it cannot), or ``default`` when the variable is unset or empty."""
+    value = _raw(name)
+    return default if value is None else parse(value)
+
+
 def env_str(name: str, default: str | None = None) -> str | None:
     """The variable's trimmed value, or ``default`` when unset or empty."""
-    value = _raw(name)
-    return default if value is None else value
+    return _read(name, default, str)
 
 
 def env_bool(name: str, default: bool) -> bool:
-    value = _raw(name)
-    if value is None:
-        return default
-    lowered = value.lower()
-    if lowered in _TRUE:
-        return True
-    if lowered in _FALSE:
-        return False
-    raise ImproperlyConfigured(f"{name} must be one of {sorted(_TRUE | _FALSE)}, got {value!r}")
+    def parse(value: str) -> bool:
+        if value.lower() in _TRUE | _FALSE:
+            return value.lower() in _TRUE
+        raise ImproperlyConfigured(f"{name} must be one of {sorted(_TRUE | _FALSE)}, got {value!r}")
+
+    return _read(name, default, parse)
 
 
 def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
-    value = _raw(name)
-    if value is None:
-        return default
-    try:
-        number = int(value)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name} must be an integer, got {value!r}") from None
-    if minimum is not None and number < minimum:
-        raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {number}")
-    return number
+    def parse(value: str) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            raise ImproperlyConfigured(f"{name} must be an integer, got {value!r}") from None
+        if minimum is not None and number < minimum:
+            raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {number}")
+        return number
+
+    return _read(name, default, parse)
 
 
 def env_list(name: str, default: list[str]) -> list[str]:
     """A comma-separated list; empty items are dropped."""
-    value = _raw(name)
-    if value is None:
-        return list(default)
-    return [item.strip() for item in value.split(",") if item.strip()]
+    return _read(name, list(default), lambda value: [i.strip() for i in value.split(",") if i.strip()])
 
 
 def env_choice(name: str, default: str, *, choices: tuple[str, ...]) -> str:
     """One of ``choices`` (compared in lower case); anything else stops start-up."""
-    value = _raw(name)
-    if value is None:
-        return default
-    if value.lower() not in choices:
-        raise ImproperlyConfigured(f"{name} must be one of {list(choices)}, got {value!r}")
-    return value.lower()
+
+    def parse(value: str) -> str:
+        if value.lower() not in choices:
+            raise ImproperlyConfigured(f"{name} must be one of {list(choices)}, got {value!r}")
+        return value.lower()
+
+    return _read(name, default, parse)
 
 
 _RATE = re.compile(r"[1-9][0-9]*/(s|sec|m|min|h|hour|d|day)")
@@ -79,12 +83,13 @@ _RATE = re.compile(r"[1-9][0-9]*/(s|sec|m|min|h|hour|d|day)")
 
 def env_rate(name: str, default: str) -> str:
     """A request rate as DRF's throttles read it: ``<count>/<s|min|h|day>``, e.g. ``600/min``."""
-    value = _raw(name)
-    if value is None:
-        return default
-    if not _RATE.fullmatch(value):
-        raise ImproperlyConfigured(f"{name} must look like 600/min (count/s|min|h|day), got {value!r}")
-    return value
+
+    def parse(value: str) -> str:
+        if not _RATE.fullmatch(value):
+            raise ImproperlyConfigured(f"{name} must look like 600/min (count/s|min|h|day), got {value!r}")
+        return value
+
+    return _read(name, default, parse)
 
 
 _ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,127}")
@@ -101,20 +106,21 @@ def env_names(name: str, default: list[str]) -> list[str]:
 
 def env_url(name: str, *, schemes: tuple[str, ...]) -> str | None:
     """A URL whose scheme is one of ``schemes`` and which names a host; None when unset."""
-    value = _raw(name)
-    if value is None:
-        return None
-    try:
-        parts = urlsplit(value)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name} is not a valid URL") from None
-    if parts.scheme not in schemes:
-        raise ImproperlyConfigured(
-            f"{name} must use one of the schemes {list(schemes)}, got {parts.scheme!r}"
-        )
-    if parts.scheme != "sqlite" and not parts.hostname:
-        raise ImproperlyConfigured(f"{name} must name a host")
-    return value
+
+    def parse(value: str) -> str:
+        try:
+            parts = urlsplit(value)
+        except ValueError:
+            raise ImproperlyConfigured(f"{name} is not a valid URL") from None
+        if parts.scheme not in schemes:
+            raise ImproperlyConfigured(
+                f"{name} must use one of the schemes {list(schemes)}, got {parts.scheme!r}"
+            )
+        if parts.scheme != "sqlite" and not parts.hostname:
+            raise ImproperlyConfigured(f"{name} must name a host")
+        return value
+
+    return _read(name, None, parse)
 
 
 def development_secret_key(path: Path) -> str:

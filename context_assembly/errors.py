@@ -14,7 +14,6 @@ class InvalidMessage(ApplicationError):
     """A chat message or tool spec does not have the OpenAI wire shape. ``extra["field"]`` names where."""
 
     code = "invalid_message"
-    http_status = status.HTTP_400_BAD_REQUEST
 
 
 class InvalidModelProfile(ApplicationError):
@@ -22,7 +21,6 @@ class InvalidModelProfile(ApplicationError):
     capabilities outside their vocabulary."""
 
     code = "invalid_model_profile"
-    http_status = status.HTTP_400_BAD_REQUEST
 
 
 class EstimatorUnavailable(ApplicationError):
@@ -38,7 +36,6 @@ class TranscriptInvalid(ApplicationError):
     ``extra["index"]`` is the position in the transcript, ``extra["problem"]`` a stable word."""
 
     code = "transcript_invalid"
-    http_status = status.HTTP_400_BAD_REQUEST
 
 
 class ContextOverflow(ApplicationError):

@@ -20,7 +20,7 @@ from governance.vocabulary import DataClass, TrustZone
 from skills.errors import SkillNotFound
 from skills.models import Skill, SkillSource, SkillSourceKind, SkillTrustLevel
 from skills.selectors import skill_get, skill_list, skill_source_get
-from skills.services import skill_source_create_remote, skill_source_request_sync
+from skills.services import skill_source_create, skill_source_request_sync
 
 TAG = "skills"
 
@@ -180,7 +180,7 @@ class SkillSourceCreateApi(APIView):
     )
     def post(self, request: Request) -> Response:
         data = validated(self.InputSerializer, request.data)
-        source = skill_source_create_remote(
+        source = skill_source_create(
             name=data["name"],
             kind=data["kind"],
             url=data["url"],
@@ -191,6 +191,7 @@ class SkillSourceCreateApi(APIView):
             token_env=data.get("token_env", ""),
             trust_level=data.get("trust_level", SkillTrustLevel.UNTRUSTED),
             expected_fingerprint=data.get("expected_fingerprint", ""),
+            server_paths_allowed=False,
         )
         return _source_response(source, status.HTTP_201_CREATED)
 

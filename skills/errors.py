@@ -10,7 +10,7 @@ from enum import StrEnum
 
 from rest_framework import status
 
-from config.errors import ApplicationError
+from config.errors import ApplicationError, ConflictError, NotFoundError
 
 
 class SkillParseRule(StrEnum):
@@ -73,11 +73,10 @@ class SkillSourceTokenUnavailable(SkillSourceInvalid):
     code = "skill_source_token_unavailable"
 
 
-class SkillSyncInProgress(ApplicationError):
+class SkillSyncInProgress(ConflictError):
     """Another sync of the same source holds its lock; nothing was fetched or stored."""
 
     code = "skill_sync_in_progress"
-    http_status = status.HTTP_409_CONFLICT
 
 
 class SkillFetchError(ApplicationError):
@@ -136,27 +135,23 @@ class SkillMarketplaceInvalid(SkillFetchError):
     http_status = status.HTTP_400_BAD_REQUEST
 
 
-class SkillFingerprintMismatch(ApplicationError):
+class SkillFingerprintMismatch(ConflictError):
     """The ingested set does not match the source's expected fingerprint; nothing was upserted or orphaned."""
 
     code = "skill_fingerprint_mismatch"
-    http_status = status.HTTP_409_CONFLICT
 
 
-class SkillStateConflict(ApplicationError):
+class SkillStateConflict(ConflictError):
     """An editor action does not fit the skill's state (orphaned, unacknowledged high findings)."""
 
     code = "skill_state_conflict"
-    http_status = status.HTTP_409_CONFLICT
 
 
 class SkillSourceAdminOnly(ApplicationError):
     """Local folders and uploaded archives name paths on the server: only an admin may add those."""
 
     code = "skill_source_admin_only"
-    http_status = status.HTTP_400_BAD_REQUEST
 
 
-class SkillNotFound(ApplicationError):
-    code = "not_found"
-    http_status = status.HTTP_404_NOT_FOUND
+class SkillNotFound(NotFoundError):
+    """No skill, or no skill source, with that id."""

@@ -43,8 +43,16 @@ def skill_source_create(
     token_env: str = "",
     trust_level: str = SkillTrustLevel.UNTRUSTED,
     expected_fingerprint: str = "",
+    server_paths_allowed: bool = True,
 ) -> SkillSource:
-    """Validate and store a new source. Raises ``ValidationError`` before anything is stored."""
+    """Validate and store a new source. Raises ``ValidationError`` before anything is stored.
+
+    With ``server_paths_allowed=False`` (the API's way in: GitHub kinds only) a local folder or an
+    uploaded archive, whose paths are on the server, raises :class:`SkillSourceAdminOnly`."""
+    if not server_paths_allowed and kind in SkillSourceKind.values and not SkillSourceKind(kind).is_github:
+        raise SkillSourceAdminOnly(
+            f"A {kind} source reads server paths; only an admin may add one.", extra={"kind": kind}
+        )
     source = SkillSource(
         name=name,
         kind=kind,
@@ -60,39 +68,6 @@ def skill_source_create(
     source.full_clean()
     source.save()
     return source
-
-
-def skill_source_create_remote(
-    *,
-    name: str,
-    kind: str,
-    url: str,
-    default_data_class: str,
-    default_ceiling: str,
-    path: str = "",
-    ref: str = "",
-    token_env: str = "",
-    trust_level: str = SkillTrustLevel.UNTRUSTED,
-    expected_fingerprint: str = "",
-) -> SkillSource:
-    """Like :func:`skill_source_create`, for GitHub kinds only (the API's way in). Raises
-    :class:`SkillSourceAdminOnly` for a local folder or an uploaded archive, whose paths are on the server."""
-    if kind in SkillSourceKind.values and not SkillSourceKind(kind).is_github:
-        raise SkillSourceAdminOnly(
-            f"A {kind} source reads server paths; only an admin may add one.", extra={"kind": kind}
-        )
-    return skill_source_create(
-        name=name,
-        kind=kind,
-        url=url,
-        path=path,
-        ref=ref,
-        token_env=token_env,
-        trust_level=trust_level,
-        default_data_class=default_data_class,
-        default_ceiling=default_ceiling,
-        expected_fingerprint=expected_fingerprint,
-    )
 
 
 def skill_source_sync(

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from config.errors import ApplicationError
+from config.errors import NotFoundError
 
 
-class SnippetNotFound(ApplicationError):
-    code = "not_found"
-    http_status = 404
+class SnippetNotFound(NotFoundError):
+    """No snippet with that identifier."""

@@ -13,7 +13,7 @@ and SQLite (3.35 or newer) are supported.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,6 +89,15 @@ def converted_row(
     return next(compiler.apply_converters([row], converters))
 
 
+def _operator(symbol: str, *, reflected: bool = False) -> Callable[[Float, Float | float], Float]:
+    """The method behind ``Float <symbol> other``; ``reflected``: behind ``other <symbol> Float``."""
+
+    def apply(self: Float, other: Float | float) -> Float:
+        return Float._combine(other, symbol, self) if reflected else Float._combine(self, symbol, other)
+
+    return apply
+
+
 @dataclass(frozen=True)
 class Float:
     """A double-precision SQL expression with its parameters.
@@ -117,29 +126,10 @@ class Float:
         left, right = Float.of(left), Float.of(right)
         return Float(f"({left.sql} {operator} {right.sql})", left.params + right.params)
 
-    def __add__(self, other: Float | float) -> Float:
-        return self._combine(self, "+", other)
-
-    def __radd__(self, other: float) -> Float:
-        return self._combine(other, "+", self)
-
-    def __sub__(self, other: Float | float) -> Float:
-        return self._combine(self, "-", other)
-
-    def __rsub__(self, other: float) -> Float:
-        return self._combine(other, "-", self)
-
-    def __mul__(self, other: Float | float) -> Float:
-        return self._combine(self, "*", other)
-
-    def __rmul__(self, other: float) -> Float:
-        return self._combine(other, "*", self)
-
-    def __truediv__(self, other: Float | float) -> Float:
-        return self._combine(self, "/", other)
-
-    def __rtruediv__(self, other: float) -> Float:
-        return self._combine(other, "/", self)
+    __add__, __radd__ = _operator("+"), _operator("+", reflected=True)
+    __sub__, __rsub__ = _operator("-"), _operator("-", reflected=True)
+    __mul__, __rmul__ = _operator("*"), _operator("*", reflected=True)
+    __truediv__, __rtruediv__ = _operator("/"), _operator("/", reflected=True)
 
 
 class FloatFunctions:

@@ -226,12 +226,8 @@ def reply_limit_check(models: Sequence[LlmModel], max_tokens: int | None) -> Non
 
 def model_inactive_record(*, plan: SendPlan, context: EventContext) -> ModelInactive:
     """Record that nothing could be sent because every target is switched off; the error to answer."""
-    governance_event_record(
-        context=context,
-        decision=Decision.MODEL_INACTIVE,
-        outcome=EventOutcome.ENFORCED,
-        zone=plan.zone,
-        reason=f"no active target among {', '.join(plan.inactive)}",
+    _enforced_event(
+        plan, context, Decision.MODEL_INACTIVE, f"no active target among {', '.join(plan.inactive)}"
     )
     return ModelInactive(
         f"Configuration '{plan.configuration.identifier}' has no active model: its model, its fallbacks "
@@ -254,12 +250,18 @@ def late_redaction_record(*, late: LateRedaction, plan: SendPlan, context: Event
     never a value. Raises when it cannot be written, so nothing unaccounted for is sent."""
     counts = ", ".join(f"{count} x {kind}" for kind, count in late.counts.items())
     target = plan.targets[late.target_index].model_id if late.target_index < len(plan.targets) else ""
+    _enforced_event(
+        plan,
+        context,
+        Decision.LATE_REDACTION,
+        f"target {late.target_index} ({late.provider}/{target}): {counts}",
+    )
+
+
+def _enforced_event(plan: SendPlan, context: EventContext, decision: Decision, reason: str) -> None:
+    """An enforced governance event of this send, at the plan's zone (raises when it cannot be written)."""
     governance_event_record(
-        context=context,
-        decision=Decision.LATE_REDACTION,
-        outcome=EventOutcome.ENFORCED,
-        zone=plan.zone,
-        reason=f"target {late.target_index} ({late.provider}/{target}): {counts}",
+        context=context, decision=decision, outcome=EventOutcome.ENFORCED, zone=plan.zone, reason=reason
     )
 
 

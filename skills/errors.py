@@ -30,6 +30,7 @@ class SkillParseRule(StrEnum):
     NAME_MISSING = "name_missing"
     NAME_INVALID = "name_invalid"
     NAME_TOO_LONG = "name_too_long"
+    NAME_MIXED_SCRIPT = "name_mixed_script"
     NAME_FOLDER_MISMATCH = "name_folder_mismatch"
     DESCRIPTION_MISSING = "description_missing"
     DESCRIPTION_INVALID = "description_invalid"

@@ -16,6 +16,7 @@ from governance.classified import ClassifiedModel
 from governance.models import AppendOnlyModel
 from governance.policy import validate_classification
 from governance.vocabulary import DataClass, Enforcement, SourceKind, TrustZone
+from skills.parsing import WARNING_FRONT_MATTER_LENIENT
 from skills.tokens import validate_token_env
 
 _ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,127}")
@@ -201,6 +202,11 @@ class Skill(ClassifiedModel):
     def identifier(self) -> str:
         """Stable across syncs and unique: the upsert key, without a join."""
         return f"{self.source_id}:{self.path}"
+
+    @property
+    def lenient_warnings(self) -> list[str]:
+        """The parse warnings of front matter read leniently (skills/front_matter.py); each awaits review."""
+        return [w for w in self.parse_warnings if str(w).startswith(WARNING_FRONT_MATTER_LENIENT)]
 
     def clean(self) -> None:
         for field in ("metadata", "unknown_keys"):

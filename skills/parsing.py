@@ -7,11 +7,17 @@ Contract of :func:`parse_skill_md`:
 - The file starts with a ``---`` line; the front matter runs to the next ``---`` line. Trailing spaces or
   tabs on either delimiter line are tolerated. Front matter (the lines between the delimiters, newlines
   included) is at most 8 KiB of UTF-8, the body (everything after the closing line, verbatim) at most 64 KiB.
-- YAML is read with a ``yaml.SafeLoader`` subclass (``safe_load`` semantics) that is stricter: duplicate
-  keys (PyYAML would silently keep the last), aliases (so no "billion laughs"), explicit tags such as
+- YAML is read with a ``yaml.SafeLoader`` subclass (``safe_load`` semantics, skills/front_matter.py) that
+  is stricter: duplicate keys (PyYAML would silently keep the last), aliases (so no "billion laughs"), explicit tags such as
   ``!!binary`` and nesting deeper than 20 levels are ``yaml_invalid``; timestamps stay text, so
   ``2024-05-01`` is kept as written. A kept unknown value is therefore JSON-representable unless it holds
   NaN, an infinity or a non-string nested key, which is ``front_matter_value_invalid``.
+- One slip is read leniently (skills/front_matter.py): a top-level plain value holding ``: ``, such as
+  ``description: Cleans exports: trims cells``, is read as plain text and flagged with the warning
+  ``front_matter_lenient: value of 'description' read as plain text``; any other YAML error is ``yaml_invalid``.
+- ``name`` follows the Agent Skills reference validator (skills/names.py): NFKC-normalised, lowercase
+  letters and digits of any script in single-hyphen-separated runs, equal to the NFKC-normalised folder
+  name; a word mixing scripts is ``name_mixed_script``. The stored name is the normalised one.
 - ``allowed-tools`` (a string, or a list of strings) is split on whitespace and commas outside
   parentheses, so ``Bash(git add:*), Read`` is two tools; ``declares_allowed_tools`` tells an empty
   declaration ("no tools") from an absent key ("no opinion").
@@ -35,8 +41,9 @@ Contract of :func:`parse_skill_md`:
 ``front_matter_key_invalid``   a top-level key that is not a string
 ``front_matter_value_invalid`` an unknown key's value JSON cannot hold (NaN, infinity, non-string key)
 ``name_missing``               ``name`` absent, null or empty
-``name_invalid``               not a string, or not ``a-z0-9`` in single-hyphen-separated runs
+``name_invalid``               not a string, or not lowercase letters and digits in single-hyphen-separated runs
 ``name_too_long``              over 64 characters
+``name_mixed_script``          a word of the name mixes scripts (a Cyrillic ``\u0430`` in a Latin word)
 ``name_folder_mismatch``       differs from the folder name (checked only when a folder is given)
 ``description_missing``        absent, null or blank
 ``description_invalid``        not a string, or contains ``<`` or ``>``
@@ -60,6 +67,8 @@ from typing import Any
 import yaml
 
 from skills.errors import SkillParseError, SkillParseRule
+from skills.front_matter import read_front_matter
+from skills.names import is_well_formed, mixed_script_word, normalise_folder, normalise_name
 
 MAX_FRONT_MATTER_BYTES = 8 * 1024
 MAX_BODY_BYTES = 64 * 1024
@@ -68,18 +77,17 @@ MAX_FILE_BYTES = 2 * (MAX_FRONT_MATTER_BYTES + MAX_BODY_BYTES) + 64
 MAX_NAME_CHARS = 64
 MAX_DESCRIPTION_CHARS = 1024
 MAX_COMPATIBILITY_CHARS = 500
-MAX_YAML_DEPTH = 20
 RECOMMENDED_MAX_BODY_LINES = 500
 
 WARNING_BODY_EMPTY = "body_empty"
 WARNING_BODY_OVER_500_LINES = "body_over_500_lines"
 WARNING_UNKNOWN_KEYS = "unknown_keys"
+WARNING_FRONT_MATTER_LENIENT = "front_matter_lenient"
 
 SPEC_KEYS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
 
 _BOM = b"\xef\xbb\xbf"
 _DELIMITER = re.compile(r"^---[ \t]*$", re.MULTILINE)
-_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 # A relative path under a resource folder, not preceded by anything that would make it part of a URL,
 # an absolute path or a ``../`` escape.
 _REFERENCE = re.compile(r"(?<![\w./\\-])(?:\./)?((?:scripts|references|assets)/[\w./-]+)")
@@ -132,7 +140,7 @@ def parse_skill_md(raw: bytes, *, path: str, folder_name: str | None) -> ParsedS
 def _parse(raw: bytes, folder_name: str | None) -> ParsedSkill:
     text = _decode(raw)
     front_matter, body = _split(text)
-    data = _load_front_matter(front_matter)
+    data, lenient_keys = _load_front_matter(front_matter)
     extra = _extra_front_matter(data)
     name = _name(data, folder_name)
     description = _description(data)
@@ -151,7 +159,7 @@ def _parse(raw: bytes, folder_name: str | None) -> ParsedSkill:
         declares_allowed_tools=declares_allowed_tools,
         unknown_keys=tuple(extra),
         extra_front_matter=extra,
-        warnings=_warnings(body, extra),
+        warnings=_warnings(body, extra, lenient_keys),
         checksum=hashlib.sha256(text.encode("utf-8")).hexdigest(),
         references=_references(body),
     )
@@ -193,60 +201,10 @@ def _check_size(part: str, limit: int, rule: SkillParseRule, label: str) -> None
         raise _Invalid(rule, f"the {label} is {size} bytes; max {limit}")
 
 
-class _FrontMatterLoader(yaml.SafeLoader):
-    """``safe_load`` that also refuses aliases, tags, duplicate keys and deep nesting (module docstring)."""
-
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self._depth = 0
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        event: Any = self.peek_event()
-        problem = None
-        if isinstance(event, yaml.AliasEvent):
-            problem = "aliases (*name) are not allowed"
-        # Explicit tags (!!binary, !!set, !!int abc, ...) are never needed in front matter, and some make
-        # PyYAML raise plain ValueError/KeyError; only the non-specific "!" (force a string) is allowed.
-        elif getattr(event, "tag", None) not in (None, "!"):
-            problem = "explicit tags are not allowed"
-        elif self._depth >= MAX_YAML_DEPTH:
-            problem = f"nesting deeper than {MAX_YAML_DEPTH} levels"
-        if problem is not None:
-            raise yaml.composer.ComposerError(None, None, problem, event.start_mark)
-        self._depth += 1
-        try:
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
-
-    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                continue
-            key = self.construct_object(key_node, deep=True)
-            try:
-                duplicate = key in seen
-            except TypeError:  # unhashable: the base class reports it
-                continue
-            if duplicate:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r:.60}", key_node.start_mark
-                )
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
-
-
-# Without the timestamp resolver a date stays the string the author wrote (and JSON can store it).
-_FrontMatterLoader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-
-
-def _load_front_matter(front_matter: str) -> dict[Any, Any]:
+def _load_front_matter(front_matter: str) -> tuple[dict[Any, Any], tuple[str, ...]]:
+    """The front matter as a mapping with string keys, and the keys whose values were read leniently."""
     try:
-        data = yaml.load(front_matter, Loader=_FrontMatterLoader)  # a SafeLoader subclass
+        data, lenient_keys = read_front_matter(front_matter)
     except yaml.YAMLError as exc:
         raise _yaml_invalid(exc) from None
     if data is None:
@@ -256,7 +214,7 @@ def _load_front_matter(front_matter: str) -> dict[Any, Any]:
     for key in data:
         if not isinstance(key, str):
             raise _Invalid(Rule.FRONT_MATTER_KEY_INVALID, f"top-level keys must be strings, not {_kind(key)}")
-    return data
+    return data, lenient_keys
 
 
 def _yaml_invalid(exc: yaml.YAMLError) -> _Invalid:
@@ -276,21 +234,32 @@ def _yaml_invalid(exc: yaml.YAMLError) -> _Invalid:
 
 
 def _name(data: dict[str, Any], folder_name: str | None) -> str:
+    """The name, NFKC-normalised, in any script (skills/names.py)."""
     value = data.get("name")
     if value is None or value == "":
         raise _Invalid(Rule.NAME_MISSING, "'name' is required")
     if not isinstance(value, str):
         raise _Invalid(Rule.NAME_INVALID, f"'name' must be a string, not {_kind(value)}")
-    if len(value) > MAX_NAME_CHARS:
-        raise _Invalid(Rule.NAME_TOO_LONG, f"'name' has {len(value)} characters; max {MAX_NAME_CHARS}")
-    if not _NAME.fullmatch(value):
+    name = normalise_name(value)
+    if not name:
+        raise _Invalid(Rule.NAME_MISSING, "'name' is required")
+    if len(name) > MAX_NAME_CHARS:
+        raise _Invalid(Rule.NAME_TOO_LONG, f"'name' has {len(name)} characters; max {MAX_NAME_CHARS}")
+    if not is_well_formed(name):
         raise _Invalid(
             Rule.NAME_INVALID,
-            "'name' may contain only a-z, 0-9 and single hyphens, and must not start or end with a hyphen",
+            "'name' may contain only lowercase letters and digits (of any script) and single hyphens, "
+            "and must not start or end with a hyphen",
         )
-    if folder_name is not None and value != folder_name:
-        raise _Invalid(Rule.NAME_FOLDER_MISMATCH, f"'name' is {value!r} but the folder is {folder_name!r}")
-    return value
+    word = mixed_script_word(name)
+    if word is not None:
+        raise _Invalid(
+            Rule.NAME_MIXED_SCRIPT,
+            f"'name' mixes letters of different scripts in the word {word!r} (a look-alike of another name)",
+        )
+    if folder_name is not None and name != normalise_folder(folder_name):
+        raise _Invalid(Rule.NAME_FOLDER_MISMATCH, f"'name' is {name!r} but the folder is {folder_name!r}")
+    return name
 
 
 def _description(data: dict[str, Any]) -> str:
@@ -414,8 +383,10 @@ def _is_json(value: Any) -> bool:
     return False
 
 
-def _warnings(body: str, extra: dict[str, Any]) -> tuple[str, ...]:
-    warnings = []
+def _warnings(body: str, extra: dict[str, Any], lenient_keys: tuple[str, ...]) -> tuple[str, ...]:
+    warnings = [
+        f"{WARNING_FRONT_MATTER_LENIENT}: value of {key!r} read as plain text" for key in lenient_keys
+    ]
     if extra:
         warnings.append(WARNING_UNKNOWN_KEYS)
     if not body.strip():

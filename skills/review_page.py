@@ -1,4 +1,5 @@
-"""The review queue of skill scan findings: skills flagged by the injection scan and not yet acknowledged.
+"""The review queue of skill findings: skills flagged by the injection scan, or whose front matter was read
+leniently (skills/front_matter.py), and not yet acknowledged.
 
 Editors read each finding (rule, severity, escaped excerpt) and either acknowledge the findings and
 enable the skill, or disable it; both go through :mod:`skills.services`, which audit and version them.
@@ -10,7 +11,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.admin import ModelAdmin
 from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
@@ -19,6 +20,7 @@ from django.urls import reverse
 from config.errors import ApplicationError
 from governance.actors import request_actor
 from skills.models import Skill
+from skills.parsing import WARNING_FRONT_MATTER_LENIENT
 from skills.services import skill_disable, skill_enable
 
 REVIEW_PERMISSION = "skills.change_skill"
@@ -26,9 +28,9 @@ REVIEW_PERMISSION = "skills.change_skill"
 
 def review_queue() -> QuerySet[Skill]:
     """Non-orphaned skills with findings awaiting acknowledgement, by name."""
+    flagged = ~Q(injection_severity="") | Q(parse_warnings__icontains=WARNING_FRONT_MATTER_LENIENT)
     return (
-        Skill.objects.exclude(injection_severity="")
-        .filter(findings_acknowledged=False, is_orphaned=False)
+        Skill.objects.filter(flagged, findings_acknowledged=False, is_orphaned=False)
         .select_related("source")
         .order_by("name")
     )

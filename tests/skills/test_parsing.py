@@ -185,7 +185,8 @@ CASES = [
     pytest.param("pdf-", with_name("pdf-"), "name_invalid", id="name_trailing_hyphen"),
     pytest.param("pdf_tools", with_name("pdf_tools"), "name_invalid", id="name_underscore"),
     pytest.param("pdf tools", with_name("pdf tools"), "name_invalid", id="name_space"),
-    pytest.param("caf\u00e9", with_name("caf\u00e9"), "name_invalid", id="name_unicode_letter"),
+    pytest.param("caf\u00e9", with_name("caf\u00e9"), {"name": "caf\u00e9"}, id="name_unicode_letter"),
+    pytest.param("p\u0430ypal", with_name("p\u0430ypal"), "name_mixed_script", id="name_mixed_script"),
     pytest.param("a" * 64, with_name("a" * 64), {"name": "a" * 64}, id="name_64_chars"),
     pytest.param("a" * 65, with_name("a" * 65), "name_too_long", id="name_65_chars"),
     pytest.param("123", with_name('"123"'), {"name": "123"}, id="name_digits_only"),
@@ -390,8 +391,8 @@ def test_error_names_the_file_and_the_rule():
     assert error.path == "repo/skills/bad/SKILL.md"
     assert error.rule is SkillParseRule.NAME_INVALID
     assert error.message == (
-        "repo/skills/bad/SKILL.md: 'name' may contain only a-z, 0-9 and single hyphens, "
-        "and must not start or end with a hyphen (rule name_invalid)"
+        "repo/skills/bad/SKILL.md: 'name' may contain only lowercase letters and digits (of any script) "
+        "and single hyphens, and must not start or end with a hyphen (rule name_invalid)"
     )
     assert error.as_dict() == {
         "code": "skill_invalid",

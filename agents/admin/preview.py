@@ -3,6 +3,10 @@
 It calls :func:`agents.runtime.preview.context_preview`, the function behind the preview API, so the
 page shows exactly what the API (and a run) would: the redacted messages role by role, every source's
 outcome for the serving zone, the reports, and the budget breakdown. Like the API it records nothing.
+
+Staff may read what a send would refuse, but the page never presents it as sent: a refused part is
+marked where it stands in its message (kind, identifier, class, ceiling, reason) and its text is struck
+through, and when the verdict is not to send, the messages section says that nothing would be sent.
 """
 
 from __future__ import annotations
@@ -20,11 +24,12 @@ from django.template.response import TemplateResponse
 from agents.admin.budget_bar import BudgetBar, budget_bar
 from agents.models import Configuration
 from agents.runtime.plan import SendRequest
-from agents.runtime.preview import ContextPreview, context_preview
+from agents.runtime.preview import ContextPreview, PreviewPart, context_preview, decided_parts, preview_parts
 from config.errors import ApplicationError
 from context_assembly.assembly import ContextItem
 from context_assembly.messages import Message
-from governance.vocabulary import DataClass
+from governance.policy import SourceDecision
+from governance.vocabulary import DataClass, Outcome
 from skills.models import Skill
 
 PREVIEW_PERMISSION = "agents.view_configuration"
@@ -73,20 +78,73 @@ ContextItemFormSet = formset_factory(ContextItemForm, extra=2, max_num=10, valid
 
 
 @dataclass(frozen=True)
+class ShownSpan:
+    """A stretch of a message's text; ``refused`` is the decision when it is a part the send refuses."""
+
+    text: str
+    refused: SourceDecision | None = None
+
+
+@dataclass(frozen=True)
 class ShownMessage:
     role: str
     content: str
     tool_calls: tuple[str, ...]
+    spans: tuple[ShownSpan, ...]
+
+    @property
+    def refused(self) -> bool:
+        return any(span.refused is not None for span in self.spans)
 
 
-def shown_message(message: Message) -> ShownMessage:
+def _text_of(message: Message) -> str:
     """A message as text for the page (image parts shown by their URL, never fetched)."""
     if isinstance(message.content, str):
-        content = message.content
-    else:
-        content = "\n".join(getattr(part, "text", None) or f"[image {part.url}]" for part in message.content)  # type: ignore[union-attr]
+        return message.content
+    return "\n".join(getattr(part, "text", None) or f"[image {part.url}]" for part in message.content)  # type: ignore[union-attr]
+
+
+def shown_message(
+    message: Message, parts: tuple[tuple[PreviewPart, SourceDecision | None], ...] = ()
+) -> ShownMessage:
+    """``message`` with the refused ones among its ``parts`` marked where they stand in its text."""
+    content = _text_of(message)
     calls = tuple(f"{call.name}({call.arguments})" for call in message.tool_calls)
-    return ShownMessage(role=message.role, content=content, tool_calls=calls)
+    return ShownMessage(role=message.role, content=content, tool_calls=calls, spans=_spans(content, parts))
+
+
+def _spans(
+    content: str, parts: tuple[tuple[PreviewPart, SourceDecision | None], ...]
+) -> tuple[ShownSpan, ...]:
+    """``content`` cut at each part, in order. A part that cannot be found in the text (which the
+    preview's part-by-part redaction rules out) makes the message shown part by part instead, so a
+    refused part is never shown unmarked."""
+    spans: list[ShownSpan] = []
+    cursor = 0
+    for part, verdict in parts:
+        start = content.find(part.text, cursor)
+        if start < 0:
+            return _merged([_marked(part.text, verdict) for part, verdict in parts])
+        spans += [ShownSpan(content[cursor:start]), _marked(part.text, verdict)]
+        cursor = start + len(part.text)
+    spans.append(ShownSpan(content[cursor:]))
+    return _merged(spans)
+
+
+def _merged(spans: list[ShownSpan]) -> tuple[ShownSpan, ...]:
+    """Adjacent stretches that are not refused joined into one; empty ones left out."""
+    merged: list[ShownSpan] = []
+    for span in spans:
+        if merged and span.refused is None and merged[-1].refused is None:
+            merged[-1] = ShownSpan(merged[-1].text + span.text)
+        elif span.text or span.refused is not None:
+            merged.append(span)
+    return tuple(merged)
+
+
+def _marked(text: str, verdict: SourceDecision | None) -> ShownSpan:
+    refused = verdict if verdict is not None and verdict.outcome == Outcome.REFUSED else None
+    return ShownSpan(text, refused)
 
 
 def preview_request(form: PreviewForm, items: BaseFormSet) -> tuple[SendRequest, int | None]:
@@ -163,7 +221,7 @@ def _preview_context(preview: ContextPreview) -> dict[str, Any]:
     plan = preview.plan
     bar: BudgetBar = budget_bar(preview.fitted.breakdown.as_dict())
     return {
-        "messages_shown": [shown_message(message) for message in preview.fitted.messages],
+        "messages_shown": _messages_shown(preview),
         "sources": preview.decision.sources,
         "bar": bar,
         "tools_offered": [spec.name for spec in plan.assembled.tool_specs],
@@ -173,3 +231,12 @@ def _preview_context(preview: ContextPreview) -> dict[str, Any]:
         "denied_tools": [(verdict.name, verdict.denial.value) for verdict in plan.denied_tools],
         "redactions": sorted(plan.redactions.items()),
     }
+
+
+def _messages_shown(preview: ContextPreview) -> list[ShownMessage]:
+    """The fitted messages, each with its parts as the governance decision sees them."""
+    decided = decided_parts(preview_parts(preview.plan), send_zone=preview.plan.zone)
+    return [
+        shown_message(message, tuple(item for item in decided if item[0].message == index))
+        for index, message in enumerate(preview.fitted.messages)
+    ]

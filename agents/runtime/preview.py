@@ -27,6 +27,7 @@ from context_assembly.fitting import FitResult, fit
 from governance.policy import (
     ContextDecision,
     Source,
+    SourceDecision,
     decide,
     enforcement_mode,
     receiver_may_read,
@@ -113,18 +114,25 @@ def preview_parts(plan: SendPlan) -> tuple[PreviewPart, ...]:
     return tuple(parts)
 
 
+def decided_parts(
+    parts: tuple[PreviewPart, ...], *, send_zone: TrustZone
+) -> tuple[tuple[PreviewPart, SourceDecision | None], ...]:
+    """Each part with the decision on its source for a send to ``send_zone`` (None for framing)."""
+    sourced = [part.source for part in parts if part.source is not None]
+    decisions = iter(decide(sourced, send_zone, enforcement_mode()).sources)
+    return tuple((part, next(decisions) if part.source is not None else None) for part in parts)
+
+
 def shown_messages(
     parts: tuple[PreviewPart, ...], *, send_zone: TrustZone, receiver_zone: TrustZone
 ) -> list[dict[str, Any]]:
     """``parts`` grouped into their messages, each part's text shown only when the send would send
     it and the receiver may read it."""
     sourced = [part.source for part in parts if part.source is not None]
-    decision = decide(sourced, send_zone, enforcement_mode())
-    sent = iter(item.outcome != Outcome.REFUSED for item in decision.sources)
     readable = iter(receiver_may_read(sourced, receiver_zone))
     messages: list[dict[str, Any]] = []
-    for part in parts:
-        shown = part.source is None or (next(sent) & next(readable))
+    for part, verdict in decided_parts(parts, send_zone=send_zone):
+        shown = verdict is None or ((verdict.outcome != Outcome.REFUSED) & next(readable))
         if len(messages) <= part.message:
             messages.append({"role": part.role, "parts": []})
         messages[part.message]["parts"].append(_part_dict(part, shown))

@@ -12,7 +12,7 @@ from context_assembly.assembly import ContextItem
 from governance.models import GovernanceEvent
 from governance.vocabulary import DataClass, TrustZone
 from tests.editors import editor_make
-from tests.factories import configuration_make, skill_make, snippet_make
+from tests.factories import configuration_make, model_make, skill_make, snippet_make
 
 pytestmark = pytest.mark.django_db
 
@@ -171,3 +171,69 @@ def test_a_post_without_the_csrf_token_is_refused_and_previews_nothing():
     assert response.status_code == 403
     assert b"CSRF" in response.content
     assert GovernanceEvent.objects.count() == 0
+
+
+def test_a_refused_part_is_marked_in_place_and_the_section_says_nothing_would_be_sent(admin_client):
+    snippet_make(identifier="tone", name="Tone", text="Warm.", tags=("tone",))
+    snippet_make(
+        identifier="runbook", name="Runbook", text="Restart <X>.", tags=("tone",),
+        data_class=DataClass.SOURCE_CODE, ceiling=TrustZone.EXTERNAL_EU,
+    )  # fmt: skip
+    configuration = configuration_make(
+        zone=TrustZone.EXTERNAL_GLOBAL, snippet_tags=["tone"], system_prompt="Be kind."
+    )
+
+    response = admin_client.post(preview_url(configuration), submitted())
+
+    [refused] = [s for s in response.context["sources"] if s.outcome.value == "refused"]
+    system = response.context["messages_shown"][0]
+    assert [(span.text, span.refused) for span in system.spans] == [
+        ("Be kind.\n\n", None),
+        ("Runbook:\nRestart <X>.", refused),
+        ("\n\nTone:\nWarm.", None),
+    ]
+    assert [m.refused for m in response.context["messages_shown"]] == [True, False]
+    html = response.content.decode()
+    assert "<h2>Messages as assembled: nothing would be sent</h2>" in html
+    assert "Messages as the model would receive them" not in html
+    assert (
+        '<p class="nothing-sent" id="nothing-sent">Nothing would be sent to the model:\n'
+        "    governance refuses 1 source for this zone." in html
+    )
+    assert (
+        '<pre>Be kind.\n\n<span class="part-refused" data-source="snippet:runbook">'
+        '<span class="refused-label">Refused, not sent: Snippet <code>runbook</code>, class '
+        "<code>source_code</code>, ceiling <code>external_eu</code>: "
+        f"{refused.reason}</span>"
+        '<del class="refused-text">Runbook:\nRestart &lt;X&gt;.</del></span>\n\nTone:\nWarm.</pre>'
+    ) in html.replace("&#x27;", "'")
+
+
+def test_a_permitted_preview_marks_nothing(admin_client):
+    snippet_make(identifier="tone", name="Tone", text="Warm.", tags=("tone",))
+    configuration = configuration_make(snippet_tags=["tone"], system_prompt="Be kind.")
+
+    response = admin_client.post(preview_url(configuration), submitted())
+
+    html = response.content.decode()
+    assert "<h2>Messages as the model would receive them</h2>" in html
+    assert 'id="nothing-sent"' not in html
+    assert 'class="part-refused"' not in html
+    assert [m.refused for m in response.context["messages_shown"]] == [False, False]
+    assert [span.text for span in response.context["messages_shown"][1].spans] == ["Draft the issue."]
+
+
+def test_an_overflowing_context_says_nothing_would_be_sent_and_why(admin_client):
+    configuration = configuration_make(
+        system_prompt="Be kind. " * 4000, model=model_make(context_window=8_000, max_output_tokens=1_000)
+    )
+
+    response = admin_client.post(preview_url(configuration), submitted())
+
+    assert response.context["preview"].fitted.overflow
+    html = response.content.decode()
+    assert (
+        '<p class="nothing-sent" id="nothing-sent">Nothing would be sent to the model:\n'
+        "    the context does not fit the budget." in html
+    )
+    assert 'class="part-refused"' not in html

@@ -102,6 +102,23 @@ def test_a_snippet_classified_above_the_external_ceiling_shows_as_refused(browse
         == "allowed"
     )
     assert browser.find_element(By.ID, "verdict").text == "Would not send"
+
+    assert browser.find_element(By.ID, "nothing-sent").text.startswith(
+        "Nothing would be sent to the model: governance refuses 1 source for this zone."
+    )
+    [heading] = [h.text for h in browser.find_elements(By.TAG_NAME, "h2") if h.text.startswith("MESSAGES")]
+    assert heading == "MESSAGES AS ASSEMBLED: NOTHING WOULD BE SENT"  # admin headings are upper-cased
+    system = browser.find_element(By.CSS_SELECTOR, '#messages .message[data-role="system"]')
+    [marked] = system.find_elements(By.CSS_SELECTOR, ".part-refused")
+    assert marked.get_attribute("data-source") == "snippet:release-runbook"
+    label = marked.find_element(By.CSS_SELECTOR, ".refused-label").text
+    assert label.startswith(
+        "Refused, not sent: Snippet release-runbook, class source_code, ceiling external_eu: "
+    )
+    struck = marked.find_element(By.CSS_SELECTOR, ".refused-text")
+    assert (struck.tag_name, struck.text) == ("del", "Release runbook:\nDeploy with make release.")
+    assert "line-through" in struck.value_of_css_property("text-decoration")
+    assert "Tone of voice:" in system.text and "Tone of voice:" not in marked.text
     screenshot(browser, "preview-refused")
 
 

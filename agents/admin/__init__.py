@@ -1,9 +1,13 @@
-"""The agents app's admin: the catalogue, the context preview page, read-only run pages and the
-governance readiness page.
+"""The agents app's admin: the catalogue, the context preview page, read-only run pages, the
+governance readiness page, and the editors' dashboard on the admin index (agents/dashboard.py).
 
 Importing the submodules registers their model admins (admin autodiscovery imports this package).
 """
 
+from django.contrib import admin
+
 from agents.admin import catalog, readiness, runs
+
+admin.site.index_template = "admin/agents/index.html"
 
 __all__ = ["catalog", "readiness", "runs"]

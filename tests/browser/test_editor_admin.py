@@ -106,8 +106,10 @@ def test_a_snippet_classified_above_the_external_ceiling_shows_as_refused(browse
     assert browser.find_element(By.ID, "nothing-sent").text.startswith(
         "Nothing would be sent to the model: governance refuses 1 source for this zone."
     )
-    [heading] = [h.text for h in browser.find_elements(By.TAG_NAME, "h2") if h.text.startswith("MESSAGES")]
-    assert heading == "MESSAGES AS ASSEMBLED: NOTHING WOULD BE SENT"  # admin headings are upper-cased
+    headings = [h.text.upper() for h in browser.find_elements(By.TAG_NAME, "h2")]
+    assert [h for h in headings if h.startswith("MESSAGES")] == [
+        "MESSAGES AS ASSEMBLED: NOTHING WOULD BE SENT"
+    ]
     system = browser.find_element(By.CSS_SELECTOR, '#messages .message[data-role="system"]')
     [marked] = system.find_elements(By.CSS_SELECTOR, ".part-refused")
     assert marked.get_attribute("data-source") == "snippet:release-runbook"
@@ -127,3 +129,40 @@ def test_an_editor_cannot_open_the_provider_admin(browser, live_server):
     log_in(browser, live_server)
     browser.get(f"{live_server.url}/admin/agents/provider/")
     assert browser.find_element(By.TAG_NAME, "h1").text == "403 Forbidden"
+
+
+def test_the_admin_index_draws_each_configurations_window_fill(browser, live_server):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from agents.models import AgentRun, AgentStep
+
+    editor_make()
+    configuration = external_configuration()
+    for minutes, reported, estimated in ((50, 12_000, None), (30, None, 30_000), (10, 64_000, None)):
+        run = AgentRun.objects.create(
+            configuration=configuration, input_text="Go.", input_data_class=DataClass.PUBLIC_CONTENT
+        )
+        AgentRun.objects.filter(pk=run.pk).update(created_at=timezone.now() - timedelta(minutes=minutes))
+        AgentStep.objects.create(
+            run=run, index=0, status="completed", model=configuration.model, reported_prompt_tokens=reported,
+            estimated_prompt_tokens=estimated, usage_provenance="provider_reported" if reported else "estimated",
+        )  # fmt: skip
+    log_in(browser, live_server)
+
+    panel = browser.find_element(
+        By.CSS_SELECTOR, '#editors-dashboard .panel[data-configuration="newsletter"]'
+    )
+    chart = panel.find_element(By.CSS_SELECTOR, "svg.window-fill-chart")
+    assert chart.size["width"] > 100 and chart.size["height"] > 50
+    dots = chart.find_elements(By.CSS_SELECTOR, "circle.fill-point")
+    assert [dot.get_attribute("class") for dot in dots] == [
+        "fill-point provider_reported",
+        "fill-point estimated",
+        "fill-point provider_reported",
+    ]
+    assert float(dots[0].get_attribute("cy")) > float(dots[2].get_attribute("cy"))  # 12,000 below 64,000
+    assert panel.find_element(By.CSS_SELECTOR, ".refusals").text == "Refusals in the last 24 hours: 0"
+    assert browser.find_element(By.ID, "dashboard-review").text == "0 skills awaiting review"
+    screenshot(browser, "admin-index-dashboard")

@@ -66,6 +66,12 @@ class SnippetAdmin(VersionDiffMixin, ClassifiedAdmin, SimpleHistoryAdmin):
     list_filter = ("tags", "data_class", "ceiling", "enforcement", "is_active", "injection_severity")
     search_fields = ("identifier", "name", "description", "text")
     readonly_fields = ("tokens", "injection_severity", "injection_findings", "updated_at")
+
+    # The change form (admin/snippets/snippet/change_form.html) names the live badge endpoint; the
+    # script updates the "Tokens" field while an editor types.
+    class Media:
+        js = ("context_assembly/live_token_badge.js",)
+
     actions = ["promote_to_enforce"]
     fieldsets = (
         (

@@ -17,19 +17,48 @@ class SnippetSelection:
     empty_tags: tuple[str, ...]  # the tag exists, but no active snippet carries it
 
 
-def snippet_select(*, tags: Sequence[str]) -> SnippetSelection:
+@dataclass(frozen=True)
+class SnippetEdit:
+    """An unsaved version of a snippet: its fields (``snippet``, not saved) and its tags as typed.
+
+    Selected in place of the saved row with the same identifier, to show what an edit would do to the
+    configurations that select it (the live token badge). Never part of a send.
+    """
+
+    snippet: Snippet
+    tags: tuple[str, ...]
+
+    @property
+    def tag_names(self) -> frozenset[str]:
+        return frozenset(normalise_tag(tag) for tag in self.tags if normalise_tag(tag))
+
+
+def snippet_select(*, tags: Sequence[str], edits: Sequence[SnippetEdit] = ()) -> SnippetSelection:
     """Active snippets for ``tags``: in tag order, then sorting, then name; deduplicated by identifier
-    (a snippet carrying two selected tags appears once, at its first tag). Two queries."""
+    (a snippet carrying two selected tags appears once, at its first tag). Two queries.
+
+    With ``edits``, each edited snippet is selected by its edited fields and tags instead of its saved
+    row (a new identifier is simply added), and the tags it carries count as known.
+    """
     wanted = list(dict.fromkeys(normalise_tag(tag) for tag in tags if normalise_tag(tag)))
     known = set(Tag.objects.filter(name__in=wanted).values_list("name", flat=True))
+    edited = {edit.snippet.identifier: edit for edit in edits}
     candidates = (
-        Snippet.objects.filter(is_active=True, tags__name__in=wanted).prefetch_related("tags").distinct()
+        Snippet.objects.filter(is_active=True, tags__name__in=wanted)
+        .exclude(identifier__in=list(edited))
+        .prefetch_related("tags")
+        .distinct()
     )
     by_tag: dict[str, list[Snippet]] = {tag: [] for tag in wanted}
     for snippet in candidates:
         for carried in snippet.tags.all():
             if carried.name in by_tag:
                 by_tag[carried.name].append(snippet)
+    for edit in edited.values():
+        selecting = edit.tag_names & set(wanted)
+        known |= selecting
+        for name in selecting if edit.snippet.is_active else set():
+            by_tag[name].append(edit.snippet)
     selected: dict[str, Snippet] = {}
     for tag in wanted:
         for snippet in sorted(by_tag[tag], key=lambda s: (s.sorting, s.name, s.identifier)):

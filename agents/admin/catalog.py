@@ -11,7 +11,9 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
+from agents.admin.live_badge import NO_BADGE, live_badge_view
 from agents.admin.preview import preview_view
+from agents.edit_effects import system_prompt_badge
 from agents.models import ApiClient, Configuration, ConfigurationFallback, LlmModel, Provider
 from agents.selectors import configuration_zone
 from agents.services import configuration_save
@@ -127,6 +129,11 @@ class ConfigurationAdmin(ClassifiedAdmin):
     search_fields = ("identifier", "name")
     inlines = [ConfigurationFallbackInline]
     actions = ["promote_to_enforce"]
+    readonly_fields = ("tokens",)
+
+    class Media:
+        js = ("context_assembly/live_token_badge.js",)
+
     fieldsets = (
         (None, {"fields": ("identifier", "name", "model", "is_active")}),
         ("Snippets", {"fields": ("snippet_tags",)}),
@@ -135,6 +142,7 @@ class ConfigurationAdmin(ClassifiedAdmin):
             {
                 "fields": (
                     "system_prompt",
+                    "tokens",
                     "system_prompt_data_class",
                     "system_prompt_ceiling",
                     "system_prompt_enforcement",
@@ -159,7 +167,18 @@ class ConfigurationAdmin(ClassifiedAdmin):
             self.admin_site.admin_view(self.preview),
             name="agents_configuration_preview",
         )
-        return [preview, *super().get_urls()]
+        # Serves the snippet form too (its template names it): the figures need configurations.
+        badge = path("live-badge/", self.admin_site.admin_view(self.live_badge), name="agents_live_badge")
+        return [badge, preview, *super().get_urls()]
+
+    def live_badge(self, request: HttpRequest) -> HttpResponse:
+        return live_badge_view(self, request)
+
+    @admin.display(description="Tokens")
+    def tokens(self, obj: Configuration) -> str:
+        """The system prompt's cost for the configuration's own model; live while typing (with JS)."""
+        badge = system_prompt_badge(text=obj.system_prompt, configuration=obj) if obj.system_prompt else None
+        return badge.label if badge else NO_BADGE
 
     def preview(self, request: HttpRequest, object_id: str) -> HttpResponse:
         return preview_view(self, request, object_id)

@@ -32,6 +32,7 @@ from skills.composition import SkillBlock, SkillMode
 from skills.models import Skill
 from snippets.composition import snippet_block
 from snippets.models import Snippet
+from snippets.selectors import SnippetEdit, snippet_select
 
 LOAD_SKILL_TOOL = "load_skill"
 
@@ -47,6 +48,9 @@ class SendRequest:
     transcript_classes: tuple[str, ...] = ()  # per transcript message: the class of a tool result
     request_skills: tuple[Skill, ...] = ()
     tail_note: str | None = None
+    # Unsaved snippet versions selected in place of the saved ones: only for showing what an edit
+    # would cost (agents/edit_effects.py); never set for a send.
+    snippet_edits: tuple[SnippetEdit, ...] = ()
 
 
 CLEAN_TEXT_MAX_CHARS = 4096
@@ -282,7 +286,11 @@ def send_plan(*, configuration: Configuration, request: SendRequest) -> SendPlan
     called = active or (configuration.model, *parts.fallbacks)
     model = called[0]
     zone = send_zone(configuration, parts.fallbacks)
-    selection = parts.selection
+    selection = (
+        snippet_select(tags=configuration.snippet_tags, edits=request.snippet_edits)
+        if request.snippet_edits
+        else parts.selection
+    )
     skills = (
         compose_skills(configuration, parts.own_skills, request.request_skills)
         if request.request_skills

@@ -166,3 +166,43 @@ def test_the_admin_index_draws_each_configurations_window_fill(browser, live_ser
     assert panel.find_element(By.CSS_SELECTOR, ".refusals").text == "Refusals in the last 24 hours: 0"
     assert browser.find_element(By.ID, "dashboard-review").text == "0 skills awaiting review"
     screenshot(browser, "admin-index-dashboard")
+
+
+def test_the_token_badge_follows_typing_and_the_table_shows_before_and_after(browser, live_server):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    editor_make()
+    external_configuration()
+    snippet = snippet_make(
+        identifier="tone-of-voice", name="Tone of voice", text="Warm.", tags=("tone",),
+        data_class=DataClass.PUBLIC_CONTENT, ceiling=TrustZone.EXTERNAL_GLOBAL,
+    )  # fmt: skip
+    log_in(browser, live_server)
+    browser.get(f"{live_server.url}/admin/snippets/snippet/{snippet.pk}/change/")
+    badge = browser.find_element(By.CSS_SELECTOR, ".field-tokens .readonly")
+    assert badge.text == token_badge("Warm.").label
+    WebDriverWait(browser, 20).until(
+        lambda b: b.find_elements(By.CSS_SELECTOR, "#live-badge-effects tr[data-configuration]")
+    )
+    [row] = browser.find_elements(By.CSS_SELECTOR, "#live-badge-effects tr[data-configuration]")
+    before, after = [cell.text for cell in row.find_elements(By.TAG_NAME, "td")][2:]
+    assert before == after  # nothing typed yet
+
+    browser.find_element(By.ID, "id_text").send_keys(" " + TEXT)
+
+    typed = f"Warm. {TEXT}"
+    WebDriverWait(browser, 20).until(lambda b: badge.text == token_badge(typed).label)
+    assert badge.get_attribute("data-live") == "true"
+    row = browser.find_element(By.CSS_SELECTOR, '#live-badge-effects tr[data-configuration="newsletter"]')
+    WebDriverWait(browser, 20).until(lambda b: row.find_elements(By.TAG_NAME, "td")[3].text != before)
+    cells = [cell.text for cell in row.find_elements(By.TAG_NAME, "td")]
+    assert cells[:3] == ["newsletter", external_configuration_model(), before]
+    snippets_before = int(before.rsplit("snippets ", 1)[1].rstrip(")").replace(",", ""))
+    snippets_after = int(cells[3].rsplit("snippets ", 1)[1].rstrip(")").replace(",", ""))
+    assert snippets_after - snippets_before == token_badge(typed).tokens - token_badge("Warm.").tokens
+    assert Snippet.objects.get(pk=snippet.pk).text == "Warm."  # typing saves nothing
+    screenshot(browser, "snippet-live-badge")
+
+
+def external_configuration_model() -> str:
+    return Configuration.objects.get(identifier="newsletter").model.model_id

@@ -197,3 +197,16 @@ def test_an_unknown_kind_is_a_400_naming_the_field(admin_client):
     response = admin_client.post(URL, {"kind": "skill", "text": "x"})
     assert response.status_code == 400
     assert response.json()["code"] == "invalid" and "kind" in response.json()["extra"]
+
+
+def test_a_new_snippet_shows_what_adding_it_would_cost(admin_client):
+    configuration_make(identifier="newsletter", snippet_tags=["tone"])
+
+    answer = admin_client.post(
+        URL, {"kind": "snippet", "identifier": "fresh", "name": "Fresh", "text": LONGER, "tag_names": "Tone"}
+    ).json()
+
+    [row] = answer["configurations"]
+    assert (row["configuration"], row["before"]["snippets"]) == ("newsletter", 0)
+    assert row["after"]["snippets"] > 0
+    assert not Snippet.objects.exists()

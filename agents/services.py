@@ -6,7 +6,7 @@ import logging
 import secrets
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db import transaction
 from django.utils import timezone
@@ -41,6 +41,7 @@ from context_assembly.assembly import ContextItem
 from context_assembly.fitting import BudgetBreakdown
 from governance.actors import Actor
 from governance.errors import ContextRefused
+from governance.policy import ContextDecision
 from governance.services import EventContext, reclassification_guard
 from governance.vocabulary import DataClass, TrustZone
 from skills.models import Skill
@@ -220,6 +221,10 @@ class Completion:
     reply: ProviderReply
     served: LlmModel
     breakdown: BudgetBreakdown
+    decision: ContextDecision | None = None
+    # Secrets redacted by kind: in what was sent, and in the reply.
+    sent_redactions: dict[str, int] = field(default_factory=dict)
+    reply_redactions: dict[str, int] = field(default_factory=dict)
 
 
 def completion_create(
@@ -228,6 +233,7 @@ def completion_create(
     api_client: ApiClient,
     request: SendRequest,
     max_tokens: int | None = None,
+    temperature: float | None = None,
 ) -> Completion:
     """One governed call outside any run; the request id correlates its governance events.
 
@@ -249,7 +255,7 @@ def completion_create(
         configuration=configuration.identifier,
         api_client=api_client.name,
     )
-    outcome = governed_send(plan, events, max_tokens=max_tokens)
+    outcome = governed_send(plan, events, max_tokens=max_tokens, temperature=temperature)
     if outcome.inactive is not None:
         raise outcome.inactive
     if outcome.refusal is not None:
@@ -261,5 +267,11 @@ def completion_create(
     outcome.fitted.require_fit()
     assert outcome.reply is not None and outcome.served is not None  # set when nothing failed
     return Completion(
-        request_id=request_id, reply=outcome.reply, served=outcome.served, breakdown=outcome.fitted.breakdown
+        request_id=request_id,
+        reply=outcome.reply,
+        served=outcome.served,
+        breakdown=outcome.fitted.breakdown,
+        decision=outcome.decision,
+        sent_redactions=dict(plan.redactions),
+        reply_redactions=dict(outcome.reply_redactions),
     )

@@ -14,4 +14,5 @@ urlpatterns = [
     path("api/v1/", include("snippets.urls")),
     path("api/v1/", include("skills.urls")),
     path("api/v1/", include("agents.urls")),
+    path("api/openai/v1/", include("agents.openai_urls")),
 ]

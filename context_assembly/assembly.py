@@ -41,6 +41,9 @@ class ContextItem:
     name: str
     text: str
     data_class: str
+    # How decisions and events name it; None: by its position among the items (``context[2]``). A
+    # message of a caller's conversation is named by its position there (``messages[0]``).
+    identifier: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -68,6 +71,7 @@ class AssemblyInputs:
     profile: ModelProfile
     task_input: str
     task_input_data_class: str | None = None
+    task_input_identifier: str = TASK_INPUT_IDENTIFIER
     system_prompt: str = ""
     snippet_block: str = ""
     skill_block: str = ""
@@ -191,7 +195,7 @@ def _added_sources(inputs: AssemblyInputs) -> tuple[Source, ...]:
     added = [
         Source(
             SourceKind.CALLER_CONTEXT,
-            caller_context_identifier(position),
+            item.identifier or caller_context_identifier(position),
             item.data_class,
             None,
             Enforcement.ENFORCE,
@@ -202,7 +206,7 @@ def _added_sources(inputs: AssemblyInputs) -> tuple[Source, ...]:
         added.append(
             Source(
                 SourceKind.TASK_INPUT,
-                TASK_INPUT_IDENTIFIER,
+                inputs.task_input_identifier,
                 inputs.task_input_data_class,
                 None,
                 Enforcement.ENFORCE,

@@ -15,8 +15,10 @@ Translation from the wire-neutral messages (OpenAI shape) to Messages API reques
 * ``tool`` messages become ``tool_result`` blocks inside a user message;
 * consecutive messages of the same role are merged into one (the API requires alternation), keeping
   block order, so tool results precede a following user text;
-* ``temperature`` is sent only when set, through ``extra_body`` (SDK 1.0 dropped the keyword; models
-  that no longer accept it answer 400, a ``client_error``);
+* ``temperature`` and ``top_p`` are sent only when set, through ``extra_body`` (SDK 1.0 dropped the
+  keywords; models that no longer accept them answer 400, a ``client_error``); ``stop`` becomes
+  ``stop_sequences``, ``user`` ``metadata.user_id``, and ``tool_choice`` Anthropic's shape (``required``
+  is ``any``); ``seed`` and ``response_format`` have no counterpart and are not sent;
 * ``name`` is not sent (the Messages API has no such field); image parts become ``image`` blocks
   (``base64`` for data URLs, ``url`` otherwise) and their ``detail`` is dropped.
 
@@ -43,6 +45,7 @@ import anthropic
 from agents.providers.anthropic_cache import BlockRef, WireMessages, mark_cache_breakpoints
 from agents.providers.base import (
     NO_LAYOUT,
+    CallOptions,
     FailureClass,
     FinishReason,
     PromptLayout,
@@ -262,6 +265,34 @@ class _StreamState:
             self.blocks[index].pieces.append(delta.partial_json)
 
 
+def _sampling(call: ProviderCall) -> dict[str, Any]:
+    if not call.capabilities.sampling:
+        return {}
+    fields = {"temperature": call.temperature, "top_p": call.options.top_p}
+    return {key: value for key, value in fields.items() if value is not None}
+
+
+def _options(options: CallOptions) -> dict[str, Any]:
+    """The Messages API fields of ``options``: ``stop`` as ``stop_sequences``, ``user`` as
+    ``metadata.user_id``, ``tool_choice`` in Anthropic's shape. ``seed`` and ``response_format`` have
+    no counterpart and are not sent."""
+    fields: dict[str, Any] = {}
+    if options.stop:
+        fields["stop_sequences"] = list(options.stop)
+    if options.user is not None:
+        fields["metadata"] = {"user_id": options.user}
+    if options.tool_choice is not None:
+        forced = options.forced_function
+        if forced is not None:
+            fields["tool_choice"] = {"type": "tool", "name": forced}
+        else:
+            fields["tool_choice"] = {"type": _TOOL_CHOICE_MODES[str(options.tool_choice)]}
+    return fields
+
+
+_TOOL_CHOICE_MODES = {"auto": "auto", "none": "none", "required": "any"}
+
+
 class AnthropicAdapter(SdkAdapter[anthropic.Anthropic]):
     """Messages API over the ``anthropic`` SDK. Construction opens no connection."""
 
@@ -285,10 +316,12 @@ class AnthropicAdapter(SdkAdapter[anthropic.Anthropic]):
         if call.tool_specs:
             body["tools"] = [translate_tool(spec) for spec in call.tool_specs]
         mark_cache_breakpoints(body, wire, call)
-        if call.temperature is not None and call.capabilities.sampling:
-            # anthropic 1.0 removed the keyword (the API deprecates sampling parameters and newer models
-            # reject them with a 400); it is still sent when asked for, as the SDK's migration guide says.
-            body["extra_body"] = {"temperature": call.temperature}
+        sampling = _sampling(call)
+        if sampling:
+            # anthropic 1.0 removed the keywords (the API deprecates sampling parameters and newer models
+            # reject them with a 400); they are still sent when asked for, as the SDK's migration guide says.
+            body["extra_body"] = sampling
+        body.update(_options(call.options))
         if call.stream:
             body["stream"] = True
         return body

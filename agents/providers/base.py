@@ -24,11 +24,12 @@ from agents.providers.failures import (
 )
 from context_assembly.assembly import AssembledContext
 from context_assembly.errors import InvalidMessage
-from context_assembly.messages import FrozenMapping, Message, ToolCall, ToolSpec, freeze_json
+from context_assembly.messages import FrozenMapping, Message, ToolCall, ToolSpec, freeze_json, thaw_json
 from context_assembly.profiles import DEFAULT_CAPABILITIES, ModelCapabilities
 from governance.vocabulary import Provenance
 
 __all__ = [
+    "CallOptions",
     "FailureClass",
     "FinishReason",
     "PromptLayout",
@@ -140,6 +141,49 @@ class PromptLayout:
 
 NO_LAYOUT = PromptLayout()
 
+ToolChoice = str | Mapping[str, Any]  # "auto" | "none" | "required" | {"type": "function", "function": {...}}
+TOOL_CHOICE_MODES = ("auto", "none", "required")
+
+
+@dataclass(frozen=True, kw_only=True)
+class CallOptions:
+    """Request parameters a caller may set beyond the messages, passed on where the provider supports
+    them (each adapter says which it sends). Every string here was redacted before it got here.
+
+    ``tool_choice`` is OpenAI's: a mode or ``{"type": "function", "function": {"name": ...}}``;
+    ``response_format`` is OpenAI's object (``{"type": "json_object"}``, ``{"type": "json_schema", ...}``);
+    ``user`` identifies the caller's end user to the provider.
+    """
+
+    top_p: float | None = None
+    stop: tuple[str, ...] = ()
+    seed: int | None = None
+    response_format: Mapping[str, Any] | None = None
+    tool_choice: ToolChoice | None = None
+    user: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "stop", tuple(self.stop))
+        if self.response_format is not None:
+            object.__setattr__(self, "response_format", freeze_json(self.response_format, "response_format"))
+        choice = self.tool_choice
+        if isinstance(choice, Mapping):
+            object.__setattr__(self, "tool_choice", freeze_json(choice, "tool_choice"))
+        elif choice is not None and choice not in TOOL_CHOICE_MODES:
+            raise ValueError(f"tool_choice must be one of {', '.join(TOOL_CHOICE_MODES)} or a function")
+
+    @property
+    def forced_function(self) -> str | None:
+        """The function name ``tool_choice`` forces, if it names one."""
+        choice = self.tool_choice
+        if isinstance(choice, Mapping):
+            function = choice.get("function")
+            return str(function.get("name")) if isinstance(function, Mapping) else None
+        return None
+
+
+NO_OPTIONS = CallOptions()
+
 
 @dataclass(frozen=True, kw_only=True)
 class ProviderCall:
@@ -160,6 +204,7 @@ class ProviderCall:
     temperature: float | None = None
     capabilities: ModelCapabilities = DEFAULT_CAPABILITIES
     layout: PromptLayout = NO_LAYOUT
+    options: CallOptions = NO_OPTIONS
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "messages", tuple(self.messages))
@@ -229,7 +274,27 @@ def chat_completions_body(call: ProviderCall) -> dict[str, Any]:
         body["tools"] = [spec.to_openai() for spec in call.tool_specs]
     if call.temperature is not None:
         body["temperature"] = call.temperature
+    body.update(openai_options(call.options, sampling=True))
     return body
+
+
+def openai_options(options: CallOptions, *, sampling: bool) -> dict[str, Any]:
+    """The Chat Completions fields of ``options`` that are set (``top_p`` only when the model takes
+    sampling parameters)."""
+    fields: dict[str, Any] = {}
+    if options.top_p is not None and sampling:
+        fields["top_p"] = options.top_p
+    if options.stop:
+        fields["stop"] = list(options.stop)
+    if options.seed is not None:
+        fields["seed"] = options.seed
+    if options.response_format is not None:
+        fields["response_format"] = thaw_json(options.response_format)
+    if options.tool_choice is not None:
+        fields["tool_choice"] = thaw_json(options.tool_choice)
+    if options.user is not None:
+        fields["user"] = options.user
+    return fields
 
 
 # --- the adapter base -------------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ from agents.providers.base import (
     SdkAdapter,
     SdkErrors,
     Usage,
+    openai_options,
 )
 from context_assembly.messages import Message, ToolCall
 
@@ -136,6 +137,7 @@ class OpenAICompatibleAdapter(SdkAdapter[openai.OpenAI]):
             body["tools"] = [spec.to_openai() for spec in call.tool_specs]
         if call.temperature is not None and capabilities.sampling:
             body["temperature"] = call.temperature
+        body.update(openai_options(call.options, sampling=capabilities.sampling))
         if call.stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}

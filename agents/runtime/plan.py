@@ -8,11 +8,12 @@ and the dispatch use the same resolution (docs/architecture.md, "How a step runs
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from agents.models import Configuration, LlmModel
-from agents.providers.base import ProviderConfig
+from agents.providers.base import NO_OPTIONS, CallOptions, ProviderConfig
 from agents.providers.dispatch import Target
 from agents.runtime.parts import compose_skills, configuration_parts
 from agents.selectors import configuration_sources, configuration_zone
@@ -20,8 +21,14 @@ from agents.tools.gate import ToolPolicy, ToolVerdict, tools_offered
 from agents.tools.registry import Tool
 from config.caches import cache_register
 from config.lru import LruCache
-from context_assembly.assembly import AssembledContext, AssemblyInputs, ContextItem, assemble
-from context_assembly.messages import Message, ToolCall
+from context_assembly.assembly import (
+    TASK_INPUT_IDENTIFIER,
+    AssembledContext,
+    AssemblyInputs,
+    ContextItem,
+    assemble,
+)
+from context_assembly.messages import Message, ToolCall, ToolSpec
 from context_assembly.profiles import ModelProfile
 from governance.guardrails.redaction import Redaction, redact
 from governance.policy import Source
@@ -35,11 +42,21 @@ from snippets.models import Snippet
 from snippets.selectors import SnippetEdit, snippet_select
 
 LOAD_SKILL_TOOL = "load_skill"
+_SEPARATOR = "\n\n"
 
 
 @dataclass(frozen=True)
 class SendRequest:
-    """The per-request part of a send: what the caller asked for, plus the run's transcript."""
+    """The per-request part of a send: what the caller asked for, plus the run's transcript.
+
+    A caller-supplied conversation (:mod:`agents.runtime.conversation`) also sets
+    ``transcript_sources`` (each transcript message is caller context with its class, instead of the
+    tool outputs ``transcript_classes`` classify), may set ``system_override`` (caller system text that
+    replaces the configuration's system prompt, only where the configuration allows it), and may bring
+    its own tools: ``client_tools`` not None replaces the configuration's tools (the caller runs them;
+    nothing is executed here), classified by ``client_tools_class``. ``options`` are passed on to the
+    provider, redacted like every other part.
+    """
 
     task_input: str
     input_data_class: str
@@ -48,6 +65,12 @@ class SendRequest:
     transcript_classes: tuple[str, ...] = ()  # per transcript message: the class of a tool result
     request_skills: tuple[Skill, ...] = ()
     tail_note: str | None = None
+    task_input_identifier: str = TASK_INPUT_IDENTIFIER
+    transcript_sources: tuple[Source, ...] | None = None
+    system_override: tuple[ContextItem, ...] = ()
+    client_tools: tuple[ToolSpec, ...] | None = None
+    client_tools_class: str = ""
+    options: CallOptions = NO_OPTIONS
     # Unsaved snippet versions selected in place of the saved ones: only for showing what an edit
     # would cost (agents/edit_effects.py); never set for a send.
     snippet_edits: tuple[SnippetEdit, ...] = ()
@@ -173,6 +196,40 @@ class Redactions:
             role=message.role, content=redacted_content, name=name, tool_calls=calls, tool_call_id=call_id
         )
 
+    def json_value(self, value: Any) -> Any:
+        """A JSON value (frozen or plain) with every string in it redacted, keys included."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, Mapping):
+            return {self.text(key): self.json_value(item) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.json_value(item) for item in value]
+        return value
+
+    def tool_spec(self, spec: ToolSpec) -> ToolSpec:
+        """A caller's tool spec with its name, description and schema redacted (the same object when
+        clean). A name a redaction changed is no longer a valid function name: the spec is refused."""
+        redacted = ToolSpec(
+            name=self.text(spec.name),
+            description=self.text(spec.description),
+            parameters=self.json_value(spec.parameters),
+            strict=spec.strict,
+        )
+        return spec if redacted == spec else redacted
+
+    def options(self, options: CallOptions) -> CallOptions:
+        """``options`` with every string redacted (stop sequences, user, the response format's schema,
+        the forced function's name)."""
+        if options == NO_OPTIONS:
+            return options
+        return replace(
+            options,
+            stop=tuple(self.text(stop) for stop in options.stop),
+            user=self.text(options.user) if options.user is not None else None,
+            response_format=self.json_value(options.response_format),
+            tool_choice=self.json_value(options.tool_choice),
+        )
+
     def tool_calls(self, calls: tuple[ToolCall, ...]) -> tuple[ToolCall, ...]:
         """``calls`` with every id, name and arguments text redacted (the same tuple when clean)."""
         redacted = tuple(
@@ -218,6 +275,7 @@ class SendPlan:
     # Configured targets skipped because they or their provider are switched off. With no active
     # target left, ``targets`` is empty and nothing may be sent.
     inactive: tuple[str, ...] = ()
+    options: CallOptions = NO_OPTIONS  # the request's provider options, redacted
 
     @property
     def sources(self) -> tuple[Source, ...]:
@@ -262,7 +320,10 @@ def tool_policy(configuration: Configuration, zone: TrustZone, disabled: Iterabl
     )
 
 
-def _tool_output_sources(request: SendRequest) -> list[Source]:
+def _transcript_sources(request: SendRequest) -> list[Source]:
+    """A caller conversation's own sources, else one per tool result of a run's transcript."""
+    if request.transcript_sources is not None:
+        return list(request.transcript_sources)
     sources = []
     for message, data_class in zip(request.transcript, request.transcript_classes, strict=True):
         if message.role == "tool":
@@ -296,25 +357,37 @@ def send_plan(*, configuration: Configuration, request: SendRequest) -> SendPlan
         if request.request_skills
         else parts.skills
     )
-    offered, denied = tools_offered(tool_policy(configuration, zone, parts.disabled_tools))
+    if request.client_tools is None:
+        offered, denied = tools_offered(tool_policy(configuration, zone, parts.disabled_tools))
+    else:
+        offered, denied = [], []  # the caller's own tools replace the configuration's
     redactions = Redactions()
+    tool_specs = (
+        tuple(tool.spec() for tool in offered)
+        if request.client_tools is None
+        else tuple(redactions.tool_spec(spec) for spec in request.client_tools)
+    )
     inputs = AssemblyInputs(
         profile=model_profile(model),
         task_input=redactions.text(request.task_input),
         task_input_data_class=request.input_data_class,
-        system_prompt=redactions.text(configuration.system_prompt.strip()),
+        task_input_identifier=request.task_input_identifier,
+        system_prompt=redactions.text(_system_prompt(configuration, request)),
         snippet_block=redactions.text(snippet_block(selection.snippets)),
         skill_block=redactions.text(skills.text),
         caller_context=tuple(
-            ContextItem(redactions.text(item.name), redactions.text(item.text), item.data_class)
+            ContextItem(
+                redactions.text(item.name), redactions.text(item.text), item.data_class, item.identifier
+            )
             for item in request.caller_context
         ),
         transcript=tuple(redactions.message(message) for message in request.transcript),
-        tool_specs=tuple(tool.spec() for tool in offered),
+        tool_specs=tool_specs,
         tail_note=request.tail_note,
         sources=(
-            *configuration_sources(configuration, snippets=selection.snippets, skills=skills.included),
-            *_tool_output_sources(request),
+            *_configuration_sources(configuration, request, selection.snippets, skills.included),
+            *_transcript_sources(request),
+            *_caller_sources(request),
         ),
     )
     return SendPlan(
@@ -330,12 +403,59 @@ def send_plan(*, configuration: Configuration, request: SendRequest) -> SendPlan
         unknown_tags=selection.unknown_tags,
         empty_tags=selection.empty_tags,
         dropped_skills=skills.dropped,
+        options=redactions.options(request.options),
         redactions=dict(redactions.counts),
         request=request,
         snippets=tuple(selection.snippets),
         skills=skills,
         inactive=tuple(str(m) for m in inactive),
     )
+
+
+def _system_prompt(configuration: Configuration, request: SendRequest) -> str:
+    """The configuration's system prompt, or the caller's system text where the configuration allows
+    it to override (snippets still follow it)."""
+    if not request.system_override:
+        return configuration.system_prompt.strip()
+    if not configuration.allow_system_override:
+        # The conversation module makes such text caller context; here it would replace the prompt.
+        raise ValueError(f"configuration {configuration.identifier!r} does not allow a system override")
+    return _SEPARATOR.join(item.text for item in request.system_override).strip()
+
+
+def _configuration_sources(
+    configuration: Configuration, request: SendRequest, snippets: Sequence[Snippet], skills: Iterable[Skill]
+) -> list[Source]:
+    sources = configuration_sources(configuration, snippets=snippets, skills=skills)
+    if request.system_override:
+        return [source for source in sources if source.kind != SourceKind.SYSTEM_PROMPT]
+    return sources
+
+
+def _caller_sources(request: SendRequest) -> list[Source]:
+    """The caller's system text that overrides the prompt, and the caller's tool specs and response
+    format (caller text sent to the provider, classified like the rest of the request)."""
+    sources = [
+        Source(
+            SourceKind.CALLER_CONTEXT, item.identifier or "system", item.data_class, None, Enforcement.ENFORCE
+        )
+        for item in request.system_override
+    ]
+    if request.client_tools:
+        sources.append(
+            Source(SourceKind.CALLER_CONTEXT, "tools", request.client_tools_class, None, Enforcement.ENFORCE)
+        )
+    if request.options.response_format is not None:
+        sources.append(
+            Source(
+                SourceKind.CALLER_CONTEXT,
+                "response_format",
+                request.client_tools_class or request.input_data_class,
+                None,
+                Enforcement.ENFORCE,
+            )
+        )
+    return sources
 
 
 def send_zone(configuration: Configuration, fallbacks: Sequence[LlmModel]) -> TrustZone:

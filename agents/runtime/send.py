@@ -17,7 +17,7 @@ target allows is refused before anything is stored or sent (:func:`reply_limit_c
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agents.errors import MaxTokensTooLarge, ModelInactive
@@ -29,6 +29,7 @@ from agents.runtime.plan import REDACTION_MEMO, Redactions, SendPlan, model_prof
 from context_assembly.estimator import Estimator
 from context_assembly.fitting import FitResult, fit
 from governance.errors import ContextRefused
+from governance.policy import ContextDecision
 from governance.services import EventContext, assert_permitted, governance_event_record
 from governance.vocabulary import Decision, EventOutcome
 
@@ -87,32 +88,38 @@ class SendOutcome:
     inactive: ModelInactive | None = None
     clamped: bool = False
     skipped: tuple[SkippedTarget, ...] = ()
+    decision: ContextDecision | None = None  # set once the sources were decided and permitted
+    reply_redactions: dict[str, int] = field(default_factory=dict)  # by kind, in the reply
 
     @property
     def overflow(self) -> bool:
         return self.fitted is not None and self.fitted.overflow
 
 
-def governed_send(plan: SendPlan, events: EventContext, *, max_tokens: int | None = None) -> SendOutcome:
+def governed_send(
+    plan: SendPlan, events: EventContext, *, max_tokens: int | None = None, temperature: float | None = None
+) -> SendOutcome:
     """Check every source against the zone (recording events), then fit and call. Never raises for a
     refusal, an overflow or a provider failure: the outcome says which happened."""
     if not plan.targets:
         return SendOutcome(plan=plan, inactive=model_inactive_record(plan=plan, context=events))
     try:
-        assert_permitted(sources=plan.sources, zone=plan.zone, context=events)
+        decision = assert_permitted(sources=plan.sources, zone=plan.zone, context=events)
     except ContextRefused as refusal:
         return SendOutcome(plan=plan, refusal=refusal)
     redaction_events_record(counts=plan.redactions, context=events, zone=plan.zone)
-    fits = TargetFits(plan, events, max_tokens)
+    fits = TargetFits(plan, events, max_tokens, temperature=temperature)
     primary = fits.fit(0)
     if primary.fitted.overflow:
-        return SendOutcome(plan=plan, fitted=primary.fitted, clamped=primary.clamped)
+        return SendOutcome(plan=plan, fitted=primary.fitted, clamped=primary.clamped, decision=decision)
     try:
         result = complete_with_fallbacks(plan.targets, fits.prepare(0).call, prepare=fits.prepare)
     except LateRedactionOverflow as overflow:
         late = fits.fit(overflow.late.target_index)
         over = _over_budget(late.fitted, overflow.late.estimated)
-        return SendOutcome(plan=plan, fitted=over, clamped=late.clamped, skipped=fits.skipped_targets)
+        return SendOutcome(
+            plan=plan, fitted=over, clamped=late.clamped, skipped=fits.skipped_targets, decision=decision
+        )
     except ProviderError as failure:
         return SendOutcome(
             plan=plan,
@@ -120,15 +127,19 @@ def governed_send(plan: SendPlan, events: EventContext, *, max_tokens: int | Non
             failure=failure,
             clamped=primary.clamped,
             skipped=fits.skipped_targets,
+            decision=decision,
         )
     served = fits.fit(result.served_index)
+    reply, reply_redactions = _redacted_reply(result.reply, plan, events)
     return SendOutcome(
         plan=plan,
         fitted=served.fitted,
-        reply=_redacted_reply(result.reply, plan, events),
+        reply=reply,
         served=served.model,
         clamped=served.clamped,
         skipped=fits.skipped_targets,
+        decision=decision,
+        reply_redactions=reply_redactions,
     )
 
 
@@ -136,8 +147,11 @@ class TargetFits:
     """The per-target fits of one send, each made once, when first asked for (a fallback's only when
     the walk reaches it, so a step its serving model answers pays for one fit)."""
 
-    def __init__(self, plan: SendPlan, events: EventContext, max_tokens: int | None) -> None:
+    def __init__(
+        self, plan: SendPlan, events: EventContext, max_tokens: int | None, *, temperature: float | None = None
+    ) -> None:
         self.plan, self.events, self.max_tokens = plan, events, max_tokens
+        self.temperature = temperature
         self._fits: dict[int, TargetFit] = {}
         self._prepared: dict[int, PreparedCall] = {}
         self._skipped: dict[int, SkippedTarget] = {}
@@ -191,7 +205,9 @@ class TargetFits:
             messages=target.fitted.messages,
             tool_specs=self.plan.assembled.tool_specs,
             max_tokens=target.max_tokens,
+            temperature=self.temperature,
             layout=PromptLayout.of(self.plan.assembled),
+            options=self.plan.options,
         )
         prepared = PreparedCall(
             call=call, guard=_guard(self.plan, target.estimator, target.fitted, self.events)
@@ -279,12 +295,15 @@ def _over_budget(fitted: FitResult, estimated: int) -> FitResult:
     return replace(fitted, overflow=True, breakdown=over)
 
 
-def _redacted_reply(reply: ProviderReply, plan: SendPlan, events: EventContext) -> ProviderReply:
+def _redacted_reply(
+    reply: ProviderReply, plan: SendPlan, events: EventContext
+) -> tuple[ProviderReply, dict[str, int]]:
+    """``reply`` redacted, with what was redacted by kind (its events recorded)."""
     redactions = Redactions()
     text = redactions.text(reply.text)
     calls = redactions.tool_calls(reply.tool_calls)
     redaction_events_record(counts=redactions.counts, context=events, zone=plan.zone)
-    return ProviderReply(
+    redacted = ProviderReply(
         text=text,
         tool_calls=calls,
         finish_reason=reply.finish_reason,
@@ -292,3 +311,4 @@ def _redacted_reply(reply: ProviderReply, plan: SendPlan, events: EventContext) 
         model_id=reply.model_id,
         response_id=reply.response_id,
     )
+    return redacted, redactions.counts

@@ -64,17 +64,25 @@ def test_every_endpoint_is_documented_with_the_error_format(client):
         ("/api/v1/runs/{run_id}/events", "get"),
         ("/api/v1/governance/events", "get"),
         ("/api/v1/governance/readiness", "get"),
+        ("/api/openai/v1/chat/completions", "post"),
+        ("/api/openai/v1/models", "get"),
+        ("/api/openai/v1/models/{model}", "get"),
     }
     for path, item in schema["paths"].items():
+        # The OpenAI-compatible API answers errors in OpenAI's shape, which its clients parse.
+        error = "OpenAIError" if path.startswith("/api/openai/") else "Error"
         for method, operation in item.items():
             assert operation["security"] == [{"BearerToken": []}], (path, method)
             for status in ("401", "403", "429"):
                 ref = operation["responses"][status]["content"]["application/json"]["schema"]["$ref"]
-                assert ref == "#/components/schemas/Error", (path, method, status)
+                assert ref == f"#/components/schemas/{error}", (path, method, status)
     completions = schema["paths"]["/api/v1/completions"]["post"]["responses"]
     assert {"200", "400", "403", "404", "409", "413", "422", "502"} <= set(completions)
     events = schema["paths"]["/api/v1/runs/{run_id}/events"]["get"]["responses"]["200"]["content"]
     assert list(events) == ["text/event-stream"]
+    chat = schema["paths"]["/api/openai/v1/chat/completions"]["post"]["responses"]
+    assert set(chat["200"]["content"]) == {"application/json", "text/event-stream"}
+    assert {"400", "404", "409", "502"} <= set(chat)
 
 
 @pytest.mark.django_db
@@ -107,4 +115,4 @@ def test_fuzzed_requests_get_no_server_error_and_match_the_schema(
 
         exercise()
         tested += 1
-    assert tested == 20
+    assert tested == 23

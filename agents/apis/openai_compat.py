@@ -1,0 +1,339 @@
+"""``/api/openai/v1``: the OpenAI Chat Completions API, governed.
+
+Clients written against the OpenAI SDK, LangChain's ``ChatOpenAI`` or the OpenAI Agents SDK point
+their base URL here and use their client token as the API key; ``model`` is a configuration
+identifier. A chat completion is one governed call, exactly as ``POST /api/v1/completions``: the
+configuration's system prompt, snippets and skills first, the caller's messages as caller context
+(:mod:`agents.runtime.conversation`), then the same decision, fit, redaction and guard pass
+(:mod:`agents.runtime.send`). The caller's ``tools`` are offered, never the configuration's, and
+never run here: a reply that calls one ends with ``finish_reason: "tool_calls"`` and the caller runs
+it and sends the result back as a ``tool`` message.
+
+Unknown body fields are ignored, as OpenAI-compatible servers do; known ones this service cannot
+honour (``n`` > 1, ``logprobs``, ``top_logprobs``) are a 400 naming the parameter. Errors are in
+OpenAI's shape (:mod:`agents.apis.openai_shapes`). ``X-Data-Class`` sets the class of every message
+that does not declare its own ``data_class``; without it, the client's default class applies.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+from django.core.handlers.asgi import ASGIRequest
+from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from agents.apis.context import MAX_OUTPUT_TOKENS, client_configuration, client_of
+from agents.apis.openai_shapes import (
+    DONE,
+    completion_body,
+    completion_chunks,
+    error_response,
+    sse_event,
+)
+from agents.apis.run_events import JsonErrorsNegotiation
+from agents.providers.base import CallOptions
+from agents.runtime.conversation import Conversation, conversation_request
+from agents.selectors import configuration_list_for_client
+from agents.services import Completion, completion_create
+from config.errors import ApplicationError
+from config.exception_handler import api_exception_handler
+from governance.vocabulary import DataClass
+
+TAG = "openai"
+DATA_CLASS_HEADER = "X-Data-Class"
+MAX_MESSAGES = 1000
+MAX_TOOLS = 128
+MAX_STOP_SEQUENCES = 4
+
+
+class UnsupportedParameter(ApplicationError):
+    """A known OpenAI parameter this service cannot honour. ``extra["param"]`` names it."""
+
+    code = "unsupported_parameter"
+
+
+def openai_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """The API's one handler (so refusals count and throttle alike), its answer in OpenAI's shape."""
+    response = api_exception_handler(exc, context)
+    return error_response(response) if response is not None else None
+
+
+class OpenAIApiView(APIView):
+    """A view of ``/api/openai/v1``: the API's authentication, scopes and throttles; OpenAI's errors."""
+
+    required_scope = "configurations:use"
+
+    def get_exception_handler(self) -> Callable[[Exception, dict[str, Any]], Response | None]:
+        return openai_exception_handler
+
+
+class ChatCompletionInputSerializer(serializers.Serializer):
+    model = serializers.SlugField(max_length=100, help_text="A configuration identifier this client may use.")
+    messages = serializers.ListField(
+        child=serializers.DictField(),
+        max_length=MAX_MESSAGES,
+        help_text="OpenAI chat messages: system, developer, user (text and text parts), assistant "
+        "(with tool_calls), tool. Extension: data_class per message.",
+    )
+    tools = serializers.ListField(
+        child=serializers.DictField(), required=False, allow_null=True, max_length=MAX_TOOLS
+    )
+    tool_choice = serializers.JSONField(required=False, allow_null=True)
+    max_tokens = serializers.IntegerField(
+        min_value=1, max_value=MAX_OUTPUT_TOKENS, required=False, allow_null=True
+    )
+    max_completion_tokens = serializers.IntegerField(
+        min_value=1, max_value=MAX_OUTPUT_TOKENS, required=False, allow_null=True
+    )
+    temperature = serializers.FloatField(min_value=0, max_value=2, required=False, allow_null=True)
+    top_p = serializers.FloatField(min_value=0, max_value=1, required=False, allow_null=True)
+    stop = serializers.JSONField(required=False, allow_null=True, help_text="A string or up to 4 strings.")
+    seed = serializers.IntegerField(required=False, allow_null=True)
+    response_format = serializers.DictField(required=False, allow_null=True)
+    stream = serializers.BooleanField(required=False, allow_null=True, default=False)
+    stream_options = serializers.DictField(required=False, allow_null=True)
+    user = serializers.CharField(max_length=256, required=False, allow_null=True, allow_blank=True)
+    metadata = serializers.DictField(
+        child=serializers.CharField(max_length=512), required=False, allow_null=True
+    )
+    n = serializers.IntegerField(required=False, allow_null=True, help_text="Only 1.")
+    logprobs = serializers.BooleanField(required=False, allow_null=True, help_text="Not supported.")
+    top_logprobs = serializers.IntegerField(required=False, allow_null=True, help_text="Not supported.")
+
+    class Meta:
+        ref_name = "ChatCompletionInput"
+
+    def validate_stop(self, value: Any) -> list[str]:
+        stops = [value] if isinstance(value, str) else value
+        if stops is None:
+            return []
+        if not isinstance(stops, list) or not all(isinstance(s, str) and s for s in stops):
+            raise serializers.ValidationError("Expected a string or a list of non-empty strings.")
+        if len(stops) > MAX_STOP_SEQUENCES:
+            raise serializers.ValidationError(f"At most {MAX_STOP_SEQUENCES} stop sequences.")
+        return stops
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if (attrs.get("n") or 1) != 1:
+            raise UnsupportedParameter(
+                "n > 1 is not supported: one choice per request.", extra={"param": "n"}
+            )
+        for name in ("logprobs", "top_logprobs"):
+            if attrs.get(name):
+                raise UnsupportedParameter(f"{name} is not supported.", extra={"param": name})
+        return attrs
+
+
+class OpenAIErrorSerializer(serializers.Serializer):
+    class DetailSerializer(serializers.Serializer):
+        message = serializers.CharField()
+        type = serializers.CharField(help_text="invalid_request_error, authentication_error, ...")
+        param = serializers.CharField(allow_null=True)
+        code = serializers.CharField(allow_null=True)
+
+        class Meta:
+            ref_name = "OpenAIErrorDetail"
+
+    error = DetailSerializer(
+        help_text="Extensions: governance (context_refused), breakdown (context_length_exceeded), "
+        "failure_class (provider errors), request_id."
+    )
+
+    class Meta:
+        ref_name = "OpenAIError"
+
+
+class ChatCompletionSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    object = serializers.CharField()
+    created = serializers.IntegerField()
+    model = serializers.CharField(help_text="The configuration identifier.")
+    system_fingerprint = serializers.CharField(allow_null=True)
+    choices = serializers.ListField(child=serializers.DictField())
+    usage = serializers.DictField(
+        help_text="prompt_tokens, completion_tokens, total_tokens, prompt_tokens_details.cached_tokens, "
+        "provenance (provider_reported or estimated)."
+    )
+    context_usage = serializers.DictField(
+        help_text="used_tokens (value, provenance), context_window, breakdown."
+    )
+    governance = serializers.DictField(
+        help_text="request_id, served_model, decision, redactions (counts by kind)."
+    )
+
+    class Meta:
+        ref_name = "ChatCompletion"
+
+
+class ModelSerializer(serializers.Serializer):
+    id = serializers.CharField(help_text="A configuration identifier.")
+    object = serializers.CharField()
+    created = serializers.IntegerField()
+    owned_by = serializers.CharField()
+
+    class Meta:
+        ref_name = "OpenAIModel"
+
+
+class ModelListSerializer(serializers.Serializer):
+    object = serializers.CharField()
+    data = ModelSerializer(many=True)
+
+    class Meta:
+        ref_name = "OpenAIModelList"
+
+
+def openai_errors(*statuses: int) -> dict[int, OpenApiResponse]:
+    """OpenAPI responses in OpenAI's error shape for ``statuses`` plus 401, 403 and 429."""
+    text = {
+        400: "invalid_request_error (invalid_value, unsupported_parameter, context_length_exceeded with "
+        "error.breakdown)",
+        401: "authentication_error (invalid_api_key)",
+        403: "permission_error: context_refused (error.governance; nothing was sent) or a missing scope",
+        404: "model_not_found: unknown, or not a configuration this client may use",
+        409: "configuration_inactive or model_inactive (x-should-retry: false)",
+        413: "the request body is too large",
+        429: "rate_limit_error: this client's rate or the provider's (Retry-After)",
+        502: "api_error: the provider failed (error.failure_class)",
+    }
+    wanted = sorted(set(statuses) | {401, 403, 429})
+    return {status: OpenApiResponse(OpenAIErrorSerializer, description=text[status]) for status in wanted}
+
+
+class ChatCompletionsApi(OpenAIApiView):
+    content_negotiation_class = JsonErrorsNegotiation
+
+    @extend_schema(
+        tags=[TAG],
+        summary="Create a chat completion (OpenAI-compatible, governed)",
+        operation_id="openai_chat_completions_create",
+        description=(
+            "OpenAI's Chat Completions API; ``model`` is a configuration identifier and the API key is "
+            "the client token. One governed call: the configuration's prompt, snippets and skills, then "
+            "the caller's messages as caller context. The caller's tools are offered, never run here. "
+            "With ``stream: true`` the answer is server-sent events in OpenAI's chunk format, ending "
+            "``data: [DONE]``. Extension fields: ``context_usage``, ``governance``; errors are "
+            '``{"error": {"message", "type", "param", "code"}}``.'
+        ),
+        request=ChatCompletionInputSerializer,
+        parameters=[
+            OpenApiParameter(
+                DATA_CLASS_HEADER,
+                str,
+                OpenApiParameter.HEADER,
+                description="The class of messages without their own data_class (default: the client's).",
+                enum=DataClass.values,
+            )
+        ],
+        responses={
+            (200, "application/json"): OpenApiResponse(ChatCompletionSerializer, description="stream: false"),
+            (200, "text/event-stream"): OpenApiResponse(
+                OpenApiTypes.STR, description="stream: true: chat.completion.chunk events, then [DONE]."
+            ),
+            **openai_errors(400, 404, 409, 413, 502),
+        },
+    )
+    def post(self, request: Request) -> Response | StreamingHttpResponse:
+        serializer = ChatCompletionInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        configuration = client_configuration(request, data["model"])
+        conversation = Conversation(
+            default_class=_default_class(request),
+            allow_system_override=configuration.allow_system_override,
+            tools=data.get("tools") or [],  # the configuration's tools are never offered here
+            tool_choice=data.get("tool_choice"),
+            options=_options(data),
+        )
+        completion = completion_create(
+            configuration=configuration,
+            api_client=client_of(request),
+            request=conversation_request(data["messages"], conversation),
+            max_tokens=data.get("max_completion_tokens") or data.get("max_tokens"),
+            temperature=data.get("temperature"),
+        )
+        created = int(time.time())
+        if not data.get("stream"):
+            return Response(completion_body(completion, model=configuration.identifier, created=created))
+        include_usage = bool((data.get("stream_options") or {}).get("include_usage"))
+        return _event_stream(request, completion, configuration.identifier, created, include_usage)
+
+
+def _default_class(request: Request) -> str:
+    declared = request.headers.get(DATA_CLASS_HEADER)
+    if declared is None:
+        return client_of(request).default_input_data_class
+    if declared not in DataClass.values:
+        raise serializers.ValidationError(
+            {DATA_CLASS_HEADER: [f"Must be one of {', '.join(DataClass.values)}."]}
+        )
+    return declared
+
+
+def _options(data: dict[str, Any]) -> CallOptions:
+    return CallOptions(
+        top_p=data.get("top_p"),
+        stop=tuple(data.get("stop") or ()),
+        seed=data.get("seed"),
+        response_format=data.get("response_format"),
+        user=data.get("user") or None,
+    )
+
+
+def _event_stream(
+    request: Request, completion: Completion, model: str, created: int, include_usage: bool
+) -> StreamingHttpResponse:
+    """The answer as server-sent events. Under ASGI the body is an async iterator (a sync one would
+    be buffered to its end); under WSGI a sync one (an async one would be)."""
+    events = [
+        sse_event(c)
+        for c in completion_chunks(completion, model=model, created=created, include_usage=include_usage)
+    ]
+    events.append(DONE)
+    body: Iterator[bytes] | AsyncIterator[bytes] = (
+        _async_events(events) if isinstance(request._request, ASGIRequest) else iter(events)
+    )
+    response = StreamingHttpResponse(body, content_type="text/event-stream")
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"
+    return response
+
+
+async def _async_events(events: list[bytes]) -> AsyncIterator[bytes]:
+    for event in events:
+        yield event
+
+
+class ModelListApi(OpenAIApiView):
+    @extend_schema(
+        tags=[TAG],
+        summary="List the configurations this client may use, as OpenAI models",
+        operation_id="openai_models_list",
+        responses={200: ModelListSerializer, **openai_errors()},
+    )
+    def get(self, request: Request) -> Response:
+        configurations = configuration_list_for_client(api_client=client_of(request)).filter(is_active=True)
+        return Response({"object": "list", "data": [_model(c) for c in configurations]})
+
+
+class ModelDetailApi(OpenAIApiView):
+    @extend_schema(
+        tags=[TAG],
+        summary="One configuration this client may use, as an OpenAI model",
+        operation_id="openai_models_retrieve",
+        responses={200: ModelSerializer, **openai_errors(404)},
+    )
+    def get(self, request: Request, model: str) -> Response:
+        return Response(_model(client_configuration(request, model)))
+
+
+def _model(configuration: Any) -> dict[str, Any]:
+    return {"id": configuration.identifier, "object": "model", "created": 0, "owned_by": "governed"}

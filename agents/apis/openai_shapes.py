@@ -1,0 +1,235 @@
+"""OpenAI's wire shapes for ``/api/openai/v1``: a chat completion, its stream of chunks, and errors.
+
+What the official SDKs read is kept exactly (openai-python's ``ChatCompletion``,
+``ChatCompletionChunk`` and ``{"error": {"message", "type", "param", "code"}}``); what this service
+adds rides in extension fields the SDKs keep and ignore: ``context_usage`` (the prompt size of this
+call with its provenance, beside the window of the model that served it) and ``governance`` (the
+decision and the redaction counts; identifiers and classes, never content).
+
+Errors keep the status the rest of the API answers, except where an SDK expects another: a context
+that cannot fit is ``400 context_length_exceeded`` (the SDKs' and LangChain's overflow handling
+looks for that), and a provider's rate limit is ``429`` with its ``Retry-After``. The SDKs raise
+their usual exception for each status (403 ``PermissionDeniedError``, 400 ``BadRequestError``, ...).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from typing import Any
+
+from rest_framework.response import Response
+
+from agents.providers.base import ProviderReply
+from agents.services import Completion
+from governance.services import decision_as_dict
+from governance.vocabulary import Provenance
+
+COMPLETION_OBJECT = "chat.completion"
+CHUNK_OBJECT = "chat.completion.chunk"
+# The largest text one streamed chunk carries when the reply is streamed from a finished answer.
+CHUNK_CHARS = 64
+DONE = b"data: [DONE]\n\n"
+
+# Our error codes in OpenAI's terms: (error.type, error.code or None to keep ours).
+_ERROR_TYPES: dict[str, tuple[str, str | None]] = {
+    "invalid_input": ("invalid_request_error", "invalid_value"),
+    "invalid_message": ("invalid_request_error", "invalid_value"),
+    "transcript_invalid": ("invalid_request_error", "invalid_value"),
+    "parse_error": ("invalid_request_error", "invalid_json"),
+    "unsupported_parameter": ("invalid_request_error", None),
+    "not_authenticated": ("authentication_error", "invalid_api_key"),
+    "authentication_failed": ("authentication_error", "invalid_api_key"),
+    "permission_denied": ("permission_error", None),
+    "not_found": ("invalid_request_error", "model_not_found"),
+    "context_refused": ("permission_error", None),
+    "context_overflow": ("invalid_request_error", "context_length_exceeded"),
+    "throttled": ("rate_limit_error", "rate_limit_exceeded"),
+    "provider_error": ("api_error", None),
+    "configuration_inactive": ("invalid_request_error", None),
+    "model_inactive": ("invalid_request_error", None),
+    "request_too_large": ("invalid_request_error", None),
+}
+
+
+def error_response(response: Response) -> Response:
+    """``response`` (the API's one error shape, ``{"code", "message", "extra"}``) in OpenAI's shape,
+    with the status and headers an OpenAI client expects."""
+    body = response.data if isinstance(response.data, dict) else {}
+    code = str(body.get("code", "error"))
+    extra = body.get("extra") or {}
+    kind, openai_code = _ERROR_TYPES.get(code, ("api_error", None))
+    error: dict[str, Any] = {
+        "message": str(body.get("message", "The request failed.")),
+        "type": kind,
+        "param": _param(code, extra),
+        "code": openai_code or code,
+    }
+    status = response.status_code
+    if code == "context_refused":
+        error["governance"] = extra.get("decision")
+        error["request_id"] = extra.get("request_id")
+    elif code == "context_overflow":
+        status, error["breakdown"] = 400, extra.get("breakdown")
+    elif code == "provider_error":
+        error["failure_class"] = extra.get("failure_class")
+        if extra.get("failure_class") == "rate_limit":
+            status, error["type"], error["code"] = 429, "rate_limit_error", "rate_limit_exceeded"
+            retry_after = extra.get("retry_after")
+            if retry_after is not None:
+                response["Retry-After"] = str(math.ceil(float(retry_after)))
+    elif code == "invalid_input":
+        error["message"] = _first_field_message(extra) or error["message"]
+    response.data = {"error": error}
+    response.status_code = status
+    if status == 409:
+        response["x-should-retry"] = "false"  # switched off: retrying cannot help (the SDKs retry 409)
+    return response
+
+
+def _param(code: str, extra: dict[str, Any]) -> str | None:
+    if code in ("invalid_message", "transcript_invalid"):
+        return str(extra["field"]) if extra.get("field") else "messages"
+    if code == "invalid_input":
+        fields = extra.get("fields")
+        return next(iter(fields), None) if isinstance(fields, dict) and fields else None
+    if code == "unsupported_parameter":
+        return extra.get("param")
+    if code in ("not_found", "configuration_inactive", "model_inactive"):
+        return "model"
+    if code == "context_overflow":
+        return "messages"
+    return None
+
+
+def _first_field_message(extra: dict[str, Any]) -> str | None:
+    fields = extra.get("fields")
+    if not isinstance(fields, dict) or not fields:
+        return None
+    name, problems = next(iter(fields.items()))
+    first = problems[0] if isinstance(problems, list) and problems else problems
+    if isinstance(first, dict):  # a nested serializer's errors
+        first = json.dumps(first)
+    return f"{name}: {first}"
+
+
+# --- a completion ---------------------------------------------------------------------------------------
+
+
+def finish_reason(reply: ProviderReply) -> str:
+    """The reply's finish reason in OpenAI's vocabulary (ours adds ``other``, read as ``stop``)."""
+    return "stop" if reply.finish_reason == "other" else reply.finish_reason
+
+
+def usage_body(completion: Completion) -> dict[str, Any]:
+    """OpenAI's ``usage``: the provider's figures, else our estimate of the prompt (the reply's
+    figure is then 0, as an unknown), with ``provenance`` saying which."""
+    usage = completion.reply.usage
+    if usage.provenance == Provenance.PROVIDER_REPORTED:
+        prompt, completion_tokens = usage.prompt_tokens or 0, usage.completion_tokens or 0
+        cached, provenance = usage.cached_tokens or 0, Provenance.PROVIDER_REPORTED
+    else:
+        prompt, completion_tokens, cached = completion.breakdown.estimated, 0, 0
+        provenance = Provenance.ESTIMATED
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt + completion_tokens,
+        "prompt_tokens_details": {"cached_tokens": cached},
+        "provenance": provenance.value,
+    }
+
+
+def context_usage_body(completion: Completion) -> dict[str, Any]:
+    """How full this call's context was: the prompt as reported (cached tokens included), else our
+    estimate of what was sent, beside the serving model's window; and the fit's breakdown."""
+    usage = completion.reply.usage
+    if usage.provenance == Provenance.PROVIDER_REPORTED and usage.prompt_tokens is not None:
+        used = {"value": usage.prompt_tokens, "provenance": Provenance.PROVIDER_REPORTED.value}
+    else:
+        used = {"value": completion.breakdown.estimated, "provenance": Provenance.ESTIMATED.value}
+    return {
+        "used_tokens": used,
+        "context_window": completion.served.context_window,
+        "breakdown": completion.breakdown.as_dict(),
+    }
+
+
+def governance_body(completion: Completion) -> dict[str, Any]:
+    decision = decision_as_dict(completion.decision) if completion.decision is not None else None
+    return {
+        "request_id": completion.request_id,
+        "served_model": completion.served.model_id,
+        "decision": decision,
+        "redactions": {"sent": completion.sent_redactions, "reply": completion.reply_redactions},
+    }
+
+
+def completion_body(completion: Completion, *, model: str, created: int) -> dict[str, Any]:
+    reply = completion.reply
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text or None, "refusal": None}
+    if reply.tool_calls:
+        message["tool_calls"] = [call.to_openai() for call in reply.tool_calls]
+    return {
+        "id": completion_id(completion),
+        "object": COMPLETION_OBJECT,
+        "created": created,
+        "model": model,
+        "system_fingerprint": None,
+        "choices": [
+            {"index": 0, "message": message, "finish_reason": finish_reason(reply), "logprobs": None}
+        ],
+        "usage": usage_body(completion),
+        "context_usage": context_usage_body(completion),
+        "governance": governance_body(completion),
+    }
+
+
+def completion_id(completion: Completion) -> str:
+    return f"chatcmpl-{completion.request_id}"
+
+
+# --- a stream -------------------------------------------------------------------------------------------
+
+
+def completion_chunks(
+    completion: Completion, *, model: str, created: int, include_usage: bool
+) -> Iterator[dict[str, Any]]:
+    """The chunks of ``completion`` (already redacted): the role, the text in pieces, each tool call
+    (its id and name, then its arguments), the finish reason, then, with ``include_usage``, one chunk
+    with no choices carrying ``usage``, ``context_usage`` and ``governance``."""
+    base = {"id": completion_id(completion), "object": CHUNK_OBJECT, "created": created, "model": model}
+    base["system_fingerprint"] = None
+    if include_usage:
+        base["usage"] = None
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]}
+
+    reply = completion.reply
+    yield chunk({"role": "assistant", "content": ""})
+    for start in range(0, len(reply.text), CHUNK_CHARS):
+        yield chunk({"content": reply.text[start : start + CHUNK_CHARS]})
+    for index, call in enumerate(reply.tool_calls):
+        head = {
+            "index": index,
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": ""},
+        }
+        yield chunk({"tool_calls": [head]})
+        yield chunk({"tool_calls": [{"index": index, "function": {"arguments": call.arguments}}]})
+    yield chunk({}, finish_reason(reply))
+    if include_usage:
+        yield {
+            **base,
+            "choices": [],
+            "usage": usage_body(completion),
+            "context_usage": context_usage_body(completion),
+            "governance": governance_body(completion),
+        }
+
+
+def sse_event(chunk: dict[str, Any]) -> bytes:
+    return b"data: " + json.dumps(chunk, separators=(",", ":")).encode() + b"\n\n"

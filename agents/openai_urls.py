@@ -1,0 +1,13 @@
+"""The OpenAI-compatible API's routes, included under ``/api/openai/v1/`` (agents/apis/openai_compat.py)."""
+
+from __future__ import annotations
+
+from django.urls import path
+
+from agents.apis.openai_compat import ChatCompletionsApi, ModelDetailApi, ModelListApi
+
+urlpatterns = [
+    path("chat/completions", ChatCompletionsApi.as_view(), name="openai-chat-completions"),
+    path("models", ModelListApi.as_view(), name="openai-model-list"),
+    path("models/<str:model>", ModelDetailApi.as_view(), name="openai-model-detail"),
+]

@@ -1,0 +1,188 @@
+"""A caller's conversation in OpenAI's ``messages`` shape, made into the per-request part of a send.
+
+Shared by ``/api/openai/v1/chat/completions`` and the native API's ``messages`` field, so both are
+governed alike. Where each message goes (the assembly's order, docs/architecture.md, stays as it is):
+
+* leading ``system`` and ``developer`` messages are **caller context**, each labelled with its role in
+  the first user message, after the configuration's system prompt and snippets. Only where the
+  configuration allows a system override (``Configuration.allow_system_override``) do they replace
+  its system prompt instead (its snippets still follow); their source is then caller context too;
+* the first ``user`` message is the task input. Every message before it must be a system or
+  developer message;
+* everything after it is the transcript: ``assistant`` messages (with their ``tool_calls``), ``tool``
+  results and later ``user`` turns. A later ``system`` or ``developer`` message is carried as a user
+  message labelled with its role: a system message after the head would pass as the configuration's;
+* every caller message is a classified source named by its position (``messages[3]``): its class is
+  the message's ``data_class`` (an extension field), else the request's default class (a header or
+  the native API's ``input_data_class``), else the client's default. The caller's tools and response
+  format are sources too (``tools``, ``response_format``), of the request's default class.
+
+Content is text: a string or a list of text parts (joined with a line break); image, audio and file
+parts are refused with :class:`InvalidMessage` naming the field, as is every unknown role or key.
+The caller's ``tools`` are offered instead of the configuration's (the caller runs them; nothing here
+executes a tool), with ``tool_choice`` checked against them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from agents.providers.base import NO_OPTIONS, TOOL_CHOICE_MODES, CallOptions
+from agents.runtime.plan import SendRequest
+from context_assembly.assembly import ContextItem, context_item_text
+from context_assembly.errors import InvalidMessage
+from context_assembly.messages import Message, TextPart, ToolSpec
+from governance.policy import Source
+from governance.vocabulary import DataClass, Enforcement, SourceKind
+from skills.models import Skill
+
+SYSTEM_ROLES = ("system", "developer")
+DATA_CLASS_FIELD = "data_class"
+_CLASSES = frozenset(DataClass.values)
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """What a caller sent besides the messages, as the send needs it."""
+
+    default_class: str
+    allow_system_override: bool = False
+    caller_context: tuple[ContextItem, ...] = ()
+    tools: Sequence[Any] | None = None
+    tool_choice: Any = None
+    options: CallOptions = NO_OPTIONS
+    request_skills: tuple[Skill, ...] = ()
+
+
+def invalid(field_path: str, problem: str) -> InvalidMessage:
+    return InvalidMessage(f"{field_path}: {problem}", extra={"field": field_path})
+
+
+def conversation_request(messages: Sequence[Any], conversation: Conversation) -> SendRequest:
+    """The :class:`SendRequest` of ``messages`` (raw JSON objects in OpenAI's shape). Raises
+    :class:`InvalidMessage` naming the field (``messages[2].content[0].type``), never its content."""
+    if not messages:
+        raise invalid("messages", "must hold at least one message")
+    parsed = [_parse(raw, index, conversation.default_class) for index, raw in enumerate(messages)]
+    first_user = next((i for i, (message, _, _) in enumerate(parsed) if message.role == "user"), None)
+    if first_user is None or any(role not in SYSTEM_ROLES for _, role, _ in parsed[:first_user]):
+        raise invalid(
+            "messages", "the conversation must start with a user message, after any system messages"
+        )
+    leading = [
+        ContextItem(role, _text(message), data_class, identifier=f"messages[{index}]")
+        for index, (message, role, data_class) in enumerate(parsed[:first_user])
+    ]
+    task, _, task_class = parsed[first_user]
+    transcript = [
+        (index, _transcript_message(message, role), data_class)
+        for index, (message, role, data_class) in enumerate(parsed[first_user + 1 :], start=first_user + 1)
+    ]
+    tools = _tools(conversation.tools)
+    override = conversation.allow_system_override
+    return SendRequest(
+        task_input=_text(task),
+        input_data_class=task_class,
+        task_input_identifier=f"messages[{first_user}]",
+        caller_context=conversation.caller_context + (() if override else tuple(leading)),
+        system_override=tuple(leading) if override else (),
+        transcript=tuple(message for _, message, _ in transcript),
+        transcript_sources=tuple(
+            Source(SourceKind.CALLER_CONTEXT, f"messages[{index}]", data_class, None, Enforcement.ENFORCE)
+            for index, _, data_class in transcript
+        ),
+        request_skills=conversation.request_skills,
+        client_tools=tools,
+        client_tools_class=conversation.default_class,
+        options=_with_tool_choice(conversation.options, conversation.tool_choice, tools),
+    )
+
+
+def _parse(raw: Any, index: int, default_class: str) -> tuple[Message, str, str]:
+    """The message at ``index`` with its role as sent (``developer`` is a system message) and its class."""
+    where = f"messages[{index}]"
+    if not isinstance(raw, Mapping):
+        raise invalid(where, f"expected an object, got {type(raw).__name__}")
+    fields = dict(raw)
+    data_class = fields.pop(DATA_CLASS_FIELD, None)
+    if data_class is None:
+        data_class = default_class
+    elif data_class not in _CLASSES:
+        raise invalid(f"{where}.{DATA_CLASS_FIELD}", f"must be one of {', '.join(sorted(_CLASSES))}")
+    role = fields.get("role")
+    if role == "developer":
+        fields["role"] = "system"
+    if isinstance(fields.get("content"), list):
+        fields["content"] = _joined_text_parts(fields["content"], f"{where}.content")
+    try:
+        message = Message.from_openai(fields)
+    except InvalidMessage as exc:
+        raise invalid(f"{where}.{exc.extra.get('field', 'message')}", _problem(exc)) from None
+    return message, str(role), data_class
+
+
+def _joined_text_parts(parts: list[Any], where: str) -> str:
+    texts = []
+    for position, part in enumerate(parts):
+        kind = part.get("type") if isinstance(part, Mapping) else None
+        if kind != "text" or not isinstance(part.get("text"), str):
+            raise invalid(f"{where}[{position}].type", "only text parts are accepted")
+        texts.append(part["text"])
+    if not texts:
+        raise invalid(where, "a content part list must not be empty")
+    return "\n".join(texts)
+
+
+def _problem(exc: InvalidMessage) -> str:
+    field_path = str(exc.extra.get("field", ""))
+    message = exc.message
+    return message[len(field_path) + 2 :] if field_path and message.startswith(f"{field_path}: ") else message
+
+
+def _text(message: Message) -> str:
+    content = message.content
+    if isinstance(content, str):
+        return content
+    return "\n".join(part.text for part in content if isinstance(part, TextPart))
+
+
+def _transcript_message(message: Message, role: str) -> Message:
+    if message.role != "system":
+        return message
+    return Message(role="user", content=context_item_text(ContextItem(role, _text(message), "")))
+
+
+def _tools(raw: Sequence[Any] | None) -> tuple[ToolSpec, ...] | None:
+    """The caller's tools; None (no ``tools`` field at all) keeps the configuration's."""
+    if raw is None:
+        return None
+    specs = []
+    for index, item in enumerate(raw):
+        try:
+            specs.append(ToolSpec.from_openai(item))
+        except InvalidMessage as exc:
+            raise invalid(f"tools[{index}].{exc.extra.get('field', 'tool')}", _problem(exc)) from None
+    names = [spec.name for spec in specs]
+    if len(set(names)) != len(names):
+        raise invalid("tools", "function names must be unique")
+    return tuple(specs)
+
+
+def _with_tool_choice(options: CallOptions, choice: Any, tools: tuple[ToolSpec, ...] | None) -> CallOptions:
+    if choice is None:
+        return options
+    if not tools:
+        raise invalid("tool_choice", "is only allowed when tools are given")
+    if isinstance(choice, str):
+        if choice not in TOOL_CHOICE_MODES:
+            raise invalid("tool_choice", f"must be one of {', '.join(TOOL_CHOICE_MODES)} or a function")
+        return replace(options, tool_choice=choice)
+    function = choice.get("function") if isinstance(choice, Mapping) else None
+    name = function.get("name") if isinstance(function, Mapping) else None
+    if not isinstance(choice, Mapping) or choice.get("type") != "function" or not isinstance(name, str):
+        raise invalid("tool_choice", 'expected {"type": "function", "function": {"name": ...}}')
+    if name not in {spec.name for spec in tools}:
+        raise invalid("tool_choice.function.name", "names no tool of the request")
+    return replace(options, tool_choice={"type": "function", "function": {"name": name}})

@@ -7,6 +7,7 @@ import secrets
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -22,6 +23,7 @@ from agents.models import (
 )
 from agents.models.runs import TERMINAL_STATUSES
 from agents.providers.base import ProviderReply
+from agents.runtime.conversation import Conversation, conversation_request
 from agents.runtime.plan import (
     Redactions,
     SendRequest,
@@ -201,6 +203,28 @@ def send_request_build(
         caller_context=tuple(ContextItem(i.name, i.text, i.data_class) for i in caller_context),
         request_skills=tuple(skills),
     )
+
+
+def send_request_from_messages(
+    *,
+    messages: Sequence[Any],
+    input_data_class: str | None,
+    api_client: ApiClient,
+    configuration: Configuration,
+    caller_context: Sequence[CallerContextItem] = (),
+    request_skills: Sequence[int] = (),
+) -> SendRequest:
+    """The per-request part of a send whose task is a conversation (OpenAI's message shape; see
+    :mod:`agents.runtime.conversation`). Messages without a class take ``input_data_class``, else the
+    client's default. Raises ``InvalidMessage`` naming the field, or :class:`UnknownSkills`."""
+    skills = _request_skills(api_client=api_client, skill_ids=request_skills)
+    conversation = Conversation(
+        default_class=input_data_class or api_client.default_input_data_class,
+        allow_system_override=configuration.allow_system_override,
+        caller_context=tuple(ContextItem(i.name, i.text, i.data_class) for i in caller_context),
+        request_skills=tuple(skills),
+    )
+    return conversation_request(messages, conversation)
 
 
 def _request_skills(*, api_client: ApiClient | None, skill_ids: Sequence[int]) -> list[Skill]:

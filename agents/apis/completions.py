@@ -79,9 +79,10 @@ class ContextPreviewApi(APIView):
     )
     def post(self, request: Request) -> Response:
         data = validated(self.InputSerializer, request.data)
+        configuration = client_configuration(request, data["configuration"])
         preview = context_preview(
-            configuration=client_configuration(request, data["configuration"]),
-            request=send_request(request, data),
+            configuration=configuration,
+            request=send_request(request, data, configuration),
             max_tokens=data.get("max_tokens"),
         )
         body = preview.as_dict(receiver_zone=client_of(request).zone)
@@ -138,10 +139,11 @@ class CompletionApi(APIView):
     )
     def post(self, request: Request) -> Response:
         data = validated(self.InputSerializer, request.data)
+        configuration = client_configuration(request, data["configuration"])
         completion = completion_create(
-            configuration=client_configuration(request, data["configuration"]),
+            configuration=configuration,
             api_client=request.user,
-            request=send_request(request, data),
+            request=send_request(request, data, configuration),
             max_tokens=data.get("max_tokens"),
         )
         return Response(self.OutputSerializer(completion_body(completion)).data)

@@ -15,7 +15,7 @@ from agents.errors import NotVisible
 from agents.models import ApiClient, Configuration
 from agents.runtime.plan import SendRequest
 from agents.selectors import configuration_get_for_client
-from agents.services import CallerContextItem, send_request_build
+from agents.services import CallerContextItem, send_request_build, send_request_from_messages
 from config.api import MAX_ID, figures_serializer
 from context_assembly.fitting import BudgetBreakdown
 from governance.vocabulary import DataClass, Provenance
@@ -25,6 +25,7 @@ MAX_CONTEXT_ITEMS = 50
 MAX_NAME_CHARS = 200
 MAX_REQUEST_SKILLS = 50
 MAX_OUTPUT_TOKENS = 1_000_000
+MAX_MESSAGES = 1000
 
 
 class ContextItemSerializer(serializers.Serializer):
@@ -37,9 +38,22 @@ class ContextItemSerializer(serializers.Serializer):
 
 class ContextRequestSerializer(serializers.Serializer):
     configuration = serializers.SlugField(max_length=100, help_text="A configuration this client may use.")
-    input = serializers.CharField(max_length=MAX_TEXT_CHARS, trim_whitespace=False)
+    input = serializers.CharField(
+        max_length=MAX_TEXT_CHARS, trim_whitespace=False, required=False, help_text="The task (or messages)."
+    )
+    messages = serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        min_length=1,
+        max_length=MAX_MESSAGES,
+        help_text="Instead of input: a conversation in OpenAI's chat shape (system, developer, user, "
+        "assistant with tool_calls, tool), each message optionally with its own data_class. The first user "
+        "message is the task; the rest are caller context (see agents/runtime/conversation.py).",
+    )
     input_data_class = serializers.ChoiceField(
-        choices=DataClass.choices, required=False, help_text="Defaults to the client's default class."
+        choices=DataClass.choices,
+        required=False,
+        help_text="The class of the input, or of every message without its own; defaults to the client's.",
     )
     context = ContextItemSerializer(many=True, required=False, max_length=MAX_CONTEXT_ITEMS)
     skills = serializers.ListField(
@@ -49,6 +63,11 @@ class ContextRequestSerializer(serializers.Serializer):
         help_text="Skill ids added to the configuration's skills for this request.",
     )
     max_tokens = serializers.IntegerField(min_value=1, max_value=MAX_OUTPUT_TOKENS, required=False)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if ("input" in attrs) == ("messages" in attrs):
+            raise serializers.ValidationError({"input": ["Give exactly one of input and messages."]})
+        return attrs
 
 
 def client_configuration(request: Request, identifier: str) -> Configuration:
@@ -63,7 +82,17 @@ def caller_context(data: dict[str, Any]) -> tuple[CallerContextItem, ...]:
     return tuple(CallerContextItem(**item) for item in data.get("context", []))
 
 
-def send_request(request: Request, data: dict[str, Any]) -> SendRequest:
+def send_request(request: Request, data: dict[str, Any], configuration: Configuration) -> SendRequest:
+    """The send of ``data``: its input, or its conversation (:mod:`agents.runtime.conversation`)."""
+    if "messages" in data:
+        return send_request_from_messages(
+            messages=data["messages"],
+            input_data_class=data.get("input_data_class"),
+            api_client=client_of(request),
+            configuration=configuration,
+            caller_context=caller_context(data),
+            request_skills=data.get("skills", []),
+        )
     return send_request_build(
         input_text=data["input"],
         input_data_class=data.get("input_data_class"),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import status
+from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -42,6 +42,11 @@ class RunCollectionApi(APIView):
     required_scope = {"GET": "runs:read", "POST": "runs:create"}
 
     CreateInputSerializer = named_serializer("RunCreateInput", base=ContextRequestSerializer)
+
+        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+            if "messages" in attrs:
+                raise serializers.ValidationError({"messages": ["A run takes input, not messages."]})
+            return super().validate(attrs)
 
     @extend_schema(
         tags=[TAG],

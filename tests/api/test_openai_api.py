@@ -557,3 +557,63 @@ def test_models_lists_active_configurations_and_reads_one(setup, fake_provider, 
     }
     assert one.json()["id"] == configuration.identifier
     openai_error(missing, 404, "model_not_found")
+
+
+# --- the native API takes messages too -------------------------------------------------------------------------
+
+
+def test_native_completions_take_a_conversation_governed_the_same_way(setup, fake_provider):
+    configuration, caller = setup(system_prompt="Configured prompt.")
+    fake_provider.script(Reply(text="Fine."))
+    body = {
+        "configuration": configuration.identifier,
+        "input_data_class": "editor_content",
+        "messages": [
+            {"role": "system", "content": "Be terse."},
+            {"role": "user", "content": f"Hi {GITHUB.value}", "data_class": "public_content"},
+            {"role": "assistant", "content": "Hello."},
+            {"role": "user", "content": "Again"},
+        ],
+    }
+
+    response = caller.post("/api/v1/completions", body)
+
+    assert response.status_code == 200, response.content
+    assert response.json()["text"] == "Fine."
+    assert fake_provider.bodies()[0]["messages"] == [
+        {"role": "system", "content": "Configured prompt."},
+        {"role": "user", "content": 'Context item "system":\nBe terse.\n\nHi [REDACTED:github_token]'},
+        {"role": "assistant", "content": "Hello."},
+        {"role": "user", "content": "Again"},
+    ]
+    assert GovernanceEvent.objects.filter(decision="secret_redacted", reason="1 x github_token").count() == 1
+
+
+def test_the_native_preview_lists_a_conversation_message_by_message(setup, fake_provider):
+    configuration, caller = setup()
+    body = {
+        "configuration": configuration.identifier,
+        "messages": [
+            {"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": "Hello."},
+            {"role": "user", "content": "Logs", "data_class": "system_diagnostics"},
+        ],
+    }
+
+    preview = caller.post("/api/v1/context/preview", body).json()
+
+    outcomes = {s["identifier"]: s["outcome"] for s in preview["decision"]["sources"]}
+    assert outcomes["messages[0]"] == "allowed" and outcomes["messages[2]"] == "refused"
+    assert preview["would_send"] is False
+    assert fake_provider.requests == []
+
+
+@pytest.mark.parametrize("fields", [{}, {"input": "Hi", "messages": [{"role": "user", "content": "Hi"}]}])
+def test_native_completions_need_exactly_one_of_input_and_messages(setup, fake_provider, fields):
+    configuration, caller = setup()
+
+    response = caller.post("/api/v1/completions", {"configuration": configuration.identifier, **fields})
+
+    assert response.status_code == 400, response.content
+    assert response.json()["extra"]["fields"] == {"input": ["Give exactly one of input and messages."]}
+    assert fake_provider.requests == []

@@ -5,6 +5,8 @@ A client only ever sees its own runs: another client's run id answers 404, as an
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -36,17 +38,19 @@ def client_run(request: Request, run_id: str) -> AgentRun:
     return run
 
 
+class RunInputSerializer(ContextRequestSerializer):
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if "messages" in attrs:
+            raise serializers.ValidationError({"messages": ["A run takes input, not messages."]})
+        return super().validate(attrs)
+
+
 class RunCollectionApi(APIView):
     """``POST runs`` (scope runs:create) and ``GET runs`` (scope runs:read) share one path."""
 
     required_scope = {"GET": "runs:read", "POST": "runs:create"}
 
-    CreateInputSerializer = named_serializer("RunCreateInput", base=ContextRequestSerializer)
-
-        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-            if "messages" in attrs:
-                raise serializers.ValidationError({"messages": ["A run takes input, not messages."]})
-            return super().validate(attrs)
+    CreateInputSerializer = named_serializer("RunCreateInput", base=RunInputSerializer)
 
     @extend_schema(
         tags=[TAG],

@@ -13,6 +13,7 @@ any other part is listed by kind, identifier and class with ``"withheld": true``
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -108,9 +109,11 @@ def preview_parts(plan: SendPlan) -> tuple[PreviewPart, ...]:
     redactions = Redactions()
     system = list(_system_parts(plan, redactions))
     user = 1 if system else 0
-    parts = [*system, *_user_parts(plan, redactions, user)]
+    transcript = list(_transcript_parts(plan, redactions, user + 1))
+    parts = [*system, *_user_parts(plan, redactions, user), *transcript]
     if plan.request.tail_note:
-        parts.append(PreviewPart(user + 1, "user", FRAMING, "tail_note", plan.request.tail_note, None))
+        tail = user + 1 + len(plan.request.transcript)
+        parts.append(PreviewPart(tail, "user", FRAMING, "tail_note", plan.request.tail_note, None))
     return tuple(parts)
 
 
@@ -150,7 +153,13 @@ def _part_dict(part: PreviewPart, shown: bool) -> dict[str, Any]:
 def _system_parts(plan: SendPlan, redactions: Redactions) -> Iterator[PreviewPart]:
     configuration = plan.configuration
     prompt = configuration.system_prompt.strip()
-    if prompt:
+    for item in plan.request.system_override:  # the caller's system text in place of the prompt
+        identifier = item.identifier or "system"
+        source = Source(SourceKind.CALLER_CONTEXT, identifier, item.data_class, None, Enforcement.ENFORCE)
+        yield PreviewPart(
+            0, "system", SourceKind.CALLER_CONTEXT, identifier, redactions.text(item.text), source
+        )
+    if prompt and not plan.request.system_override:
         [source] = configuration.prompt_sources()
         text = redactions.text(prompt)
         yield PreviewPart(0, "system", SourceKind.SYSTEM_PROMPT, source.identifier, text, source)
@@ -163,7 +172,7 @@ def _system_parts(plan: SendPlan, redactions: Redactions) -> Iterator[PreviewPar
 def _user_parts(plan: SendPlan, redactions: Redactions, message: int) -> Iterator[PreviewPart]:
     yield from _skill_parts(plan, redactions, message)
     for position, item in enumerate(plan.request.caller_context):
-        identifier = caller_context_identifier(position)
+        identifier = item.identifier or caller_context_identifier(position)
         source = Source(SourceKind.CALLER_CONTEXT, identifier, item.data_class, None, Enforcement.ENFORCE)
         labelled = context_item_text(
             ContextItem(redactions.text(item.name), redactions.text(item.text), item.data_class)
@@ -171,11 +180,26 @@ def _user_parts(plan: SendPlan, redactions: Redactions, message: int) -> Iterato
         yield PreviewPart(message, "user", SourceKind.CALLER_CONTEXT, identifier, labelled, source)
     task_input = plan.request.task_input
     if task_input:
+        identifier = plan.request.task_input_identifier
         source = Source(
-            SourceKind.TASK_INPUT, "task_input", plan.request.input_data_class, None, Enforcement.ENFORCE
+            SourceKind.TASK_INPUT, identifier, plan.request.input_data_class, None, Enforcement.ENFORCE
         )
         text = redactions.text(task_input)
-        yield PreviewPart(message, "user", SourceKind.TASK_INPUT, "task_input", text, source)
+        yield PreviewPart(message, "user", SourceKind.TASK_INPUT, identifier, text, source)
+
+
+def _transcript_parts(plan: SendPlan, redactions: Redactions, first: int) -> Iterator[PreviewPart]:
+    """A caller conversation's messages after the task, one part each (content, then any tool calls
+    as JSON), at message ``first`` on. A run's transcript is not previewed."""
+    sources = plan.request.transcript_sources or ()
+    for offset, (message, source) in enumerate(zip(plan.request.transcript, sources, strict=False)):
+        redacted = redactions.message(message)
+        content = redacted.content if isinstance(redacted.content, str) else ""
+        calls = [json.dumps(call.to_openai()["function"], ensure_ascii=False) for call in redacted.tool_calls]
+        text = "\n".join(text for text in (content, *calls) if text)
+        yield PreviewPart(
+            first + offset, message.role, SourceKind.CALLER_CONTEXT, source.identifier, text, source
+        )
 
 
 def _skill_parts(plan: SendPlan, redactions: Redactions, message: int) -> Iterator[PreviewPart]:

@@ -605,6 +605,16 @@ def test_the_native_preview_lists_a_conversation_message_by_message(setup, fake_
     outcomes = {s["identifier"]: s["outcome"] for s in preview["decision"]["sources"]}
     assert outcomes["messages[0]"] == "allowed" and outcomes["messages[2]"] == "refused"
     assert preview["would_send"] is False
+    parts = [
+        (m["role"], p["identifier"], p.get("text"), p["withheld"])
+        for m in preview["messages"]
+        for p in m["parts"]
+    ]
+    assert parts[-3:] == [
+        ("user", "messages[0]", "Hi", False),
+        ("assistant", "messages[1]", "Hello.", False),
+        ("user", "messages[2]", None, True),
+    ]
     assert fake_provider.requests == []
 
 

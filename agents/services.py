@@ -131,13 +131,17 @@ def run_create(
     caller_context: Sequence[CallerContextItem] = (),
     request_skills: Sequence[int] = (),
     max_tokens: int | None = None,
+    messages: Sequence[Any] | None = None,
 ) -> AgentRun:
     """Create a run and enqueue its first step when the transaction commits.
 
-    The task input's class defaults to the client's default class (docs/governance.md, "Sources").
-    The input and the caller context (names and texts) are stored redacted, with one
-    ``secret_redacted`` event per kind found. Nothing is stored or enqueued when validation fails,
-    including a ``max_tokens`` above every active target's output limit (:class:`MaxTokensTooLarge`).
+    The task is ``input_text``, or ``messages``: a conversation in OpenAI's shape whose first user
+    message is the task (:mod:`agents.runtime.conversation`; ``input_text`` is then ignored and
+    ``input_data_class`` is the class of every message without its own). The task input's class
+    defaults to the client's default class (docs/governance.md, "Sources"). The input, the caller
+    context (names and texts) and the conversation are stored redacted, with one ``secret_redacted``
+    event per kind found. Nothing is stored or enqueued when validation fails, including a
+    ``max_tokens`` above every active target's output limit (:class:`MaxTokensTooLarge`).
     """
     if not configuration.is_active:
         raise ConfigurationInactive(f"Configuration {configuration.identifier!r} is not active.")
@@ -147,6 +151,22 @@ def run_create(
     data_class = input_data_class or (
         api_client.default_input_data_class if api_client else DataClass.SECRET_ADJACENT
     )
+    items = tuple(ContextItem(i.name, i.text, i.data_class) for i in caller_context)
+    conversation = None
+    if messages is not None:
+        conversation = conversation_request(
+            messages,
+            Conversation(
+                default_class=data_class,
+                allow_system_override=configuration.allow_system_override,
+                caller_context=items,
+            ),
+        )
+        input_text, data_class, items = (
+            conversation.task_input,
+            conversation.input_data_class,
+            conversation.caller_context,
+        )
     # Stored as it may leave: redacted (names included), as every send would redact it anyway.
     redactions = Redactions()
     with transaction.atomic():
@@ -155,10 +175,8 @@ def run_create(
             api_client=api_client,
             input_text=redactions.text(input_text),
             input_data_class=data_class,
-            caller_context=[
-                {"name": redactions.text(i.name), "text": redactions.text(i.text), "data_class": i.data_class}
-                for i in caller_context
-            ],
+            caller_context=[_stored_item(item, redactions) for item in items],
+            conversation=stored_conversation(conversation, redactions) if conversation else {},
             request_skills=list(request_skills),
             max_tokens=max_tokens,
         )
@@ -173,6 +191,35 @@ def run_create(
         redaction_events_record(counts=redactions.counts, context=events, zone=None)
         step_enqueue(run_id=str(run.id), step_index=0)
     return run
+
+
+def _stored_item(item: ContextItem, redactions: Redactions) -> dict[str, str]:
+    stored = {
+        "name": redactions.text(item.name),
+        "text": redactions.text(item.text),
+        "data_class": item.data_class,
+    }
+    if item.identifier is not None:
+        stored["identifier"] = item.identifier
+    return stored
+
+
+def stored_conversation(request: SendRequest, redactions: Redactions) -> dict[str, Any]:
+    """The parts of a conversation's request a run keeps besides its input and caller context
+    (the shape ``AgentRun.conversation`` documents), redacted."""
+    sources = request.transcript_sources or ()
+    return {
+        "task_input": request.task_input_identifier,
+        "system_override": [_stored_item(item, redactions) for item in request.system_override],
+        "transcript": [
+            {
+                **redactions.message(message).to_openai(),
+                "data_class": source.data_class,
+                "identifier": source.identifier,
+            }
+            for message, source in zip(request.transcript, sources, strict=True)
+        ],
+    }
 
 
 def run_cancel(*, run: AgentRun) -> AgentRun:

@@ -5,11 +5,9 @@ A client only ever sees its own runs: another client's run id answers 404, as an
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import serializers, status
+from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -38,19 +36,12 @@ def client_run(request: Request, run_id: str) -> AgentRun:
     return run
 
 
-class RunInputSerializer(ContextRequestSerializer):
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        if "messages" in attrs:
-            raise serializers.ValidationError({"messages": ["A run takes input, not messages."]})
-        return super().validate(attrs)
-
-
 class RunCollectionApi(APIView):
     """``POST runs`` (scope runs:create) and ``GET runs`` (scope runs:read) share one path."""
 
     required_scope = {"GET": "runs:read", "POST": "runs:create"}
 
-    CreateInputSerializer = named_serializer("RunCreateInput", base=RunInputSerializer)
+    CreateInputSerializer = named_serializer("RunCreateInput", base=ContextRequestSerializer)
 
     @extend_schema(
         tags=[TAG],
@@ -66,12 +57,13 @@ class RunCollectionApi(APIView):
         data = validated(self.CreateInputSerializer, request.data)
         run = run_create(
             configuration=client_configuration(request, data["configuration"]),
-            input_text=data["input"],
+            input_text=data.get("input", ""),
             input_data_class=data.get("input_data_class"),
             api_client=request.user,
             caller_context=caller_context(data),
             request_skills=data.get("skills", []),
             max_tokens=data.get("max_tokens"),
+            messages=data.get("messages"),
         )
         body = run_detail_body(client_run(request, str(run.id)), receiver_zone=client_of(request).zone)
         location = reverse("run-detail", kwargs={"run_id": str(run.id)})

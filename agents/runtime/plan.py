@@ -71,6 +71,8 @@ class SendRequest:
     client_tools: tuple[ToolSpec, ...] | None = None
     client_tools_class: str = ""
     options: CallOptions = NO_OPTIONS
+    # How many transcript messages at its front are a run's stored conversation, not its own rows.
+    caller_messages: int = 0
     # Unsaved snippet versions selected in place of the saved ones: only for showing what an edit
     # would cost (agents/edit_effects.py); never set for a send.
     snippet_edits: tuple[SnippetEdit, ...] = ()

@@ -141,7 +141,9 @@ def _model_phase(run: AgentRun, step_index: int, worker: str) -> StepOutcome | R
             TerminationReason.RETRIES_EXHAUSTED if failure.retryable else TerminationReason.PROVIDER_FAILED
         )
         return _finish(run, worker, step_index, reason, str(failure.failure_class), failure.message)
-    completed = completed_step_record(record, worker=worker, position=len(request.transcript))
+    completed = completed_step_record(
+        record, worker=worker, position=len(request.transcript) - request.caller_messages
+    )
     if completed.finished:
         return StepOutcome(str(run.id), step_index, StepAction.FINISHED, TerminationReason.COMPLETED.value)
     return completed.message

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
 from agents.models import AgentRun, AgentStep, ContextUsageNote, LlmModel, RunMessage, StepStatus
 from agents.runtime.plan import SendRequest, model_profile
 from config.caches import cache_register
@@ -9,6 +12,8 @@ from config.lru import LruCache
 from context_assembly.assembly import ContextItem, render_tail_note
 from context_assembly.messages import Message, ToolCall
 from context_assembly.usage import UNAVAILABLE, ContextUsage, RunContext, usage_from_step
+from governance.policy import Source
+from governance.vocabulary import Enforcement, SourceKind
 from skills.selectors import skills_in_order
 
 
@@ -66,6 +71,7 @@ def _message(role: str, content: str, tool_calls: list[dict[str, str]], tool_cal
     )
 
 
+_WIRE_KEYS = frozenset({"role", "content", "name", "tool_calls", "tool_call_id"})
 Transcript = tuple[tuple[Message, ...], tuple[str, ...]]  # messages, and per message its data class
 
 
@@ -115,18 +121,47 @@ cache_register(
 
 
 def run_request(run: AgentRun, context: RunContext) -> SendRequest:
+    """The send of a run's next step: its stored request and, after a conversation's messages (for a
+    run started with messages), its own transcript."""
     transcript, classes = TRANSCRIPTS.read(run)
     tail_note = None
     if run.configuration.context_usage_note == ContextUsageNote.TAIL:
         tail_note = render_tail_note(context.context_usage)
-    return SendRequest(
+    request = SendRequest(
         task_input=run.input_text,
         input_data_class=run.input_data_class,
-        caller_context=tuple(
-            ContextItem(item["name"], item["text"], item["data_class"]) for item in run.caller_context
-        ),
+        caller_context=tuple(_item(item) for item in run.caller_context),
         transcript=transcript,
         transcript_classes=classes,
         request_skills=tuple(skills_in_order(skill_ids=run.request_skills)),
         tail_note=tail_note,
+    )
+    return _with_conversation(request, run.conversation) if run.conversation else request
+
+
+def _item(stored: dict[str, str]) -> ContextItem:
+    return ContextItem(stored["name"], stored["text"], stored["data_class"], stored.get("identifier"))
+
+
+def _with_conversation(request: SendRequest, conversation: dict[str, Any]) -> SendRequest:
+    """``request`` with a stored conversation (``AgentRun.conversation``): its messages come first in
+    the transcript, each a caller context source; the run's own tool results stay tool outputs."""
+    stored = conversation["transcript"]
+    messages = tuple(Message.from_openai({k: v for k, v in m.items() if k in _WIRE_KEYS}) for m in stored)
+    sources = [
+        Source(SourceKind.CALLER_CONTEXT, m["identifier"], m["data_class"], None, Enforcement.ENFORCE)
+        for m in stored
+    ]
+    sources += [
+        Source(SourceKind.TOOL_OUTPUT, message.tool_call_id or "", data_class, None, Enforcement.ENFORCE)
+        for message, data_class in zip(request.transcript, request.transcript_classes, strict=True)
+        if message.role == "tool"
+    ]
+    return replace(
+        request,
+        task_input_identifier=conversation["task_input"],
+        system_override=tuple(_item(item) for item in conversation["system_override"]),
+        transcript=messages + request.transcript,
+        transcript_sources=tuple(sources),
+        caller_messages=len(messages),
     )

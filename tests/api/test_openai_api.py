@@ -627,3 +627,90 @@ def test_native_completions_need_exactly_one_of_input_and_messages(setup, fake_p
     assert response.status_code == 400, response.content
     assert response.json()["extra"]["fields"] == {"input": ["Give exactly one of input and messages."]}
     assert fake_provider.requests == []
+
+
+def test_a_run_takes_a_conversation_and_its_steps_send_it_before_their_own_turns(
+    fake_provider, make_caller, django_capture_on_commit_callbacks
+):
+    configuration = fake_configuration(fake_provider, zone=TrustZone.EXTERNAL_EU, system_prompt="Configured.")
+    caller = make_caller("runs:create", "runs:read", configurations=(configuration,))
+    fake_provider.script(Reply.tools(("call_1", "snippets_by_tag", {"tags": ["tone"]})), Reply(text="Done."))
+    messages = [
+        {"role": "developer", "content": "Be terse."},
+        {"role": "user", "content": f"Draft it. {GITHUB.value}"},
+        {"role": "assistant", "content": "Which tone?"},
+        {"role": "user", "content": "Ours."},
+    ]
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = caller.post(
+            "/api/v1/runs", {"configuration": configuration.identifier, "messages": messages}
+        )
+
+    assert response.status_code == 202, response.content
+    run = AgentRun.objects.get()
+    assert (run.status, run.input_text) == ("completed", "Draft it. [REDACTED:github_token]")
+    assert run.caller_context == [
+        {
+            "name": "developer",
+            "text": "Be terse.",
+            "data_class": "public_content",
+            "identifier": "messages[0]",
+        }
+    ]
+    assert leaked(json.dumps(run.conversation), GITHUB) == []
+    first, second = fake_provider.bodies()
+    assert [m["role"] for m in first["messages"]] == ["system", "user", "assistant", "user"]
+    assert (
+        first["messages"][1]["content"]
+        == 'Context item "developer":\nBe terse.\n\nDraft it. [REDACTED:github_token]'
+    )
+    assert [m["role"] for m in second["messages"]] == [
+        "system",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "tool",
+    ]
+    assert second["messages"][3]["content"] == "Ours."
+    assert leaked(fake_provider.wire_text(), GITHUB) == []
+    detail = caller.get(response["Location"]).json()
+    assert [m["role"] for m in detail["messages"]] == ["assistant", "tool", "assistant"]
+
+
+def test_a_run_whose_conversation_holds_a_message_above_the_zone_is_refused_before_any_send(
+    fake_provider, make_caller, django_capture_on_commit_callbacks
+):
+    configuration = fake_configuration(fake_provider, zone=TrustZone.EXTERNAL_EU)
+    caller = make_caller("runs:create", "runs:read", configurations=(configuration,))
+    messages = [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello."},
+        {"role": "user", "content": "The vault notes.", "data_class": "secret_adjacent"},
+    ]
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = caller.post(
+            "/api/v1/runs", {"configuration": configuration.identifier, "messages": messages}
+        )
+
+    assert response.status_code == 202, response.content
+    run = AgentRun.objects.get()
+    assert (run.status, run.termination_reason) == ("failed", "policy_denied")
+    assert GovernanceEvent.objects.get(decision="context_blocked").source_identifier == "messages[2]"
+    assert fake_provider.requests == []
+
+
+def test_a_malformed_run_conversation_stores_nothing(setup, fake_provider, make_caller):
+    configuration, _ = setup()
+    caller = make_caller("runs:create", configurations=(configuration,))
+
+    response = caller.post(
+        "/api/v1/runs",
+        {"configuration": configuration.identifier, "messages": [{"role": "assistant", "content": "Hi"}]},
+    )
+
+    assert response.status_code == 400
+    assert response.json()["code"] == "invalid_message"
+    assert AgentRun.objects.count() == 0

@@ -1,0 +1,265 @@
+"""The OpenAI-compatible API as a gateway: what a request through it costs over calling the provider.
+
+Run: ``.venv/bin/python bench/gateway.py [--quick]``. Prints a table and ends with exactly one JSON
+line (``{"benchmark": "gateway", ...}``). Never passes or fails on time.
+
+The service runs in a child process on SQLite, served over HTTP on loopback by a threaded WSGI server
+(the ``runserver`` stack), with a configuration served by the loopback fake provider. The official
+``openai`` SDK is the client throughout; peers in the same run, on the same request:
+
+* ``direct``: the SDK straight to the fake provider;
+* ``gateway``: the SDK to ``/api/openai/v1`` with the client token: authentication, the configuration's
+  prompt and snippets, the conversation made caller context, the governance decision and its events,
+  redaction of every part both ways, the fit, the guard pass, the reply's shape.
+
+Figures: **overhead** = median(gateway) - median(direct) for a 50-message conversation (25 user and 25
+assistant turns) answered at once; **first chunk** = time to the first streamed chunk with the fake
+answering after a fixed delay, through the gateway and direct. Target: overhead ≤ 15 ms median.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+MESSAGES = 50
+FIRST_CHUNK_DELAY = 0.05  # seconds the fake waits before its first byte
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--child", action="store_true")
+    args = parser.parse_args()
+    runs = 15 if args.quick else 60
+    if args.child:
+        print(json.dumps(measure(runs)))
+        return
+    report(spawn(args.quick), runs)
+
+
+def spawn(quick: bool) -> dict[str, Any]:
+    database = Path(f"/tmp/gateway-{uuid.uuid4().hex}.sqlite3")
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "DATABASE_URL": f"sqlite:///{database}",
+    }
+    env.pop("REDIS_URL", None)
+    command = [sys.executable, __file__, "--child"] + (["--quick"] if quick else [])
+    try:
+        out = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    finally:
+        database.unlink(missing_ok=True)
+    if out.returncode != 0:
+        raise SystemExit(f"child failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+# --- the child ----------------------------------------------------------------------------------------------
+
+
+def measure(runs: int) -> dict[str, Any]:
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    from django.conf import settings
+
+    settings.API_RATE_LIMIT = "1000000/min"  # the benchmark's requests must not be throttled
+    import openai
+
+    from tests.fakes.provider_server import FakeProvider, Reply
+
+    conversation = _conversation()
+    with FakeProvider(default_reply="Done.") as fake, _serve() as base_url:
+        model, token = _configuration(fake)
+        gateway = openai.OpenAI(
+            base_url=f"{base_url}/api/openai/v1", api_key=token, max_retries=0, timeout=30
+        )
+        direct = openai.OpenAI(base_url=fake.openai_base_url, api_key="x", max_retries=0, timeout=30)
+        peers = {"direct": (direct, "gpt-4o"), "gateway": (gateway, model)}
+        whole = {
+            name: _time_calls(client, name_model, conversation, runs)
+            for name, (client, name_model) in peers.items()
+        }
+        fake.default_reply = Reply(text="A streamed answer in several pieces.", latency=FIRST_CHUNK_DELAY)
+        first = {
+            name: _time_first_chunks(client, name_model, conversation, runs)
+            for name, (client, name_model) in peers.items()
+        }
+    return {
+        "n": runs,
+        "messages": MESSAGES,
+        "whole_ms": {name: _summary(times) for name, times in whole.items()},
+        "first_chunk_ms": {name: _summary(times) for name, times in first.items()},
+        "fake_delay_ms": FIRST_CHUNK_DELAY * 1000,
+    }
+
+
+def _conversation() -> list[dict[str, str]]:
+    turns = []
+    for n in range(MESSAGES // 2):
+        turns.append(
+            {"role": "user", "content": f"Question {n}: how does the importer handle file {n}? " * 3}
+        )
+        turns.append(
+            {"role": "assistant", "content": f"Answer {n}: it reads the file, checks it and stores it. " * 3}
+        )
+    turns[-1] = {"role": "user", "content": "Summarise the thread."}
+    return turns
+
+
+class _serve:
+    """The project's WSGI application on a loopback port, in a thread."""
+
+    def __enter__(self) -> str:
+        from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
+        from django.core.wsgi import get_wsgi_application
+
+        class QuietHandler(WSGIRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadedWSGIServer(("127.0.0.1", 0), QuietHandler, allow_reuse_address=True)
+        self.server.set_app(get_wsgi_application())
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _configuration(fake: Any) -> tuple[str, str]:
+    from agents.models import Configuration, LlmModel, Provider
+    from agents.services import api_client_create
+    from governance.actors import Actor
+    from snippets.services import snippet_create
+
+    provider = Provider.objects.create(
+        identifier="fake",
+        name="Fake",
+        kind="openai_compatible",
+        base_url=fake.openai_base_url,
+        trust_zone="external_eu",
+        max_retries=0,
+    )
+    model = LlmModel.objects.create(
+        provider=provider,
+        model_id="gpt-4o",
+        context_window=128_000,
+        max_output_tokens=4_096,
+        tokenizer="o200k_base",
+    )
+    for n in range(5):
+        snippet_create(
+            actor=Actor.system("bench"),
+            identifier=f"tone-{n}",
+            name=f"Tone {n}",
+            text="Warm, direct and brief. " * 20,
+            tag_names=["tone"],
+            data_class="public_content",
+            ceiling="external_global",
+        )
+    configuration = Configuration.objects.create(
+        identifier="gateway",
+        name="Gateway",
+        model=model,
+        system_prompt="You answer questions about the importer.",
+        system_prompt_data_class="public_content",
+        system_prompt_ceiling="external_global",
+        snippet_tags=["tone"],
+    )
+    issued = api_client_create(
+        name="bench", scopes=["configurations:use"], configurations=[configuration], trust_zone="external_eu"
+    )
+    return configuration.identifier, issued.token
+
+
+def _time_calls(client: Any, model: str, messages: list[dict[str, str]], runs: int) -> list[float]:
+    times = []
+    for _ in range(runs + 3):
+        started = time.perf_counter()
+        client.chat.completions.create(model=model, messages=messages)
+        times.append((time.perf_counter() - started) * 1000)
+    return times[3:]
+
+
+def _time_first_chunks(client: Any, model: str, messages: list[dict[str, str]], runs: int) -> list[float]:
+    times = []
+    for _ in range(runs + 3):
+        started = time.perf_counter()
+        stream = client.chat.completions.create(model=model, messages=messages, stream=True)
+        with stream:
+            for chunk in stream:
+                if chunk.choices and chunk.choices[0].delta.content:
+                    times.append((time.perf_counter() - started) * 1000)
+                    break
+    return times[3:]
+
+
+def _summary(times: list[float]) -> dict[str, float]:
+    ordered = sorted(times)
+    return {
+        "median": round(statistics.median(ordered), 2),
+        "p90": round(ordered[int(len(ordered) * 0.9) - 1], 2),
+        "min": round(ordered[0], 2),
+    }
+
+
+# --- the report ----------------------------------------------------------------------------------------------
+
+
+def report(result: dict[str, Any], runs: int) -> None:
+    whole, first = result["whole_ms"], result["first_chunk_ms"]
+    overhead = round(whole["gateway"]["median"] - whole["direct"]["median"], 2)
+    first_added = round(first["gateway"]["median"] - first["direct"]["median"], 2)
+    print(f"OpenAI SDK, {result['messages']}-message conversation, {runs} requests per peer (medians, ms)")
+    print(f"{'peer':<10}{'whole':>10}{'p90':>10}{'first chunk':>14}{'p90':>10}")
+    for name in ("direct", "gateway"):
+        print(
+            f"{name:<10}{whole[name]['median']:>10.2f}{whole[name]['p90']:>10.2f}"
+            f"{first[name]['median']:>14.2f}{first[name]['p90']:>10.2f}"
+        )
+    ratio = (
+        round(whole["gateway"]["median"] / whole["direct"]["median"], 2)
+        if whole["direct"]["median"]
+        else None
+    )
+    print(
+        f"overhead per request: {overhead} ms median ({ratio}x direct); added to first chunk: {first_added} ms"
+    )
+    print(
+        json.dumps(
+            {
+                "benchmark": "gateway",
+                "n": runs,
+                "messages": result["messages"],
+                "overhead_ms": overhead,
+                "gateway_over_direct": ratio,
+                "first_chunk_added_ms": first_added,
+                "fake_delay_ms": result["fake_delay_ms"],
+                **{f"{name}_whole_ms": whole[name] for name in whole},
+                **{f"{name}_first_chunk_ms": first[name] for name in first},
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('agents', '0010_step_target_fit'),
+        ("agents", "0010_step_target_fit"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='agentrun',
-            name='conversation',
+            model_name="agentrun",
+            name="conversation",
             field=models.JSONField(blank=True, default=dict),
         ),
     ]

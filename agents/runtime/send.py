@@ -148,7 +148,12 @@ class TargetFits:
     the walk reaches it, so a step its serving model answers pays for one fit)."""
 
     def __init__(
-        self, plan: SendPlan, events: EventContext, max_tokens: int | None, *, temperature: float | None = None
+        self,
+        plan: SendPlan,
+        events: EventContext,
+        max_tokens: int | None,
+        *,
+        temperature: float | None = None,
     ) -> None:
         self.plan, self.events, self.max_tokens = plan, events, max_tokens
         self.temperature = temperature

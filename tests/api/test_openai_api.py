@@ -714,3 +714,13 @@ def test_a_malformed_run_conversation_stores_nothing(setup, fake_provider, make_
     assert response.status_code == 400
     assert response.json()["code"] == "invalid_message"
     assert AgentRun.objects.count() == 0
+
+
+def test_max_tokens_above_every_model_limit_is_a_400_naming_it(setup, fake_provider):
+    configuration, caller = setup(model_max_output_tokens=500)
+
+    response = chat(caller, configuration, [{"role": "user", "content": "Hi"}], max_completion_tokens=501)
+
+    error = openai_error(response, 400, "invalid_value")
+    assert error["param"] == "max_tokens"
+    assert fake_provider.requests == []

@@ -21,6 +21,7 @@ from governance.models import GovernanceEvent
 from governance.vocabulary import DataClass, TrustZone
 from tests.agents.runs import fake_configuration
 from tests.canaries import generate_canaries
+from tests.factories import snippet_make
 from tests.fakes.provider_server import Reply
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -138,6 +139,32 @@ def test_a_secret_adjacent_message_is_refused_with_permission_denied_and_nothing
         GovernanceEvent.objects.filter(decision="context_blocked", source_identifier="messages[0]").count()
         == 1
     )
+
+
+def test_a_secret_adjacent_snippet_on_an_external_configuration_refuses_the_sdk_call(
+    live_server, fake_provider, served
+):
+    configuration, token = served
+    snippet_make(
+        tags=("ops",),
+        identifier="vault-runbook",
+        text="Break-glass steps for the vault.",
+        data_class=DataClass.SECRET_ADJACENT,
+        ceiling=TrustZone.LOCAL,
+    )
+    configuration.snippet_tags = ["ops"]
+    configuration.save(update_fields=["snippet_tags"])
+
+    with pytest.raises(openai.PermissionDeniedError) as raised:
+        openai_client(live_server, token).chat.completions.create(
+            model=configuration.identifier, messages=[{"role": "user", "content": "Hi"}]
+        )
+
+    assert raised.value.code == "context_refused"
+    refused = [s for s in raised.value.body["governance"]["sources"] if s["outcome"] == "refused"]
+    assert [(s["kind"], s["identifier"]) for s in refused] == [("snippet", "vault-runbook")]
+    assert "Break-glass" not in str(raised.value.body)
+    assert fake_provider.requests == []
 
 
 def test_n_above_one_is_a_bad_request_naming_the_parameter(live_server, fake_provider, served):
@@ -342,7 +369,7 @@ from openai import AsyncOpenAI
 from agents import Agent, OpenAIChatCompletionsModel, RunConfig, Runner, function_tool, set_tracing_disabled
 
 set_tracing_disabled(True)
-base_url, token, model = sys.argv[1:4]
+base_url, token, model, question = sys.argv[1:5]
 calls = []
 
 @function_tool
@@ -359,7 +386,7 @@ async def main():
         tools=[release_date],
         model=OpenAIChatCompletionsModel(model=model, openai_client=client),
     )
-    result = await Runner.run(agent, "When does Atlas ship?", run_config=RunConfig(tracing_disabled=True))
+    result = await Runner.run(agent, question, run_config=RunConfig(tracing_disabled=True))
     print(json.dumps({"final": result.final_output, "calls": calls}))
 
 asyncio.run(main())
@@ -388,6 +415,7 @@ def test_the_agents_sdk_runs_an_agent_with_a_function_tool_through_this_service(
             f"{live_server.url}/api/openai/v1",
             token,
             configuration.identifier,
+            f"When does Atlas ship? Our deploy key is {GITHUB.value}",
         ],
         cwd=tmp_path,
         capture_output=True,
@@ -405,6 +433,9 @@ def test_the_agents_sdk_runs_an_agent_with_a_function_tool_through_this_service(
     assert [t["function"]["name"] for t in first["tools"]] == ["release_date"]
     assert first["messages"][0]["content"] == SYSTEM_PROMPT
     assert first["messages"][1]["content"] == (
-        'Context item "system":\nAnswer release questions.\n\nWhen does Atlas ship?'
+        'Context item "system":\nAnswer release questions.\n\n'
+        "When does Atlas ship? Our deploy key is [REDACTED:github_token]"
     )
     assert [m["role"] for m in second["messages"]] == ["system", "user", "assistant", "tool"]
+    assert leaked(fake_provider.wire_text(), GITHUB) == []
+    assert GovernanceEvent.objects.filter(decision="secret_redacted", reason="1 x github_token").count() == 2

@@ -206,3 +206,25 @@ def test_the_token_badge_follows_typing_and_the_table_shows_before_and_after(bro
 
 def external_configuration_model() -> str:
     return Configuration.objects.get(identifier="newsletter").model.model_id
+
+
+def test_a_system_prompts_badge_follows_typing_for_the_configurations_model(browser, live_server):
+    from django.contrib.auth.models import User
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from agents.runtime.plan import model_profile
+
+    User.objects.create_superuser(username="owner", password=EDITOR_PASSWORD)
+    configuration = external_configuration()
+    log_in(browser, live_server, username="owner")
+    browser.get(f"{live_server.url}/admin/agents/configuration/{configuration.pk}/change/")
+    badge = browser.find_element(By.CSS_SELECTOR, ".field-tokens .readonly")
+    profile = model_profile(configuration.model)
+    assert badge.text == token_badge("You write our newsletter.", profile).label
+
+    browser.find_element(By.ID, "id_system_prompt").send_keys(" Keep it under 300 words.")
+
+    typed = "You write our newsletter. Keep it under 300 words."
+    WebDriverWait(browser, 20).until(lambda b: badge.text == token_badge(typed, profile).label)
+    assert not browser.find_elements(By.CSS_SELECTOR, "#live-badge-effects tr[data-configuration]")
+    assert Configuration.objects.get(pk=configuration.pk).system_prompt == "You write our newsletter."

@@ -33,6 +33,7 @@ class TerminationReason(models.TextChoices):
     PROVIDER_FAILED = "provider_failed", "Provider failed"
     CANCELLED = "cancelled", "Cancelled"
     RETRIES_EXHAUSTED = "retries_exhausted", "Retries exhausted"
+    INTERNAL_ERROR = "internal_error", "Internal error"
 
 
 @dataclass(frozen=True)

@@ -3,15 +3,22 @@
 A step index that completed is never redone: a redelivered task finds the step recorded and goes
 straight to the tool calls that have no result yet. A model call whose result was not recorded (the
 worker died during it) is made again; that costs tokens but changes nothing.
+
+An unexpected exception inside a claimed step (a defect: in a scanner, the fit, a record) ends the
+run ``failed`` with ``internal_error`` and releases the lease, so no run waits for a step that will
+raise again on every delivery. What retrying can cure is left to the task: a dropped database
+connection, and Celery's soft time limit (the lease then expires and the reaper requeues the run).
 """
 
 from __future__ import annotations
 
 import logging
 import time
+import traceback
 from dataclasses import dataclass, replace
 
-from django.db import models
+from celery.exceptions import SoftTimeLimitExceeded
+from django.db import InterfaceError, OperationalError, models
 from django.utils import timezone
 
 from agents.models import AgentRun, AgentStep, RunMessage, StepStatus, TerminationReason
@@ -28,6 +35,10 @@ from governance.guardrails.redaction import redact
 from governance.services import EventContext
 
 logger = logging.getLogger(__name__)
+
+INTERNAL_ERROR = "internal_error"
+# Exceptions a claimed step lets through to the task, which retries on them (see the module docstring).
+RETRIED = (OperationalError, InterfaceError, SoftTimeLimitExceeded)
 
 
 class LeaseBusy(Exception):
@@ -63,10 +74,18 @@ def step_run(*, run_id: str, step_index: int, worker: str) -> StepOutcome:
         return StepOutcome(run_id, step_index, StepAction.SKIPPED, "step already done or run ended")
     run = claim.run
     assert run is not None
+    try:
+        return _claimed_step_run(run, step_index, worker, claim.step_status)
+    except RETRIED:
+        raise
+    except Exception as error:
+        return _internal_error(run, worker, step_index, error)
+
+
+def _claimed_step_run(run: AgentRun, step_index: int, worker: str, recorded: str | None) -> StepOutcome:
     log_context_update(client=run_client_name(run))
     if run.cancel_requested:
         return _finish(run, worker, step_index, TerminationReason.CANCELLED)
-    recorded = claim.step_status
     assistant = None
     if recorded != StepStatus.COMPLETED:
         if recorded is not None:  # a refusal or failure whose run was not ended (the worker died)
@@ -87,6 +106,23 @@ def _finish(
     message = redact(message).text if message else message
     run_finish(run_id=str(run.id), reason=reason, worker=worker, code=code, message=message)
     return StepOutcome(str(run.id), step_index, StepAction.FINISHED, reason.value)
+
+
+def _internal_error(run: AgentRun, worker: str, step_index: int, error: Exception) -> StepOutcome:
+    """End the run ``failed`` with ``internal_error``. The log line carries the exception's class and
+    its frames (code locations and source lines), never its message, which may quote content; the
+    stored message names the class only."""
+    frames = "".join(traceback.format_tb(error.__traceback__))
+    name = type(error).__name__
+    logger.error(
+        "step %s of run %s raised %s; the run ends with internal_error\nTraceback (message withheld):\n%s",
+        step_index,
+        run.id,
+        name,
+        frames,
+    )
+    message = f"The step failed on an internal error ({name}); the service log has the details."
+    return _finish(run, worker, step_index, TerminationReason.INTERNAL_ERROR, INTERNAL_ERROR, message)
 
 
 def _event_context(run: AgentRun, plan: SendPlan, step_index: int) -> EventContext:

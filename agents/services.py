@@ -32,6 +32,7 @@ from agents.runtime.plan import (
     send_plan,
 )
 from agents.runtime.queue import step_enqueue
+from agents.runtime.record import served_model_calibrate
 from agents.runtime.send import governed_send, reply_limit_check
 from agents.scopes import SCOPES
 from agents.selectors import configuration_fallbacks, skills_usable_by
@@ -310,7 +311,8 @@ def completion_create(
 
     Raises :class:`ContextRefused` (events recorded, nothing sent), ``ContextOverflow`` (nothing sent),
     ``ProviderError`` (sent, the provider failed), :class:`MaxTokensTooLarge` (nothing sent) or
-    :class:`ConfigurationInactive`. Stores no run.
+    :class:`ConfigurationInactive`. Stores no run; the serving model's calibration takes the
+    provider-reported prompt size as a step's does.
     """
     if not configuration.is_active:
         raise ConfigurationInactive(f"Configuration {configuration.identifier!r} is not active.")
@@ -337,6 +339,7 @@ def completion_create(
     assert outcome.fitted is not None  # set on every outcome past the refusal
     outcome.fitted.require_fit()
     assert outcome.reply is not None and outcome.served is not None  # set when nothing failed
+    served_model_calibrate(plan=plan, fitted=outcome.fitted, served=outcome.served, usage=outcome.reply.usage)
     return Completion(
         request_id=request_id,
         reply=outcome.reply,

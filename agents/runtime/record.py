@@ -10,12 +10,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.models import AgentRun, AgentStep, LlmModel, RunMessage, StepStatus
-from agents.providers.base import ProviderReply
+from agents.providers.base import ProviderReply, Usage
 from agents.runtime.leases import StepTotals, run_complete_with, run_totals_add
 from agents.runtime.plan import SendPlan, model_profile
 from agents.runtime.send import SkippedTarget
 from agents.telemetry import step_record_observed
-from context_assembly.calibration import run_ratio
+from context_assembly.calibration import CalibrationState, run_ratio
 from context_assembly.fitting import FitResult
 from governance.vocabulary import Provenance
 
@@ -46,11 +46,37 @@ class StepRecord:
 
     @property
     def uncalibrated(self) -> int | None:
-        """Our estimate before the model's calibration factor (only approximate tokenizers apply it)."""
-        profile = self.plan.profile if self.model.pk == self.plan.model.pk else model_profile(self.model)
-        if self.estimated is None or profile.is_exact:
-            return self.estimated
-        return round(self.estimated / profile.calibration_factor)
+        return uncalibrated_estimate(self.plan, self.fitted, self.model)
+
+
+def uncalibrated_estimate(plan: SendPlan, fitted: FitResult | None, served: LlmModel) -> int | None:
+    """Our estimate of the fitted prompt before the serving model's calibration factor (only
+    approximate tokenizers apply it); None when nothing was fitted. ``fitted`` is the serving
+    target's fit, estimated with that model's profile."""
+    if fitted is None:
+        return None
+    profile = plan.profile if served.pk == plan.model.pk else model_profile(served)
+    estimated = fitted.breakdown.estimated
+    if profile.is_exact:
+        return estimated
+    return round(estimated / profile.calibration_factor)
+
+
+def served_model_calibrate(
+    *, plan: SendPlan, fitted: FitResult, served: LlmModel, usage: Usage
+) -> CalibrationState | None:
+    """Blend one call's provider-reported prompt tokens into the serving model's calibration: the one
+    path for run steps and completions alike, one ``UPDATE … RETURNING`` statement
+    (:meth:`agents.models.catalog.LlmModelQuerySet.calibrate`), atomic on its own and inside a step's
+    transaction. No sample when the provider reported no prompt tokens, or when a fallback served the
+    call: only the configuration's own model has its calibration read fresh with every claim, so only
+    its factor is kept. Returns the state after the sample, None when none was taken."""
+    estimated = uncalibrated_estimate(plan, fitted, served)
+    if not usage.prompt_tokens or not estimated or served.pk != plan.model.pk:
+        return None
+    return LlmModel.objects.calibrate(
+        model_id=served.pk, reported=usage.prompt_tokens, estimated=estimated, at=timezone.now()
+    )
 
 
 @dataclass(frozen=True)
@@ -127,10 +153,6 @@ def completed_step_record(record: StepRecord, *, worker: str, position: int) -> 
     finished = not reply.tool_calls and run_complete_with(run_id=run_id, worker=worker, totals=totals)
     if not finished:
         run_totals_add(run_id=run_id, totals=totals)
-    estimated = record.uncalibrated
-    if usage.prompt_tokens and estimated and served.pk == record.plan.model.pk:
-        # Last in the transaction: the model row stays locked only for the commit.
-        LlmModel.objects.calibrate(
-            model_id=served.pk, reported=usage.prompt_tokens, estimated=estimated, at=timezone.now()
-        )
+    # Last in the transaction: the model row stays locked only for the commit.
+    served_model_calibrate(plan=record.plan, fitted=record.fitted, served=served, usage=usage)
     return CompletedStep(message=message, finished=finished)

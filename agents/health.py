@@ -2,7 +2,7 @@
 ``HEALTH_CHECKS``) and the gauges ``/metrics`` reads at scrape time (``config/metrics.py``, through
 ``METRICS_COLLECTORS``).
 
-- The reaper (``agents.tasks.reap_runs_task``, run by Celery beat every
+- The reaper (``agents.reaper.reap_sweep``, run by Celery beat every
   ``AGENT_REAPER_INTERVAL_SECONDS``) records its tick in the cache (Redis in the real mode, shared by
   every process). Silent for more than ``REAPER_SILENT_INTERVALS`` intervals, or never ticked, means
   nothing requeues the runs of a dead worker.
@@ -10,8 +10,9 @@
   is in the broker's queue). One waiting longer than ``HEALTH_QUEUE_MAX_WAIT_SECONDS`` means the
   workers do not keep up, or the message was lost.
 
-Both are ``not_applicable`` in the embedded default: tasks run inside the request that enqueues them,
-and no reaper runs.
+Both are ``not_applicable`` in the embedded default: tasks run inside the request that enqueues them.
+Its reaper is a thread of the serving process (``agents/reaper.py``); the reaper check shows that
+thread's last tick, without failing on it (a long run it resumes holds the thread for as long).
 
 Gauges (:class:`RunsCollector`, two aggregate queries per scrape): ``govctx_runs_in_flight`` (runs a
 worker holds: running, leased), ``govctx_runs_waiting`` (the queue's depth: runs waiting as above) and
@@ -26,7 +27,7 @@ from datetime import UTC, datetime
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db.models import Count, Min, Q
+from django.db.models import Count, Min
 from django.utils import timezone
 from prometheus_client.metrics_core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
@@ -56,9 +57,7 @@ class RunsWaiting:
 
 def runs_waiting() -> RunsWaiting:
     """Runs waiting for a worker: queued, or running with no lease (between steps). One aggregate."""
-    waiting = AgentRun.objects.filter(
-        Q(status=RunStatus.QUEUED) | Q(status=RunStatus.RUNNING, lease_owner="")
-    ).aggregate(count=Count("id"), oldest=Min("updated_at"))
+    waiting = AgentRun.objects.waiting().aggregate(count=Count("id"), oldest=Min("updated_at"))
     return RunsWaiting(count=waiting["count"], oldest_since=waiting["oldest"])
 
 
@@ -67,9 +66,13 @@ def _seconds_since(moment: datetime | None) -> float | None:
 
 
 def reaper_check() -> CheckResult:
-    if embedded():
-        return NOT_APPLICABLE
     tick = reaper_last_tick()
+    if embedded():
+        return (
+            NOT_APPLICABLE
+            if tick is None
+            else CheckResult(NOT_APPLICABLE.status, {"last_tick": tick.isoformat()})
+        )
     limit = REAPER_SILENT_INTERVALS * settings.AGENT_REAPER_INTERVAL_SECONDS
     silent = _seconds_since(tick)
     status = CheckStatus.OK if silent is not None and silent <= limit else CheckStatus.FAILING

@@ -10,7 +10,7 @@ step actions, termination reasons, failure classes, token types. Never content.
 | ``govctx_provider_calls_total`` | ``provider``, ``model``, ``outcome`` (``ok`` or the failure class) | the dispatcher, per attempt (through ``agents/telemetry.py``) |
 | ``govctx_provider_call_duration_seconds`` | the same (histogram) | the dispatcher, per attempt |
 | ``govctx_tokens_total`` | ``model``, ``type`` (prompt, completion, cached) | the dispatcher, provider-reported usage |
-| ``govctx_run_requeues_total`` | ``action`` (requeued, failed) | the reaper |
+| ``govctx_run_requeues_total`` | ``action`` (requeued, failed), ``cause`` (lease_expired, lost) | the reaper |
 
 Governance decisions and redactions are counted in ``governance/telemetry.py``; the gauges read at
 scrape time (runs in flight, runs waiting) in ``agents/health.py``.
@@ -63,7 +63,9 @@ PROVIDER_CALL_SECONDS = Histogram(
 )
 TOKENS = Counter("govctx_tokens_total", "Provider-reported tokens by model and type.", ["model", "type"])
 REQUEUES = Counter(
-    "govctx_run_requeues_total", "Runs whose lease expired, by what the reaper did.", ["action"]
+    "govctx_run_requeues_total",
+    "Runs the reaper requeued or ended, by why: an expired lease, or a step message lost.",
+    ["action", "cause"],
 )
 
 
@@ -109,8 +111,6 @@ def _tokens(model: str, usage: _Usage) -> None:
             TOKENS.labels(model=model, type=kind).inc(value)
 
 
-def reap_counted(*, requeued: int, failed: int) -> None:
-    if requeued:
-        REQUEUES.labels(action="requeued").inc(requeued)
-    if failed:
-        REQUEUES.labels(action="failed").inc(failed)
+def reap_counted(*, action: str, cause: str) -> None:
+    """One run the reaper requeued (``action="requeued"``) or ended (``"failed"``), and why."""
+    REQUEUES.labels(action=action, cause=cause).inc()

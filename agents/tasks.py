@@ -15,10 +15,8 @@ from celery import shared_task
 from celery.signals import beat_init
 from django.db import InterfaceError, OperationalError, close_old_connections
 
-from agents.health import reaper_tick_record
-from agents.metrics import reap_counted
-from agents.runtime.leases import runs_reap
-from agents.runtime.queue import RUN_STEP_TASK, step_enqueue
+from agents.reaper import reap_sweep
+from agents.runtime.queue import RUN_STEP_TASK
 from agents.runtime.step import LeaseBusy, step_run
 from agents.telemetry import step_log_context_connect, step_observed, step_traced
 
@@ -54,11 +52,7 @@ step_log_context_connect(RUN_STEP_TASK)
 
 @shared_task(acks_late=True)
 def reap_runs_task() -> dict[str, int]:
-    result = runs_reap()
-    for run_id, step_index in result.requeued:
-        step_enqueue(run_id=run_id, step_index=step_index)
-    reap_counted(requeued=len(result.requeued), failed=len(result.failed))
-    reaper_tick_record()
+    result = reap_sweep()
     return {"requeued": len(result.requeued), "failed": len(result.failed)}
 
 

@@ -4,3 +4,7 @@ from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
 application = get_asgi_application()
+
+from config.startup import serving_started  # noqa: E402  (needs the settings the line above loads)
+
+serving_started()

@@ -4,3 +4,7 @@ from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
 application = get_wsgi_application()
+
+from config.startup import serving_started  # noqa: E402  (needs the settings the line above loads)
+
+serving_started()

@@ -48,6 +48,13 @@ class RunClaim:
 
 
 class AgentRunQuerySet(models.QuerySet["AgentRun"]):
+    def waiting(self) -> AgentRunQuerySet:
+        """Runs waiting for a worker: queued, or running between two steps (no lease). Their
+        ``updated_at`` is when the wait began (run creation, the last step's release, a requeue)."""
+        return self.filter(
+            models.Q(status=RunStatus.QUEUED) | models.Q(status=RunStatus.RUNNING, lease_owner="")
+        )
+
     def claim(
         self, *, run_id: str | uuid.UUID, step_index: int, worker: str, now: datetime, expires_at: datetime
     ) -> RunClaim | None:

@@ -1,18 +1,30 @@
 """Run ownership: a worker claims a run's step with a conditional update and a lease.
 
-A lease that expires (its worker died) lets another worker claim the step; the reaper requeues runs
-whose lease expired, at most ``MAX_REQUEUES`` times, then fails them.
+A lease that expires (its worker died) lets another worker claim the step. The reaper
+(:func:`runs_reap`) requeues the runs nothing will move on its own:
+
+- running runs whose lease expired (the worker died mid-step);
+- runs waiting for a worker longer than ``AGENT_QUEUED_STALE_SECONDS``: queued with no step started,
+  or running between two steps with no lease (the step's message was lost: a broker restart, a
+  publish that failed after the commit).
+
+A requeue sends the step's message again. That is safe whether or not the first message was lost:
+the claim takes the step only while the run is at that index and nobody holds a live lease, so a
+second copy finds the step done (skipped) or leased (retried after the lease), and never runs it
+twice. Every requeue of either kind counts towards ``MAX_REQUEUES``; past it the run ends ``failed``
+(``retries_exhausted``, error code ``requeue_limit``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from enum import StrEnum
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import F, QuerySet
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from agents.models import AgentRun, RunStatus, TerminationReason
@@ -20,10 +32,15 @@ from agents.models.runs import TERMINAL_STATUSES
 from agents.runtime.parts import step_configuration
 
 MAX_REQUEUES = 3
+REQUEUE_LIMIT = "requeue_limit"
 
 
 def lease_seconds() -> int:
     return int(settings.AGENT_STEP_LEASE_SECONDS)
+
+
+def queued_stale_seconds() -> int:
+    return int(settings.AGENT_QUEUED_STALE_SECONDS)
 
 
 @dataclass(frozen=True)
@@ -144,32 +161,68 @@ def finish_fields(reason: TerminationReason, *, code: str = "", message: str = "
     }
 
 
+class ReapCause(StrEnum):
+    LEASE_EXPIRED = "lease_expired"  # the worker died mid-step
+    LOST = "lost"  # waited past AGENT_QUEUED_STALE_SECONDS with no lease: its message was lost
+
+
+@dataclass(frozen=True)
+class Requeue:
+    run_id: str
+    step_index: int
+    cause: ReapCause
+
+
+@dataclass(frozen=True)
+class Ended:
+    run_id: str
+    cause: ReapCause
+
+
 @dataclass(frozen=True)
 class ReapResult:
-    requeued: tuple[tuple[str, int], ...]  # (run id, step index)
-    failed: tuple[str, ...]
+    requeued: tuple[Requeue, ...]
+    failed: tuple[Ended, ...]  # runs ended past MAX_REQUEUES
+
+
+_LIMIT_MESSAGES = {
+    ReapCause.LEASE_EXPIRED: "The run was requeued {limit} times and its worker stopped responding again.",
+    ReapCause.LOST: "The run was requeued {limit} times and its next step was not picked up again.",
+}
 
 
 def runs_reap(*, now: datetime | None = None) -> ReapResult:
-    """Requeue running runs whose lease expired (at most ``MAX_REQUEUES`` times each), else fail them."""
+    """Requeue the runs described in the module docstring, at most ``MAX_REQUEUES`` times each, else
+    end them. Each requeue or end is one conditional update on the state the run was read in, so two
+    reapers (or a worker claiming meanwhile) never requeue or end the same run twice. A requeue sets
+    ``updated_at``: a run requeued for an expired lease waits a full bound before it counts as lost.
+    The caller sends each requeued step's message."""
     now = now or timezone.now()
-    expired = AgentRun.objects.filter(status=RunStatus.RUNNING, lease_expires_at__lt=now)
-    requeued: list[tuple[str, int]] = []
-    failed: list[str] = []
-    for run in expired.only("id", "requeue_count", "next_step_index", "lease_owner"):
-        with transaction.atomic():
-            if run.requeue_count >= MAX_REQUEUES:
-                if run_finish(
-                    run_id=str(run.id),
-                    reason=TerminationReason.RETRIES_EXHAUSTED,
-                    worker=run.lease_owner,
-                    code="lease_expired",
-                    message="The run's worker stopped responding too many times.",
-                ):
-                    failed.append(str(run.id))
-                continue
-            if AgentRun.objects.filter(
-                id=run.id, lease_owner=run.lease_owner, lease_expires_at__lt=now
-            ).update(lease_owner="", lease_expires_at=None, requeue_count=F("requeue_count") + 1):
-                requeued.append((str(run.id), run.next_step_index))
+    requeued: list[Requeue] = []
+    failed: list[Ended] = []
+    for run, unchanged, cause in _reapable(now):
+        same = AgentRun.objects.filter(unchanged, id=run.id, next_step_index=run.next_step_index).exclude(
+            status__in=TERMINAL_STATUSES
+        )
+        if run.requeue_count >= MAX_REQUEUES:
+            message = _LIMIT_MESSAGES[cause].format(limit=MAX_REQUEUES)
+            fields = finish_fields(TerminationReason.RETRIES_EXHAUSTED, code=REQUEUE_LIMIT, message=message)
+            if same.update(**fields):
+                failed.append(Ended(str(run.id), cause))
+        elif same.update(
+            lease_owner="", lease_expires_at=None, requeue_count=F("requeue_count") + 1, updated_at=now
+        ):
+            requeued.append(Requeue(str(run.id), run.next_step_index, cause))
     return ReapResult(requeued=tuple(requeued), failed=tuple(failed))
+
+
+def _reapable(now: datetime) -> Iterator[tuple[AgentRun, Q, ReapCause]]:
+    """Each run to reap, with the condition that it is still as it was read, and why. The lost runs
+    are read after the expired ones are requeued (a generator), so a run is never reaped twice."""
+    expired = AgentRun.objects.filter(status=RunStatus.RUNNING, lease_expires_at__lt=now)
+    for run in expired.only("id", "requeue_count", "next_step_index", "lease_owner"):
+        yield run, Q(lease_owner=run.lease_owner, lease_expires_at__lt=now), ReapCause.LEASE_EXPIRED
+    stale_before = now - timedelta(seconds=queued_stale_seconds())
+    lost = AgentRun.objects.waiting().filter(updated_at__lt=stale_before)
+    for run in lost.only("id", "status", "requeue_count", "next_step_index", "updated_at"):
+        yield run, Q(status=run.status, lease_owner="", updated_at=run.updated_at), ReapCause.LOST

@@ -172,6 +172,11 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 # exceed the longest step (provider timeout x attempts); the reaper requeues runs past it.
 AGENT_STEP_LEASE_SECONDS = env_int("AGENT_STEP_LEASE_SECONDS", 300, minimum=1)
 AGENT_REAPER_INTERVAL_SECONDS = env_int("AGENT_REAPER_INTERVAL_SECONDS", 30, minimum=1)
+# A run waiting for a worker this long (queued, or between two steps with no lease) is taken for a
+# lost message and requeued. A second copy of a message that was only slow is harmless (the claim
+# skips a step done or leased), but counts towards the requeue bound: keep it above the longest
+# queue wait you accept.
+AGENT_QUEUED_STALE_SECONDS = env_int("AGENT_QUEUED_STALE_SECONDS", 600, minimum=1)
 CELERY_BEAT_SCHEDULE = {
     "reap-expired-runs": {
         "task": "agents.tasks.reap_runs_task",
@@ -186,6 +191,11 @@ HEALTH_WORKER_PING_TIMEOUT_MS = env_int("HEALTH_WORKER_PING_TIMEOUT_MS", 1000, m
 HEALTH_QUEUE_MAX_WAIT_SECONDS = env_int("HEALTH_QUEUE_MAX_WAIT_SECONDS", 300, minimum=1)
 # Checks of apps above config, by dotted path (config imports no app).
 HEALTH_CHECKS = {"reaper": "agents.health.reaper_check", "queue": "agents.health.queue_check"}
+
+# --- Serving processes (config.startup) -------------------------------------------------------
+# Called once a process serves HTTP (config/wsgi.py, config/asgi.py), by dotted path: the embedded
+# default's reaper thread (it does nothing in the real mode, where Celery beat reaps).
+SERVING_STARTED_HOOKS = ["agents.reaper.embedded_reaper_start"]
 
 # --- Metrics (/metrics, config.metrics) -------------------------------------------------------
 # Loopback clients may always scrape; any other client only with "Authorization: Bearer <this>".

@@ -195,16 +195,20 @@ def test_reaper_requeues_expired_leases_then_gives_up(fake_provider):
     past = timezone.now() - timedelta(seconds=5)
     AgentRun.objects.filter(id=run.id).update(status="running", lease_owner="dead", lease_expires_at=past)
     result = runs_reap()
-    assert result.requeued == ((str(run.id), 0),)
+    assert [(r.run_id, r.step_index, r.cause) for r in result.requeued] == [(str(run.id), 0, "lease_expired")]
     run.refresh_from_db()
     assert (run.requeue_count, run.lease_owner, run.lease_expires_at) == (1, "", None)
     AgentRun.objects.filter(id=run.id).update(
         requeue_count=MAX_REQUEUES, lease_owner="dead", lease_expires_at=past
     )
     result = runs_reap()
-    assert result.failed == (str(run.id),)
+    assert [ended.run_id for ended in result.failed] == [str(run.id)]
     run.refresh_from_db()
-    assert (run.status, run.termination_reason) == ("failed", "retries_exhausted")
+    assert (run.status, run.termination_reason, run.error_code) == (
+        "failed",
+        "retries_exhausted",
+        "requeue_limit",
+    )
 
 
 def test_reaper_leaves_live_leases_alone(fake_provider):

@@ -169,6 +169,6 @@ def test_runs_gauges_read_the_database_and_the_reaper_counts_requeues():
     before = scrape()
     reap_runs_task()
     delta = Delta(before, scrape())
-    assert delta("govctx_run_requeues_total", action="requeued") == 1
+    assert delta("govctx_run_requeues_total", action="requeued", cause="lease_expired") == 1
     assert delta("govctx_runs_in_flight") == -1
     assert delta("govctx_runs_waiting") == 1

@@ -45,6 +45,6 @@ def test_task_of_a_killed_worker_is_redelivered_to_a_new_worker(tmp_path):
         first.wait(timeout=10)
     assert rows("job") == []
     with celery_worker("w2", log=tmp_path / "w2.log"):
-        wait_for(lambda: bool(rows("job")), timeout=40, what="the redelivered task to finish")
+        wait_for(lambda: bool(rows("job")), timeout=60, what="the redelivered task to finish")
     assert sorted(rows("job:started")) == ["first delivery", "redelivered"]
     assert rows("job") == [""]

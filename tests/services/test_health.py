@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-import subprocess
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
-
 import pytest
 import redis
 from django.conf import settings
 from django.test import Client
 
-from tests.conftest import celery_executable
-from tests.services.worker import ROOT, celery_worker, stop, wait_for, worker_env
+from tests.services.worker import celery_beat, celery_worker, wait_for
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
@@ -21,25 +15,6 @@ pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 @pytest.fixture(autouse=True)
 def empty_broker():
     redis.Redis.from_url(settings.REDIS_URL).flushdb()
-
-
-@contextmanager
-def celery_beat(tmp_path: Path) -> Iterator[subprocess.Popen]:
-    executable = celery_executable()
-    assert executable, "celery executable missing"
-    with (tmp_path / "beat.log").open("w") as output:
-        process = subprocess.Popen(
-            [executable, "-A", "config", "beat", "-s", str(tmp_path / "schedule"), "--loglevel=INFO"],
-            cwd=ROOT,
-            env=worker_env(),
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        try:
-            yield process
-        finally:
-            stop(process)
 
 
 def health() -> tuple[int, dict]:

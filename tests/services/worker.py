@@ -18,14 +18,16 @@ from tests.conftest import celery_executable
 ROOT = Path(__file__).resolve().parents[2]
 
 # Short redelivery settings so a killed worker's task comes back within seconds (the visibility
-# timeout must still exceed the longest task, or a healthy worker runs it twice).
+# timeout must still exceed the longest task, or a healthy worker runs it twice). The time limits
+# leave a step with the suite's slowest tool (4 s) or provider reply (2 s) several times its length
+# on a loaded machine: a soft limit hit mid-step would make the test fail for the wrong reason.
 FAST_REDELIVERY = {
-    "CELERY_VISIBILITY_TIMEOUT": "8",
-    "CELERY_TASK_SOFT_TIME_LIMIT": "5",
-    "CELERY_TASK_TIME_LIMIT": "7",
+    "CELERY_VISIBILITY_TIMEOUT": "19",
+    "CELERY_TASK_SOFT_TIME_LIMIT": "15",
+    "CELERY_TASK_TIME_LIMIT": "18",
     "CELERY_UNACKED_RESTORE_INTERVAL": "1",
     "CELERY_UNACKED_RESTORE_THROTTLE": "1",
-    "AGENT_STEP_LEASE_SECONDS": "6",
+    "AGENT_STEP_LEASE_SECONDS": "12",
 }
 
 
@@ -72,6 +74,26 @@ def celery_worker(
                 "--without-mingle",
                 "--without-heartbeat",
             ],
+            cwd=ROOT,
+            env=worker_env(**(env or {})),
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            yield process
+        finally:
+            stop(process)
+
+
+@contextmanager
+def celery_beat(tmp_path: Path, *, env: dict[str, str] | None = None) -> Iterator[subprocess.Popen]:
+    """Celery beat (the reaper's scheduler) in its own process group, its state under ``tmp_path``."""
+    executable = celery_executable()
+    assert executable, "celery executable missing"
+    with (tmp_path / "beat.log").open("w") as output:
+        process = subprocess.Popen(
+            [executable, "-A", "config", "beat", "-s", str(tmp_path / "schedule"), "--loglevel=INFO"],
             cwd=ROOT,
             env=worker_env(**(env or {})),
             stdout=output,

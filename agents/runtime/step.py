@@ -121,8 +121,11 @@ def _internal_error(run: AgentRun, worker: str, step_index: int, error: Exceptio
         name,
         frames,
     )
+    # A fixed text and a class name: nothing to redact, so a broken scanner cannot stop the run ending.
     message = f"The step failed on an internal error ({name}); the service log has the details."
-    return _finish(run, worker, step_index, TerminationReason.INTERNAL_ERROR, INTERNAL_ERROR, message)
+    reason = TerminationReason.INTERNAL_ERROR
+    run_finish(run_id=str(run.id), reason=reason, worker=worker, code=INTERNAL_ERROR, message=message)
+    return StepOutcome(str(run.id), step_index, StepAction.FINISHED, reason.value)
 
 
 def _event_context(run: AgentRun, plan: SendPlan, step_index: int) -> EventContext:

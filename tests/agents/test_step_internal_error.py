@@ -10,6 +10,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.db import OperationalError
 
 import agents.runtime.plan
+import agents.runtime.step
 from agents.apis.run_output import run_summary_body
 from agents.models import AgentRun, AgentStep
 from agents.runtime.step import StepAction, step_run
@@ -96,3 +97,27 @@ def test_errors_a_retry_can_cure_are_left_to_the_task(fake_provider, monkeypatch
         step_run(run_id=str(run.id), step_index=0, worker="w1")
     run.refresh_from_db()
     assert (run.status, run.error_code, run.lease_owner) == ("running", "", "w1")
+
+
+def test_a_scanner_that_raises_on_everything_still_lets_the_run_end(fake_provider, monkeypatch):
+    fake_provider.script(Reply(text="Fine."))
+    run = run_create(
+        configuration=fake_configuration(fake_provider),
+        input_text="Go.",
+        input_data_class=DataClass.PUBLIC_CONTENT,
+    )
+
+    def raising(value: str):
+        raise RuntimeError("broken")
+
+    monkeypatch.setattr(agents.runtime.plan, "redact", raising)
+    monkeypatch.setattr(agents.runtime.step, "redact", raising)
+    outcome = step_run(run_id=str(run.id), step_index=0, worker="w1")
+    assert (outcome.action, outcome.reason) == (StepAction.FINISHED, "internal_error")
+    run.refresh_from_db()
+    assert (run.status, run.error_code, run.error_message, run.lease_owner) == (
+        "failed",
+        "internal_error",
+        MESSAGE,
+        "",
+    )

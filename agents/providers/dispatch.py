@@ -40,6 +40,7 @@ from agents.providers.base import (
 from agents.providers.guard import WireGuard
 from agents.telemetry import provider_call_observed
 from config.caches import cache_register
+from config.database import connections_release
 from config.lru import LruCache
 from context_assembly.profiles import ModelCapabilities
 
@@ -255,6 +256,9 @@ def _try_target(
         return exc
     errors: list[ProviderError] = []
     for retry in range(1 + config.max_retries):
+        # Nothing of the database is needed until the reply is back: the thread's connection goes
+        # back to the pool for the wait and the backoff before it (config/database.py).
+        connections_release(waiting_for=f"provider {config.identifier!r}")
         if errors:
             sleep(backoff_seconds(retry - 1, errors[-1].retry_after))
         try:

@@ -118,7 +118,35 @@ if DATABASE_URL is None:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": VAR_DIR / "db.sqlite3"}}
 else:
-    DATABASES = {"default": dict(dj_database_url.parse(DATABASE_URL, conn_max_age=60))}
+    DATABASES = {"default": dict(dj_database_url.parse(DATABASE_URL))}
+# PostgreSQL connections come from a pool per process (psycopg_pool, docs/decisions/0008): a thread takes
+# one for each stretch of database work and gives it back before a provider call (config/database.py)
+# and after each task, so a worker's connections are bounded by DATABASE_POOL_MAX_SIZE, not by its
+# threads. DATABASE_POOL=false keeps one persistent connection per thread instead.
+DATABASE_POOL = DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_bool(
+    "DATABASE_POOL", True
+)
+if DATABASE_POOL:
+    DATABASE_POOL_MIN_SIZE = env_int("DATABASE_POOL_MIN_SIZE", 2, minimum=0)
+    DATABASE_POOL_MAX_SIZE = env_int(
+        "DATABASE_POOL_MAX_SIZE", max(16, DATABASE_POOL_MIN_SIZE), minimum=max(1, DATABASE_POOL_MIN_SIZE)
+    )
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections; Django must not
+    # The pool then checks a connection (an empty query, one round trip) before handing it out: one
+    # that a database restart or failover closed while it sat in the pool is replaced, not used.
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    DATABASES["default"]["OPTIONS"] = {
+        **DATABASES["default"].get("OPTIONS", {}),
+        "pool": {
+            "min_size": DATABASE_POOL_MIN_SIZE,
+            "max_size": DATABASE_POOL_MAX_SIZE,
+            # A thread waits this long for a free connection, then fails like a dropped connection
+            # (the step task retries it).
+            "timeout": env_int("DATABASE_POOL_TIMEOUT_SECONDS", 30, minimum=1),
+        },
+    }
+elif DATABASE_URL is not None:
+    DATABASES["default"]["CONN_MAX_AGE"] = 60
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["OPTIONS"] = {
         # Wait for a competing writer instead of failing at once (runserver + eager tasks), and take
@@ -152,9 +180,11 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Celery's Django fix-up closes every database connection before and after each task unless this is
-# set; a step would then pay a new PostgreSQL connection (a backend process) twice. With it, a worker
-# thread keeps its connection for this many tasks; a broken one is dropped by the step task's retry.
-CELERY_DB_REUSE_MAX = env_int("CELERY_DB_REUSE_MAX", 1000, minimum=1)
+# set. With the pool that close hands the connection back (cheap), so a thread waiting for its next
+# task holds none: unset. Without the pool a close would cost a new PostgreSQL connection (a backend
+# process) twice per step, so a worker thread keeps its connection for this many tasks; a broken one
+# is dropped by the step task's retry.
+CELERY_DB_REUSE_MAX = None if DATABASE_POOL else env_int("CELERY_DB_REUSE_MAX", 1000, minimum=1)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 300, minimum=1)
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 360, minimum=1)

@@ -404,6 +404,9 @@ class _Server(ThreadingHTTPServer):
     """Tracks open connections so closing the fake also ends idle keep-alive connections."""
 
     daemon_threads = True
+    # socketserver's default backlog of 5 drops connection attempts of a burst of concurrent clients
+    # (they come back only after TCP's 1 s retransmit): room for hundreds of steps calling at once.
+    request_queue_size = 1024
     fake: FakeProvider
 
     def server_activate(self) -> None:

@@ -1,0 +1,438 @@
+"""Many slow steps at once: 512 runs of 2 steps against a 2 s fake provider on 2 Celery worker processes.
+
+Run: ``.venv/bin/python bench/concurrency.py [--quick] [--runs N] [--latency S]``. Prints a table and
+ends with exactly one JSON line (``{"benchmark": "concurrency", ...}``). It reports against targets and
+never passes or fails on time: it exits non-zero only when a correctness check fails (a run that did not
+complete with the expected answer, a step missing or recorded twice, a model call made twice).
+
+Services: as ``bench/throughput.py`` (``DATABASE_URL``, ``REDIS_URL``, defaults matching the Makefile's
+``SERVICES_*``, a dedicated database created and dropped, skipped cleanly unless ``REQUIRE_SERVICES=1``).
+
+Workload: each run is a tool call (``snippets_by_tag``) then a final answer ("Done."); the loopback fake
+provider answers every request after ``--latency`` seconds (2 s; ``--quick`` 0.5 s). N runs (512;
+``--quick`` 128) are created in one transaction, so all their first steps are enqueued at once, after a
+warm-up batch that is not measured. The same batch runs on two settings, each on 2 fresh worker
+processes (``--pool=threads``), in this order:
+
+* ``today``: the settings before the pool: ``DATABASE_POOL=false`` (one persistent connection per
+  worker thread, kept across tasks) and ``--concurrency=8``; in ``--quick`` mode it runs a quarter of
+  the batch (its slots are 16, so the whole batch would take N / 4 x latency seconds);
+* ``pooled``: the recommended production settings: the PostgreSQL pool (``DATABASE_POOL_MAX_SIZE``
+  16 per process; a step gives its connection back before the provider call) and ``--concurrency=256``.
+
+Figures:
+
+* ``steps in flight``: provider requests the fake is holding at once (each step makes exactly one);
+  ``peak`` is the maximum, ``mean`` the average over the batch's wall time;
+* ``PostgreSQL connections``: backends connected to the benchmark's database, polled from
+  ``pg_stat_activity`` every 50 ms (workers: those with the workers' ``application_name``; all: the
+  benchmark process's own connections included);
+* ``ceiling`` = worker slots / (steps per run x latency) runs/s, as in ``bench/throughput.py``;
+  ``share`` = runs/s / ceiling, with runs/s = N / (last ``finished_at`` - the batch's commit);
+  ``peak slot share`` = peak steps in flight / slots;
+* ``worker RSS``: ``VmRSS`` of each worker process (one process each in the threads pool) before the
+  batch and at its peak, read from ``/proc`` with the connections;
+* ``CPU-bound ceiling``: cores / (steps per run x worker CPU per step), as in ``bench/throughput.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.throughput import (  # noqa: E402 - the path above makes the project importable
+    DEFAULT_DATABASE_URL,
+    DEFAULT_REDIS_URL,
+    Services,
+    _admin_dsn,
+    bench_database,
+    check_runs,
+    cpu_seconds,
+    create_runs,
+    services_problem,
+    wait_ready,
+    wait_terminal,
+)
+
+WORKERS = 2
+STEPS = 2
+ANSWER = "Done."
+WORKER_APPLICATION = "govctx-bench-worker"
+TARGETS = {"steps_in_flight": 400, "connections": 40, "share_of_ceiling": 0.80}
+_request = threading.local()
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    concurrency: int
+    env: dict[str, str]
+    description: str
+
+
+PEERS = (
+    Setting("today", 8, {"DATABASE_POOL": "false"}, "no pool, a connection per thread, 8 threads"),
+    Setting(
+        "pooled", 256, {"DATABASE_POOL": "true", "DATABASE_POOL_MAX_SIZE": "16"}, "pool of 16, 256 threads"
+    ),
+)
+
+
+# --- the fake provider -------------------------------------------------------------------------------------
+
+
+def counting_provider(latency: float) -> Any:
+    """A fake that holds each request ``latency`` seconds (counting how many it holds at once), then
+    answers a tool call until the request carries ``STEPS - 1`` tool results, then the final answer."""
+    from tests.fakes.provider_server import FakeProvider, Reply, ToolCall
+
+    tool = Reply(tool_calls=(ToolCall("lookup", "snippets_by_tag", {"tags": ["tone"]}),))
+    final = Reply(text=ANSWER)
+
+    class CountingProvider(FakeProvider):
+        def __post_init__(self) -> None:
+            super().__post_init__()
+            self.counter_lock = threading.Lock()
+            self.holding = 0
+            self.peak = 0
+
+        def _record(self, method, path, headers, raw):  # type: ignore[no-untyped-def]
+            request = super()._record(method, path, headers, raw)
+            _request.body = request.body  # the handler thread asks for its reply right after
+            return request
+
+        def _next_reply(self):  # type: ignore[no-untyped-def]
+            with self.counter_lock:
+                self.holding += 1
+                self.peak = max(self.peak, self.holding)
+            try:
+                self._closing.wait(latency)
+            finally:
+                with self.counter_lock:
+                    self.holding -= 1
+            messages = getattr(_request, "body", {}).get("messages") or []
+            answered = sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "tool")
+            return final if answered >= STEPS - 1 else tool
+
+        def peak_reset(self) -> None:
+            with self.counter_lock:
+                self.peak = self.holding
+
+    return CountingProvider()
+
+
+# --- sampling ---------------------------------------------------------------------------------------------
+
+
+def rss_bytes(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+@dataclass
+class Samples:
+    in_flight: list[int] = field(default_factory=list)
+    connections: list[int] = field(default_factory=list)
+    worker_connections: list[int] = field(default_factory=list)
+    rss: dict[int, list[int]] = field(default_factory=dict)
+
+
+@contextmanager
+def sampler(services: Services, fake: Any, pids: list[int], interval: float = 0.05) -> Iterator[Samples]:
+    """Polls the fake's held requests, ``pg_stat_activity`` (from a connection to another database, so
+    the sampler is not counted) and the workers' RSS until the block ends."""
+    import psycopg
+
+    samples = Samples(rss={pid: [] for pid in pids})
+    stop = threading.Event()
+    query = (
+        "SELECT count(*), count(*) FILTER (WHERE application_name = %s) "
+        "FROM pg_stat_activity WHERE datname = %s"
+    )
+
+    def poll() -> None:
+        with psycopg.connect(_admin_dsn(services.database_url), autocommit=True) as conn:
+            while not stop.is_set():
+                row = conn.execute(query, (WORKER_APPLICATION, services.bench_database)).fetchone()
+                assert row is not None
+                samples.connections.append(int(row[0]))
+                samples.worker_connections.append(int(row[1]))
+                samples.in_flight.append(fake.holding)
+                for pid in pids:
+                    samples.rss[pid].append(rss_bytes(pid))
+                stop.wait(interval)
+
+    thread = threading.Thread(target=poll, name="sampler", daemon=True)
+    thread.start()
+    try:
+        yield samples
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+
+
+# --- workers ----------------------------------------------------------------------------------------------
+
+
+@contextmanager
+def celery_workers(services: Services, setting: Setting, log_dir: Path) -> Iterator[list[subprocess.Popen]]:
+    celery = Path(sys.executable).with_name("celery")
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "DATABASE_URL": services.bench_url,
+        "REDIS_URL": services.redis_url,
+        "LOG_LEVEL": "WARNING",
+        "PGAPPNAME": WORKER_APPLICATION,  # libpq's default application_name: the sampler counts by it
+        **setting.env,
+    }
+    processes = []
+    try:
+        for number in range(WORKERS):
+            command = [str(celery), "-A", "config", "worker", "--pool=threads"]
+            command += [f"--concurrency={setting.concurrency}", "--loglevel=WARNING"]
+            command += ["-n", f"{setting.name}{number}@%h", "--without-gossip", "--without-mingle"]
+            command += ["--without-heartbeat"]
+            log = (log_dir / f"{setting.name}-worker{number}.log").open("w")
+            processes.append(
+                subprocess.Popen(
+                    command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+                )
+            )
+        yield processes
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
+
+
+# --- measuring --------------------------------------------------------------------------------------------
+
+
+def answer_problems(ids: list[str]) -> list[str]:
+    """Each run's last assistant message is the expected final answer."""
+    from agents.models import RunMessage
+
+    last: dict[str, tuple[int, str]] = {}
+    for run_id, position, content in RunMessage.objects.filter(run_id__in=ids, role="assistant").values_list(
+        "run_id", "position", "content"
+    ):
+        if str(run_id) not in last or position > last[str(run_id)][0]:
+            last[str(run_id)] = (position, content)
+    return [
+        f"run {run_id}: final answer {last.get(run_id, (0, None))[1]!r}"
+        for run_id in ids
+        if last.get(run_id, (0, ""))[1] != ANSWER
+    ]
+
+
+def measure(
+    services: Services,
+    setting: Setting,
+    runs: int,
+    latency: float,
+    fake: Any,
+    configuration: Any,
+    log_dir: Path,
+) -> dict[str, Any]:
+    from django.db.models import Max
+
+    from agents.models import AgentRun
+
+    with celery_workers(services, setting, log_dir) as workers:
+        wait_ready(len(workers))
+        pids = [worker.pid for worker in workers]
+        warm_up, _ = create_runs(configuration, min(runs, 32))
+        if not wait_terminal(warm_up, timeout=120 + 4 * latency * len(warm_up)):
+            raise RuntimeError(f"the {setting.name} warm-up did not finish; see the worker logs in {log_dir}")
+        fake.reset()
+        idle_rss = {pid: rss_bytes(pid) for pid in pids}
+        cpu_before = sum(cpu_seconds(pid) for pid in pids)
+        with sampler(services, fake, pids) as samples:
+            fake.peak_reset()
+            ids, committed = create_runs(configuration, runs)
+            slots = WORKERS * setting.concurrency
+            timeout = 120 + runs * STEPS * latency / min(slots, runs) * 3
+            finished = wait_terminal(ids, timeout=timeout)
+        worker_cpu = sum(cpu_seconds(pid) for pid in pids) - cpu_before
+        model_calls = len(fake.requests)
+        peak_in_flight = fake.peak
+    problems = [] if finished else [f"runs still unfinished after {timeout:.0f}s"]
+    problems += check_runs(ids, STEPS) + answer_problems(ids)
+    if model_calls != runs * STEPS:
+        problems.append(f"{model_calls} model calls for {runs * STEPS} steps")
+    last = AgentRun.objects.filter(id__in=ids).aggregate(last=Max("finished_at"))["last"]
+    wall = (last.timestamp() if last else time.time()) - committed
+    rate = runs / wall if wall > 0 else 0.0
+    ceiling = slots / (STEPS * latency)
+    cpu_per_step = worker_cpu / (runs * STEPS)
+    mib = 1024 * 1024
+    return {
+        "setting": setting.name,
+        "description": setting.description,
+        "runs": runs,
+        "concurrency_per_worker": setting.concurrency,
+        "slots": slots,
+        "env": setting.env,
+        "wall_seconds": round(wall, 2),
+        "runs_per_second": round(rate, 2),
+        "ceiling_runs_per_second": round(ceiling, 2),
+        "share_of_ceiling": round(rate / ceiling, 3),
+        "steps_in_flight_peak": peak_in_flight,
+        "steps_in_flight_mean": round(sum(samples.in_flight) / len(samples.in_flight), 1)
+        if samples.in_flight
+        else 0,
+        "peak_slot_share": round(peak_in_flight / slots, 3),
+        "connections_peak": max(samples.connections, default=0),
+        "worker_connections_peak": max(samples.worker_connections, default=0),
+        "worker_rss_idle_mib": [round(idle_rss[pid] / mib, 1) for pid in pids],
+        "worker_rss_peak_mib": [round(max(samples.rss[pid], default=0) / mib, 1) for pid in pids],
+        "worker_cpu_ms_per_step": round(cpu_per_step * 1000, 1),
+        "cpu_bound_ceiling_runs_per_second": round((os.cpu_count() or 1) / (STEPS * cpu_per_step), 2)
+        if cpu_per_step
+        else None,
+        "model_calls": model_calls,
+        "correct": not problems,
+        "problems": problems[:20],
+    }
+
+
+def print_table(result: dict[str, Any]) -> None:
+    peers = result["peers"]
+    rows: list[tuple[str, ...]] = [("", *(peer["setting"] for peer in peers))]
+
+    def row(label: str, render: Any) -> None:
+        rows.append((label, *(render(peer) for peer in peers)))
+
+    row("settings", lambda p: p["description"])
+    row("runs x steps", lambda p: f"{p['runs']} x {STEPS}")
+    row("wall time", lambda p: f"{p['wall_seconds']:.1f} s")
+    row("throughput", lambda p: f"{p['runs_per_second']:.1f} runs/s")
+    row("slot ceiling", lambda p: f"{p['ceiling_runs_per_second']:.1f} runs/s ({p['slots']} slots)")
+    row("share of ceiling", lambda p: f"{p['share_of_ceiling']:.0%}")
+    row("CPU-bound ceiling", lambda p: f"{p['cpu_bound_ceiling_runs_per_second']} runs/s")
+    row("steps in flight peak / mean", lambda p: f"{p['steps_in_flight_peak']} / {p['steps_in_flight_mean']}")
+    row("peak slot share", lambda p: f"{p['peak_slot_share']:.0%}")
+    row(
+        "PG connections peak (workers)", lambda p: f"{p['connections_peak']} ({p['worker_connections_peak']})"
+    )
+    row("worker RSS idle -> peak", lambda p: _rss(p))
+    row("worker CPU per step", lambda p: f"{p['worker_cpu_ms_per_step']} ms")
+    row("every run correct", lambda p: "yes" if p["correct"] else "NO")
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    print(
+        f"{result['runs']} runs x {STEPS} steps, provider latency {result['provider_latency_ms']:.0f} ms, "
+        f"{WORKERS} worker processes, load average before {result['load_average_before']}"
+    )
+    for r in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(r, widths, strict=True)))
+    print(
+        "targets (pooled): >= {steps_in_flight} steps in flight, <= {connections} connections, "
+        ">= {share:.0%} of the ceiling".format(share=TARGETS["share_of_ceiling"], **TARGETS)
+    )
+
+
+def _rss(peer: dict[str, Any]) -> str:
+    return ", ".join(
+        f"{idle:.0f}->{peak:.0f} MiB"
+        for idle, peak in zip(peer["worker_rss_idle_mib"], peer["worker_rss_peak_mib"], strict=True)
+    )
+
+
+def run(services: Services, args: argparse.Namespace, log_dir: Path) -> dict[str, Any]:
+    from django.core.management import call_command
+
+    from bench.throughput import bench_configuration
+
+    load_before = round(os.getloadavg()[0], 2)
+    call_command("migrate", verbosity=0, interactive=False)
+    peers = []
+    with counting_provider(args.latency) as fake:
+        configuration = bench_configuration(fake)
+        for setting in PEERS:
+            runs = args.runs if setting.name == "pooled" or not args.quick else max(16, args.runs // 4)
+            peers.append(measure(services, setting, runs, args.latency, fake, configuration, log_dir))
+    pooled = next(peer for peer in peers if peer["setting"] == "pooled")
+    return {
+        "benchmark": "concurrency",
+        "quick": args.quick,
+        "runs": args.runs,
+        "steps_per_run": STEPS,
+        "provider_latency_ms": args.latency * 1000,
+        "workers": WORKERS,
+        "load_average_before": load_before,
+        "load_average_after": round(os.getloadavg()[0], 2),
+        "cores": os.cpu_count(),
+        "targets": TARGETS,
+        "met": {
+            "steps_in_flight": pooled["steps_in_flight_peak"] >= TARGETS["steps_in_flight"],
+            "connections": pooled["connections_peak"] <= TARGETS["connections"],
+            "share_of_ceiling": pooled["share_of_ceiling"] >= TARGETS["share_of_ceiling"],
+        },
+        "peers": peers,
+        "correct": all(peer["correct"] for peer in peers),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="128 runs at 0.5 s (today's settings: 32)")
+    parser.add_argument("--runs", type=int, default=None, help="concurrent runs (default 512)")
+    parser.add_argument("--latency", type=float, default=None, help="provider latency in s (default 2)")
+    args = parser.parse_args()
+    args.runs = args.runs or (128 if args.quick else 512)
+    args.latency = args.latency or (0.5 if args.quick else 2.0)
+    database_url = os.environ.get("DATABASE_URL") or DEFAULT_DATABASE_URL
+    redis_url = os.environ.get("REDIS_URL") or DEFAULT_REDIS_URL
+    problem = (
+        services_problem(database_url, redis_url)
+        if database_url.startswith("postgres")
+        else "DATABASE_URL does not point at PostgreSQL"
+    )
+    if problem:
+        required = os.environ.get("REQUIRE_SERVICES") == "1"
+        print(f"concurrency benchmark {'cannot run' if required else 'skipped'}: {problem}")
+        print(json.dumps({"benchmark": "concurrency", "skipped": problem}))
+        return 1 if required else 0
+    name = urlsplit(database_url).path.lstrip("/") or "govctx"
+    services = Services(database_url, redis_url, f"{name}_bench_{os.getpid()}")
+    os.environ.update(
+        DJANGO_SETTINGS_MODULE="config.settings.test", DATABASE_URL=services.bench_url, REDIS_URL=redis_url
+    )
+    with tempfile.TemporaryDirectory(prefix="bench-concurrency-") as logs, bench_database(services):
+        import django
+
+        django.setup()
+        result = run(services, args, Path(logs))
+    print_table(result)
+    for peer in result["peers"]:
+        for problem in peer["problems"]:
+            print(f"problem ({peer['setting']}): {problem}")
+    print(json.dumps(result, separators=(",", ":")))
+    return 0 if result["correct"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

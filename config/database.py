@@ -1,0 +1,54 @@
+"""Database connections across long waits (docs/decisions/0008-connection-pool-and-slow-steps.md).
+
+A step spends almost all of its time waiting on a provider (seconds), and a few milliseconds on the
+database before and after. With the PostgreSQL pool (``DATABASE_POOL``, on by default), the thread
+gives its connection back before such a wait and the next query takes one from the pool again, so a
+worker's connections are bounded by the pool, not by its threads or by the steps in flight.
+
+The wait must not run inside a transaction: its locks and snapshot would be held for the whole call,
+and handing the connection back would roll the transaction back. :func:`connections_release` refuses
+that loudly, whether or not a pool is configured.
+"""
+
+from __future__ import annotations
+
+from django.db import connections
+from django.db.backends.base.base import BaseDatabaseWrapper
+
+
+class TransactionOpenAcrossWait(RuntimeError):
+    """A long wait (a provider call) was about to start inside an open transaction."""
+
+
+def connections_release(*, waiting_for: str) -> int:
+    """Give this thread's pooled database connections back to their pool before a long wait;
+    ``waiting_for`` names the wait in the error. Returns how many were given back.
+
+    Costs a pool ``putconn`` per held connection (no round trip for an idle one); the next query
+    of the thread takes a connection from the pool again. Connections that are not pooled are left
+    open: closing them would cost a new backend process per step. Raises
+    :class:`TransactionOpenAcrossWait` when a transaction is open on any connection of this thread,
+    before anything is released or sent.
+    """
+    held = [wrapper for wrapper in connections.all(initialized_only=True) if wrapper.connection is not None]
+    for wrapper in held:
+        if _transaction_open(wrapper):
+            raise TransactionOpenAcrossWait(
+                f"a transaction is open on database {wrapper.alias!r} while waiting for {waiting_for}: "
+                "commit before the wait, so that no lock or snapshot is held through it"
+            )
+    released = 0
+    for wrapper in held:
+        # Inside a test case's block the connection holds the test's data: it stays.
+        if wrapper.settings_dict.get("OPTIONS", {}).get("pool") and not wrapper.in_atomic_block:
+            wrapper.close()  # Django's close() of a pooled connection is the pool's putconn
+            released += 1
+    return released
+
+
+def _transaction_open(wrapper: BaseDatabaseWrapper) -> bool:
+    if not wrapper.in_atomic_block:
+        return not wrapper.autocommit
+    # A test case's own wrapping block (Django's TestCase rolls each test back) is not the code's
+    # transaction; any block the code opened itself is.
+    return not all(getattr(block, "_from_testcase", False) for block in wrapper.atomic_blocks)

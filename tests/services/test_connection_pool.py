@@ -17,7 +17,7 @@ from agents.services import run_create
 from governance.vocabulary import DataClass
 from tests.agents.runs import fake_configuration
 from tests.fakes.provider_server import FakeProvider, Reply
-from tests.services.worker import test_database_url
+from tests.services import worker
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
@@ -53,7 +53,7 @@ def pool_checked_out() -> int:
 
 def busy_backends() -> list[tuple[int, str]]:
     """Backends of the test database that are inside a query or a transaction (the probe excepted)."""
-    dsn = test_database_url().replace("postgres://", "postgresql://", 1)
+    dsn = worker.test_database_url().replace("postgres://", "postgresql://", 1)
     with psycopg.connect(dsn, application_name=PROBE_APPLICATION, autocommit=True) as probe:
         rows = probe.execute(
             "SELECT pid, state FROM pg_stat_activity WHERE datname = current_database() "

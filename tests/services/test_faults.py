@@ -136,8 +136,11 @@ def test_run_resumes_after_the_broker_restarts_mid_step(
 
 
 def test_database_connection_dropped_mid_step_is_retried_without_half_writes(fake_provider, tmp_path):
+    # Without the pool the step holds its connection through the provider call, so the drop breaks it
+    # (with the pool it holds none then: the next test).
     fake_provider.script(slow_lookup("c0"), lookup("c0"), Reply(text="Done."))
-    with celery_worker("database", include=INCLUDE, log=tmp_path / "worker.log"):
+    env = {"DATABASE_POOL": "false"}
+    with celery_worker("database", include=INCLUDE, log=tmp_path / "worker.log", env=env):
         run = start_run(fake_provider)
         wait_for(lambda: len(fake_provider.requests) == 1, timeout=60, what="the first model call")
         terminated = terminate_other_backends()
@@ -157,3 +160,21 @@ def terminate_other_backends() -> int:
             "WHERE datname = current_database() AND pid <> pg_backend_pid()"
         )
         return int(cursor.fetchone()[0])
+
+
+def test_database_connections_dropped_while_a_step_waits_on_the_provider_cost_nothing(
+    fake_provider, tmp_path
+):
+    # With the pool the step gave its connection back before the call; the pool replaces the dropped
+    # ones before handing them out again (CONN_HEALTH_CHECKS), so the step records its reply at once.
+    fake_provider.script(slow_lookup("c0"), Reply(text="Done."))
+    with celery_worker("database", include=INCLUDE, log=tmp_path / "worker.log"):
+        run = start_run(fake_provider)
+        wait_for(lambda: len(fake_provider.requests) == 1, timeout=60, what="the first model call")
+        terminated = terminate_other_backends()
+        wait_for(lambda: AgentRun.objects.get(id=run.id).is_terminal, timeout=60, what="the run to end")
+    assert terminated >= 1
+    run.refresh_from_db()
+    assert (run.status, run.termination_reason) == ("completed", "completed")
+    assert assert_consistent(run) == [0, 1]
+    assert len(fake_provider.requests) == 2  # no model call was made again

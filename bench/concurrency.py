@@ -27,8 +27,10 @@ Figures:
 * ``PostgreSQL connections``: backends connected to the benchmark's database, polled from
   ``pg_stat_activity`` every 50 ms (workers: those with the workers' ``application_name``; all: the
   benchmark process's own connections included);
-* ``ceiling`` = worker slots / (steps per run x latency) runs/s, as in ``bench/throughput.py``;
-  ``share`` = runs/s / ceiling, with runs/s = N / (last ``finished_at`` - the batch's commit);
+* ``ceiling`` = min(worker slots, N) / (steps per run x latency) runs/s, as in ``bench/throughput.py``
+  (no run goes faster than its steps' latency, no more than one step runs per slot, and a batch
+  smaller than the slots cannot fill them); ``share`` = runs/s / ceiling, with runs/s = N / (last
+  ``finished_at`` - the batch's commit);
   ``peak slot share`` = peak steps in flight / slots;
 * ``worker RSS``: ``VmRSS`` of each worker process (one process each in the threads pool) before the
   batch and at its peak, read from ``/proc`` with the connections;
@@ -85,12 +87,12 @@ class Setting:
     description: str
 
 
-PEERS = (
-    Setting("today", 8, {"DATABASE_POOL": "false"}, "no pool, a connection per thread, 8 threads"),
-    Setting(
-        "pooled", 256, {"DATABASE_POOL": "true", "DATABASE_POOL_MAX_SIZE": "16"}, "pool of 16, 256 threads"
-    ),
-)
+TODAY = Setting("today", 8, {"DATABASE_POOL": "false"}, "no pool, a connection per thread, 8 threads")
+
+
+def pooled_setting(concurrency: int) -> Setting:
+    env = {"DATABASE_POOL": "true", "DATABASE_POOL_MAX_SIZE": "16"}
+    return Setting("pooled", concurrency, env, f"pool of 16, {concurrency} threads")
 
 
 # --- the fake provider -------------------------------------------------------------------------------------
@@ -286,7 +288,7 @@ def measure(
     last = AgentRun.objects.filter(id__in=ids).aggregate(last=Max("finished_at"))["last"]
     wall = (last.timestamp() if last else time.time()) - committed
     rate = runs / wall if wall > 0 else 0.0
-    ceiling = slots / (STEPS * latency)
+    ceiling = min(slots, runs) / (STEPS * latency)
     cpu_per_step = worker_cpu / (runs * STEPS)
     mib = 1024 * 1024
     return {
@@ -371,7 +373,7 @@ def run(services: Services, args: argparse.Namespace, log_dir: Path) -> dict[str
     peers = []
     with counting_provider(args.latency) as fake:
         configuration = bench_configuration(fake)
-        for setting in PEERS:
+        for setting in (TODAY, pooled_setting(args.concurrency)):
             runs = args.runs if setting.name == "pooled" or not args.quick else max(16, args.runs // 4)
             peers.append(measure(services, setting, runs, args.latency, fake, configuration, log_dir))
     pooled = next(peer for peer in peers if peer["setting"] == "pooled")
@@ -401,6 +403,9 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="128 runs at 0.5 s (today's settings: 32)")
     parser.add_argument("--runs", type=int, default=None, help="concurrent runs (default 512)")
     parser.add_argument("--latency", type=float, default=None, help="provider latency in s (default 2)")
+    parser.add_argument(
+        "--concurrency", type=int, default=256, help="threads per pooled worker (default 256)"
+    )
     args = parser.parse_args()
     args.runs = args.runs or (128 if args.quick else 512)
     args.latency = args.latency or (0.5 if args.quick else 2.0)

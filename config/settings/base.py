@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
+from typing import Any, cast
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -136,7 +137,7 @@ if DATABASE_POOL:
     # that a database restart or failover closed while it sat in the pool is replaced, not used.
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
     DATABASES["default"]["OPTIONS"] = {
-        **DATABASES["default"].get("OPTIONS", {}),
+        **cast(dict[str, Any], DATABASES["default"].get("OPTIONS") or {}),  # e.g. ?sslmode=require
         "pool": {
             "min_size": DATABASE_POOL_MIN_SIZE,
             "max_size": DATABASE_POOL_MAX_SIZE,

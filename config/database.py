@@ -49,6 +49,6 @@ def connections_release(*, waiting_for: str) -> int:
 def _transaction_open(wrapper: BaseDatabaseWrapper) -> bool:
     if not wrapper.in_atomic_block:
         return not wrapper.autocommit
-    # A test case's own wrapping block (Django's TestCase rolls each test back) is not the code's
-    # transaction; any block the code opened itself is.
-    return not all(getattr(block, "_from_testcase", False) for block in wrapper.atomic_blocks)
+    # Inside a test case's own transaction (Django's TestCase wraps each test in one and rolls it
+    # back) everything is the test's, savepoints included: the code under test opened none of it.
+    return not getattr(wrapper.atomic_blocks[0], "_from_testcase", False)

@@ -68,6 +68,14 @@ def test_pool_sizes_and_timeout_come_from_the_environment():
     assert settings["options"] == {"pool": {"min_size": 4, "max_size": 24, "timeout": 5}}
 
 
+def test_options_the_url_carries_are_kept_beside_the_pool():
+    settings = database_settings(DATABASE_URL=POSTGRES_URL + "?sslmode=require")
+    assert settings["options"] == {
+        "sslmode": "require",
+        "pool": {"min_size": 2, "max_size": 16, "timeout": 30},
+    }
+
+
 def test_without_the_pool_each_thread_keeps_a_persistent_connection():
     assert database_settings(DATABASE_URL=POSTGRES_URL, DATABASE_POOL="false") == {
         "conn_max_age": 60,

@@ -11,8 +11,8 @@ Services: as ``bench/throughput.py`` (``DATABASE_URL``, ``REDIS_URL``, defaults 
 Workload: each run is a tool call (``snippets_by_tag``) then a final answer ("Done."); the loopback fake
 provider answers every request after ``--latency`` seconds (2 s; ``--quick`` 0.5 s). N runs (512;
 ``--quick`` 128) are created in one transaction, so all their first steps are enqueued at once, after a
-warm-up batch that is not measured. The same batch runs on two settings, each on 2 fresh worker
-processes (``--pool=threads``), in this order:
+warm-up batch that is not measured (32 runs; ``--quick`` 8). The same batch runs on two settings, each
+on 2 fresh worker processes (``--pool=threads``), in this order:
 
 * ``today``: the settings before the pool: ``DATABASE_POOL=false`` (one persistent connection per
   worker thread, kept across tasks) and ``--concurrency=8``; in ``--quick`` mode it runs a quarter of
@@ -274,6 +274,7 @@ def measure(
     services: Services,
     setting: Setting,
     runs: int,
+    warm_up_runs: int,
     latency: float,
     fake: Any,
     configuration: Any,
@@ -286,7 +287,8 @@ def measure(
     with celery_workers(services, setting, log_dir) as workers:
         wait_ready(len(workers))
         pids = [worker.pid for worker in workers]
-        warm_up, _ = create_runs(configuration, min(runs, 32))
+        # Not measured: loads the SDKs and opens the pools in both workers.
+        warm_up, _ = create_runs(configuration, warm_up_runs)
         if not wait_terminal(warm_up, timeout=120 + 4 * latency * len(warm_up)):
             raise RuntimeError(f"the {setting.name} warm-up did not finish; see the worker logs in {log_dir}")
         fake.reset()
@@ -401,7 +403,10 @@ def run(services: Services, args: argparse.Namespace, log_dir: Path) -> dict[str
         configuration = bench_configuration(fake)
         for setting in (TODAY, pooled_setting(args.concurrency)):
             runs = args.runs if setting.name == "pooled" or not args.quick else max(16, args.runs // 4)
-            peers.append(measure(services, setting, runs, args.latency, fake, configuration, log_dir))
+            warm_up = 8 if args.quick else 32
+            peers.append(
+                measure(services, setting, runs, warm_up, args.latency, fake, configuration, log_dir)
+            )
     pooled = next(peer for peer in peers if peer["setting"] == "pooled")
     return {
         "benchmark": "concurrency",

@@ -26,7 +26,7 @@ round trips. When a step needs more CPU than that the workers are CPU-bound: the
 CPU-bound ceiling beside the slot ceiling. The prefork pool would need one process (and one database
 connection, and one copy of the SDKs) per slot. The runtime is safe under threads: Django keeps one
 database connection per thread (taken from the process's pool and given back during provider calls
-and after each task, docs/decisions/0008-connection-pool-and-slow-steps.md), the per-process caches
+and after each task, docs/decisions/0009-connection-pool-and-slow-steps.md), the per-process caches
 are locked LRUs of values that are only ever read, the encodings are immutable, the redaction plugins
 hold no shared state, and the pooled SDK clients are thread-safe.
 

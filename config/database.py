@@ -1,4 +1,4 @@
-"""Database connections across long waits (docs/decisions/0008-connection-pool-and-slow-steps.md).
+"""Database connections across long waits (docs/decisions/0009-connection-pool-and-slow-steps.md).
 
 A step spends almost all of its time waiting on a provider (seconds), and a few milliseconds on the
 database before and after. With the PostgreSQL pool (``DATABASE_POOL``, on by default), the thread

@@ -120,7 +120,7 @@ if DATABASE_URL is None:
     DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": VAR_DIR / "db.sqlite3"}}
 else:
     DATABASES = {"default": dict(dj_database_url.parse(DATABASE_URL))}
-# PostgreSQL connections come from a pool per process (psycopg_pool, docs/decisions/0008): a thread takes
+# PostgreSQL connections come from a pool per process (psycopg_pool, docs/decisions/0009): a thread takes
 # one for each stretch of database work and gives it back before a provider call (config/database.py)
 # and after each task, so a worker's connections are bounded by DATABASE_POOL_MAX_SIZE, not by its
 # threads. DATABASE_POOL=false keeps one persistent connection per thread instead.

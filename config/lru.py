@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, KeysView
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -44,6 +44,11 @@ class LruCache(Generic[K, V]):
         self._on_evict = on_evict
         self._hits = 0
         self._misses = 0
+        # The stored value or None, without the lock, without marking it used and without counting:
+        # for a membership test on a path that asks thousands of times per call (a dict read is atomic
+        # under the GIL). Entries only ever read this way leave in the order they came. The dict's own
+        # bound method, so a look-up costs no Python call of ours.
+        self.peek: Callable[[K], V | None] = self._entries.get
 
     def get(self, key: K) -> V | None:
         """The stored value (marking it most recently used), or None. Counts a hit or a miss."""
@@ -56,11 +61,10 @@ class LruCache(Generic[K, V]):
             self._hits += 1
             return value
 
-    def peek(self, key: K) -> V | None:
-        """The stored value or None, without the lock, without marking it used and without counting:
-        for a membership test on a path that asks thousands of times per call (a dict read is atomic
-        under the GIL). Entries only ever read this way leave in the order they came."""
-        return self._entries.get(key)
+    def keys(self) -> KeysView[K]:
+        """A live view of the stored keys, read like :attr:`peek`: without the lock, recency or counts
+        (a membership test in it is one C-level dict look-up)."""
+        return self._entries.keys()
 
     def put(self, key: K, value: V) -> None:
         """Store ``value`` under ``key`` (replacing any), evicting beyond ``max_entries``."""

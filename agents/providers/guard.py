@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -48,7 +48,11 @@ _STRUCTURE = frozenset((
 
 
 class Scanner(Protocol):
-    """The redaction the guard uses: ``clean`` answers fast for strings already seen clean."""
+    """The redaction the guard uses: ``clean`` answers fast for strings already seen clean, and
+    ``seen_clean`` holds such strings, for a membership test that costs no call."""
+
+    @property
+    def seen_clean(self) -> Container[str]: ...
 
     def clean(self, text: str) -> bool: ...
 
@@ -92,7 +96,7 @@ class WireGuard:
         Raises :class:`LateRedactionOverflow` (reported first) when the redacted request exceeds the
         budget, and ``ProviderError`` when the adapter cannot build a body."""
         body = adapter.request_body(call)
-        if _is_clean(body, self.scanner.clean):
+        if _is_clean(body, self.scanner.clean, self.scanner.seen_clean):
             return call, body
         counts: Counter[str] = Counter()
         redacted = _redacted_call(call, _Redactor(self.scanner, counts))
@@ -113,22 +117,27 @@ class WireGuard:
         return redacted, body
 
 
-def _is_clean(body: Any, clean: Callable[[str], bool]) -> bool:
-    """True when no string of ``body`` (object keys included) holds a secret. Iterative: it runs over
-    thousands of strings per step."""
+def _is_clean(body: Any, clean: Callable[[str], bool], seen_clean: Container[str]) -> bool:
+    """True when no string of ``body`` (object keys included) holds a secret. Iterative, with exact
+    type checks first (a body is built of plain dicts, lists and strings), and a string already seen
+    clean costs one membership test: it runs over thousands of strings per step."""
     stack = [body]
     pop, extend = stack.pop, stack.extend
     while stack:
         value = pop()
-        if isinstance(value, str):
-            if value not in _STRUCTURE and not clean(value):
+        kind = type(value)
+        if kind is str or (kind is not dict and kind is not list and isinstance(value, str)):
+            if value not in seen_clean and value not in _STRUCTURE and not clean(value):
                 return False
-        elif isinstance(value, dict):
-            for key in value:
-                if isinstance(key, str) and key not in _STRUCTURE and not clean(key):
-                    return False
+        elif kind is dict or isinstance(value, dict):
+            if not value.keys() <= _STRUCTURE:  # the usual body has only the adapters' own keys
+                for key in value:
+                    if key in seen_clean or key in _STRUCTURE or not isinstance(key, str):
+                        continue
+                    if not clean(key):
+                        return False
             extend(value.values())
-        elif isinstance(value, list | tuple):
+        elif kind is list or isinstance(value, list | tuple):
             extend(value)
     return True
 

@@ -8,7 +8,7 @@ and the dispatch use the same resolution (docs/architecture.md, "How a step runs
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -110,6 +110,11 @@ class RedactionMemo:
         if len(value) > self._max_text_chars:
             return redact(value)
         return self.texts.get_or_build(value, lambda: redact(value))
+
+    @property
+    def seen_clean(self) -> Container[str]:
+        """The short texts already found clean (a live view: a membership test, no call of ours)."""
+        return self.clean_texts.keys()
 
     def clean(self, value: str) -> bool:
         """Whether ``value`` holds no secret; for a short text already found clean, one dict read."""

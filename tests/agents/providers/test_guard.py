@@ -118,6 +118,8 @@ def test_a_late_redaction_over_the_budget_sends_nothing(fake_provider):
     class Expanding:
         """Redacts one word into a placeholder of fifty words."""
 
+        seen_clean: frozenset[str] = frozenset()
+
         def clean(self, text: str) -> bool:
             return word not in text
 

@@ -26,7 +26,19 @@ def _usage_label(step: AgentStep) -> str:
     return "—" if usage.value is None else f"{usage.value:,} ({usage.provenance})"
 
 
-class AgentStepInline(ReadOnlyAdminMixin, admin.TabularInline):
+class StepColumnsMixin:
+    """The computed columns of a step, wherever steps are listed (inline in a run, and on their own)."""
+
+    @admin.display(description="Context used")
+    def used_tokens(self, obj: AgentStep) -> str:
+        return _usage_label(obj)
+
+    @admin.display(description="Skipped targets")
+    def skipped(self, obj: AgentStep) -> str:
+        return _skipped_label(obj)
+
+
+class AgentStepInline(StepColumnsMixin, ReadOnlyAdminMixin, admin.TabularInline):
     model = AgentStep
     extra = 0
     ordering = ("index",)
@@ -37,14 +49,6 @@ class AgentStepInline(ReadOnlyAdminMixin, admin.TabularInline):
         "error_code",
     )  # fmt: skip
     readonly_fields = fields
-
-    @admin.display(description="Context used")
-    def used_tokens(self, obj: AgentStep) -> str:
-        return _usage_label(obj)
-
-    @admin.display(description="Skipped targets")
-    def skipped(self, obj: AgentStep) -> str:
-        return _skipped_label(obj)
 
 
 def _skipped_label(step: AgentStep) -> str:
@@ -148,7 +152,7 @@ class AgentRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
 
 @admin.register(AgentStep)
-class AgentStepAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class AgentStepAdmin(StepColumnsMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = ("run", "index", "kind", "status", "model", "used_tokens", "duration_ms", "created_at")
     list_filter = ("status", "kind")
     search_fields = ("run__id",)
@@ -161,14 +165,6 @@ class AgentStepAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[AgentStep]:
         return super().get_queryset(request).select_related("run", "model")
-
-    @admin.display(description="Context used")
-    def used_tokens(self, obj: AgentStep) -> str:
-        return _usage_label(obj)
-
-    @admin.display(description="Skipped targets")
-    def skipped(self, obj: AgentStep) -> str:
-        return _skipped_label(obj)
 
     @admin.display(description="Budget breakdown")
     def breakdown_bar(self, obj: AgentStep) -> str:

@@ -449,6 +449,9 @@ def _hide(value: str, how: str, at: int, length: int, mark: str) -> str:
 # Found by this test: the backslash of a JSON "\n" inside an encrypted key, percent-encoded, split the
 # block in two; the escape now calls for the decoded view, where the block is whole again.
 @example(seed=0, index=173, how="percent", at=1318, length=0, mark="\u200b", before="", after="", joiner=" ")
+# Found by this test: a fullwidth dot inside a bearer token ended the match there; the dot, like any
+# fullwidth token character, now calls for the normalised view.
+@example(seed=76, index=161, how="fullwidth", at=31, length=0, mark="\u200b", before="", after="", joiner=" ")
 @given(
     seed=st.integers(min_value=0, max_value=10_000),
     index=st.integers(min_value=0, max_value=200),

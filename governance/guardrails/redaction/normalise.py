@@ -42,6 +42,9 @@ _INVISIBLE = frozenset(
 # punctuation. Forms folding to spaces or other punctuation (the ellipsis, no-break space, fullwidth
 # CJK punctuation) are common in prose and hide no token: alone, they do not call for a view.
 _TOKEN_ASCII = frozenset(string.ascii_letters + string.digits + "_-+/=")
+# A fullwidth form or an escape stands for exactly one ASCII character, so its dot and tilde (which
+# tokens hold too) call for a view; the ellipsis and other prose forms folding to dots do not.
+_TOKEN_EXACT = _TOKEN_ASCII | frozenset(".~")
 # %20-%7E (printable ASCII) and %09, %0A, %0D, after any number of %25 (an escaped '%'). Only escapes
 # of token characters (letters, digits, + - . / = _) call for a view: %20 and %3A hide no token. So do
 # escaped line breaks (%0A, %0D) and backslashes (%5C, the start of a JSON "\n"), which join the lines
@@ -120,13 +123,15 @@ def _hiding_characters(text: str) -> bool:
 def _hiding_escape(hex_digits: str) -> str | None:
     """The character a ``\\uXXXX`` escape stands for, when it can hide or form a token."""
     char = chr(int(hex_digits, 16))
-    if char in _INVISIBLE or char in _TOKEN_ASCII or _folds_to_token(char):
+    if char in _INVISIBLE or char in _TOKEN_EXACT or _folds_to_token(char):
         return char
     return None
 
 
 def _folds_to_token(character: str) -> bool:
     folded = unicodedata.normalize("NFKC", character)
+    if "\uff01" <= character <= "\uff5e":  # the fullwidth form of one ASCII character
+        return folded in _TOKEN_EXACT
     return folded != character and not _TOKEN_ASCII.isdisjoint(folded)
 
 

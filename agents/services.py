@@ -24,6 +24,8 @@ from agents.models import (
 from agents.models.runs import TERMINAL_STATUSES
 from agents.providers.base import ProviderReply
 from agents.runtime.conversation import Conversation, conversation_request
+from agents.runtime.parts import snippet_selection
+from agents.runtime.pins import configuration_pins_take
 from agents.runtime.plan import (
     Redactions,
     SendRequest,
@@ -35,7 +37,7 @@ from agents.runtime.queue import step_enqueue
 from agents.runtime.record import served_model_calibrate
 from agents.runtime.send import governed_send, reply_limit_check
 from agents.scopes import SCOPES
-from agents.selectors import configuration_fallbacks, skills_usable_by
+from agents.selectors import catalog_token_of, configuration_fallbacks, skills_usable_by
 from agents.telemetry import run_span_attributes
 from agents.tokens import token_digest
 from config.logs import log_context_update
@@ -141,14 +143,15 @@ def run_create(
     ``input_data_class`` is the class of every message without its own). The task input's class
     defaults to the client's default class (docs/governance.md, "Sources"). The input, the caller
     context (names and texts) and the conversation are stored redacted, with one ``secret_redacted``
-    event per kind found. Nothing is stored or enqueued when validation fails, including a
+    event per kind found. The run pins the versions of its configuration, snippets and skills
+    (``agents/runtime/pins.py``). Nothing is stored or enqueued when validation fails, including a
     ``max_tokens`` above every active target's output limit (:class:`MaxTokensTooLarge`).
     """
     if not configuration.is_active:
         raise ConfigurationInactive(f"Configuration {configuration.identifier!r} is not active.")
     active, _ = active_targets((configuration.model, *configuration_fallbacks(configuration)))
     reply_limit_check(active, max_tokens)
-    _request_skills(api_client=api_client, skill_ids=request_skills)
+    skills = _request_skills(api_client=api_client, skill_ids=request_skills)
     data_class = input_data_class or (
         api_client.default_input_data_class if api_client else DataClass.SECRET_ADJACENT
     )
@@ -180,6 +183,13 @@ def run_create(
             conversation=stored_conversation(conversation, redactions) if conversation else {},
             request_skills=list(request_skills),
             max_tokens=max_tokens,
+            pins=configuration_pins_take(
+                configuration=configuration,
+                snippets=snippet_selection(
+                    configuration.snippet_tags, catalog_token_of(configuration)
+                ).snippets,
+                request_skills=skills,
+            ),
         )
         run.full_clean()
         run.save()

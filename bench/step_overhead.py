@@ -197,12 +197,17 @@ def _run_with_transcript(configuration: Any) -> str:
     """A run at step ``STEPS`` whose transcript holds 200 messages: each earlier step is an assistant
     message with ``CALLS_PER_STEP`` tool calls followed by their results."""
     from agents.models import AgentRun, AgentStep, RunMessage
+    from agents.runtime.pins import configuration_pins_take
+    from snippets.selectors import snippet_select
 
+    # Pinned as run_create pins a run: every step builds its context from these versions.
+    snippets = snippet_select(tags=configuration.snippet_tags).snippets
     run = AgentRun.objects.create(
         configuration=configuration,
         input_text="Summarise the findings.",
         input_data_class="public_content",
         next_step_index=STEPS,
+        pins=configuration_pins_take(configuration=configuration, snippets=snippets, request_skills=()),
     )
     messages, steps, position = [], [], 0
     for step in range(STEPS):

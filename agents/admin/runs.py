@@ -37,6 +37,10 @@ class StepColumnsMixin:
     def skipped(self, obj: AgentStep) -> str:
         return _skipped_label(obj)
 
+    @admin.display(description="Versions used")
+    def versions(self, obj: AgentStep) -> str:
+        return pins_label(obj.pins)
+
 
 class AgentStepInline(StepColumnsMixin, ReadOnlyAdminMixin, admin.TabularInline):
     model = AgentStep
@@ -45,10 +49,21 @@ class AgentStepInline(StepColumnsMixin, ReadOnlyAdminMixin, admin.TabularInline)
     show_change_link = True
     fields = (
         "index", "kind", "status", "model", "used_tokens", "cached_tokens", "cache_write_tokens",
-        "completion_tokens", "max_tokens", "max_tokens_clamped", "skipped", "finish_reason", "duration_ms",
-        "error_code",
+        "completion_tokens", "max_tokens", "max_tokens_clamped", "skipped", "versions", "finish_reason",
+        "duration_ms", "error_code",
     )  # fmt: skip
     readonly_fields = fields
+
+
+def pins_label(pins: object) -> str:
+    """Pinned versions as ``kind identifier @ history id``, one after another, in assembly order."""
+    if not isinstance(pins, list) or not pins:
+        return "—"
+    return "; ".join(
+        f"{pin.get('kind')} {pin.get('identifier')} @ {pin.get('history_id')}"
+        for pin in pins
+        if isinstance(pin, dict)
+    )
 
 
 def _skipped_label(step: AgentStep) -> str:
@@ -80,6 +95,7 @@ class AgentRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         (None, {"fields": ("id", "configuration", "api_client", "status", "termination_reason")}),
         ("Context usage", {"fields": ("context_usage", "usage_chart")}),
         ("Request", {"fields": ("input_data_class", "request_skills", "max_tokens", "cancel_requested")}),
+        ("Pinned versions", {"fields": ("versions",)}),
         (
             "Totals",
             {
@@ -96,7 +112,7 @@ class AgentRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     )
     readonly_fields = (
         "id", "configuration", "api_client", "status", "termination_reason", "context_usage", "usage_chart",
-        "input_data_class", "request_skills", "max_tokens", "cancel_requested", "prompt_tokens_total",
+        "input_data_class", "request_skills", "max_tokens", "cancel_requested", "versions", "prompt_tokens_total",
         "cached_tokens_total", "cache_write_tokens_total", "completion_tokens_total", "requeue_count",
         "error_code", "error_message", "created_at", "updated_at", "finished_at",
     )  # fmt: skip
@@ -120,6 +136,10 @@ class AgentRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         if used.value is None:
             return f"unavailable (window {window}, {usage.model})"
         return f"{used.value:,} of {window} ({used.provenance}, {usage.model})"
+
+    @admin.display(description="Versions the run started with")
+    def versions(self, obj: AgentRun) -> str:
+        return pins_label(obj.pins)
 
     @admin.display(description="Used tokens per step")
     def usage_chart(self, obj: AgentRun) -> str:
@@ -159,7 +179,8 @@ class AgentStepAdmin(StepColumnsMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
     fields = (
         "run", "index", "kind", "status", "model", "provider", "used_tokens", "reported_prompt_tokens",
         "estimated_prompt_tokens", "cached_tokens", "cache_write_tokens", "completion_tokens",
-        "usage_provenance", "context_window", "max_tokens", "max_tokens_clamped", "skipped", "breakdown_bar", "finish_reason", "calibration_ratio", "duration_ms", "error_code", "created_at",
+        "usage_provenance", "context_window", "max_tokens", "max_tokens_clamped", "skipped", "versions",
+        "breakdown_bar", "finish_reason", "calibration_ratio", "duration_ms", "error_code", "created_at",
     )  # fmt: skip
     readonly_fields = fields
 

@@ -46,6 +46,16 @@ class SkippedTargetSerializer(serializers.Serializer):
         ref_name = "SkippedTarget"
 
 
+class PinSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=["configuration", "snippet", "skill"])
+    identifier = serializers.CharField()
+    id = serializers.IntegerField(help_text="The row's id.")
+    history_id = serializers.IntegerField(help_text="The id of the row's history record: the version.")
+
+    class Meta:
+        ref_name = "PinnedVersion"
+
+
 class StepSerializer(serializers.Serializer):
     index = serializers.IntegerField()
     kind = serializers.CharField()
@@ -67,6 +77,9 @@ class StepSerializer(serializers.Serializer):
     )
     skipped_targets = SkippedTargetSerializer(
         many=True, help_text="Fallbacks not sent this step: its context could not fit their window."
+    )
+    pins = PinSerializer(
+        many=True, help_text="The content versions this step's context was built from, in assembly order."
     )
     finish_reason = serializers.CharField(allow_blank=True)
     duration_ms = serializers.IntegerField()
@@ -114,6 +127,11 @@ class RunSummarySerializer(serializers.Serializer):
 
 class RunDetailSerializer(RunSummarySerializer):
     context_usage = ContextUsageSerializer(help_text="The last completed step's prompt size.")
+    pins = PinSerializer(
+        many=True,
+        help_text="The content versions the run started with and every step uses (classification is "
+        "read live at each step).",
+    )
     steps = StepSerializer(many=True)
     messages = RunMessageSerializer(many=True, help_text="The transcript after the first user message.")
 
@@ -138,6 +156,7 @@ def step_body(step: AgentStep, default_model: LlmModel) -> dict[str, Any]:
         "max_tokens": step.max_tokens,
         "max_tokens_clamped": step.max_tokens_clamped,
         "skipped_targets": step.skipped_targets,
+        "pins": step.pins,
         "finish_reason": step.finish_reason,
         "duration_ms": step.duration_ms,
         "error_code": step.error_code,
@@ -179,6 +198,7 @@ def run_detail_body(run: AgentRun, *, receiver_zone: TrustZone) -> dict[str, Any
     return {
         **run_summary_body(run),
         "context_usage": run_usage(run).as_dict(),
+        "pins": run.pins,
         "steps": [step_body(step, run.configuration.model) for step in run.steps.select_related("model")],
         "messages": [message_body(m, readable.get(m.pk, True)) for m in messages],
     }

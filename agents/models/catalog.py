@@ -8,6 +8,7 @@ from typing import Any, cast
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import connections, models
+from simple_history.models import HistoricalRecords
 
 from agents.models.sql import Float, FloatFunctions, Table
 from agents.scopes import CLASSIFY_SCOPE
@@ -250,6 +251,9 @@ class Configuration(ClassifiedPromptModel):
         max_length=8, choices=ContextUsageNote.choices, default=ContextUsageNote.OFF
     )
     is_active = models.BooleanField(default=True)
+
+    # Versions a run pins its content to (agents/runtime/pins.py).
+    history = HistoricalRecords()
 
     class Meta(ClassifiedPromptModel.Meta):
         ordering = ["identifier"]

@@ -167,6 +167,9 @@ class AgentRun(models.Model):
     conversation = models.JSONField(default=dict, blank=True)
     request_skills = models.JSONField(default=list, blank=True)  # skill identifiers
     max_tokens = models.PositiveIntegerField(null=True, blank=True)
+    # The content versions the run started with, in the order they are assembled:
+    # [{kind, identifier, id, history_id}] (agents/runtime/pins.py). Empty: a run from before pinning.
+    pins = models.JSONField(default=list, blank=True)
     # Progress and ownership.
     next_step_index = models.PositiveIntegerField(default=0)
     lease_owner = models.CharField(max_length=200, blank=True)
@@ -231,6 +234,8 @@ class AgentStep(models.Model):
     # Targets not sent the call because it could not fit them: [{provider, model, reason, estimated,
     # budget, window}] (figures only).
     skipped_targets = models.JSONField(default=list, blank=True)
+    # The pinned content versions this step's context was built from: [{kind, identifier, id, history_id}].
+    pins = models.JSONField(default=list, blank=True)
     finish_reason = models.CharField(max_length=24, blank=True)
     calibration_ratio = models.FloatField(null=True, blank=True)
     duration_ms = models.PositiveIntegerField(default=0)

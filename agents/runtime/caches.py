@@ -10,6 +10,8 @@ test holds this table to that list.
 | `configuration_parts` | `agents/runtime/parts.py`       | database, configuration, token, block bytes  | a new catalogue token             |
 | `step_configurations` | `agents/runtime/parts.py`       | database, configuration, catalogue token     | a new catalogue token             |
 | `snippet_selections`  | `agents/runtime/parts.py`       | database, catalogue token, tags in order     | a new catalogue token             |
+| `pinned_versions`     | `agents/runtime/pins.py`        | database, kind, history record id            | nothing: history is immutable     |
+| `pinned_contents`     | `agents/runtime/pins.py`        | database, token, configuration, pins, bytes  | a new catalogue token             |
 | `redacted_texts`      | `agents/runtime/plan.py`        | the text                                     | nothing: pure                     |
 | `redacted_messages`   | `agents/runtime/plan.py`        | a transcript Message's identity              | nothing: immutable, held by entry |
 | `clean_texts`         | `agents/runtime/plan.py`        | a short text found clean (the guard's check) | nothing: pure                     |
@@ -31,7 +33,7 @@ and Django's cache framework (shared throttle counters that expire on their own)
 from __future__ import annotations
 
 from agents.providers.dispatch import ADAPTER_POOL
-from agents.runtime import parts
+from agents.runtime import parts, pins
 from agents.runtime.plan import REDACTION_MEMO
 from agents.runtime.transcript import TRANSCRIPTS
 from config.caches import RegisteredCache, caches_clear, registered_caches
@@ -39,6 +41,6 @@ from context_assembly.estimator import DEFAULT_CACHE
 from governance import policy
 
 # The owners of the caches above; importing them here registers every cache before anyone lists them.
-OWNERS = (parts, policy, ADAPTER_POOL, REDACTION_MEMO, TRANSCRIPTS, DEFAULT_CACHE)
+OWNERS = (parts, pins, policy, ADAPTER_POOL, REDACTION_MEMO, TRANSCRIPTS, DEFAULT_CACHE)
 
 __all__ = ["OWNERS", "RegisteredCache", "caches_clear", "registered_caches"]

@@ -16,6 +16,7 @@ from agents.models import Configuration, LlmModel
 from agents.providers.base import NO_OPTIONS, CallOptions, ProviderConfig
 from agents.providers.dispatch import Target
 from agents.runtime.parts import compose_skills, configuration_parts
+from agents.runtime.pins import PinnedContent
 from agents.selectors import configuration_sources, configuration_zone
 from agents.tools.gate import ToolPolicy, ToolVerdict, tools_offered
 from agents.tools.registry import Tool
@@ -76,6 +77,9 @@ class SendRequest:
     # Unsaved snippet versions selected in place of the saved ones: only for showing what an edit
     # would cost (agents/edit_effects.py); never set for a send.
     snippet_edits: tuple[SnippetEdit, ...] = ()
+    # A run's pinned content (agents/runtime/pins.py): its configuration fields, snippets and skills
+    # replace the live ones; None: the live content (completions, previews, runs from before pins).
+    pinned: PinnedContent | None = None
 
 
 CLEAN_TEXT_MAX_CHARS = 4096
@@ -359,11 +363,14 @@ def send_plan(*, configuration: Configuration, request: SendRequest) -> SendPlan
         if request.snippet_edits
         else parts.selection
     )
-    skills = (
-        compose_skills(configuration, parts.own_skills, request.request_skills)
-        if request.request_skills
-        else parts.skills
-    )
+    snippets = selection.snippets
+    if request.pinned is not None:
+        configuration = request.pinned.configuration(configuration)
+        snippets, skills = request.pinned.snippets, request.pinned.skills
+    elif request.request_skills:
+        skills = compose_skills(configuration, parts.own_skills, request.request_skills)
+    else:
+        skills = parts.skills
     if request.client_tools is None:
         offered, denied = tools_offered(tool_policy(configuration, zone, parts.disabled_tools))
     else:
@@ -380,7 +387,7 @@ def send_plan(*, configuration: Configuration, request: SendRequest) -> SendPlan
         task_input_data_class=request.input_data_class,
         task_input_identifier=request.task_input_identifier,
         system_prompt=redactions.text(_system_prompt(configuration, request)),
-        snippet_block=redactions.text(snippet_block(selection.snippets)),
+        snippet_block=redactions.text(snippet_block(snippets)),
         skill_block=redactions.text(skills.text),
         caller_context=tuple(
             ContextItem(
@@ -392,7 +399,7 @@ def send_plan(*, configuration: Configuration, request: SendRequest) -> SendPlan
         tool_specs=tool_specs,
         tail_note=request.tail_note,
         sources=(
-            *_configuration_sources(configuration, request, selection.snippets, skills.included),
+            *_configuration_sources(configuration, request, snippets, skills.included),
             *_transcript_sources(request),
             *_caller_sources(request),
         ),
@@ -413,7 +420,7 @@ def send_plan(*, configuration: Configuration, request: SendRequest) -> SendPlan
         options=redactions.options(request.options),
         redactions=dict(redactions.counts),
         request=request,
-        snippets=tuple(selection.snippets),
+        snippets=tuple(snippets),
         skills=skills,
         inactive=tuple(str(m) for m in inactive),
     )

@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from agents.models import AgentRun, AgentStep, RunMessage, StepStatus, TerminationReason
 from agents.runtime.leases import lease_claim, lease_renew, run_advance, run_finish
+from agents.runtime.pins import pinned_content, run_pins
 from agents.runtime.plan import SendPlan, send_plan
 from agents.runtime.queue import step_enqueue
 from agents.runtime.record import StepRecord, completed_step_record, step_record
@@ -143,7 +144,9 @@ def _event_context(run: AgentRun, plan: SendPlan, step_index: int) -> EventConte
 def _model_phase(run: AgentRun, step_index: int, worker: str) -> StepOutcome | RunMessage:
     """The model call and its record; the assistant message it stored, or how the run ended."""
     started = time.monotonic()
-    request = run_request(run, run_context(run))
+    pins = run_pins(run)
+    pinned = pinned_content(configuration=run.configuration, pins=pins) if pins else None
+    request = run_request(run, run_context(run), pinned)
     plan = send_plan(configuration=run.configuration, request=request)
     outcome = governed_send(plan, _event_context(run, plan, step_index), max_tokens=run.max_tokens)
     record = StepRecord(

@@ -6,6 +6,7 @@ from dataclasses import replace
 from typing import Any
 
 from agents.models import AgentRun, AgentStep, ContextUsageNote, LlmModel, RunMessage, StepStatus
+from agents.runtime.pins import PinnedContent
 from agents.runtime.plan import SendRequest, model_profile
 from config.caches import cache_register
 from config.lru import LruCache
@@ -120,12 +121,16 @@ cache_register(
 )
 
 
-def run_request(run: AgentRun, context: RunContext) -> SendRequest:
+def run_request(run: AgentRun, context: RunContext, pinned: PinnedContent | None = None) -> SendRequest:
     """The send of a run's next step: its stored request and, after a conversation's messages (for a
-    run started with messages), its own transcript."""
+    run started with messages), its own transcript; with ``pinned``, built from the run's pinned
+    content."""
     transcript, classes = TRANSCRIPTS.read(run)
     tail_note = None
-    if run.configuration.context_usage_note == ContextUsageNote.TAIL:
+    note = run.configuration.context_usage_note
+    if pinned is not None:
+        note = pinned.configuration_fields.get("context_usage_note", note)
+    if note == ContextUsageNote.TAIL:
         tail_note = render_tail_note(context.context_usage)
     request = SendRequest(
         task_input=run.input_text,
@@ -135,6 +140,7 @@ def run_request(run: AgentRun, context: RunContext) -> SendRequest:
         transcript_classes=classes,
         request_skills=tuple(skills_in_order(skill_ids=run.request_skills)),
         tail_note=tail_note,
+        pinned=pinned,
     )
     return _with_conversation(request, run.conversation) if run.conversation else request
 

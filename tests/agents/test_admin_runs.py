@@ -10,9 +10,10 @@ from django.contrib.admin.models import LogEntry
 from agents.models import AgentRun, AgentStep, RunStatus
 from agents.services import run_create
 from governance.vocabulary import DataClass
+from snippets.models import Snippet
 from tests.agents.runs import fake_configuration, run_to_end
 from tests.editors import editor_make
-from tests.factories import configuration_make
+from tests.factories import configuration_make, snippet_make
 from tests.fakes.provider_server import Reply
 
 pytestmark = pytest.mark.django_db
@@ -96,3 +97,19 @@ def test_editors_see_runs_but_cannot_cancel_them(client):
     assert response.status_code == 200  # the action is not offered: "No action selected"
     assert (run.status, run.cancel_requested) == ("queued", False)
     assert LogEntry.objects.count() == 0
+
+
+def test_run_page_lists_the_versions_the_run_and_each_step_used(
+    admin_client, fake_provider, django_capture_on_commit_callbacks
+):
+    configuration = fake_configuration(fake_provider, snippet_tags=["tone"])
+    snippet = snippet_make(tags=("tone",), identifier="tone", text="Write warmly.")
+    fake_provider.script(Reply(text="done"))
+    run = run_to_end(django_capture_on_commit_callbacks, configuration)
+    version = Snippet.history.filter(id=snippet.pk).latest("history_id").history_id
+    configured = configuration.history.latest("history_id").history_id
+
+    html = admin_client.get(f"/admin/agents/agentrun/{run.pk}/change/").content.decode()
+
+    listed = f"configuration {configuration.identifier} @ {configured}; snippet tone @ {version}"
+    assert html.count(listed) == 2  # the run's pins, and the one step's

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db
 def test_the_table_lists_exactly_the_registered_caches():
     listed = re.findall(r"^\| `(\w+)` ", caches.__doc__ or "", flags=re.MULTILINE)
     assert sorted(listed) == [entry.name for entry in registered_caches()]
-    assert len(listed) == len(set(listed)) == 10
+    assert len(listed) == len(set(listed)) == 12
     assert all(entry.key and entry.invalidation for entry in registered_caches())
 
 

@@ -156,6 +156,7 @@ def _current_records(kind: str, rows: Sequence[models.Model]) -> dict[tuple[str,
     history = _history(kind)
     newest = (
         history.filter(id__in=[row.pk for row in rows])
+        .order_by()
         .values("id")
         .annotate(newest=models.Max("history_id"))
         .values_list("newest", flat=True)

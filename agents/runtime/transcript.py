@@ -138,7 +138,8 @@ def run_request(run: AgentRun, context: RunContext, pinned: PinnedContent | None
         caller_context=tuple(_item(item) for item in run.caller_context),
         transcript=transcript,
         transcript_classes=classes,
-        request_skills=tuple(skills_in_order(skill_ids=run.request_skills)),
+        # A pinned run's skills are among its pins: the live rows are not read again.
+        request_skills=tuple(skills_in_order(skill_ids=run.request_skills)) if pinned is None else (),
         tail_note=tail_note,
         pinned=pinned,
     )

@@ -47,7 +47,7 @@ class SkippedTargetSerializer(serializers.Serializer):
 
 
 class PinSerializer(serializers.Serializer):
-    kind = serializers.ChoiceField(choices=["configuration", "snippet", "skill"])
+    kind = serializers.CharField(help_text="configuration, snippet or skill.")
     identifier = serializers.CharField()
     id = serializers.IntegerField(help_text="The row's id.")
     history_id = serializers.IntegerField(help_text="The id of the row's history record: the version.")

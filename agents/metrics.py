@@ -94,6 +94,22 @@ def provider_call_timed(complete: Callable[[], Reply], *, provider: str, model: 
     return reply
 
 
+def provider_stream_ended(
+    *,
+    provider: str,
+    model: str,
+    started: float,
+    error: BaseException | None = None,
+    usage: _Usage | None = None,
+) -> None:
+    """One attempt of a streamed provider call, counted and timed as :func:`provider_call_timed`
+    counts a whole one: from ``started`` (``time.perf_counter()`` before the request) to the stream's
+    end, or to the ``error`` that ended it; the reply's tokens counted when the stream finished."""
+    _provider_call(provider, model, failure_class(error) if error is not None else "ok", started)
+    if usage is not None:
+        _tokens(model, usage)
+
+
 def _provider_call(provider: str, model: str, outcome: str, started: float) -> None:
     PROVIDER_CALLS.labels(provider=provider, model=model, outcome=outcome).inc()
     PROVIDER_CALL_SECONDS.labels(provider=provider, model=model, outcome=outcome).observe(

@@ -1,22 +1,24 @@
-"""``GET runs/{id}/events``: Server-Sent Events of a run's steps, then the run once it is terminal.
+"""``GET runs/{id}/events``: Server-Sent Events of a run's steps as they happen, then the run.
 
-One ``step`` event per recorded step (``id`` = the step index, ``data`` = the step as in the run
-detail), then one ``run`` event with the run summary when the run has finished. The stream carries
-no transcript text: steps are figures and codes, the summary's error message is stored redacted and
-names sources by identifier and position only. ``Last-Event-ID``
-resumes after that step. The stream polls the database every :data:`POLL_SECONDS` and ends after
+While a step runs, ``delta`` events carry the model's text as it arrives (``{"step", "text"}``,
+redacted as it streams: ``governance/guardrails/redaction/streaming.py``), and ``tool_call`` events
+each call the model asked for (``{"step", "id", "name", "arguments"}``, redacted); they carry no id
+(``agents/runtime/live.py``). One ``step`` event per recorded step (``id`` = the step index, ``data``
+= the step as in the run detail), then one ``run`` event when the run has finished: the run summary
+and its ``answer`` (the final assistant turn as stored, redacted; null unless completed), the same
+text the run detail shows. Nothing else of the transcript is sent: tool results never are, the
+summary's error message is stored redacted and names sources by identifier and position only.
+``Last-Event-ID`` resumes after that step (live events of later steps still buffered are sent again). The stream polls the database every :data:`POLL_SECONDS` and ends after
 ``?timeout=`` seconds (default 30, at most 120) with a ``timeout`` event, so a client reconnects
 with ``Last-Event-ID`` instead of holding a worker forever.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 from typing import Any
 
-from django.core.serializers.json import DjangoJSONEncoder
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -28,7 +30,9 @@ from rest_framework.views import APIView
 
 from agents.apis.run_output import RunSummarySerializer, StepSerializer, run_summary_body, step_body
 from agents.apis.runs import client_run
-from agents.models import AgentRun, AgentStep
+from agents.apis.sse import release_db_connection, sse_comment, sse_event, sse_response, sse_retry
+from agents.models import AgentRun, AgentStep, RunMessage
+from agents.runtime.live import LiveChannel, live_channel
 from config.api import error_responses
 
 POLL_SECONDS = 0.5
@@ -49,43 +53,84 @@ class JsonErrorsNegotiation(BaseContentNegotiation):
         return renderer, renderer.media_type
 
 
-def sse(event: str, data: Any, *, event_id: int | None = None) -> str:
-    lines = [f"id: {event_id}"] if event_id is not None else []
-    lines += [f"event: {event}", "data: " + json.dumps(data, cls=DjangoJSONEncoder, separators=(",", ":"))]
-    return "\n".join(lines) + "\n\n"
-
-
 def _last_event_id(request: Request) -> int:
     raw = request.headers.get("Last-Event-ID", "").strip()
     return int(raw) if raw.isdigit() and len(raw) < 10 else -1
 
 
-def run_event_stream(run: AgentRun, *, after: int, timeout: float) -> Iterator[str]:
-    """Steps with an index above ``after`` as they land, then the run when it is terminal.
+def run_event_stream(run: AgentRun, *, after: int, timeout: float) -> Iterator[bytes]:
+    """Steps with an index above ``after`` as they land, the live events of the steps not yet
+    recorded as they happen, then the run with its answer when it is terminal.
 
     The run's status is read **before** its steps on every poll: a run seen terminal has stored all
-    its steps, so the final poll cannot miss one that landed in between.
+    its steps, so the final poll cannot miss one that landed in between. A step's live events come
+    before its ``step`` event (they are published while it runs). The database connection is
+    released after every poll, so a stream waiting for the next event holds none.
     """
     deadline = time.monotonic() + timeout
     last_write = time.monotonic()
     serving = run.configuration.model
-    yield "retry: 2000\n\n"
+    live = live_channel()
+    seen: str | None = None
+    yield sse_retry(2000)
     while True:
         current = AgentRun.objects.select_related("configuration").get(pk=run.pk)
         steps = AgentStep.objects.filter(run_id=run.pk, index__gt=after).select_related("model")
-        for step in steps.order_by("index"):
-            yield sse("step", StepSerializer(step_body(step, serving)).data, event_id=step.index)
-            after, last_write = step.index, time.monotonic()
-        if current.is_terminal:
-            yield sse("run", RunSummarySerializer(run_summary_body(current)).data)
+        bodies = [
+            (step.index, StepSerializer(step_body(step, serving)).data) for step in steps.order_by("index")
+        ]
+        final = _final_event(current) if current.is_terminal else None
+        release_db_connection()
+        pending, seen = _live_events(live, run, seen, after, 0)
+        for index, body in bodies:
+            yield from (event for step, event in pending if step <= index)
+            pending = [(step, event) for step, event in pending if step > index]
+            yield sse_event(body, event="step", event_id=index)
+            after, last_write = index, time.monotonic()
+        yield from (event for _, event in pending)
+        if final is not None:
+            yield final
             return
         if time.monotonic() >= deadline:
-            yield sse("timeout", {"run": str(run.pk), "status": current.status, "last_event_id": after})
+            yield sse_event(
+                {"run": str(run.pk), "status": current.status, "last_event_id": after}, event="timeout"
+            )
             return
         if time.monotonic() - last_write >= KEEPALIVE_SECONDS:
-            yield ": keep-alive\n\n"
+            yield sse_comment("keep-alive")
             last_write = time.monotonic()
-        time.sleep(POLL_SECONDS)
+        poll_end = min(time.monotonic() + POLL_SECONDS, deadline)
+        while (remaining := poll_end - time.monotonic()) > 0:
+            pending, seen = _live_events(live, run, seen, after, remaining)
+            if pending:
+                last_write = time.monotonic()
+            yield from (event for _, event in pending)
+
+
+def _live_events(
+    live: LiveChannel, run: AgentRun, seen: str | None, after: int, timeout: float
+) -> tuple[list[tuple[int, bytes]], str | None]:
+    """The live events of steps above ``after`` published since ``seen``, each with its step and
+    encoded, and the new ``seen``. Waits up to ``timeout`` seconds for one."""
+    fresh = live.read(str(run.pk), seen, timeout)
+    steps = [(int(event.data.get("step", -1)), event) for event in fresh]
+    events = [(step, sse_event(event.data, event=event.name)) for step, event in steps if step > after]
+    return events, fresh[-1].position if fresh else seen
+
+
+def _final_event(run: AgentRun) -> bytes:
+    """The ``run`` event: the run summary and its ``answer``, the text of the final assistant turn
+    as stored (redacted), or null when the run ended without one."""
+    summary = dict(RunSummarySerializer(run_summary_body(run)).data)
+    answer = (
+        RunMessage.objects.filter(run=run, role="assistant")
+        .order_by("-step_index")
+        .values_list("content", flat=True)
+        .first()
+        if run.status == "completed"
+        else None
+    )
+    return sse_event({**summary, "answer": answer}, event="run")
 
 
 class RunEventsApi(APIView):
@@ -102,9 +147,10 @@ class RunEventsApi(APIView):
         tags=["runs"],
         summary="Stream a run's steps as Server-Sent Events",
         description=(
-            "Events: `step` (id = step index, data = a Step), `run` (data = the run summary; last), "
-            "`timeout` (the stream's time is up; reconnect with Last-Event-ID). Resume with the "
-            "`Last-Event-ID` header."
+            "Events: `delta` (the model's text as it arrives: step, text; redacted), `tool_call` (step, "
+            "id, name, arguments; redacted), `step` (id = step index, data = a Step), `run` (data = the "
+            "run summary and its `answer`; last), `timeout` (the stream's time is up; reconnect with "
+            "Last-Event-ID). Resume with the `Last-Event-ID` header."
         ),
         parameters=[
             FilterSerializer,
@@ -124,7 +170,4 @@ class RunEventsApi(APIView):
         stream = run_event_stream(
             run, after=_last_event_id(request), timeout=filters.validated_data["timeout"]
         )
-        response = StreamingHttpResponse(stream, content_type="text/event-stream; charset=utf-8")
-        response["Cache-Control"] = "no-cache"
-        response["X-Accel-Buffering"] = "no"  # a proxy must pass events through, not buffer them
-        return response
+        return sse_response(request, stream)

@@ -32,11 +32,17 @@ Usage: ``prompt_tokens`` = ``input_tokens`` + ``cache_read_input_tokens`` +
 ``cached_tokens`` = ``cache_read_input_tokens``; ``cache_write_tokens`` =
 ``cache_creation_input_tokens``. Streams are read as raw events (``stream=True``), so a
 stream without usage yields :meth:`Usage.unavailable` instead of the SDK helper's ``AttributeError``.
+They are handed on as the same typed deltas as OpenAI's (:class:`~agents.providers.base.StreamDelta`):
+``text_delta`` pieces as text, each ``tool_use`` block as a tool call numbered in the order the calls
+open (its id and name first, then its ``partial_json`` pieces), usage at ``message_delta`` (merged with
+``message_start``'s, as the figures are cumulative), the finish after ``message_stop``. Thinking blocks
+are not handed on.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,7 +59,12 @@ from agents.providers.base import (
     ProviderReply,
     SdkAdapter,
     SdkErrors,
+    StreamDelta,
+    StreamFinish,
+    TextDelta,
+    ToolCallDelta,
     Usage,
+    UsageDelta,
 )
 from context_assembly.messages import ImagePart, Message, ToolCall, ToolSpec, thaw_json
 
@@ -226,11 +237,12 @@ class _Block:
     id: str | None = None
     name: str | None = None
     pieces: list[str] = field(default_factory=list)
+    tool_index: int = -1  # the position among the reply's tool calls (tool_use blocks only)
 
 
 @dataclass
 class _StreamState:
-    """What the raw events of one stream have said so far."""
+    """What the raw events of one stream have said so far; :meth:`add` returns what an event adds."""
 
     response_id: str = ""
     model_id: str = ""
@@ -239,30 +251,45 @@ class _StreamState:
     start_usage: Any = None
     delta_usage: Any = None
     stopped: bool = False
+    tool_calls: int = 0
 
-    def add(self, event: Any) -> None:
+    def add(self, event: Any) -> list[StreamDelta]:
         kind = event.type
         if kind == "message_start":
             self.response_id, self.model_id = event.message.id, event.message.model
             self.start_usage = event.message.usage
         elif kind == "content_block_start":
-            block = event.content_block
-            self.blocks[event.index] = _Block(
-                block.type, getattr(block, "id", None), getattr(block, "name", None)
-            )
+            return self._open_block(event.index, event.content_block)
         elif kind == "content_block_delta":
-            self._add_delta(event.index, event.delta)
+            return self._add_delta(event.index, event.delta)
         elif kind == "message_delta":
             self.stop_reason = event.delta.stop_reason or self.stop_reason
             self.delta_usage = event.usage
+            return [UsageDelta(normalise_usage(self.start_usage, self.delta_usage))]
         elif kind == "message_stop":
             self.stopped = True
+        return []
 
-    def _add_delta(self, index: int, delta: Any) -> None:
+    def _open_block(self, index: int, content_block: Any) -> list[StreamDelta]:
+        block = _Block(
+            content_block.type, getattr(content_block, "id", None), getattr(content_block, "name", None)
+        )
+        self.blocks[index] = block
+        if block.kind != "tool_use":
+            return []
+        block.tool_index, self.tool_calls = self.tool_calls, self.tool_calls + 1
+        return [ToolCallDelta(block.tool_index, block.id, block.name, "")]
+
+    def _add_delta(self, index: int, delta: Any) -> list[StreamDelta]:
+        block = self.blocks[index]
         if delta.type == "text_delta":
-            self.blocks[index].pieces.append(delta.text)
-        elif delta.type == "input_json_delta":
-            self.blocks[index].pieces.append(delta.partial_json)
+            block.pieces.append(delta.text)
+            return [TextDelta(delta.text)] if delta.text and block.kind == "text" else []
+        if delta.type == "input_json_delta":
+            block.pieces.append(delta.partial_json)
+            if block.kind == "tool_use" and delta.partial_json:
+                return [ToolCallDelta(block.tool_index, None, None, delta.partial_json)]
+        return []
 
 
 def _sampling(call: ProviderCall) -> dict[str, Any]:
@@ -344,11 +371,18 @@ class AnthropicAdapter(SdkAdapter[anthropic.Anthropic]):
             response_id=reply.id or "",
         )
 
-    def _send_stream(self, call: ProviderCall, body: dict[str, Any]) -> ProviderReply:
+    def _open_stream(
+        self, call: ProviderCall, body: dict[str, Any]
+    ) -> tuple[Iterator[StreamDelta], Callable[[], None]]:
+        # create() sends the request and raises for an error status before returning the stream.
+        stream = self._client.messages.create(**body)
+        self.require_event_stream(stream.response.headers.get("content-type", ""), stream.close)
+        return self._deltas(call, stream), stream.close
+
+    def _deltas(self, call: ProviderCall, stream: Any) -> Iterator[StreamDelta]:
         state = _StreamState()
-        with self._client.messages.create(**body) as stream:
-            for event in stream:
-                state.add(event)
+        for event in stream:
+            yield from state.add(event)
         if not state.stopped:
             # The body ended without message_stop: as incomplete as a dropped connection.
             raise self.error(FailureClass.CONNECTION, "the stream ended before message_stop")
@@ -360,13 +394,15 @@ class AnthropicAdapter(SdkAdapter[anthropic.Anthropic]):
             elif block.kind == "tool_use":
                 arguments = _arguments(json.loads("".join(block.pieces) or "{}"))
                 calls.append(self.tool_call(block.id, block.name, arguments, len(calls)))
-        return ProviderReply(
-            text="".join(text),
-            tool_calls=tuple(calls),
-            finish_reason=finish_reason(state.stop_reason),
-            usage=normalise_usage(state.start_usage, state.delta_usage),
-            model_id=state.model_id or call.model_id,
-            response_id=state.response_id,
+        yield StreamFinish(
+            ProviderReply(
+                text="".join(text),
+                tool_calls=tuple(calls),
+                finish_reason=finish_reason(state.stop_reason),
+                usage=normalise_usage(state.start_usage, state.delta_usage),
+                model_id=state.model_id or call.model_id,
+                response_id=state.response_id,
+            )
         )
 
 

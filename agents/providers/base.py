@@ -10,9 +10,10 @@ retry or walk fallbacks.
 
 from __future__ import annotations
 
+import logging
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
@@ -38,10 +39,18 @@ __all__ = [
     "ProviderConfig",
     "ProviderError",
     "ProviderReply",
+    "ProviderStream",
     "SdkErrors",
+    "StreamDelta",
+    "StreamFinish",
+    "TextDelta",
+    "ToolCallDelta",
     "Usage",
+    "UsageDelta",
     "chat_completions_body",
 ]
+
+logger = logging.getLogger("agents.providers")
 
 FinishReason = Literal["stop", "tool_calls", "length", "content_filter", "other"]
 FINISH_REASONS: tuple[str, ...] = ("stop", "tool_calls", "length", "content_filter", "other")
@@ -262,6 +271,115 @@ class ProviderReply:
             raise ValueError(f"finish_reason must be one of {', '.join(FINISH_REASONS)}")
 
 
+# --- streams ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of the reply's text, as the provider sent it (never empty)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallDelta:
+    """A piece of tool call number ``index`` (0-based, in the order the calls open). ``id`` and ``name``
+    come with the call's first piece only (None afterwards); ``arguments`` is the next fragment of its
+    JSON text, to be concatenated by ``index``."""
+
+    index: int
+    id: str | None
+    name: str | None
+    arguments: str
+
+
+@dataclass(frozen=True)
+class UsageDelta:
+    """The call's usage, once the provider reported it (before :class:`StreamFinish`)."""
+
+    usage: Usage
+
+
+@dataclass(frozen=True)
+class StreamFinish:
+    """The last delta of a stream that ended as it should: the whole reply, exactly what
+    :meth:`ProviderAdapter.complete` returns for the same call (tool-call arguments normalised as
+    there)."""
+
+    reply: ProviderReply
+
+
+StreamDelta = TextDelta | ToolCallDelta | UsageDelta | StreamFinish
+
+
+class ProviderStream(Iterator[StreamDelta]):
+    """An open stream: the request was sent and the provider answered with a success status, the body
+    is still arriving. Iterating yields :class:`StreamDelta` values and ends right after one
+    :class:`StreamFinish`; a stream cut short (no finish from the provider) raises
+    :class:`ProviderError` (``connection``), never ends quietly. Only :class:`ProviderError` escapes.
+    Closing (also on leaving a ``with`` block, or after an error) releases the connection; idempotent.
+    """
+
+    def __init__(
+        self,
+        deltas: Iterator[StreamDelta],
+        *,
+        close: Callable[[], None],
+        classify: Callable[[Exception], ProviderError],
+    ) -> None:
+        self._deltas = deltas
+        self._close = close
+        self._classify = classify
+        self.closed = False
+
+    def __next__(self) -> StreamDelta:
+        if self.closed:
+            raise StopIteration
+        try:
+            return next(self._deltas)
+        except StopIteration:
+            self.close()
+            raise
+        except ProviderError:
+            self.close()
+            raise
+        except Exception as exc:
+            self.close()
+            raise self._classify(exc) from None
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            try:
+                self._close()
+            except Exception as exc:  # releasing a socket must not mask the stream's own outcome
+                logger.warning("closing a provider stream failed: %s", type(exc).__name__)
+
+    def __enter__(self) -> ProviderStream:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def reply_of(stream: Iterator[StreamDelta]) -> ProviderReply:
+    """The whole reply of ``stream`` (read to its end). Raises :class:`ProviderError`."""
+    for delta in stream:
+        if isinstance(delta, StreamFinish):
+            return delta.reply
+    raise TypeError("a provider stream ended without its finish")  # ProviderStream never does
+
+
+def deltas_of(reply: ProviderReply) -> Iterator[StreamDelta]:
+    """A whole reply as the deltas a stream of it would carry: the text, each tool call, usage, finish."""
+    if reply.text:
+        yield TextDelta(reply.text)
+    for index, tool_call in enumerate(reply.tool_calls):
+        yield ToolCallDelta(index, tool_call.id, tool_call.name, tool_call.arguments)
+    yield UsageDelta(reply.usage)
+    yield StreamFinish(reply)
+
+
 def chat_completions_body(call: ProviderCall) -> dict[str, Any]:
     """The OpenAI Chat Completions body of ``call`` (model, messages, reply limit, tools, temperature);
     the wire-neutral shape, also what the offline ``local`` provider receives."""
@@ -354,6 +472,42 @@ class ProviderAdapter(ABC):
         """Build the body of ``call`` and send it once, without a guard pass. Raises :class:`ProviderError`."""
         return self.send(call, self.request_body(call))
 
+    def stream(self, call: ProviderCall, body: dict[str, Any]) -> ProviderStream:
+        """Send ``body`` once and return the open stream of its reply (no retries here). ``call`` must
+        ask for a stream (``call.stream``) and ``body`` be :meth:`request_body` of it. Opening raises
+        :class:`ProviderError` for anything the provider answers before its first byte of content (a
+        refused key, a rate limit, a server error); the stream raises it for what breaks later."""
+        if not call.stream:
+            raise ValueError("stream() needs a call with stream=True")
+        try:
+            deltas, close = self._open_stream(call, body)
+        except ProviderError:
+            raise
+        except Exception as exc:
+            raise self.classify(exc) from None
+        return ProviderStream(deltas, close=close, classify=self.classify)
+
+    def _open_stream(
+        self, call: ProviderCall, body: dict[str, Any]
+    ) -> tuple[Iterator[StreamDelta], Callable[[], None]]:
+        """The deltas of the reply and how to release its connection. By default the whole reply is
+        awaited and then handed over as deltas (an adapter that cannot stream still can be streamed)."""
+        return deltas_of(self._send(call, body)), _nothing
+
+    def require_event_stream(self, content_type: str, close: Callable[[], None]) -> None:
+        """Refuse a success answer to a stream request that is not an event stream (a server that
+        ignored ``stream``, or a proxy's page) as ``malformed``, closing it: read as events it would
+        end without a finish and pass for a dropped connection, which is retried."""
+        if not content_type.lower().startswith("text/event-stream"):
+            close()
+            raise self.error(
+                FailureClass.MALFORMED, "the stream request was not answered with an event stream"
+            )
+
+    def classify(self, exc: Exception) -> ProviderError:
+        """``exc`` (raised by the SDK or the transport) as the :class:`ProviderError` it stands for."""
+        return provider_error_from(exc, provider=self.config.identifier, sdk=self.sdk_errors)
+
     @abstractmethod
     def _request_body(self, call: ProviderCall) -> dict[str, Any]: ...
 
@@ -379,6 +533,10 @@ class ProviderAdapter(ABC):
         return ToolCall(id=call_id or f"call_{index}", name=name, arguments=arguments)
 
 
+def _nothing() -> None:
+    return None
+
+
 class _Closable(Protocol):
     def close(self) -> None: ...
 
@@ -401,10 +559,15 @@ class SdkAdapter(ProviderAdapter, Generic[ClientT]):
         self._client.close()
 
     def _send(self, call: ProviderCall, body: dict[str, Any]) -> ProviderReply:
-        return self._send_stream(call, body) if call.stream else self._send_whole(call, body)
+        if not call.stream:
+            return self._send_whole(call, body)
+        with self.stream(call, body) as stream:
+            return reply_of(stream)
 
     @abstractmethod
     def _send_whole(self, call: ProviderCall, body: dict[str, Any]) -> ProviderReply: ...
 
     @abstractmethod
-    def _send_stream(self, call: ProviderCall, body: dict[str, Any]) -> ProviderReply: ...
+    def _open_stream(
+        self, call: ProviderCall, body: dict[str, Any]
+    ) -> tuple[Iterator[StreamDelta], Callable[[], None]]: ...

@@ -17,18 +17,28 @@ Policy (fallbacks: docs/decisions/0001-fallbacks-are-models.md):
 
 Every body goes through the send's guard pass (:class:`~agents.providers.guard.WireGuard`), once per
 target, right before its first attempt: this is the one place every adapter's request passes.
+
+Streams (:func:`stream_with_fallbacks`) follow the same policy **until the first delta**: an attempt
+opens the stream and reads its first delta, and a failure up to there (an error status, a refused
+connection, a stream that ends before it says anything) is retried and walks the fallbacks exactly
+as above. Once a delta has arrived it has been handed on to the caller, who may have forwarded it to
+its own client; so from then on the target is committed: a failure later in the stream raises
+:class:`ProviderError` to the caller and nothing is retried or sent elsewhere.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from django.utils.module_loading import import_string
 
+from agents.metrics import provider_stream_ended
 from agents.providers.base import (
     FailureClass,
     ProviderAdapter,
@@ -36,6 +46,9 @@ from agents.providers.base import (
     ProviderConfig,
     ProviderError,
     ProviderReply,
+    ProviderStream,
+    StreamDelta,
+    StreamFinish,
 )
 from agents.providers.guard import WireGuard
 from agents.telemetry import provider_call_observed
@@ -108,6 +121,34 @@ class DispatchResult:
     reply: ProviderReply
     served_index: int
     attempts: tuple[Attempt, ...]
+
+
+@dataclass
+class StreamDispatch:
+    """A stream that has started: ``deltas`` yields every delta of the serving target from the first
+    (already received) on, ending with its :class:`~agents.providers.base.StreamFinish`, and raises
+    :class:`ProviderError` if the stream breaks later (no retry, no fallback). ``attempts`` lists the
+    attempts up to the first delta. Close it (or leave its ``with`` block) to release the connection
+    when the deltas are not read to the end."""
+
+    deltas: Iterator[StreamDelta]
+    served_index: int
+    attempts: tuple[Attempt, ...]
+    stream: ProviderStream
+
+    def close(self) -> None:
+        self.stream.close()
+
+    def __enter__(self) -> StreamDispatch:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+Outcome = TypeVar("Outcome")
+# One attempt on one target: the adapter, the call and the body it sends; raises ProviderError.
+Perform = Callable[[ProviderAdapter, ProviderCall, dict[str, Any]], Outcome]
 
 
 def adapter_for(config: ProviderConfig) -> ProviderAdapter:
@@ -193,14 +234,90 @@ def complete_with_fallbacks(
     :class:`ProviderError` (``context_overflow`` when every target was skipped), or the guard's
     ``LateRedactionOverflow`` (then nothing was sent to that target).
     """
+    attempts: list[Attempt] = []
+    reply, index = _first_success(targets, call, attempts, guard, sleep, prepare, _sent)
+    return DispatchResult(reply=reply, served_index=index, attempts=tuple(attempts))
+
+
+def stream_with_fallbacks(
+    targets: Sequence[Target],
+    call: ProviderCall,
+    *,
+    guard: WireGuard | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    prepare: Prepare | None = None,
+) -> StreamDispatch:
+    """:func:`complete_with_fallbacks` with each target's call sent as a stream: the stream of the
+    first target whose stream yields a first delta. Retries and fallbacks apply up to that delta only
+    (see the module docstring). Raises :class:`ProviderError` (every attempt listed) or the guard's
+    ``LateRedactionOverflow``."""
+    attempts: list[Attempt] = []
+    (first, stream), index = _first_success(targets, call, attempts, guard, sleep, prepare, _opened)
+    return StreamDispatch(
+        deltas=itertools.chain((first,), stream), served_index=index, attempts=tuple(attempts), stream=stream
+    )
+
+
+def _sent(adapter: ProviderAdapter, call: ProviderCall, body: dict[str, Any]) -> ProviderReply:
+    config = adapter.config
+    return provider_call_observed(
+        lambda: adapter.send(call, body), provider=config.identifier, kind=config.kind, model=call.model_id
+    )
+
+
+def _opened(
+    adapter: ProviderAdapter, call: ProviderCall, body: dict[str, Any]
+) -> tuple[StreamDelta, ProviderStream]:
+    """The first delta of a new stream, and the stream (counted and timed to its end,
+    ``agents/metrics.py``); a stream that fails before its first delta is closed."""
+    ended = functools.partial(
+        provider_stream_ended,
+        provider=adapter.config.identifier,
+        model=call.model_id,
+        started=time.perf_counter(),
+    )
+    try:
+        stream = adapter.stream(call, body)
+        first = next(stream)
+    except ProviderError as error:
+        ended(error=error)
+        raise
+    except StopIteration:  # unreachable: a provider stream ends with a finish or raises
+        stream.close()
+        raise adapter.error(FailureClass.MALFORMED, "the stream ended before its first delta") from None
+    deltas = _observed(itertools.chain((first,), stream), ended)
+    return next(deltas), ProviderStream(deltas, close=stream.close, classify=adapter.classify)
+
+
+def _observed(deltas: Iterator[StreamDelta], ended: Callable[..., None]) -> Iterator[StreamDelta]:
+    try:
+        for delta in deltas:
+            if isinstance(delta, StreamFinish):
+                ended(usage=delta.reply.usage)
+            yield delta
+    except ProviderError as error:
+        ended(error=error)
+        raise
+
+
+def _first_success(
+    targets: Sequence[Target],
+    call: ProviderCall,
+    attempts: list[Attempt],
+    guard: WireGuard | None,
+    sleep: Callable[[float], None],
+    prepare: Prepare | None,
+    perform: Perform[Outcome],
+) -> tuple[Outcome, int]:
+    """``perform``'s result on the first target where it succeeds, and that target's index (see the
+    module docstring for the walk); raises the last :class:`ProviderError` with every attempt."""
     if not targets:
         raise ProviderError(
             "no provider to send the call to",
             failure_class=FailureClass.CONFIGURATION,
             provider="",
         )
-    attempts: list[Attempt] = []
-    outcome: ProviderReply | ProviderError | None = None
+    error: ProviderError | None = None
     for index, target in enumerate(targets):
         config, model_id, capabilities = Target(*target)
         target_call, target_guard = call, guard
@@ -213,21 +330,22 @@ def complete_with_fallbacks(
                 continue
             target_call, target_guard = prepared.call, prepared.guard
         target_call = _call_for(target_call, model_id, capabilities or target_call.capabilities)
-        outcome = _try_target(index, config, target_call, attempts, target_guard, sleep)
-        if isinstance(outcome, ProviderReply):
-            return DispatchResult(reply=outcome, served_index=index, attempts=tuple(attempts))
+        if perform is _opened and not target_call.stream:
+            target_call = replace(target_call, stream=True)
+        outcome = _try_target(index, config, target_call, attempts, target_guard, sleep, perform)
+        if not isinstance(outcome, ProviderError):
+            return outcome, index
+        error = outcome
         if not outcome.retryable:
             break
         logger.warning("provider %s exhausted its retries; trying the next target", config.identifier)
-    if outcome is None:  # every target was skipped: nothing was sent
-        outcome = ProviderError(
+    if error is None:  # every target was skipped: nothing was sent
+        error = ProviderError(
             "no target can hold the context",
             failure_class=FailureClass.CONTEXT_OVERFLOW,
             provider=Target(*targets[0]).config.identifier,
         )
-    if not isinstance(outcome, ProviderError):  # unreachable: a reply returns above
-        raise TypeError("dispatch ended without an outcome")
-    raise _with_attempts(outcome, attempts)
+    raise _with_attempts(error, attempts)
 
 
 def _call_for(call: ProviderCall, model_id: str, capabilities: ModelCapabilities) -> ProviderCall:
@@ -243,8 +361,9 @@ def _try_target(
     attempts: list[Attempt],
     guard: WireGuard | None,
     sleep: Callable[[float], None],
-) -> ProviderReply | ProviderError:
-    """The reply, or the last error of this target; appends every attempt to ``attempts``."""
+    perform: Perform[Outcome],
+) -> Outcome | ProviderError:
+    """``perform``'s result, or the last error of this target; appends every attempt to ``attempts``."""
     try:
         adapter = ADAPTER_POOL.get(config)
         if guard is not None:
@@ -262,12 +381,7 @@ def _try_target(
         if errors:
             sleep(backoff_seconds(retry - 1, errors[-1].retry_after))
         try:
-            reply = provider_call_observed(
-                lambda: adapter.send(call, body),
-                provider=config.identifier,
-                kind=config.kind,
-                model=call.model_id,
-            )
+            result = perform(adapter, call, body)
         except ProviderError as exc:
             attempts.append(_failed(index, config, call.model_id, exc))
             errors.append(exc)
@@ -275,7 +389,7 @@ def _try_target(
                 break
             continue
         attempts.append(Attempt(index, config.identifier, call.model_id, None))
-        return reply
+        return result
     return errors[-1]
 
 

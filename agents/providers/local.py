@@ -14,15 +14,19 @@ Behaviour, so a run is reproducible and resumable:
   completion is the text's tokens plus each call's argument tokens. ``cached_tokens`` is 0.
 * A prompt larger than ``options["context_window"]`` (default 128,000) fails as ``context_overflow``,
   as a real server would. ``options["latency"]`` seconds (default 0) pass before answering, for
-  benchmarks. Any other option key is refused as a configuration error.
+  benchmarks (streamed: before the first piece). Any other option key is refused as a configuration
+  error.
+* Streamed, the text arrives a word at a time (each piece a word with the white space around it), then
+  each tool call whole, the usage and the finish.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from agents.providers.base import (
@@ -32,7 +36,12 @@ from agents.providers.base import (
     ProviderConfig,
     ProviderError,
     ProviderReply,
+    StreamDelta,
+    StreamFinish,
+    TextDelta,
+    ToolCallDelta,
     Usage,
+    UsageDelta,
     chat_completions_body,
 )
 from context_assembly.errors import EstimatorUnavailable
@@ -45,6 +54,7 @@ PREVIEW_CHARS = 200
 OPTION_KEYS = frozenset({"script", "context_window", "latency"})
 SPEC_KEYS = frozenset({"text", "tool_calls"})
 CALL_KEYS = frozenset({"name", "arguments"})
+STREAM_PIECE = re.compile(r"\s*\S+\s*|\s+")  # a streamed reply arrives a word at a time
 
 
 class LocalAdapter(ProviderAdapter):
@@ -98,6 +108,28 @@ class LocalAdapter(ProviderAdapter):
     def _send(self, call: ProviderCall, body: dict[str, Any]) -> ProviderReply:
         # Nothing is serialised in process: the call is read, which the guard hands over redacted
         # together with the body whenever it redacts one.
+        reply = self._reply(call)
+        if self.latency:
+            self._sleep(self.latency)
+        return reply
+
+    def _open_stream(
+        self, call: ProviderCall, body: dict[str, Any]
+    ) -> tuple[Iterator[StreamDelta], Callable[[], None]]:
+        reply = self._reply(call)  # an overflow fails here, before the stream opens, as a server's would
+        return self._deltas(reply), _nothing
+
+    def _deltas(self, reply: ProviderReply) -> Iterator[StreamDelta]:
+        if self.latency:
+            self._sleep(self.latency)
+        for piece in STREAM_PIECE.findall(reply.text):
+            yield TextDelta(piece)
+        for index, tool_call in enumerate(reply.tool_calls):
+            yield ToolCallDelta(index, tool_call.id, tool_call.name, tool_call.arguments)
+        yield UsageDelta(reply.usage)
+        yield StreamFinish(reply)
+
+    def _reply(self, call: ProviderCall) -> ProviderReply:
         prompt_tokens = self.estimator.count_request(call.messages, call.tool_specs)
         if prompt_tokens > self.context_window:
             raise ProviderError(
@@ -107,8 +139,6 @@ class LocalAdapter(ProviderAdapter):
                 status=400,
                 extra={"prompt_tokens": prompt_tokens, "context_window": self.context_window},
             )
-        if self.latency:
-            self._sleep(self.latency)
         turn = sum(1 for message in call.messages if message.role == "assistant")
         if turn < len(self.script):
             text, calls = self._scripted(self.script[turn], turn)
@@ -134,6 +164,10 @@ class LocalAdapter(ProviderAdapter):
                 arguments = json.dumps(thaw_json(arguments), separators=(",", ":"), ensure_ascii=False)
             calls.append(ToolCall(id=f"call_{turn}_{position}", name=raw["name"], arguments=arguments))
         return spec.get("text", ""), tuple(calls)
+
+
+def _nothing() -> None:
+    return None
 
 
 def describe(call: ProviderCall, prompt_tokens: int) -> str:

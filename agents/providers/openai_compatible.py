@@ -16,13 +16,16 @@ Wire choices:
   non-retryable failure that would also stop the fallbacks); system messages take
   ``capabilities.system_role`` (``developer`` for models that replaced the system role).
 * Streams always ask for usage (``stream_options={"include_usage": true}``); a stream that ends
-  without the usage chunk yields :meth:`Usage.unavailable`, never zeros.
+  without the usage chunk yields :meth:`Usage.unavailable`, never zeros. A stream is read chunk by
+  chunk and handed on as typed deltas (:class:`~agents.providers.base.StreamDelta`): text pieces,
+  tool-call pieces (id and name with the first piece of each call), the usage, then the finish.
 * A keyless local server still gets a placeholder key, because the SDK refuses to start without one and
   would otherwise read ``OPENAI_API_KEY`` from the environment.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +39,12 @@ from agents.providers.base import (
     ProviderReply,
     SdkAdapter,
     SdkErrors,
+    StreamDelta,
+    StreamFinish,
+    TextDelta,
+    ToolCallDelta,
     Usage,
+    UsageDelta,
     openai_options,
 )
 from context_assembly.messages import Message, ToolCall
@@ -73,6 +81,7 @@ def _wire_message(message: Message, system_role: str) -> dict[str, Any]:
 
 @dataclass
 class _ToolCallDraft:
+    position: int = 0
     id: str | None = None
     name: str | None = None
     arguments: list[str] = field(default_factory=list)
@@ -80,7 +89,7 @@ class _ToolCallDraft:
 
 @dataclass
 class _StreamState:
-    """What the chunks of one stream have said so far."""
+    """What the chunks of one stream have said so far; :meth:`add` returns what a chunk adds."""
 
     response_id: str = ""
     model_id: str = ""
@@ -90,31 +99,46 @@ class _StreamState:
     usage: Any = None
     refused: bool = False
 
-    def add(self, chunk: Any) -> None:
+    def add(self, chunk: Any) -> list[StreamDelta]:
         self.response_id = chunk.id or self.response_id
         self.model_id = chunk.model or self.model_id
-        if chunk.usage is not None:
-            self.usage = chunk.usage
+        deltas: list[StreamDelta] = []
         for choice in chunk.choices or ():
             if choice.index != 0:
                 continue  # we never ask for n > 1
             self.finish = choice.finish_reason or self.finish
-            self._add_delta(choice.delta)
+            deltas += self._add_delta(choice.delta)
+        if chunk.usage is not None:
+            self.usage = chunk.usage
+            deltas.append(UsageDelta(normalise_usage(chunk.usage)))
+        return deltas
 
-    def _add_delta(self, delta: Any) -> None:
+    def _add_delta(self, delta: Any) -> list[StreamDelta]:
         if delta is None:
-            return
+            return []
+        deltas: list[StreamDelta] = []
         if delta.content:
             self.text.append(delta.content)
+            deltas.append(TextDelta(delta.content))
         if getattr(delta, "refusal", None):
             self.refused = True
         for piece in delta.tool_calls or ():
-            draft = self.calls.setdefault(piece.index, _ToolCallDraft())
+            opening = piece.index not in self.calls
+            draft = self.calls.setdefault(piece.index, _ToolCallDraft(position=len(self.calls)))
             draft.id = piece.id or draft.id
             function = piece.function
-            if function is not None:
-                draft.name = function.name or draft.name
-                draft.arguments.append(function.arguments or "")
+            name = function.name if function is not None else None
+            arguments = (function.arguments or "") if function is not None else ""
+            draft.name = name or draft.name
+            draft.arguments.append(arguments)
+            if opening or arguments:
+                first = opening
+                deltas.append(
+                    ToolCallDelta(
+                        draft.position, draft.id if first else None, draft.name if first else None, arguments
+                    )
+                )
+        return deltas
 
 
 class OpenAICompatibleAdapter(SdkAdapter[openai.OpenAI]):
@@ -168,21 +192,30 @@ class OpenAICompatibleAdapter(SdkAdapter[openai.OpenAI]):
             response_id=completion.id or "",
         )
 
-    def _send_stream(self, call: ProviderCall, body: dict[str, Any]) -> ProviderReply:
+    def _open_stream(
+        self, call: ProviderCall, body: dict[str, Any]
+    ) -> tuple[Iterator[StreamDelta], Callable[[], None]]:
+        # create() sends the request and raises for an error status before returning the stream.
+        stream = self._client.chat.completions.create(**body)
+        self.require_event_stream(stream.response.headers.get("content-type", ""), stream.close)
+        return self._deltas(call, stream), stream.close
+
+    def _deltas(self, call: ProviderCall, stream: Any) -> Iterator[StreamDelta]:
         state = _StreamState()
-        with self._client.chat.completions.create(**body) as stream:
-            for chunk in stream:
-                state.add(chunk)
+        for chunk in stream:
+            yield from state.add(chunk)
         if state.finish is None:
             # The body ended without the closing chunk: as incomplete as a dropped connection.
             raise self.error(FailureClass.CONNECTION, "the stream ended without a finish reason")
-        return ProviderReply(
-            text="".join(state.text),
-            tool_calls=self._stream_calls(state),
-            finish_reason="content_filter" if state.refused else finish_reason(state.finish),
-            usage=normalise_usage(state.usage),
-            model_id=state.model_id or call.model_id,
-            response_id=state.response_id,
+        yield StreamFinish(
+            ProviderReply(
+                text="".join(state.text),
+                tool_calls=self._stream_calls(state),
+                finish_reason="content_filter" if state.refused else finish_reason(state.finish),
+                usage=normalise_usage(state.usage),
+                model_id=state.model_id or call.model_id,
+                response_id=state.response_id,
+            )
         )
 
     def _stream_calls(self, state: _StreamState) -> tuple[ToolCall, ...]:

@@ -23,9 +23,15 @@ from typing import Any
 from agents.errors import MaxTokensTooLarge, ModelInactive
 from agents.models import LlmModel
 from agents.providers.base import PromptLayout, ProviderCall, ProviderError, ProviderReply
-from agents.providers.dispatch import PreparedCall, TargetSkipped, complete_with_fallbacks
+from agents.providers.dispatch import (
+    PreparedCall,
+    TargetSkipped,
+    complete_with_fallbacks,
+    stream_with_fallbacks,
+)
 from agents.providers.guard import LateRedaction, LateRedactionOverflow, WireGuard
 from agents.runtime.plan import REDACTION_MEMO, Redactions, SendPlan, model_profile, redaction_events_record
+from agents.runtime.streaming import GovernedStream
 from context_assembly.estimator import Estimator
 from context_assembly.fitting import FitResult, fit
 from governance.errors import ContextRefused
@@ -140,6 +146,70 @@ def governed_send(
         skipped=fits.skipped_targets,
         decision=decision,
         reply_redactions=reply_redactions,
+    )
+
+
+@dataclass(frozen=True)
+class StreamOutcome:
+    """As :class:`SendOutcome`, with an open ``stream`` in place of the reply: exactly one of
+    ``refusal``, overflow, ``failure`` (nothing arrived from any target), ``inactive`` or ``stream``
+    (its ``served`` model, ``fitted`` and ``clamped`` are the serving target's)."""
+
+    plan: SendPlan
+    fitted: FitResult | None = None
+    stream: GovernedStream | None = None
+    served: LlmModel | None = None
+    refusal: ContextRefused | None = None
+    failure: ProviderError | None = None
+    inactive: ModelInactive | None = None
+    clamped: bool = False
+    skipped: tuple[SkippedTarget, ...] = ()
+
+    @property
+    def overflow(self) -> bool:
+        return self.fitted is not None and self.fitted.overflow
+
+
+def governed_stream(plan: SendPlan, events: EventContext, *, max_tokens: int | None = None) -> StreamOutcome:
+    """:func:`governed_send` with the reply as a stream: the same check, events, per-target fits and
+    guard pass, then a stream opened on the first target that yields a first delta (retries and
+    fallbacks apply up to there: ``agents/providers/dispatch.py``). The stream's deltas are redacted
+    as they pass (``agents/runtime/streaming.py``); its finish carries the reply redacted as
+    :func:`governed_send` redacts it, and the reply's redaction events are recorded when the finish is
+    read. Never raises for a refusal, an overflow or a provider failure before the first delta."""
+    if not plan.targets:
+        return StreamOutcome(plan=plan, inactive=model_inactive_record(plan=plan, context=events))
+    try:
+        assert_permitted(sources=plan.sources, zone=plan.zone, context=events)
+    except ContextRefused as refusal:
+        return StreamOutcome(plan=plan, refusal=refusal)
+    redaction_events_record(counts=plan.redactions, context=events, zone=plan.zone)
+    fits = TargetFits(plan, events, max_tokens)
+    primary = fits.fit(0)
+    if primary.fitted.overflow:
+        return StreamOutcome(plan=plan, fitted=primary.fitted, clamped=primary.clamped)
+    try:
+        dispatch = stream_with_fallbacks(plan.targets, fits.prepare(0).call, prepare=fits.prepare)
+    except LateRedactionOverflow as overflow:
+        late = fits.fit(overflow.late.target_index)
+        over = _over_budget(late.fitted, overflow.late.estimated)
+        return StreamOutcome(plan=plan, fitted=over, clamped=late.clamped, skipped=fits.skipped_targets)
+    except ProviderError as failure:
+        return StreamOutcome(
+            plan=plan,
+            fitted=primary.fitted,
+            failure=failure,
+            clamped=primary.clamped,
+            skipped=fits.skipped_targets,
+        )
+    served = fits.fit(dispatch.served_index)
+    return StreamOutcome(
+        plan=plan,
+        fitted=served.fitted,
+        stream=GovernedStream(dispatch, finish=lambda reply: _redacted_reply(reply, plan, events)),
+        served=served.model,
+        clamped=served.clamped,
+        skipped=fits.skipped_targets,
     )
 
 

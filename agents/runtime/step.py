@@ -23,11 +23,11 @@ from django.utils import timezone
 
 from agents.models import AgentRun, AgentStep, RunMessage, StepStatus, TerminationReason
 from agents.runtime.leases import lease_claim, lease_renew, run_advance, run_finish
+from agents.runtime.live import streamed_send
 from agents.runtime.pins import pinned_content, run_pins
 from agents.runtime.plan import SendPlan, send_plan
 from agents.runtime.queue import step_enqueue
 from agents.runtime.record import StepRecord, completed_step_record, step_record
-from agents.runtime.send import governed_send
 from agents.runtime.tool_calls import execute_tool_calls
 from agents.runtime.transcript import run_context, run_request
 from agents.selectors import run_client_name
@@ -148,7 +148,10 @@ def _model_phase(run: AgentRun, step_index: int, worker: str) -> StepOutcome | R
     pinned = pinned_content(configuration=run.configuration, pins=pins) if pins else None
     request = run_request(run, run_context(run), pinned)
     plan = send_plan(configuration=run.configuration, request=request)
-    outcome = governed_send(plan, _event_context(run, plan, step_index), max_tokens=run.max_tokens)
+    context = _event_context(run, plan, step_index)
+    outcome = streamed_send(
+        plan, context, max_tokens=run.max_tokens, run_id=str(run.id), step_index=step_index
+    )
     record = StepRecord(
         run=run,
         index=step_index,

@@ -174,6 +174,10 @@ CELERY_BROKER_URL = REDIS_URL or "memory://localhost/"
 CELERY_RESULT_BACKEND = None  # results live in our own tables, never in the broker
 CELERY_TASK_ALWAYS_EAGER = REDIS_URL is None
 CELERY_TASK_EAGER_PROPAGATES = True
+# Embedded default only (eager tasks): a run's steps run on a small pool of threads in this process,
+# so POST /runs answers 202 at once instead of after the whole loop (agents/runtime/queue.py).
+AGENT_RUNS_IN_BACKGROUND = env_bool("AGENT_RUNS_IN_BACKGROUND", True)
+AGENT_BACKGROUND_THREADS = env_int("AGENT_BACKGROUND_THREADS", 4, minimum=1)
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

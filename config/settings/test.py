@@ -7,3 +7,7 @@ os.environ.setdefault("DJANGO_SECRET_KEY", "test-only-secret-key-not-used-anywhe
 from config.settings.base import *  # noqa: F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# Eager steps run inside the call that enqueues them, so a test sees a run finished when its on-commit
+# callbacks have run (tests of the background runner switch it on).
+AGENT_RUNS_IN_BACKGROUND = False

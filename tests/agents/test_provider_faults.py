@@ -40,6 +40,8 @@ def waits(monkeypatch) -> list[float]:
     recorded: list[float] = []
     fast = functools.partial(dispatch.complete_with_fallbacks, sleep=recorded.append)
     monkeypatch.setattr(send, "complete_with_fallbacks", fast)
+    fast_stream = functools.partial(dispatch.stream_with_fallbacks, sleep=recorded.append)
+    monkeypatch.setattr(send, "stream_with_fallbacks", fast_stream)
     return recorded
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from agents.apis import run_events
@@ -166,8 +168,22 @@ def test_events_stream_each_step_then_the_run(setup, fake_provider, django_captu
     assert response.status_code == 200
     assert response["Content-Type"].startswith("text/event-stream")
     events = events_of(response)
-    assert [(event_id, name) for event_id, name, _ in events] == [("0", "step"), ("1", "step"), (None, "run")]
-    assert '"status":"completed"' in events[-1][2]
+    assert [(event_id, name) for event_id, name, _ in events] == [
+        (None, "tool_call"),
+        ("0", "step"),
+        (None, "delta"),
+        ("1", "step"),
+        (None, "run"),
+    ]
+    assert json.loads(events[0][2]) == {
+        "step": 0,
+        "id": "c1",
+        "name": "snippets_by_tag",
+        "arguments": '{"tag":"tone"}',
+    }
+    assert json.loads(events[2][2]) == {"step": 1, "text": "Done."}
+    final = json.loads(events[-1][2])
+    assert (final["status"], final["answer"]) == ("completed", "Done.")
 
 
 def test_events_resume_after_last_event_id(setup, fake_provider, django_capture_on_commit_callbacks):
@@ -175,7 +191,11 @@ def test_events_resume_after_last_event_id(setup, fake_provider, django_capture_
     fake_provider.script(Reply.tools(("c1", "snippets_by_tag", {"tag": "tone"})), Reply(text="Done."))
     run = run_to_end(django_capture_on_commit_callbacks, configuration, api_client=caller.client)
     response = caller.get(f"{RUNS}/{run.id}/events", headers={"Last-Event-ID": "0"})
-    assert [(event_id, name) for event_id, name, _ in events_of(response)] == [("1", "step"), (None, "run")]
+    assert [(event_id, name) for event_id, name, _ in events_of(response)] == [
+        (None, "delta"),
+        ("1", "step"),
+        (None, "run"),
+    ]
 
 
 def test_events_of_an_unfinished_run_end_with_timeout(setup, monkeypatch):

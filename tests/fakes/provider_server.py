@@ -75,6 +75,9 @@ class Reply:
     ``latency`` seconds pass before anything is sent. ``malformed`` sends a 200 whose JSON (or, when
     streaming, one event) does not parse. ``truncate_stream`` sends the first half of the events and
     closes the connection mid-body. ``include_usage=False`` leaves usage out entirely.
+    Streaming only: ``chunk_interval`` seconds pass between events; ``gate`` (an event the test sets)
+    holds the stream after its first content event until it is set, so a test can see a delta arrive
+    while the rest has not been sent.
     ``cached_tokens`` is part of the prompt: OpenAI reports it in ``prompt_tokens_details``, Anthropic as
     ``cache_read_input_tokens`` with ``input_tokens`` = prompt - cached, as the real APIs do.
     """
@@ -90,6 +93,8 @@ class Reply:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     cached_tokens: int = 0
+    chunk_interval: float = 0.0
+    gate: threading.Event | None = field(default=None, compare=False)
 
     @classmethod
     def tools(cls, *calls: tuple[str, str, Mapping[str, Any]], text: str = "") -> Reply:
@@ -346,6 +351,19 @@ def _sse(event: Event) -> bytes:
     return ((f"event: {name}\n" if name else "") + f"data: {data}\n\n").encode()
 
 
+def _carries_content(event: bytes) -> bool:
+    """Whether an encoded event carries reply content (text or a tool call), in either format."""
+    if b"event: content_block_delta" in event:
+        return True
+    payload = event.rpartition(b"data: ")[2].strip()
+    try:
+        choices = json.loads(payload).get("choices") or []
+    except (ValueError, AttributeError):
+        return False
+    delta = choices[0].get("delta", {}) if choices else {}
+    return bool(delta.get("content") or delta.get("tool_calls"))
+
+
 # --- recording ----------------------------------------------------------------------------------------
 
 
@@ -517,18 +535,32 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.malformed:  # Anthropic's SDK skips unnamed events, so name the broken one
             name = b"event: content_block_delta\n" if wire == "anthropic" else b""
             events.insert(1, name + b'data: {"id": "' + rid.encode() + b'", "choices": [{\n\n')
-        self._stream(events, truncate=reply.truncate_stream)
+        self._stream(events, truncate=reply.truncate_stream, interval=reply.chunk_interval, gate=reply.gate)
 
-    def _stream(self, events: list[bytes], *, truncate: bool) -> None:
+    def _stream(
+        self,
+        events: list[bytes],
+        *,
+        truncate: bool,
+        interval: float = 0.0,
+        gate: threading.Event | None = None,
+    ) -> None:
         self._started = True
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
-        for data in events[: max(1, len(events) // 2)] if truncate else events:
+        content_sent = False
+        for position, data in enumerate(events[: max(1, len(events) // 2)] if truncate else events):
+            if position and interval:
+                self.server.fake._closing.wait(interval)
+            if gate is not None and content_sent:
+                gate.wait(timeout=30)
+                gate = None
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
             self.wfile.flush()
+            content_sent = content_sent or _carries_content(data)
         if truncate:
             self.close_connection = True  # no terminating chunk: the body ends mid-stream
         else:

@@ -1,0 +1,108 @@
+"""A governed stream: the deltas of a provider stream, redacted for whoever reads them as they arrive.
+
+:func:`agents.runtime.send.governed_stream` opens it after the same check, fit and guard pass as every
+send; this module only reads the open stream. Text and each tool call's arguments pass through their
+own :class:`~governance.guardrails.redaction.streaming.StreamRedactor`, so a secret split across
+deltas never comes out; ids and names are redacted whole. At the provider's finish, what the
+redactors still hold is handed on, then the whole reply, redacted as a reply that did not stream is
+(its redaction events recorded then, once).
+
+A delta is handed on only once it has left the redactor: a text delta may come out shorter than it
+went in, later, or merged with the next one; nothing comes out empty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from agents.providers.base import (
+    ProviderReply,
+    StreamDelta,
+    StreamFinish,
+    TextDelta,
+    ToolCallDelta,
+    UsageDelta,
+)
+from agents.providers.dispatch import Attempt, StreamDispatch
+from governance.guardrails.redaction import redact
+from governance.guardrails.redaction.streaming import StreamRedactor
+
+
+@dataclass
+class _ToolCallFilter:
+    redactor: StreamRedactor = field(default_factory=StreamRedactor)
+    opened: bool = False
+    id: str | None = None
+    name: str | None = None
+
+
+class GovernedStream(Iterator[StreamDelta]):
+    """The redacted deltas of one open provider stream, ending with a :class:`StreamFinish` whose reply
+    is redacted whole. Raises :class:`~agents.providers.base.ProviderError` if the provider's stream
+    breaks (nothing is retried once a delta has arrived). Close it when not read to the end; the
+    redaction events are recorded only when the finish is read.
+
+    ``served_index`` is the target that serves it (0: the configuration's model); ``attempts`` the
+    attempts up to its first delta; ``max_held`` the longest text the redactor held back so far."""
+
+    def __init__(self, dispatch: StreamDispatch, *, finish: Callable[[ProviderReply], ProviderReply]) -> None:
+        self._dispatch = dispatch
+        self._finish = finish
+        self._text = StreamRedactor()
+        self._calls: dict[int, _ToolCallFilter] = {}
+        self._pending: list[StreamDelta] = []
+        self.served_index = dispatch.served_index
+        self.attempts: tuple[Attempt, ...] = dispatch.attempts
+
+    @property
+    def max_held(self) -> int:
+        return self._text.max_held
+
+    def __next__(self) -> StreamDelta:
+        while not self._pending:
+            self._pending = self._redacted(next(self._dispatch.deltas))
+        return self._pending.pop(0)
+
+    def close(self) -> None:
+        self._dispatch.close()
+
+    def __enter__(self) -> GovernedStream:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _redacted(self, delta: StreamDelta) -> list[StreamDelta]:
+        if isinstance(delta, TextDelta):
+            return _text(self._text.feed(delta.text))
+        if isinstance(delta, ToolCallDelta):
+            return self._tool_call(delta)
+        if isinstance(delta, UsageDelta):
+            return [delta]
+        return self._finished(delta)
+
+    def _tool_call(self, delta: ToolCallDelta) -> list[StreamDelta]:
+        call = self._calls.setdefault(delta.index, _ToolCallFilter())
+        if delta.id is not None:
+            call.id = redact(delta.id).text
+        if delta.name is not None:
+            call.name = redact(delta.name).text
+        return self._call_piece(delta.index, call, call.redactor.feed(delta.arguments))
+
+    def _call_piece(self, index: int, call: _ToolCallFilter, arguments: str) -> list[StreamDelta]:
+        if call.opened and not arguments:
+            return []
+        first = not call.opened
+        call.opened = True
+        return [ToolCallDelta(index, call.id if first else None, call.name if first else None, arguments)]
+
+    def _finished(self, finish: StreamFinish) -> list[StreamDelta]:
+        rest: list[StreamDelta] = _text(self._text.finish())
+        for index, call in sorted(self._calls.items()):
+            rest += self._call_piece(index, call, call.redactor.finish())
+        return [*rest, StreamFinish(self._finish(finish.reply))]
+
+
+def _text(text: str) -> list[StreamDelta]:
+    return [TextDelta(text)] if text else []

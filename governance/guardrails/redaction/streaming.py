@@ -1,0 +1,188 @@
+"""Redaction of a text that arrives in pieces (a streamed reply), without letting through a secret
+that is split across pieces.
+
+:class:`StreamRedactor` holds back the shortest tail of what it has received that could still become
+part of a secret when more text arrives, and hands on everything before it redacted. Which tail that is
+follows from the detectors (``catalogue``, ``assignments``, ``library``, ``blocks``):
+
+1. **A run of non-white-space characters at the end.** Every span a detector reports lies inside one
+   run of non-white-space characters (a token), except the shapes listed below: catalogue shapes match
+   token characters, assignment values are bare tokens unless quoted, detect-secrets candidates are
+   widened to their token run, and the normalised view only removes invisible characters and decodes
+   escapes, neither of which is white space. So a cut at white space never splits such a span, and the
+   trailing run is held until white space follows it. This is the usual holdback: one word.
+2. **An open PEM or PuTTY block** (``-----BEGIN …``, ``PuTTY-User-Key-File-``) is held from its
+   opening until its closing line (``END …``, ``Private-MAC:``) has arrived; a trailing line of dashes
+   followed by capitals only (an armour not yet complete) is held too.
+3. **A quoted value after a secret-bearing key** on the current line (``password = "two words``) is
+   held from its opening quote until the quote closes; a connection-string password
+   (``;Password=…``, which may hold spaces) from its ``=`` until the ``;`` or the line break.
+4. **A base64 block that may continue**: lines of 40 or more base64 characters, unpadded, are held while
+   the next line could extend the block (the block rule joins full lines), so a private key body wrapped
+   over lines is judged whole.
+5. **The start of a value already found**: once a value is detected it is redacted at every later
+   occurrence (as :func:`~governance.guardrails.redaction.redact` does within one text); a trailing
+   text that is the beginning of such a value containing white space is held.
+
+What is handed on is redacted with the left context it needs: detection runs on the already handed-on
+part of the current line (up to :data:`CONTEXT_CHARS` characters) followed by the released text, and
+only findings in the released text are applied. Values found earlier in the stream are searched for in
+every later piece.
+
+Guarantee (``tests/governance/test_stream_redaction.py`` checks it by cutting texts holding every
+canary shape at every position): the concatenation of the pieces handed on equals
+:func:`~governance.guardrails.redaction.redact` of the whole text, with one exception that streaming
+cannot avoid: a value redacted only because it is *also* found later (a bare token that an assignment
+further down reveals) has already been handed on where it first appeared. A held tail longer than
+:data:`MAX_HOLD_CHARS` (more than the longest span a detector reports) is released redacted as it
+stands, so a client is never starved.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from .findings import Finding
+from .scan import detect
+from .spans import apply
+
+CONTEXT_CHARS = 1024
+MAX_HOLD_CHARS = 65_536
+_BASE64_LINE = re.compile(r"[ \t]*[A-Za-z0-9+/_\-]{40,}[ \t\r]*")
+_BASE64_CHARS = re.compile(r"[ \t]*[A-Za-z0-9+/_\-]*={0,2}[ \t\r]*")
+_OPENINGS = re.compile(r"-{4,5} ?BEGIN |PuTTY-User-Key-File-")
+# A closing counts once something follows it that cannot extend it.
+_CLOSINGS = {
+    "-": re.compile(r"-{4,5} ?END [A-Z0-9 ]*?(?:KEY|BLOCK) ?-{4,5}(?=[^-])"),
+    "P": re.compile(r"Private-MAC: *[0-9A-Fa-f]+(?=[^0-9A-Fa-f])"),
+}
+_PARTIAL_ARMOUR = re.compile(r"-{4,5} ?[A-Z ]*\Z")
+_CONNECTION_PASSWORD = re.compile(r"(?:^|;)[ \t]*(?:password|pwd)[ \t]*=", re.I | re.M)
+# A quoted value under a secret-bearing key (the keys ``assignments`` reads), after its separator or,
+# for a command-line flag, after white space.
+_QUOTED_VALUE = re.compile(
+    r"(?:pass|pwd|secret|token|key|credential|contrase)[A-Za-z0-9_.\-]*[\\\"'\]]{0,3}"
+    r"(?:[ \t]*(?::=|=>|=|:)[ \t]*|[ \t]+)\\?([\"'`])",
+    re.I,
+)
+
+
+class StreamRedactor:
+    """Redacts one streamed text. :meth:`feed` takes the next piece and returns what may be handed
+    on now (possibly ``""``); :meth:`finish` returns the rest. Not thread-safe: one per stream.
+
+    ``findings`` are the findings of everything handed on, with spans in the handed-on original text;
+    ``max_held`` is the longest tail held back so far (characters), for measuring."""
+
+    def __init__(self) -> None:
+        self._held = ""
+        self._context = ""  # the end of the handed-on original text since the last line break
+        self._offset = 0  # characters of original text handed on so far
+        self._known: dict[str, str] = {}
+        self.findings: list[Finding] = []
+        self.max_held = 0
+
+    def feed(self, piece: str) -> str:
+        self._held += piece
+        cut = safe_cut(self._held, self._context, self._known)
+        if len(self._held) - cut > MAX_HOLD_CHARS:
+            cut = len(self._held)
+        self.max_held = max(self.max_held, len(self._held) - cut)
+        return self._release(cut)
+
+    def finish(self) -> str:
+        return self._release(len(self._held))
+
+    def counts_by_kind(self) -> dict[str, int]:
+        return dict(sorted(Counter(finding.kind for finding in self.findings).items()))
+
+    def _release(self, cut: int) -> str:
+        if cut <= 0:
+            return ""
+        segment, self._held = self._held[:cut], self._held[cut:]
+        context = self._context
+        found = []
+        for finding in detect(context + segment, known_values=self._known):
+            if finding.end <= len(context):
+                continue  # already handed on, and handled then
+            start = max(finding.start, len(context))
+            if finding.start >= len(context):
+                self._known.setdefault((context + segment)[finding.start : finding.end], finding.kind)
+            found.append(Finding(finding.kind, start - len(context), finding.end - len(context)))
+        self.findings += [Finding(f.kind, f.start + self._offset, f.end + self._offset) for f in found]
+        self._offset += len(segment)
+        line = (context + segment).rpartition("\n")
+        self._context = (line[2] if line[1] else context + segment)[-CONTEXT_CHARS:]
+        return apply(segment, found)
+
+
+def safe_cut(held: str, context: str = "", known: dict[str, str] | None = None) -> int:
+    """The length of the longest prefix of ``held`` whose redaction no continuation can change (see the
+    module docstring for the rules). ``context`` is the handed-on text of the current line."""
+    cut = _after_last_space(held)
+    cut = _outside_blocks(held, cut)
+    line_start = held.rfind("\n") + 1
+    line = context + held[line_start:] if line_start == 0 else held[line_start:]
+    offset = line_start - (len(context) if line_start == 0 else 0)
+    cut = min(cut, max(0, offset + _open_value(line)))
+    cut = min(cut, _open_base64(held))
+    for value in known or {}:
+        if any(character.isspace() for character in value):
+            cut = min(cut, _value_prefix(held, value))
+    return cut
+
+
+def _after_last_space(held: str) -> int:
+    for index in range(len(held) - 1, -1, -1):
+        if held[index].isspace():
+            return index + 1
+    return 0
+
+
+def _outside_blocks(held: str, cut: int) -> int:
+    """``cut``, moved back to the start of an armoured block that is still open or that it would split."""
+    for opening in _OPENINGS.finditer(held):
+        if opening.start() >= cut:
+            break
+        closing = _CLOSINGS[opening.group()[0]].search(held, opening.end())
+        if closing is None or cut < closing.end():
+            return opening.start()
+    partial = _PARTIAL_ARMOUR.search(held, max(0, len(held) - 64))
+    return min(cut, partial.start()) if partial else cut
+
+
+def _open_value(line: str) -> int:
+    """Where a value on ``line`` (the current line, no line break) that may still grow across white
+    space starts: an unclosed quote after a secret-bearing key, or a connection-string password not
+    yet ended by ``;``. ``len(line)`` when there is none."""
+    position = len(line)
+    for match in _CONNECTION_PASSWORD.finditer(line):
+        if ";" not in line[match.end() :]:
+            position = min(position, match.end())
+            break
+    quoted = next(reversed(list(_QUOTED_VALUE.finditer(line))), None)
+    if quoted is not None and quoted.group(1) not in line[quoted.end() :]:
+        position = min(position, quoted.start(1))
+    return position
+
+
+def _open_base64(held: str) -> int:
+    """Where a run of full base64 lines starts that the next line may continue (else ``len(held)``)."""
+    lines = held.split("\n")
+    if len(lines) < 2 or not _BASE64_CHARS.fullmatch(lines[-1]):
+        return len(held)
+    first = len(lines) - 1
+    while first > 0 and _BASE64_LINE.fullmatch(lines[first - 1]):
+        first -= 1
+    if first == len(lines) - 1:
+        return len(held)
+    return sum(len(line) + 1 for line in lines[:first])
+
+
+def _value_prefix(held: str, value: str) -> int:
+    """Where a trailing beginning of ``value`` starts in ``held`` (else ``len(held)``)."""
+    for size in range(min(len(value) - 1, len(held)), 0, -1):
+        if held.endswith(value[:size]):
+            return len(held) - size
+    return len(held)

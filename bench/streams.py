@@ -1,0 +1,283 @@
+"""Concurrent streams on the production server: N streamed chat completions at once through uvicorn,
+each waiting on a provider that takes 2 s before its first byte.
+
+Run: ``.venv/bin/python bench/streams.py [--quick] [--streams N]``. Prints a table and ends with exactly
+one JSON line (``{"benchmark": "streams", ...}``). It never passes or fails on time: it exits non-zero
+only when a stream did not complete with ``data: [DONE]``.
+
+Services: ``DATABASE_URL`` (PostgreSQL; default the Makefile's ``SERVICES_DATABASE_URL``). A dedicated
+database ``<name>_streams_<pid>`` is created on that server, migrated, and dropped at the end; without
+PostgreSQL the benchmark is skipped (exit 0, a ``skipped`` JSON line) unless ``REQUIRE_SERVICES=1``.
+The server runs the embedded task mode (no ``REDIS_URL``) with one uvicorn worker, so every figure is
+one process's.
+
+Workload: the loopback fake provider answers each request after ``LATENCY`` (2 s), then streams a short
+reply. N streams (default 1,000; ``--quick`` 100) are opened in batches of 50 every 100 ms (PostgreSQL
+here accepts 100 connections; each request reads its client and configuration before it streams), all
+through ``POST /api/openai/v1/chat/completions`` with ``stream: true``, read to ``[DONE]``.
+
+Figures, sampled every 100 ms from ``/proc/<uvicorn pid>/status`` and ``pg_stat_activity``: threads and
+resident memory of the server process before and at peak, memory per open stream ((peak - before) / N),
+database connections at peak and their median while every stream was open and waiting on the provider.
+Peers in the same run: none; the figures are the server's own cost per open stream.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/govctx"
+LATENCY = 2.0
+BATCH, BATCH_PAUSE = 50, 0.1
+CHAT = "/api/openai/v1/chat/completions"
+
+
+def _admin_dsn(database_url: str) -> str:
+    return urlunsplit(urlsplit(database_url)._replace(scheme="postgresql", path="/postgres"))
+
+
+def _admin_execute(database_url: str, sql: str) -> None:
+    import psycopg
+
+    with psycopg.connect(_admin_dsn(database_url), autocommit=True, connect_timeout=5) as conn:
+        conn.execute(sql)  # type: ignore[arg-type]  # the name is generated here, never user input
+
+
+def postgres_problem(database_url: str) -> str | None:
+    if not database_url.startswith("postgres"):
+        return "DATABASE_URL does not point at PostgreSQL"
+    import psycopg
+
+    try:
+        with psycopg.connect(_admin_dsn(database_url), connect_timeout=3):
+            return None
+    except Exception as exc:
+        return f"PostgreSQL unreachable: {type(exc).__name__}"
+
+
+@contextmanager
+def bench_database(database_url: str, name: str) -> Iterator[str]:
+    _admin_execute(database_url, f'CREATE DATABASE "{name}"')
+    try:
+        yield urlunsplit(urlsplit(database_url)._replace(path=f"/{name}"))
+    finally:
+        from django.db import connections
+
+        connections.close_all()
+        _admin_execute(database_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def seed(fake_url: str) -> tuple[str, str]:
+    """A configuration served by the fake and a client token allowed to use it."""
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    from agents.services import api_client_create
+    from tests.factories import configuration_make, model_make, provider_make
+
+    provider = provider_make(kind="openai_compatible", base_url=fake_url, timeout_seconds=30, max_retries=0)
+    configuration = configuration_make(model=model_make(provider=provider, model_id="gpt-4o"))
+    issued = api_client_create(
+        name="streams-bench",
+        scopes=["configurations:use", "runs:create", "runs:read"],
+        configurations=[configuration],
+    )
+    return configuration.identifier, issued.token
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def uvicorn(database_url: str, port: int, log: Path) -> Iterator[subprocess.Popen]:
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.base",
+        "DJANGO_SECRET_KEY": "bench-only-" + str(os.getpid()),
+        "DATABASE_URL": database_url,
+        "API_RATE_LIMIT": "1000000/min",
+    }
+    env.pop("REDIS_URL", None)
+    with log.open("w") as output:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "config.asgi:application",
+                "--port",
+                str(port),
+                "--no-access-log",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    break
+                except OSError:
+                    time.sleep(0.2)
+            yield process
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+
+
+def proc_status(pid: int) -> tuple[int, int]:
+    """(threads, resident kB) of ``pid``."""
+    fields = dict(
+        line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line
+    )
+    return int(fields["Threads"]), int(fields["VmRSS"].split()[0])
+
+
+def db_connections(dsn: str) -> int:
+    import psycopg
+
+    with psycopg.connect(_admin_dsn(dsn), connect_timeout=3) as conn:
+        name = urlsplit(dsn).path.lstrip("/")
+        row = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = %s", [name]).fetchone()
+        return int(row[0]) if row else 0
+
+
+async def one_stream(client: Any, configuration: str, token: str) -> bool:
+    body = {"model": configuration, "stream": True, "messages": [{"role": "user", "content": "Say hello."}]}
+    headers = {"Authorization": f"Bearer {token}"}
+    async with client.stream("POST", CHAT, json=body, headers=headers) as response:
+        if response.status_code != 200:
+            return False
+        text = "".join([chunk async for chunk in response.aiter_text()])
+    return text.rstrip().endswith("data: [DONE]")
+
+
+async def all_streams(
+    base: str, configuration: str, token: str, count: int, opened: threading.Event
+) -> list[bool]:
+    import httpx
+
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+    async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as client:
+        tasks = []
+        for start in range(0, count, BATCH):
+            tasks += [
+                asyncio.create_task(one_stream(client, configuration, token))
+                for _ in range(start, min(count, start + BATCH))
+            ]
+            await asyncio.sleep(BATCH_PAUSE)
+        opened.set()
+        results = await asyncio.gather(*tasks, return_exceptions=True)
+    return [result is True for result in results]
+
+
+def measure(args: argparse.Namespace, database_url: str, logs: Path) -> dict[str, Any]:
+    from tests.fakes.provider_server import FakeProvider, Reply
+
+    with FakeProvider(default_reply=Reply(text="Hello from a slow provider.", latency=LATENCY)) as fake:
+        configuration, token = seed(fake.openai_base_url)
+        port = free_port()
+        with uvicorn(database_url, port, logs / "uvicorn.log") as server:
+            base = f"http://127.0.0.1:{port}"
+            warm = asyncio.run(all_streams(base, configuration, token, 5, threading.Event()))
+            if not all(warm):
+                return {"problem": "the warm-up streams failed (is /api/openai/v1 served?)", "log": str(logs)}
+            threads_before, rss_before = proc_status(server.pid)
+            samples: list[tuple[float, int, int, int]] = []
+            done, opened = threading.Event(), threading.Event()
+            waiting: list[int] = []
+
+            def sample() -> None:
+                while not done.is_set():
+                    threads, rss = proc_status(server.pid)
+                    connections = db_connections(database_url)
+                    samples.append((time.monotonic(), threads, rss, connections))
+                    if opened.is_set() and len(fake.requests) >= args.streams + 5 and fake_waiting():
+                        waiting.append(connections)
+                    time.sleep(0.1)
+
+            def fake_waiting() -> bool:  # every request has reached the provider, none answered yet
+                return time.monotonic() - fake.requests[-1].time < LATENCY - 0.3
+
+            sampler = threading.Thread(target=sample, daemon=True)
+            sampler.start()
+            started = time.monotonic()
+            results = asyncio.run(all_streams(base, configuration, token, args.streams, opened))
+            wall = time.monotonic() - started
+            done.set()
+            sampler.join()
+    peak_threads = max(s[1] for s in samples)
+    peak_rss = max(s[2] for s in samples)
+    return {
+        "streams": args.streams,
+        "completed": sum(results),
+        "wall_s": round(wall, 2),
+        "provider_latency_s": LATENCY,
+        "threads_before": threads_before,
+        "threads_peak": peak_threads,
+        "rss_before_mb": round(rss_before / 1024, 1),
+        "rss_peak_mb": round(peak_rss / 1024, 1),
+        "kb_per_stream": round((peak_rss - rss_before) / args.streams, 1),
+        "db_connections_peak": max(s[3] for s in samples),
+        "db_connections_while_waiting_median": statistics.median(waiting) if waiting else None,
+        "db_connections_while_waiting_max": max(waiting) if waiting else None,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="100 streams instead of 1,000")
+    parser.add_argument("--streams", type=int, default=None)
+    args = parser.parse_args()
+    args.streams = args.streams or (100 if args.quick else 1000)
+    database_url = os.environ.get("DATABASE_URL") or DEFAULT_DATABASE_URL
+    problem = postgres_problem(database_url)
+    if problem:
+        required = os.environ.get("REQUIRE_SERVICES") == "1"
+        print(f"streams benchmark {'cannot run' if required else 'skipped'}: {problem}")
+        print(json.dumps({"benchmark": "streams", "skipped": problem}))
+        return 1 if required else 0
+    name = f"{urlsplit(database_url).path.lstrip('/') or 'govctx'}_streams_{os.getpid()}"
+    import tempfile
+
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-streams-") as logs,
+        bench_database(database_url, name) as url,
+    ):
+        os.environ.update(DJANGO_SETTINGS_MODULE="config.settings.test", DATABASE_URL=url)
+        os.environ.pop("REDIS_URL", None)
+        import django
+
+        django.setup()
+        result = {"benchmark": "streams", **measure(args, url, Path(logs))}
+    for key, value in result.items():
+        print(f"{key:>40}  {value}")
+    print(json.dumps(result, separators=(",", ":")))
+    return 0 if result.get("completed") == args.streams else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

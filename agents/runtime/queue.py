@@ -11,8 +11,9 @@ loop; instead, with ``AGENT_RUNS_IN_BACKGROUND`` (the default) it runs on a pool
 ``AGENT_BACKGROUND_THREADS`` threads in this process, after the commit, exactly as the eager task
 would (same task, same claim and lease), and the request answers at once. Each background step
 closes its thread's database connection when it ends. On SQLite the request and the steps write in
-turn: the database waits for a competing writer (``config/settings/base.py``). A step that raises is
-logged with its traceback; the run's lease then expires and the reaper's rules apply, as for a worker
+turn: the database waits for a competing writer (``config/settings/base.py``), and a step that still
+meets a locked database retries as the task asks (``agents/tasks.py``). A step that raises is logged
+with its traceback; the run's lease then expires and the reaper's rules apply, as for a worker
 that died. Runs still in the pool when the process stops are left to the same rules.
 """
 
@@ -24,12 +25,14 @@ import time
 from concurrent import futures
 from concurrent.futures import Future, ThreadPoolExecutor
 
+from celery.exceptions import Retry
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
 
 from config.celery import app
 
 RUN_STEP_TASK = "agents.tasks.run_step_task"
+MAX_RETRY_WAIT_SECONDS = 30.0
 
 logger = logging.getLogger(__name__)
 
@@ -77,9 +80,19 @@ class BackgroundSteps:
 
 
 def _run_step(run_id: str, step_index: int) -> None:
+    """The step task, applied in this thread; a retry it asks for (a busy lease, a dropped or locked
+    database) is made here after its countdown, as a worker would, within the task's own limits."""
     close_old_connections()
+    retries = 0
     try:
-        app.tasks[RUN_STEP_TASK].apply(args=(run_id, step_index))
+        while True:
+            try:
+                app.tasks[RUN_STEP_TASK].apply(args=(run_id, step_index), retries=retries, throw=True)
+                return
+            except Retry as retry:
+                retries += 1
+                when = retry.when if isinstance(retry.when, int | float) else 1.0
+                time.sleep(min(max(when, 0.0), MAX_RETRY_WAIT_SECONDS))
     except Exception:
         logger.exception("background step %s of run %s failed", step_index, run_id)
     finally:

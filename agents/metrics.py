@@ -7,7 +7,7 @@ step actions, termination reasons, failure classes, token types. Never content.
 | series | labels | recorded by |
 |---|---|---|
 | ``govctx_steps_total`` | ``status`` (advanced, finished, skipped), ``termination_reason`` (when finished) | the step task |
-| ``govctx_provider_calls_total`` | ``provider``, ``model``, ``outcome`` (``ok`` or the failure class) | the dispatcher, per attempt (through ``agents/telemetry.py``) |
+| ``govctx_provider_calls_total`` | ``provider``, ``model``, ``outcome`` (``ok``, the failure class, or ``closed`` for a stream its reader left) | the dispatcher, per attempt (through ``agents/telemetry.py``) |
 | ``govctx_provider_call_duration_seconds`` | the same (histogram) | the dispatcher, per attempt |
 | ``govctx_tokens_total`` | ``model``, ``type`` (prompt, completion, cached) | the dispatcher, provider-reported usage |
 | ``govctx_run_requeues_total`` | ``action`` (requeued, failed), ``cause`` (lease_expired, lost) | the reaper |
@@ -101,11 +101,13 @@ def provider_stream_ended(
     started: float,
     error: BaseException | None = None,
     usage: _Usage | None = None,
+    outcome: str = "ok",
 ) -> None:
     """One attempt of a streamed provider call, counted and timed as :func:`provider_call_timed`
     counts a whole one: from ``started`` (``time.perf_counter()`` before the request) to the stream's
-    end, or to the ``error`` that ended it; the reply's tokens counted when the stream finished."""
-    _provider_call(provider, model, failure_class(error) if error is not None else "ok", started)
+    end, or to the ``error`` that ended it (``outcome`` names an end without error: ``ok``, or
+    ``closed`` when its reader went away); the reply's tokens counted when the stream finished."""
+    _provider_call(provider, model, failure_class(error) if error is not None else outcome, started)
     if usage is not None:
         _tokens(model, usage)
 

@@ -28,7 +28,6 @@ its own client; so from then on the target is committed: a failure later in the 
 
 from __future__ import annotations
 
-import functools
 import itertools
 import logging
 import time
@@ -38,7 +37,6 @@ from typing import Any, NamedTuple, TypeVar
 
 from django.utils.module_loading import import_string
 
-from agents.metrics import provider_stream_ended
 from agents.providers.base import (
     FailureClass,
     ProviderAdapter,
@@ -51,7 +49,7 @@ from agents.providers.base import (
     StreamFinish,
 )
 from agents.providers.guard import WireGuard
-from agents.telemetry import provider_call_observed
+from agents.telemetry import StreamObserved, provider_call_observed
 from config.caches import cache_register
 from config.database import connections_release
 from config.lru import LruCache
@@ -268,35 +266,34 @@ def _sent(adapter: ProviderAdapter, call: ProviderCall, body: dict[str, Any]) ->
 def _opened(
     adapter: ProviderAdapter, call: ProviderCall, body: dict[str, Any]
 ) -> tuple[StreamDelta, ProviderStream]:
-    """The first delta of a new stream, and the stream (counted and timed to its end,
-    ``agents/metrics.py``); a stream that fails before its first delta is closed."""
-    ended = functools.partial(
-        provider_stream_ended,
-        provider=adapter.config.identifier,
-        model=call.model_id,
-        started=time.perf_counter(),
-    )
+    """The first delta of a new stream, and the stream (traced, counted and timed to its end:
+    ``agents/telemetry.py``); a stream that fails before its first delta is closed."""
+    config = adapter.config
+    observed = StreamObserved(provider=config.identifier, kind=config.kind, model=call.model_id)
     try:
         stream = adapter.stream(call, body)
         first = next(stream)
     except ProviderError as error:
-        ended(error=error)
+        observed.failed(error)
         raise
     except StopIteration:  # unreachable: a provider stream ends with a finish or raises
         stream.close()
         raise adapter.error(FailureClass.MALFORMED, "the stream ended before its first delta") from None
-    deltas = _observed(itertools.chain((first,), stream), ended)
+    deltas = _observed(itertools.chain((first,), stream), observed)
     return next(deltas), ProviderStream(deltas, close=stream.close, classify=adapter.classify)
 
 
-def _observed(deltas: Iterator[StreamDelta], ended: Callable[..., None]) -> Iterator[StreamDelta]:
+def _observed(deltas: Iterator[StreamDelta], observed: StreamObserved) -> Iterator[StreamDelta]:
     try:
         for delta in deltas:
             if isinstance(delta, StreamFinish):
-                ended(usage=delta.reply.usage)
+                observed.finished(delta.reply)
             yield delta
     except ProviderError as error:
-        ended(error=error)
+        observed.failed(error)
+        raise
+    except GeneratorExit:  # closed before its end: the reader went away
+        observed.closed()
         raise
 
 

@@ -157,7 +157,13 @@ def streamed_send(
     outcome, and the step's live events published while the reply arrives. A stream that breaks
     after its first delta is the outcome's ``failure`` (nothing is retried once text went out)."""
     outcome = governed_stream(plan, events, max_tokens=max_tokens)
-    sent = SendOutcome(plan=plan, fitted=outcome.fitted, clamped=outcome.clamped, skipped=outcome.skipped)
+    sent = SendOutcome(
+        plan=plan,
+        fitted=outcome.fitted,
+        clamped=outcome.clamped,
+        skipped=outcome.skipped,
+        decision=outcome.decision,
+    )
     if outcome.stream is None:
         return replace(sent, refusal=outcome.refusal, failure=outcome.failure, inactive=outcome.inactive)
     reply: ProviderReply | None = None
@@ -174,4 +180,4 @@ def streamed_send(
     for call in reply.tool_calls:
         data = {"step": step_index, "id": call.id, "name": call.name, "arguments": call.arguments}
         live_publish(run_id, "tool_call", data)
-    return replace(sent, reply=reply, served=outcome.served)
+    return replace(sent, reply=reply, served=outcome.served, reply_redactions=outcome.stream.reply_redactions)

@@ -164,13 +164,16 @@ class StreamOutcome:
     inactive: ModelInactive | None = None
     clamped: bool = False
     skipped: tuple[SkippedTarget, ...] = ()
+    decision: ContextDecision | None = None  # set once the sources were decided and permitted
 
     @property
     def overflow(self) -> bool:
         return self.fitted is not None and self.fitted.overflow
 
 
-def governed_stream(plan: SendPlan, events: EventContext, *, max_tokens: int | None = None) -> StreamOutcome:
+def governed_stream(
+    plan: SendPlan, events: EventContext, *, max_tokens: int | None = None, temperature: float | None = None
+) -> StreamOutcome:
     """:func:`governed_send` with the reply as a stream: the same check, events, per-target fits and
     guard pass, then a stream opened on the first target that yields a first delta (retries and
     fallbacks apply up to there: ``agents/providers/dispatch.py``). The stream's deltas are redacted
@@ -180,20 +183,22 @@ def governed_stream(plan: SendPlan, events: EventContext, *, max_tokens: int | N
     if not plan.targets:
         return StreamOutcome(plan=plan, inactive=model_inactive_record(plan=plan, context=events))
     try:
-        assert_permitted(sources=plan.sources, zone=plan.zone, context=events)
+        decision = assert_permitted(sources=plan.sources, zone=plan.zone, context=events)
     except ContextRefused as refusal:
         return StreamOutcome(plan=plan, refusal=refusal)
     redaction_events_record(counts=plan.redactions, context=events, zone=plan.zone)
-    fits = TargetFits(plan, events, max_tokens)
+    fits = TargetFits(plan, events, max_tokens, temperature=temperature)
     primary = fits.fit(0)
     if primary.fitted.overflow:
-        return StreamOutcome(plan=plan, fitted=primary.fitted, clamped=primary.clamped)
+        return StreamOutcome(plan=plan, fitted=primary.fitted, clamped=primary.clamped, decision=decision)
     try:
         dispatch = stream_with_fallbacks(plan.targets, fits.prepare(0).call, prepare=fits.prepare)
     except LateRedactionOverflow as overflow:
         late = fits.fit(overflow.late.target_index)
         over = _over_budget(late.fitted, overflow.late.estimated)
-        return StreamOutcome(plan=plan, fitted=over, clamped=late.clamped, skipped=fits.skipped_targets)
+        return StreamOutcome(
+            plan=plan, fitted=over, clamped=late.clamped, skipped=fits.skipped_targets, decision=decision
+        )
     except ProviderError as failure:
         return StreamOutcome(
             plan=plan,
@@ -201,6 +206,7 @@ def governed_stream(plan: SendPlan, events: EventContext, *, max_tokens: int | N
             failure=failure,
             clamped=primary.clamped,
             skipped=fits.skipped_targets,
+            decision=decision,
         )
     served = fits.fit(dispatch.served_index)
     return StreamOutcome(
@@ -210,6 +216,7 @@ def governed_stream(plan: SendPlan, events: EventContext, *, max_tokens: int | N
         served=served.model,
         clamped=served.clamped,
         skipped=fits.skipped_targets,
+        decision=decision,
     )
 
 

@@ -44,9 +44,17 @@ class GovernedStream(Iterator[StreamDelta]):
     redaction events are recorded only when the finish is read.
 
     ``served_index`` is the target that serves it (0: the configuration's model); ``attempts`` the
-    attempts up to its first delta; ``max_held`` the longest text the redactor held back so far."""
+    attempts up to its first delta; ``max_held`` the longest text the redactor held back so far;
+    ``reply_redactions`` what was redacted in the reply, by kind (set when the finish is read).
 
-    def __init__(self, dispatch: StreamDispatch, *, finish: Callable[[ProviderReply], ProviderReply]) -> None:
+    ``finish`` redacts the whole reply and records its events, returning it with its counts."""
+
+    def __init__(
+        self,
+        dispatch: StreamDispatch,
+        *,
+        finish: Callable[[ProviderReply], tuple[ProviderReply, dict[str, int]]],
+    ) -> None:
         self._dispatch = dispatch
         self._finish = finish
         self._text = StreamRedactor()
@@ -54,6 +62,7 @@ class GovernedStream(Iterator[StreamDelta]):
         self._pending: list[StreamDelta] = []
         self.served_index = dispatch.served_index
         self.attempts: tuple[Attempt, ...] = dispatch.attempts
+        self.reply_redactions: dict[str, int] = {}
 
     @property
     def max_held(self) -> int:
@@ -101,7 +110,8 @@ class GovernedStream(Iterator[StreamDelta]):
         rest: list[StreamDelta] = _text(self._text.finish())
         for index, call in sorted(self._calls.items()):
             rest += self._call_piece(index, call, call.redactor.finish())
-        return [*rest, StreamFinish(self._finish(finish.reply))]
+        reply, self.reply_redactions = self._finish(finish.reply)
+        return [*rest, StreamFinish(reply)]
 
 
 def _text(text: str) -> list[StreamDelta]:

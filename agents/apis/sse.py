@@ -18,6 +18,13 @@ starts and then releasing keeps a waiting stream from holding a connection: with
 Django would otherwise keep the request's connection open until the response closes.
 
 When the client goes away the iterator is closed (``close()`` on a generator), in its thread.
+
+A streamed completion is written this way: the view builds its plan and calls
+:func:`agents.runtime.send.governed_stream` (refusals, overflows and failures before the first delta
+are answered as errors before any event), then hands :func:`sse_response` a generator that calls
+:func:`release_db_connection`, iterates the governed stream (its text and tool-call deltas already
+redacted) encoding each delta with :func:`sse_event`, and closes the stream in a ``finally``. The
+stream's finish records its redaction events, which opens a connection again for that moment.
 """
 
 from __future__ import annotations

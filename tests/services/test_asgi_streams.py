@@ -63,7 +63,9 @@ def server(tmp_path: Path) -> Iterator[str]:
                 "--no-access-log",
             ],
             cwd=ROOT,
-            env=worker_env(),
+            # Without the pool a connection is a backend while it is held, so pg_stat_activity shows
+            # exactly what the streams hold (a pool keeps idle backends open for the next request).
+            env=worker_env(DATABASE_POOL="false"),
             stdout=output,
             stderr=subprocess.STDOUT,
             start_new_session=True,

@@ -3,7 +3,7 @@
 A stream is written once, as a plain (blocking) iterator of encoded events: it may wait on a provider
 or poll the database. :func:`sse_response` serves it:
 
-* **under ASGI** (uvicorn; see ``docs/decisions/0010-streaming.md``) as an *async* iterator, each ``next()`` of the
+* **under ASGI** (uvicorn; see ``docs/decisions/0011-streaming.md``) as an *async* iterator, each ``next()`` of the
   blocking iterator run by ``sync_to_async`` in the request's own thread (the one Django already keeps
   for the request until its response closes), so the event loop never blocks, no thread is added per
   stream, and each event is sent as soon as it exists. Django buffers a *sync* iterator to its end

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 
 from axes.utils import reset as axes_reset
@@ -19,6 +20,7 @@ from agents.models import (
     ProviderKind,
     Tokenizer,
 )
+from agents.pricing import catalogue_prices
 from agents.scopes import SCOPES
 from agents.services import api_client_create, api_client_rotate_token
 from governance.actors import Actor
@@ -125,9 +127,19 @@ def _seed_catalogue() -> tuple[LlmModel, LlmModel]:
     external_model, _ = LlmModel.objects.update_or_create(
         provider=openai,
         model_id="gpt-4o",
-        defaults={"context_window": 128_000, "max_output_tokens": 16_384, "tokenizer": Tokenizer.O200K_BASE},
+        defaults={
+            "context_window": 128_000,
+            "max_output_tokens": 16_384,
+            "tokenizer": Tokenizer.O200K_BASE,
+            **_shipped_prices("gpt-4o"),
+        },
     )
     return model, external_model
+
+
+def _shipped_prices(model_id: str) -> dict[str, Decimal | None]:
+    prices = catalogue_prices(model_id)
+    return prices.as_fields() if prices is not None else {}
 
 
 def _seed_configurations(model: LlmModel, external_model: LlmModel) -> tuple[Configuration, bool]:

@@ -7,6 +7,7 @@ import secrets
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from django.db import transaction
@@ -16,6 +17,7 @@ from agents.errors import ConfigurationInactive, InvalidScope, UnknownSkills
 from agents.models import (
     AgentRun,
     ApiClient,
+    CompletionRecord,
     Configuration,
     LlmModel,
     RunStatus,
@@ -34,7 +36,7 @@ from agents.runtime.plan import (
     send_plan,
 )
 from agents.runtime.queue import step_enqueue
-from agents.runtime.record import served_model_calibrate
+from agents.runtime.record import reply_cost, served_model_calibrate
 from agents.runtime.send import governed_send, reply_limit_check
 from agents.scopes import SCOPES
 from agents.selectors import catalog_token_of, configuration_fallbacks, skills_usable_by
@@ -303,6 +305,8 @@ class Completion:
     reply: ProviderReply
     served: LlmModel
     breakdown: BudgetBreakdown
+    # At the serving model's prices; None when the provider reported no usage.
+    cost: Decimal | None = None
     decision: ContextDecision | None = None
     # Secrets redacted by kind: in what was sent, and in the reply.
     sent_redactions: dict[str, int] = field(default_factory=dict)
@@ -350,12 +354,45 @@ def completion_create(
     outcome.fitted.require_fit()
     assert outcome.reply is not None and outcome.served is not None  # set when nothing failed
     served_model_calibrate(plan=plan, fitted=outcome.fitted, served=outcome.served, usage=outcome.reply.usage)
+    record = completion_record(
+        request_id=request_id,
+        api_client=api_client,
+        configuration=configuration,
+        served=outcome.served,
+        reply=outcome.reply,
+    )
     return Completion(
         request_id=request_id,
         reply=outcome.reply,
         served=outcome.served,
         breakdown=outcome.fitted.breakdown,
+        cost=record.cost,
         decision=outcome.decision,
         sent_redactions=dict(plan.redactions),
         reply_redactions=dict(outcome.reply_redactions),
     )
+
+
+def completion_record(
+    *,
+    request_id: str,
+    api_client: ApiClient,
+    configuration: Configuration,
+    served: LlmModel,
+    reply: ProviderReply,
+) -> CompletionRecord:
+    """The ledger row of a served completion: its reported usage and its cost (for the reports)."""
+    usage = reply.usage
+    record = CompletionRecord(
+        request_id=request_id,
+        api_client=api_client,
+        configuration=configuration,
+        model=served,
+        prompt_tokens=usage.prompt_tokens,
+        cached_tokens=usage.cached_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
+        completion_tokens=usage.completion_tokens,
+        cost=reply_cost(served, usage),
+    )
+    record.save()
+    return record

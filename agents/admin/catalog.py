@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from django import forms
@@ -15,6 +16,7 @@ from agents.admin.live_badge import NO_BADGE, live_badge_view
 from agents.admin.preview import preview_view
 from agents.edit_effects import system_prompt_badge
 from agents.models import ApiClient, Configuration, ConfigurationFallback, LlmModel, Provider
+from agents.pricing import catalogue_prices
 from agents.selectors import configuration_zone
 from agents.services import configuration_save
 from context_assembly.profiles import CATALOGUE, catalogue_get
@@ -36,6 +38,12 @@ class LlmModelForm(forms.ModelForm):
     empty: they are read from the catalogue at every send, so a catalogue fix reaches existing rows."""
 
     CATALOGUE_FIELDS = ("context_window", "max_output_tokens", "tokenizer")
+    PRICE_FIELDS = (
+        "input_price_per_million",
+        "cached_input_price_per_million",
+        "cache_write_price_per_million",
+        "output_price_per_million",
+    )
 
     class Meta:
         model = LlmModel
@@ -50,6 +58,8 @@ class LlmModelForm(forms.ModelForm):
             "system_role",
             "prompt_cache_min_tokens",
             "input_price_per_million",
+            "cached_input_price_per_million",
+            "cache_write_price_per_million",
             "output_price_per_million",
             "is_active",
         )
@@ -60,9 +70,20 @@ class LlmModelForm(forms.ModelForm):
         for name in self.CATALOGUE_FIELDS:
             self.fields[name].required = False
             self.fields[name].help_text = f"Leave empty for a catalogue model ({known})."
+        for name in self.PRICE_FIELDS:
+            self.fields[name].required = False
+        if self.instance.pk is None:
+            for name in self.PRICE_FIELDS:
+                self.initial[name] = None
+        for name in ("input_price_per_million", "output_price_per_million"):
+            self.fields[name].help_text = (
+                "Per million tokens. Leave every price empty for the vendor's list prices of a "
+                "catalogue model (agents/pricing.py), else 0."
+            )
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or self.cleaned_data
+        self._fill_prices(data)
         missing = [name for name in self.CATALOGUE_FIELDS if data.get(name) in (None, "")]
         if not missing:
             return data
@@ -84,11 +105,30 @@ class LlmModelForm(forms.ModelForm):
                 setattr(self.instance, name, figures[name])
         return data
 
+    def _fill_prices(self, data: dict[str, Any]) -> None:
+        """Every price left empty: the shipped list prices of a catalogue model; input and output
+        prices left empty otherwise: zero (a model nobody priced costs nothing in the reports)."""
+        shipped = catalogue_prices(data.get("model_id") or "")
+        if shipped is not None and all(data.get(name) is None for name in self.PRICE_FIELDS):
+            filled: dict[str, Any] = shipped.as_fields()
+        else:
+            filled = {
+                name: Decimal(0)
+                for name in ("input_price_per_million", "output_price_per_million")
+                if data.get(name) is None
+            }
+        for name, value in filled.items():
+            data[name] = value
+            setattr(self.instance, name, value)
+
 
 @admin.register(LlmModel)
 class LlmModelAdmin(admin.ModelAdmin):
     form = LlmModelForm
-    list_display = ("model_id", "provider", "context_window", "max_output_tokens", "tokenizer", "is_active")
+    list_display = (
+        "model_id", "provider", "context_window", "max_output_tokens", "tokenizer",
+        "input_price_per_million", "output_price_per_million", "is_active",
+    )  # fmt: skip
     list_filter = ("provider", "tokenizer", "is_active")
     search_fields = ("model_id",)
     list_select_related = ("provider",)

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from django.contrib import admin, messages
 from django.db.models import Count, QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
+from django.urls import URLPattern, path
 
 from agents.admin.budget_bar import UsagePoint, budget_bar, usage_chart
+from agents.admin.costs import cost_view
 from agents.models import AgentRun, AgentStep, StepStatus
 from agents.runtime.transcript import run_usage
 from agents.services import run_cancel
@@ -49,7 +51,7 @@ class AgentStepInline(StepColumnsMixin, ReadOnlyAdminMixin, admin.TabularInline)
     show_change_link = True
     fields = (
         "index", "kind", "status", "model", "used_tokens", "cached_tokens", "cache_write_tokens",
-        "completion_tokens", "max_tokens", "max_tokens_clamped", "skipped", "versions", "finish_reason",
+        "completion_tokens", "cost", "max_tokens", "max_tokens_clamped", "skipped", "versions", "finish_reason",
         "duration_ms", "error_code",
     )  # fmt: skip
     readonly_fields = fields
@@ -84,13 +86,14 @@ def _skipped_label(step: AgentStep) -> str:
 class AgentRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = (
         "id", "configuration", "status", "termination_reason", "step_count", "context_usage",
-        "prompt_tokens_total", "completion_tokens_total", "created_at",
+        "prompt_tokens_total", "completion_tokens_total", "cost_total", "created_at",
     )  # fmt: skip
     list_filter = ("status", "termination_reason", "configuration")
     search_fields = ("id", "configuration__identifier", "error_code")
     date_hierarchy = "created_at"
     inlines = [AgentStepInline]
     actions = ["cancel_runs"]
+    change_list_template = "admin/agents/agentrun/change_list.html"
     fieldsets = (
         (None, {"fields": ("id", "configuration", "api_client", "status", "termination_reason")}),
         ("Context usage", {"fields": ("context_usage", "usage_chart")}),
@@ -104,6 +107,7 @@ class AgentRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
                     "cached_tokens_total",
                     "cache_write_tokens_total",
                     "completion_tokens_total",
+                    "cost_total",
                     "requeue_count",
                 )
             },
@@ -113,9 +117,16 @@ class AgentRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     readonly_fields = (
         "id", "configuration", "api_client", "status", "termination_reason", "context_usage", "usage_chart",
         "input_data_class", "request_skills", "max_tokens", "cancel_requested", "versions", "prompt_tokens_total",
-        "cached_tokens_total", "cache_write_tokens_total", "completion_tokens_total", "requeue_count",
+        "cached_tokens_total", "cache_write_tokens_total", "completion_tokens_total", "cost_total", "requeue_count",
         "error_code", "error_message", "created_at", "updated_at", "finished_at",
     )  # fmt: skip
+
+    def get_urls(self) -> list[URLPattern]:
+        costs = path("costs/", self.admin_site.admin_view(self.costs), name="agents_cost_report")
+        return [costs, *super().get_urls()]
+
+    def costs(self, request: HttpRequest) -> HttpResponse:
+        return cost_view(self, request)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[AgentRun]:
         return (
@@ -178,7 +189,7 @@ class AgentStepAdmin(StepColumnsMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
     search_fields = ("run__id",)
     fields = (
         "run", "index", "kind", "status", "model", "provider", "used_tokens", "reported_prompt_tokens",
-        "estimated_prompt_tokens", "cached_tokens", "cache_write_tokens", "completion_tokens",
+        "estimated_prompt_tokens", "cached_tokens", "cache_write_tokens", "completion_tokens", "cost",
         "usage_provenance", "context_window", "max_tokens", "max_tokens_clamped", "skipped", "versions",
         "breakdown_bar", "finish_reason", "calibration_ratio", "duration_ms", "error_code", "created_at",
     )  # fmt: skip

@@ -21,6 +21,7 @@ from agents.apis.context import (
     client_of,
     send_request,
 )
+from agents.apis.costs import cost_field
 from agents.runtime.preview import context_preview
 from agents.services import Completion, completion_create
 from config.api import error_responses, named_serializer, validated
@@ -101,6 +102,10 @@ class CompletionApi(APIView):
             cache_write_tokens = serializers.IntegerField(allow_null=True)
             completion_tokens = serializers.IntegerField(allow_null=True)
             provenance = serializers.ChoiceField(choices=Provenance.choices)
+            cost = cost_field(
+                "At the serving model's prices; null when the provider reported no usage.",
+                allow_null=True,
+            )
 
             class Meta:
                 ref_name = "CompletionUsage"
@@ -160,6 +165,7 @@ def completion_body(completion: Completion) -> dict[str, Any]:
             "cache_write_tokens": usage.cache_write_tokens,
             "completion_tokens": usage.completion_tokens,
             "provenance": usage.provenance,
+            "cost": completion.cost,
         }
     else:
         figures = {
@@ -168,6 +174,7 @@ def completion_body(completion: Completion) -> dict[str, Any]:
             "cache_write_tokens": None,
             "completion_tokens": None,
             "provenance": Provenance.ESTIMATED,
+            "cost": None,
         }
     return {
         "request_id": completion.request_id,

@@ -7,6 +7,7 @@ from typing import Any
 from rest_framework import serializers
 
 from agents.apis.context import ContextUsageSerializer, ToolCallSerializer
+from agents.apis.costs import cost_field
 from agents.models import (
     AgentRun,
     AgentStep,
@@ -32,6 +33,9 @@ class StepUsageSerializer(serializers.Serializer):
     )
     completion_tokens = serializers.IntegerField(allow_null=True)
     provenance = serializers.ChoiceField(choices=Provenance.choices)
+    cost = cost_field(
+        "At the serving model's prices; null when the provider reported no usage.", allow_null=True
+    )
 
 
 class SkippedTargetSerializer(serializers.Serializer):
@@ -106,6 +110,7 @@ class RunTotalsSerializer(serializers.Serializer):
     cached_tokens = serializers.IntegerField()
     cache_write_tokens = serializers.IntegerField()
     completion_tokens = serializers.IntegerField()
+    cost = cost_field("The sum of the steps' costs.")
 
 
 class RunErrorSerializer(serializers.Serializer):
@@ -150,6 +155,7 @@ def step_body(step: AgentStep, default_model: LlmModel) -> dict[str, Any]:
             "cache_write_tokens": step.cache_write_tokens,
             "completion_tokens": step.completion_tokens,
             "provenance": step.usage_provenance or Provenance.UNAVAILABLE,
+            "cost": step.cost,
         },
         "context_usage": step_usage(step, default_model).as_dict(),
         "breakdown": step.breakdown or None,
@@ -178,6 +184,7 @@ def run_summary_body(run: AgentRun) -> dict[str, Any]:
             "cached_tokens": run.cached_tokens_total,
             "cache_write_tokens": run.cache_write_tokens_total,
             "completion_tokens": run.completion_tokens_total,
+            "cost": run.cost_total,
         },
         "created_at": run.created_at,
         "finished_at": run.finished_at,

@@ -24,12 +24,14 @@ from agents.models.runs import (
     ToolCallStatus,
     ToolSetting,
 )
+from agents.models.usage import CompletionRecord
 
 __all__ = [
     "AgentRun",
     "AgentStep",
     "ApiClient",
     "CatalogVersion",
+    "CompletionRecord",
     "Configuration",
     "ConfigurationFallback",
     "ConfigurationSkill",

@@ -155,6 +155,24 @@ class LlmModel(models.Model):
     tokenizer = models.CharField(max_length=32, choices=Tokenizer.choices)
     input_price_per_million = models.DecimalField(max_digits=10, decimal_places=4, default=0)
     output_price_per_million = models.DecimalField(max_digits=10, decimal_places=4, default=0)
+    # Prices of prompt tokens read from and written to the provider's cache (agents/pricing.py).
+    cached_input_price_per_million = models.DecimalField(
+        max_digits=10,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+        help_text="Per million prompt tokens read from the provider's cache. Empty: the input price.",
+    )
+    cache_write_price_per_million = models.DecimalField(
+        max_digits=10,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+        help_text="Per million prompt tokens written to the provider's cache (Anthropic charges 1.25 "
+        "times the input price). Empty: the input price.",
+    )
     # Calibration of our estimate against provider-reported prompt tokens (context_assembly.calibration).
     calibration_factor = models.FloatField(default=1.0, editable=False)
     calibration_samples = models.PositiveIntegerField(default=0, editable=False)

@@ -5,12 +5,14 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from django.db import connections, models
 
 from agents.models.catalog import CATALOG_VERSION_ID, ApiClient, CatalogVersion, Configuration, LlmModel
 from agents.models.sql import Read, Table, converted_row
+from agents.pricing import COST_DECIMAL_PLACES, COST_MAX_DIGITS
 from governance.vocabulary import DataClass, Provenance
 
 
@@ -181,6 +183,9 @@ class AgentRun(models.Model):
     cached_tokens_total = models.PositiveBigIntegerField(default=0)
     cache_write_tokens_total = models.PositiveBigIntegerField(default=0)
     completion_tokens_total = models.PositiveBigIntegerField(default=0)
+    cost_total = models.DecimalField(
+        max_digits=COST_MAX_DIGITS, decimal_places=COST_DECIMAL_PLACES, default=Decimal(0)
+    )
     last_calibration_ratio = models.FloatField(null=True, blank=True)
     error_code = models.CharField(max_length=64, blank=True)
     error_message = models.CharField(max_length=500, blank=True)
@@ -222,6 +227,10 @@ class AgentStep(models.Model):
     cached_tokens = models.PositiveIntegerField(null=True, blank=True)  # prompt tokens read from cache
     cache_write_tokens = models.PositiveIntegerField(null=True, blank=True)  # written to it (Anthropic)
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    # From the serving model's prices and the reported usage (agents/pricing.py); None: not reported.
+    cost = models.DecimalField(
+        max_digits=COST_MAX_DIGITS, decimal_places=COST_DECIMAL_PLACES, null=True, blank=True
+    )
     usage_provenance = models.CharField(max_length=24, choices=Provenance.choices)
     breakdown = models.JSONField(default=dict, blank=True)
     # The window of the model the figures belong to (the one that served, else the serving model),

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
@@ -115,6 +116,7 @@ class StepTotals:
     cached_tokens: int
     cache_write_tokens: int
     completion_tokens: int
+    cost: Decimal
     calibration_ratio: float | None  # the run's last step ratio from now on
 
     def update(self) -> dict[str, Any]:
@@ -123,6 +125,7 @@ class StepTotals:
             "cached_tokens_total": F("cached_tokens_total") + self.cached_tokens,
             "cache_write_tokens_total": F("cache_write_tokens_total") + self.cache_write_tokens,
             "completion_tokens_total": F("completion_tokens_total") + self.completion_tokens,
+            "cost_total": F("cost_total") + self.cost,
             "last_calibration_ratio": self.calibration_ratio,
         }
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from decimal import Decimal
 
 from django.db import transaction
 from django.utils import timezone
 
 from agents.models import AgentRun, AgentStep, LlmModel, RunMessage, StepStatus
+from agents.pricing import ZERO, Prices, usage_cost
 from agents.providers.base import ProviderReply, Usage
 from agents.runtime.leases import StepTotals, run_complete_with, run_totals_add
 from agents.runtime.plan import SendPlan, model_profile
@@ -105,6 +107,7 @@ def step_record(record: StepRecord) -> AgentStep:
         cached_tokens=usage.cached_tokens if usage else None,
         cache_write_tokens=usage.cache_write_tokens if usage else None,
         completion_tokens=usage.completion_tokens if usage else None,
+        cost=reply_cost(record.model, usage) if usage else None,
         usage_provenance=provenance,
         breakdown=record.fitted.breakdown.as_dict() if record.fitted else {},
         context_window=record.model.context_window,
@@ -121,6 +124,17 @@ def step_record(record: StepRecord) -> AgentStep:
     step.save()
     step_record_observed(step)
     return step
+
+
+def reply_cost(model: LlmModel, usage: Usage) -> Decimal | None:
+    """What a reply's reported usage costs at the prices of ``model``, the model that served it."""
+    return usage_cost(
+        Prices.of(model),
+        prompt_tokens=usage.prompt_tokens,
+        cached_tokens=usage.cached_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
+        completion_tokens=usage.completion_tokens,
+    )
 
 
 @transaction.atomic
@@ -148,6 +162,7 @@ def completed_step_record(record: StepRecord, *, worker: str, position: int) -> 
         cached_tokens=usage.cached_tokens or 0,
         cache_write_tokens=usage.cache_write_tokens or 0,
         completion_tokens=usage.completion_tokens or 0,
+        cost=step.cost or ZERO,
         calibration_ratio=step.calibration_ratio,
     )
     run_id = str(record.run.id)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
 from django.contrib.admin.models import LogEntry
 
@@ -117,6 +119,46 @@ def test_declared_figures_win_over_the_catalogue(admin_client):
     admin_client.post("/admin/agents/llmmodel/add/", form)
     model = LlmModel.objects.get(model_id="gpt-4o-mini")
     assert (model.context_window, model.max_output_tokens, model.tokenizer) == (64_000, 4_000, "o200k_base")
+
+
+def test_prices_left_empty_are_the_catalogue_models_list_prices(admin_client):
+    provider = provider_make()
+    form = {
+        **MODEL_FORM,
+        "provider": provider.pk,
+        "model_id": "claude-haiku-4-5",
+        "input_price_per_million": "",
+        "output_price_per_million": "",
+    }
+    assert admin_client.post("/admin/agents/llmmodel/add/", form).status_code == 302
+    model = LlmModel.objects.get(model_id="claude-haiku-4-5")
+    assert (
+        model.input_price_per_million,
+        model.cached_input_price_per_million,
+        model.cache_write_price_per_million,
+        model.output_price_per_million,
+    ) == (Decimal("1.00"), Decimal("0.10"), Decimal("1.25"), Decimal("5.00"))
+
+
+def test_declared_prices_are_kept_and_an_unpriced_model_outside_the_catalogue_costs_nothing(admin_client):
+    provider = provider_make()
+    declared = {**MODEL_FORM, "provider": provider.pk, "input_price_per_million": "0.2"}
+    assert admin_client.post("/admin/agents/llmmodel/add/", declared).status_code == 302
+    model = LlmModel.objects.get(model_id="gpt-4o-mini")
+    assert (model.input_price_per_million, model.cached_input_price_per_million) == (Decimal("0.2"), None)
+    unpriced = {
+        **MODEL_FORM,
+        "provider": provider.pk,
+        "model_id": "in-house-7b",
+        "context_window": "32000",
+        "max_output_tokens": "2000",
+        "tokenizer": "approximate",
+        "input_price_per_million": "",
+        "output_price_per_million": "",
+    }
+    assert admin_client.post("/admin/agents/llmmodel/add/", unpriced).status_code == 302
+    model = LlmModel.objects.get(model_id="in-house-7b")
+    assert (model.input_price_per_million, model.output_price_per_million) == (Decimal(0), Decimal(0))
 
 
 @pytest.mark.parametrize("model_id", ["in-house-7b", "gpt-4o-evil", "gpt-4o-2024-13-01"])

@@ -41,7 +41,7 @@ from tests.fakes.provider_server import Reply
 pytestmark = pytest.mark.django_db
 
 MIGRATION = importlib.import_module("agents.migrations.0006_catalog_version")
-CAPABILITIES_MIGRATION = importlib.import_module("agents.migrations.0007_llmmodel_capabilities")
+CAPABILITIES_MIGRATION = importlib.import_module("agents.migrations.0014_cost")
 CALIBRATION_COLUMNS = {"calibration_factor", "calibration_samples", "calibration_updated_at"}
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
 
-from agents.models import AgentRun, Configuration
+from agents.models import AgentRun, CompletionRecord, Configuration, LlmModel
 from governance.models import GovernanceEvent
 from governance.vocabulary import DataClass, TrustZone
 from tests.agents.runs import fake_configuration
@@ -148,8 +150,14 @@ def test_unknown_request_skills_are_400(setup, fake_provider):
     assert fake_provider.requests == []
 
 
-def test_completion_returns_the_reply_usage_and_breakdown(setup, fake_provider):
+def test_completion_returns_the_reply_usage_its_cost_and_breakdown(setup, fake_provider):
     configuration, caller = setup
+    # gpt-4o's list prices (agents/pricing.py): input 2.50, cached input 1.25, output 10 per million.
+    LlmModel.objects.filter(pk=configuration.model_id).update(
+        input_price_per_million=Decimal("2.50"),
+        cached_input_price_per_million=Decimal("1.25"),
+        output_price_per_million=Decimal("10"),
+    )
     fake_provider.script(
         Reply(text="Launch summary.", prompt_tokens=120, cached_tokens=20, completion_tokens=5)
     )
@@ -164,11 +172,21 @@ def test_completion_returns_the_reply_usage_and_breakdown(setup, fake_provider):
         "cache_write_tokens": None,  # the OpenAI wire reports no cache writes
         "completion_tokens": 5,
         "provenance": "provider_reported",
+        "cost": "0.0003250000",  # (100 x 2.50 + 20 x 1.25 + 5 x 10) per million
     }
     assert completion["model"] == "gpt-4o"
     assert completion["breakdown"]["window"] == 128_000
     assert len(fake_provider.requests) == 1
     assert AgentRun.objects.count() == 0
+    record = CompletionRecord.objects.get()
+    assert (record.request_id, record.api_client, record.configuration, record.model_id) == (
+        completion["request_id"],
+        caller.client,
+        configuration,
+        configuration.model_id,
+    )
+    assert (record.prompt_tokens, record.cached_tokens, record.cache_write_tokens) == (120, 20, None)
+    assert (record.completion_tokens, record.cost) == (5, Decimal("0.000325"))
 
 
 def test_refused_completion_is_403_with_the_decision_and_sends_nothing(fake_provider, make_caller):

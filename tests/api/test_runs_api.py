@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 
 import pytest
 
@@ -21,7 +22,11 @@ RUNS = "/api/v1/runs"
 
 @pytest.fixture
 def setup(fake_provider, make_caller):
-    configuration = fake_configuration(fake_provider)
+    configuration = fake_configuration(
+        fake_provider,
+        model_input_price_per_million=Decimal("2.50"),
+        model_output_price_per_million=Decimal("10"),
+    )
     caller = make_caller("runs:create", "runs:read", configurations=(configuration,))
     return configuration, caller
 
@@ -55,6 +60,7 @@ def test_create_answers_202_with_location_and_runs_the_steps(
         "cached_tokens": 0,
         "cache_write_tokens": 0,
         "completion_tokens": 3,
+        "cost": "0.0001550000",  # (50 x 2.50 + 3 x 10) per million
     }
     step = detail["steps"][0]
     assert step["usage"]["provenance"] == "provider_reported"

@@ -30,6 +30,7 @@ from agents.runtime.parts import snippet_selection
 from agents.runtime.pins import configuration_pins_take
 from agents.runtime.plan import (
     Redactions,
+    SendPlan,
     SendRequest,
     active_targets,
     redaction_events_record,
@@ -37,7 +38,14 @@ from agents.runtime.plan import (
 )
 from agents.runtime.queue import step_enqueue
 from agents.runtime.record import reply_cost, served_model_calibrate
-from agents.runtime.send import governed_send, reply_limit_check
+from agents.runtime.send import (
+    SendOutcome,
+    StreamOutcome,
+    governed_send,
+    governed_stream,
+    reply_limit_check,
+)
+from agents.runtime.streaming import GovernedStream
 from agents.scopes import SCOPES
 from agents.selectors import catalog_token_of, configuration_fallbacks, skills_usable_by
 from agents.telemetry import run_span_attributes
@@ -45,7 +53,7 @@ from agents.tokens import token_digest
 from config.logs import log_context_update
 from config.tracing import traced
 from context_assembly.assembly import ContextItem
-from context_assembly.fitting import BudgetBreakdown
+from context_assembly.fitting import BudgetBreakdown, FitResult
 from governance.actors import Actor
 from governance.errors import ContextRefused
 from governance.policy import ContextDecision
@@ -328,31 +336,10 @@ def completion_create(
     :class:`ConfigurationInactive`. Stores no run; the serving model's calibration takes the
     provider-reported prompt size as a step's does.
     """
-    if not configuration.is_active:
-        raise ConfigurationInactive(f"Configuration {configuration.identifier!r} is not active.")
-    request_id = uuid.uuid4().hex
-    log_context_update(correlation_id=request_id)  # the id of this call's governance events
-    plan = send_plan(configuration=configuration, request=request)
-    if plan.targets:
-        reply_limit_check((plan.model, *plan.fallbacks), max_tokens)
-    events = EventContext(
-        correlation_id=request_id,
-        provider=plan.model.provider.identifier,
-        model=plan.model.model_id,
-        configuration=configuration.identifier,
-        api_client=api_client.name,
-    )
+    request_id, plan, events = _completion_start(configuration, api_client, request, max_tokens)
     outcome = governed_send(plan, events, max_tokens=max_tokens, temperature=temperature)
-    if outcome.inactive is not None:
-        raise outcome.inactive
-    if outcome.refusal is not None:
-        refusal = outcome.refusal
-        raise ContextRefused(refusal.message, extra={**refusal.extra, "request_id": request_id})
-    if outcome.failure is not None:
-        raise outcome.failure
-    assert outcome.fitted is not None  # set on every outcome past the refusal
-    outcome.fitted.require_fit()
-    assert outcome.reply is not None and outcome.served is not None  # set when nothing failed
+    _raise_unless_sent(outcome, request_id)
+    assert outcome.fitted is not None and outcome.reply is not None and outcome.served is not None
     served_model_calibrate(plan=plan, fitted=outcome.fitted, served=outcome.served, usage=outcome.reply.usage)
     record = completion_record(
         request_id=request_id,
@@ -371,6 +358,101 @@ def completion_create(
         sent_redactions=dict(plan.redactions),
         reply_redactions=dict(outcome.reply_redactions),
     )
+
+
+@dataclass(frozen=True)
+class CompletionStream:
+    """One governed call whose reply streams: its redacted deltas (``stream``, ending with the whole
+    redacted reply), the model that serves it, its fit and the decision."""
+
+    request_id: str
+    stream: GovernedStream
+    served: LlmModel
+    plan: SendPlan
+    fitted: FitResult
+    decision: ContextDecision | None
+    api_client: ApiClient
+
+    def finished(self, reply: ProviderReply) -> Completion:
+        """The finished call as :func:`completion_create` answers it (``reply`` is the stream's finish);
+        the serving model's calibration takes the reported prompt size and its ledger row is written, as there."""
+        served_model_calibrate(plan=self.plan, fitted=self.fitted, served=self.served, usage=reply.usage)
+        record = completion_record(
+            request_id=self.request_id,
+            api_client=self.api_client,
+            configuration=self.plan.configuration,
+            served=self.served,
+            reply=reply,
+        )
+        return Completion(
+            request_id=self.request_id,
+            reply=reply,
+            served=self.served,
+            breakdown=self.fitted.breakdown,
+            cost=record.cost,
+            decision=self.decision,
+            sent_redactions=dict(self.plan.redactions),
+            reply_redactions=dict(self.stream.reply_redactions),
+        )
+
+
+def completion_stream_open(
+    *,
+    configuration: Configuration,
+    api_client: ApiClient,
+    request: SendRequest,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+) -> CompletionStream:
+    """:func:`completion_create` with the reply streamed: raises the same errors up to the provider's
+    first delta (a target that fails before it is retried or falls back); after that a broken stream
+    raises ``ProviderError`` from the stream. The caller must read the stream to its end or close it."""
+    request_id, plan, events = _completion_start(configuration, api_client, request, max_tokens)
+    outcome = governed_stream(plan, events, max_tokens=max_tokens, temperature=temperature)
+    _raise_unless_sent(outcome, request_id)
+    assert outcome.fitted is not None and outcome.stream is not None and outcome.served is not None
+    return CompletionStream(
+        request_id=request_id,
+        stream=outcome.stream,
+        served=outcome.served,
+        plan=plan,
+        fitted=outcome.fitted,
+        decision=outcome.decision,
+        api_client=api_client,
+    )
+
+
+def _completion_start(
+    configuration: Configuration, api_client: ApiClient, request: SendRequest, max_tokens: int | None
+) -> tuple[str, SendPlan, EventContext]:
+    if not configuration.is_active:
+        raise ConfigurationInactive(f"Configuration {configuration.identifier!r} is not active.")
+    request_id = uuid.uuid4().hex
+    log_context_update(correlation_id=request_id)  # the id of this call's governance events
+    plan = send_plan(configuration=configuration, request=request)
+    if plan.targets:
+        reply_limit_check((plan.model, *plan.fallbacks), max_tokens)
+    events = EventContext(
+        correlation_id=request_id,
+        provider=plan.model.provider.identifier,
+        model=plan.model.model_id,
+        configuration=configuration.identifier,
+        api_client=api_client.name,
+    )
+    return request_id, plan, events
+
+
+def _raise_unless_sent(outcome: SendOutcome | StreamOutcome, request_id: str) -> None:
+    """Raise what kept ``outcome`` from being sent (or its provider failure); return when it was sent."""
+    if outcome.inactive is not None:
+        raise outcome.inactive
+    if outcome.refusal is not None:
+        refusal = outcome.refusal
+        raise ContextRefused(refusal.message, extra={**refusal.extra, "request_id": request_id})
+    if outcome.failure is not None:
+        raise outcome.failure
+    assert outcome.fitted is not None  # set on every outcome past the refusal
+    outcome.fitted.require_fit()
 
 
 def completion_record(

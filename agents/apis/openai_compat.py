@@ -18,10 +18,9 @@ that does not declare its own ``data_class``; without it, the client's default c
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-from django.core.handlers.asgi import ASGIRequest
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -31,18 +30,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agents.apis.context import MAX_OUTPUT_TOKENS, client_configuration, client_of
-from agents.apis.openai_shapes import (
-    DONE,
-    completion_body,
-    completion_chunks,
-    error_response,
-    sse_event,
-)
+from agents.apis.openai_shapes import completion_body, error_response, stream_events
 from agents.apis.run_events import JsonErrorsNegotiation
+from agents.apis.sse import sse_response
 from agents.providers.base import CallOptions
 from agents.runtime.conversation import Conversation, conversation_request
 from agents.selectors import configuration_list_for_client
-from agents.services import Completion, completion_create
+from agents.services import completion_create, completion_stream_open
 from config.errors import ApplicationError
 from config.exception_handler import api_exception_handler
 from governance.vocabulary import DataClass
@@ -253,18 +247,23 @@ class ChatCompletionsApi(OpenAIApiView):
             tool_choice=data.get("tool_choice"),
             options=_options(data),
         )
-        completion = completion_create(
-            configuration=configuration,
-            api_client=client_of(request),
-            request=conversation_request(data["messages"], conversation),
-            max_tokens=data.get("max_completion_tokens") or data.get("max_tokens"),
-            temperature=data.get("temperature"),
-        )
+        arguments = {
+            "configuration": configuration,
+            "api_client": client_of(request),
+            "request": conversation_request(data["messages"], conversation),
+            "max_tokens": data.get("max_completion_tokens") or data.get("max_tokens"),
+            "temperature": data.get("temperature"),
+        }
         created = int(time.time())
         if not data.get("stream"):
+            completion = completion_create(**arguments)
             return Response(completion_body(completion, model=configuration.identifier, created=created))
+        opened = completion_stream_open(**arguments)
         include_usage = bool((data.get("stream_options") or {}).get("include_usage"))
-        return _event_stream(request, completion, configuration.identifier, created, include_usage)
+        events = stream_events(
+            opened, model=configuration.identifier, created=created, include_usage=include_usage
+        )
+        return sse_response(request, events)
 
 
 def _default_class(request: Request) -> str:
@@ -286,30 +285,6 @@ def _options(data: dict[str, Any]) -> CallOptions:
         response_format=data.get("response_format"),
         user=data.get("user") or None,
     )
-
-
-def _event_stream(
-    request: Request, completion: Completion, model: str, created: int, include_usage: bool
-) -> StreamingHttpResponse:
-    """The answer as server-sent events. Under ASGI the body is an async iterator (a sync one would
-    be buffered to its end); under WSGI a sync one (an async one would be)."""
-    events = [
-        sse_event(c)
-        for c in completion_chunks(completion, model=model, created=created, include_usage=include_usage)
-    ]
-    events.append(DONE)
-    body: Iterator[bytes] | AsyncIterator[bytes] = (
-        _async_events(events) if isinstance(request._request, ASGIRequest) else iter(events)
-    )
-    response = StreamingHttpResponse(body, content_type="text/event-stream")
-    response["Cache-Control"] = "no-cache"
-    response["X-Accel-Buffering"] = "no"
-    return response
-
-
-async def _async_events(events: list[bytes]) -> AsyncIterator[bytes]:
-    for event in events:
-        yield event
 
 
 class ModelListApi(OpenAIApiView):

@@ -19,18 +19,17 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
+from django.db import connection
 from rest_framework.response import Response
 
-from agents.providers.base import ProviderReply
-from agents.services import Completion
+from agents.apis.sse import release_db_connection, sse_event
+from agents.providers.base import ProviderError, ProviderReply, StreamFinish, TextDelta, ToolCallDelta
+from agents.services import Completion, CompletionStream
 from governance.services import decision_as_dict
 from governance.vocabulary import Provenance
 
 COMPLETION_OBJECT = "chat.completion"
 CHUNK_OBJECT = "chat.completion.chunk"
-# The largest text one streamed chunk carries when the reply is streamed from a finished answer.
-CHUNK_CHARS = 64
-DONE = b"data: [DONE]\n\n"
 
 # Our error codes in OpenAI's terms: (error.type, error.code or None to keep ours).
 _ERROR_TYPES: dict[str, tuple[str, str | None]] = {
@@ -196,43 +195,65 @@ def completion_id(completion: Completion) -> str:
 # --- a stream -------------------------------------------------------------------------------------------
 
 
-def completion_chunks(
-    completion: Completion, *, model: str, created: int, include_usage: bool
-) -> Iterator[dict[str, Any]]:
-    """The chunks of ``completion`` (already redacted): the role, the text in pieces, each tool call
-    (its id and name, then its arguments), the finish reason, then, with ``include_usage``, one chunk
-    with no choices carrying ``usage``, ``context_usage`` and ``governance``."""
-    base = {"id": completion_id(completion), "object": CHUNK_OBJECT, "created": created, "model": model}
-    base["system_fingerprint"] = None
+def stream_events(
+    opened: CompletionStream, *, model: str, created: int, include_usage: bool
+) -> Iterator[bytes]:
+    """The server-sent events of a streaming completion, as the provider's deltas arrive (each
+    already redacted: a secret split across deltas never comes out): the role, text pieces, each
+    tool call (its id and name with its first arguments), the finish reason, then with
+    ``include_usage`` one chunk with no choices carrying ``usage``, ``context_usage`` and
+    ``governance``, then ``[DONE]``. A provider failure after the first delta ends the stream with an
+    ``error`` event in OpenAI's shape (the SDKs raise it) and no ``[DONE]``. Closes the stream."""
+    base: dict[str, Any] = {"id": f"chatcmpl-{opened.request_id}", "object": CHUNK_OBJECT, "created": created}
+    base |= {"model": model, "system_fingerprint": None}
     if include_usage:
         base["usage"] = None
 
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]}
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
+        return sse_event({**base, "choices": [choice]})
 
-    reply = completion.reply
-    yield chunk({"role": "assistant", "content": ""})
-    for start in range(0, len(reply.text), CHUNK_CHARS):
-        yield chunk({"content": reply.text[start : start + CHUNK_CHARS]})
-    for index, call in enumerate(reply.tool_calls):
-        head = {
-            "index": index,
-            "id": call.id,
-            "type": "function",
-            "function": {"name": call.name, "arguments": ""},
-        }
-        yield chunk({"tool_calls": [head]})
-        yield chunk({"tool_calls": [{"index": index, "function": {"arguments": call.arguments}}]})
-    yield chunk({}, finish_reason(reply))
-    if include_usage:
-        yield {
-            **base,
-            "choices": [],
-            "usage": usage_body(completion),
-            "context_usage": context_usage_body(completion),
-            "governance": governance_body(completion),
-        }
+    with opened.stream as deltas:
+        if not connection.allow_thread_sharing:  # shared only by a test's live server, which owns it
+            release_db_connection()  # what the stream needs was read; nothing is held while it waits
+        yield chunk({"role": "assistant", "content": ""})
+        try:
+            for delta in deltas:
+                if isinstance(delta, TextDelta):
+                    yield chunk({"content": delta.text})
+                elif isinstance(delta, ToolCallDelta):
+                    yield chunk({"tool_calls": [_tool_call_piece(delta)]})
+                elif isinstance(delta, StreamFinish):
+                    completion = opened.finished(delta.reply)
+                    yield chunk({}, finish_reason(delta.reply))
+                    if include_usage:
+                        yield sse_event({**base, "choices": [], **_usage_fields(completion)})
+        except ProviderError as failure:
+            yield sse_event({"error": _stream_error(failure)})
+            return
+    yield sse_event("[DONE]")
 
 
-def sse_event(chunk: dict[str, Any]) -> bytes:
-    return b"data: " + json.dumps(chunk, separators=(",", ":")).encode() + b"\n\n"
+def _tool_call_piece(delta: ToolCallDelta) -> dict[str, Any]:
+    if delta.id is None:
+        return {"index": delta.index, "function": {"arguments": delta.arguments}}
+    function = {"name": delta.name or "", "arguments": delta.arguments}
+    return {"index": delta.index, "id": delta.id, "type": "function", "function": function}
+
+
+def _usage_fields(completion: Completion) -> dict[str, Any]:
+    return {
+        "usage": usage_body(completion),
+        "context_usage": context_usage_body(completion),
+        "governance": governance_body(completion),
+    }
+
+
+def _stream_error(failure: ProviderError) -> dict[str, Any]:
+    return {
+        "message": failure.message,
+        "type": "api_error",
+        "param": None,
+        "code": failure.code,
+        "failure_class": str(failure.failure_class),
+    }

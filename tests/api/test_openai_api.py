@@ -4,11 +4,12 @@ wire, the errors in OpenAI's shape, and the event stream."""
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 from django.test import override_settings
 
-from agents.models import AgentRun, ProviderKind
+from agents.models import AgentRun, CompletionRecord, ProviderKind
 from governance.models import GovernanceEvent
 from governance.vocabulary import DataClass, TrustZone
 from tests.agents.runs import fake_configuration
@@ -464,7 +465,7 @@ def test_a_switched_off_configuration_tells_the_sdk_not_to_retry(setup, fake_pro
 
 
 def events_of(response) -> list:
-    assert response["Content-Type"] == "text/event-stream"
+    assert response["Content-Type"] == "text/event-stream; charset=utf-8"
     raw = b"".join(response.streaming_content).decode()
     assert raw.endswith("data: [DONE]\n\n")
     return [json.loads(block[len("data: ") :]) for block in raw.split("\n\n")[:-2]]
@@ -520,6 +521,9 @@ def test_a_stream_with_include_usage_ends_with_usage_and_context_usage(setup, fa
     assert (
         last["usage"]["total_tokens"] == last["usage"]["prompt_tokens"] + last["usage"]["completion_tokens"]
     )
+    configuration.model.refresh_from_db()
+    assert configuration.model.calibration_samples == 1  # as a completion that did not stream
+    assert CompletionRecord.objects.get().completion_tokens == last["usage"]["completion_tokens"]
     assert last["context_usage"]["used_tokens"] == {
         "value": last["usage"]["prompt_tokens"],
         "provenance": "provider_reported",
@@ -724,3 +728,85 @@ def test_max_tokens_above_every_model_limit_is_a_400_naming_it(setup, fake_provi
     error = openai_error(response, 400, "invalid_value")
     assert error["param"] == "max_tokens"
     assert fake_provider.requests == []
+
+
+def test_a_streamed_secret_split_across_provider_chunks_never_comes_out(setup, fake_provider):
+    configuration, caller = setup()
+    fake_provider.script(Reply(text=f"The deploy key is {GITHUB.value} and nothing else matters here."))
+
+    response = chat(caller, configuration, [{"role": "user", "content": "Hi"}], stream=True)
+
+    chunks = events_of(response)
+    pieces = [
+        c["choices"][0]["delta"].get("content") for c in chunks if c["choices"][0]["delta"].get("content")
+    ]
+    assert len(pieces) > 2  # forwarded as the provider's pieces arrive, not as one answer
+    assert "".join(pieces) == "The deploy key is [REDACTED:github_token] and nothing else matters here."
+    assert leaked(json.dumps(chunks), GITHUB) == []
+
+
+def test_a_provider_stream_that_breaks_ends_with_an_error_event_and_no_done(setup, fake_provider):
+    configuration, caller = setup()
+    fake_provider.script(
+        Reply(text="A long answer that will be cut off halfway through.", truncate_stream=True)
+    )
+
+    response = chat(caller, configuration, [{"role": "user", "content": "Hi"}], stream=True)
+
+    raw = b"".join(response.streaming_content).decode()
+    assert "[DONE]" not in raw
+    last = json.loads(raw.strip().split("\n\n")[-1][len("data: ") :])
+    assert last["error"]["code"] == "provider_error"
+    assert last["error"]["failure_class"] == "connection"
+
+
+def test_a_streamed_delta_reaches_the_client_before_the_provider_sends_the_rest(setup, fake_provider):
+    configuration, caller = setup()
+    gate = threading.Event()
+    fake_provider.script(Reply(text="Short sentences. Warm and direct. No jargon at all.", gate=gate))
+    response = chat(caller, configuration, [{"role": "user", "content": "Hi"}], stream=True)
+    opened = threading.Timer(20, gate.set)  # only if the delta never came: then the test fails below
+    opened.start()
+    try:
+        seen_before_the_rest = None
+        for block in response.streaming_content:
+            event = json.loads(block.decode().removeprefix("data: ")) if b"[DONE]" not in block else None
+            if event and event["choices"] and event["choices"][0]["delta"].get("content"):
+                seen_before_the_rest = not gate.is_set()
+                gate.set()
+                break
+        rest = b"".join(response.streaming_content).decode()
+    finally:
+        opened.cancel()
+        gate.set()
+
+    assert seen_before_the_rest is True
+    assert rest.endswith("data: [DONE]\n\n")
+
+
+def test_an_anthropic_served_configuration_streams_the_same_openai_chunks(fake_provider, make_caller):
+    provider = provider_make(
+        kind=ProviderKind.ANTHROPIC,
+        base_url=fake_provider.anthropic_base_url,
+        trust_zone=TrustZone.EXTERNAL_EU,
+        max_retries=0,
+    )
+    configuration = configuration_make(model=model_make(provider=provider, model_id="claude-sonnet-4-5"))
+    caller = make_caller("configurations:use", configurations=(configuration,))
+    fake_provider.script(Reply(text="Warm, direct and brief: that is our tone."))
+
+    response = chat(
+        caller,
+        configuration,
+        [{"role": "user", "content": "Tone?"}],
+        stream=True,
+        stream_options={"include_usage": True},
+    )
+
+    chunks = events_of(response)
+    assert fake_provider.requests[0].path == "/v1/messages"
+    assert "".join(c["choices"][0]["delta"].get("content", "") for c in chunks if c["choices"]) == (
+        "Warm, direct and brief: that is our tone."
+    )
+    assert [c["choices"][0]["finish_reason"] for c in chunks if c["choices"]][-1] == "stop"
+    assert chunks[-1]["usage"]["prompt_tokens"] > 0 and chunks[-1]["usage"]["completion_tokens"] > 0

@@ -1,9 +1,11 @@
-"""The append-only governance event log. It never holds content, only classifications and names."""
+"""The append-only governance event log (never content, only classifications and names), and drafts
+with their publications (a draft holds proposed content; a publication names fields only)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.db import models
 
 from governance.errors import AppendOnlyViolation
@@ -71,3 +73,47 @@ class GovernanceEvent(AppendOnlyModel):
 
     def __str__(self) -> str:
         return f"{self.decision}/{self.outcome} {self.source_kind}:{self.source_identifier}"
+
+
+class Draft(models.Model):
+    """The proposed field values of a live row (a snippet, a configuration), not yet published.
+
+    One draft per row: saving in admin replaces it. Nothing that assembles context reads this table;
+    runs, completions, the API and tools read the live rows only (see ``governance.drafts``).
+    """
+
+    content_type = models.ForeignKey("contenttypes.ContentType", on_delete=models.CASCADE, related_name="+")
+    object_id = models.CharField(max_length=64)
+    # The admin form's cleaned values, JSON-ready (a foreign key as its primary key).
+    values = models.JSONField()
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    author_label = models.CharField(max_length=150)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["content_type", "object_id"], name="draft_one_per_row")
+        ]
+
+    def __str__(self) -> str:
+        return f"draft of {self.content_type.model}:{self.object_id} by {self.author_label}"
+
+
+class Publication(AppendOnlyModel):
+    """One publish: which row, who, when, and which fields changed (names only, never content)."""
+
+    content_type = models.ForeignKey("contenttypes.ContentType", on_delete=models.PROTECT, related_name="+")
+    object_id = models.CharField(max_length=64)
+    object_repr = models.CharField(max_length=200)
+    # A name, not a foreign key: the record must outlive users (and append-only rows cannot be nulled).
+    author_label = models.CharField(max_length=150)
+    published_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    fields = models.JSONField(default=list)
+
+    class Meta:
+        ordering = ["-published_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"published {self.content_type.model}:{self.object_repr} by {self.author_label}"

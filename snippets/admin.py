@@ -12,7 +12,8 @@ from config.admin_history import VersionDiffMixin
 from context_assembly.badges import token_badge
 from governance.actors import request_actor
 from governance.classified_admin import ClassifiedAdmin
-from snippets.models import Snippet, Tag
+from governance.drafts_admin import DraftAdmin
+from snippets.models import Snippet, Tag, normalise_tag
 from snippets.services import snippet_save
 
 
@@ -40,16 +41,19 @@ class SnippetForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        if self.instance.pk:
+        draft = getattr(self.instance, "_draft", None)
+        if draft is not None:
+            self.fields["tag_names"].initial = draft.values.get("tag_names", "")
+        elif self.instance.pk:
             self.fields["tag_names"].initial = ", ".join(t.name for t in self.instance.tags.all())
-
-    def tag_list(self) -> list[str]:
-        return [name for name in self.cleaned_data.get("tag_names", "").split(",") if name.strip()]
 
 
 @admin.register(Snippet)
-class SnippetAdmin(VersionDiffMixin, ClassifiedAdmin, SimpleHistoryAdmin):
+class SnippetAdmin(VersionDiffMixin, DraftAdmin, ClassifiedAdmin, SimpleHistoryAdmin):
+    """A change is saved as a draft; Publish makes it live (``governance.drafts_admin``)."""
+
     form = SnippetForm
+    publish_permission = "snippets.publish_snippet"
     diff_field = "text"
     history_list_display = ["diff"]
     list_display = (
@@ -95,13 +99,24 @@ class SnippetAdmin(VersionDiffMixin, ClassifiedAdmin, SimpleHistoryAdmin):
         badge = token_badge(obj.text) if obj.text else None
         return badge.label if badge else "—"
 
-    def save_model(self, request: HttpRequest, obj: Snippet, form: SnippetForm, change: bool) -> None:
-        snippet_save(
-            snippet=obj,
-            tag_names=form.tag_list(),
-            actor=request_actor(request),
-            reason="edited in admin" if change else "created in admin",
+    def live_save(
+        self, request: HttpRequest, obj: Snippet, *, values: dict[str, Any] | None, reason: str
+    ) -> None:
+        tag_names = _tag_names(values["tag_names"]) if values and "tag_names" in values else None
+        snippet_save(snippet=obj, tag_names=tag_names, actor=request_actor(request), reason=reason)
+
+    def field_text(self, obj: Snippet, name: str, values: dict[str, Any] | None) -> str:
+        if name != "tag_names":
+            return super().field_text(obj, name, values)
+        if values is None:
+            return ", ".join(tag.name for tag in obj.tags.all())
+        return ", ".join(
+            dict.fromkeys(normalise_tag(n) for n in _tag_names(values[name]) if normalise_tag(n))
         )
+
+
+def _tag_names(raw: str) -> list[str]:
+    return [name for name in raw.split(",") if name.strip()]
 
 
 @admin.register(Tag)

@@ -1,7 +1,9 @@
 """The snippets API: list (filtered, paginated), create, retrieve, update, delete.
 
-Reads need ``snippets:read``, writes ``snippets:write``. Every write goes through
-:mod:`snippets.services` (validation, injection scan, history); a validation error is a 400
+Reads need ``snippets:read``, writes ``snippets:write``. Reads return the live version, with
+``has_draft`` when an editor's change waits to be published; writes change the live row at once
+(API clients are programs, not editors; docs/decisions/0010-drafts-and-publishing.md). Every write
+goes through :mod:`snippets.services` (validation, injection scan, history); a validation error is a 400
 ``invalid_input`` naming the fields.
 """
 
@@ -44,6 +46,9 @@ class SnippetSerializer(WithheldAboveZone):
     metadata = serializers.DictField(required=False)
     injection_severity = serializers.CharField(allow_blank=True, help_text="Of the scan run on every save.")
     updated_at = serializers.DateTimeField()
+    has_draft = serializers.BooleanField(
+        read_only=True, help_text="An editor's change is waiting to be published; every field here is live."
+    )
 
     def get_tags(self, snippet: Snippet) -> list[str]:
         return sorted(tag.name for tag in snippet.tags.all())

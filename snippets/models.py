@@ -52,6 +52,8 @@ class Snippet(ClassifiedModel):
 
     class Meta(ClassifiedModel.Meta):
         ordering = ["sorting", "name"]
+        # Saving in admin stores a draft (governance.drafts); publishing it changes the live row.
+        permissions = [("publish_snippet", "Can publish a snippet's draft")]
 
     def __str__(self) -> str:
         return self.identifier

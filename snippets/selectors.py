@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from django.db.models import QuerySet
 
+from governance.drafts import with_has_draft
 from snippets.models import Snippet, Tag, normalise_tag
 
 
@@ -78,8 +79,11 @@ def snippet_query(
     is_active: bool | None = None,
 ) -> QuerySet[Snippet]:
     """Snippets matching every given filter (a tag matches after normalisation), ordered by sorting,
-    name and identifier, tags prefetched."""
-    snippets = Snippet.objects.prefetch_related("tags").order_by("sorting", "name", "identifier")
+    name and identifier, tags prefetched, each annotated with ``has_draft`` (an editor's unpublished
+    change is pending; the row itself is the live version)."""
+    snippets = with_has_draft(Snippet.objects.prefetch_related("tags")).order_by(
+        "sorting", "name", "identifier"
+    )
     if tag is not None:
         snippets = snippets.filter(tags__name=normalise_tag(tag))
     if data_class is not None:
@@ -92,4 +96,5 @@ def snippet_query(
 
 
 def snippet_get(*, identifier: str) -> Snippet | None:
-    return Snippet.objects.prefetch_related("tags").filter(identifier=identifier).first()
+    """The live snippet, annotated with ``has_draft``."""
+    return with_has_draft(Snippet.objects.prefetch_related("tags")).filter(identifier=identifier).first()

@@ -9,12 +9,14 @@ from django.contrib.auth.models import Group, User
 
 EDITOR_PASSWORD = "editor-" + "pass-" + "word"  # a test login, built so no scanner mistakes it for a secret
 _MIGRATION = importlib.import_module("governance.migrations.0003_editors_group")
+_PUBLISH = importlib.import_module("governance.migrations.0007_editors_publish")
 
 
 def editors_group() -> Group:
     """The group as the migration defines it. Re-applied because transactional tests (live server)
     flush the database, and with it the rows data migrations wrote."""
     _MIGRATION.add_editors_group(apps, None)
+    _PUBLISH.add_publish(apps, None)
     return Group.objects.get(name=_MIGRATION.GROUP)
 
 

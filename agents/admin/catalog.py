@@ -22,6 +22,7 @@ from agents.services import configuration_save
 from context_assembly.profiles import CATALOGUE, catalogue_get
 from governance.actors import request_actor
 from governance.classified_admin import ClassifiedAdmin
+from governance.drafts_admin import DraftAdmin
 
 
 @admin.register(Provider)
@@ -153,7 +154,11 @@ class ConfigurationFallbackInline(admin.TabularInline):
 
 
 @admin.register(Configuration)
-class ConfigurationAdmin(ClassifiedAdmin):
+class ConfigurationAdmin(DraftAdmin, ClassifiedAdmin):
+    """A change is saved as a draft; Publish makes it live (``governance.drafts_admin``). The
+    fallback inline is saved live: it routes, it is not context."""
+
+    publish_permission = "agents.publish_configuration"
     list_display = (
         "identifier",
         "name",
@@ -232,7 +237,9 @@ class ConfigurationAdmin(ClassifiedAdmin):
     def serving_zone(self, obj: Configuration) -> str:
         return configuration_zone(obj).label
 
-    def save_model(self, request: HttpRequest, obj: Configuration, form: Any, change: bool) -> None:
+    def live_save(
+        self, request: HttpRequest, obj: Configuration, *, values: dict[str, Any] | None, reason: str
+    ) -> None:
         configuration_save(configuration=obj, actor=request_actor(request))
 
 

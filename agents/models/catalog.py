@@ -275,6 +275,8 @@ class Configuration(ClassifiedPromptModel):
 
     class Meta(ClassifiedPromptModel.Meta):
         ordering = ["identifier"]
+        # Saving in admin stores a draft (governance.drafts); publishing it changes the live row.
+        permissions = [("publish_configuration", "Can publish a configuration's draft")]
         constraints = [
             *ClassifiedPromptModel.Meta.constraints,
             models.CheckConstraint(

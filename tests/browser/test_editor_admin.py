@@ -228,3 +228,73 @@ def test_a_system_prompts_badge_follows_typing_for_the_configurations_model(brow
     WebDriverWait(browser, 20).until(lambda b: badge.text == token_badge(typed, profile).label)
     assert not browser.find_elements(By.CSS_SELECTOR, "#live-badge-effects tr[data-configuration]")
     assert Configuration.objects.get(pk=configuration.pk).system_prompt == "You write our newsletter."
+
+
+def test_an_edit_is_a_draft_until_published(browser, live_server, fake_provider):
+    from django.test import Client
+
+    from agents.services import api_client_create
+    from tests.fakes.provider_server import Reply
+
+    editor_make()
+    configuration = configuration_make(
+        identifier="newsletter", system_prompt="You write our newsletter.", snippet_tags=["tone"],
+        model=fake_model(fake_provider),
+    )  # fmt: skip
+    snippet = snippet_make(identifier="tone-of-voice", name="Tone of voice", text="Warm.", tags=("tone",))
+    issued = api_client_create(
+        name="consumer", scopes=["configurations:use", "snippets:read"], configurations=[configuration],
+        default_input_data_class=DataClass.PUBLIC_CONTENT, trust_zone=TrustZone.EXTERNAL_GLOBAL,
+    )  # fmt: skip
+    api = Client(headers={"Authorization": f"Bearer {issued.token}"})
+
+    def api_text() -> tuple[str, bool]:
+        body = api.get("/api/v1/snippets/tone-of-voice").json()
+        return body["text"], body["has_draft"]
+
+    def sent_system_prompt() -> str:
+        fake_provider.script(Reply(text="Fine."))
+        chat = {"model": "newsletter", "messages": [{"role": "user", "content": "Hello"}]}
+        assert (
+            api.post("/api/openai/v1/chat/completions", chat, content_type="application/json").status_code
+            == 200
+        )
+        return fake_provider.bodies()[-1]["messages"][0]["content"]
+
+    log_in(browser, live_server)
+    browser.get(f"{live_server.url}/admin/snippets/snippet/{snippet.pk}/change/")
+    text = browser.find_element(By.ID, "id_text")
+    text.clear()
+    text.send_keys(TEXT)
+    click_and_wait(browser, browser.find_element(By.NAME, "_continue"))
+
+    messages = browser.find_element(By.CSS_SELECTOR, "ul.messagelist").text
+    assert "Saved as a draft: the live snippet is unchanged until the draft is published." in messages
+    assert "This form shows a draft by user:editor" in messages
+    assert browser.find_element(By.ID, "id_text").get_attribute("value") == TEXT
+    assert api_text() == ("Warm.", True)
+    assert sent_system_prompt() == "You write our newsletter.\n\nTone of voice:\nWarm."
+    screenshot(browser, "snippet-draft-saved")
+
+    click_and_wait(browser, browser.find_element(By.LINK_TEXT, "Review and publish"))
+    row = browser.find_element(By.CSS_SELECTOR, '#draft-changes tr[data-field="text"]')
+    assert row.find_element(By.CSS_SELECTOR, "td.live").text == "Warm."
+    assert row.find_element(By.CSS_SELECTOR, "td.draft").text == TEXT
+    screenshot(browser, "snippet-draft-publish-diff")
+    click_and_wait(browser, browser.find_element(By.ID, "publish"))
+
+    assert "Published tone-of-voice." in browser.find_element(By.CSS_SELECTOR, "ul.messagelist").text
+    assert api_text() == (TEXT, False)
+    assert sent_system_prompt() == f"You write our newsletter.\n\nTone of voice:\n{TEXT}"
+    screenshot(browser, "snippet-published")
+
+
+def fake_model(fake_provider):
+    from agents.models import ProviderKind
+    from tests.factories import model_make, provider_make
+
+    provider = provider_make(
+        kind=ProviderKind.OPENAI_COMPATIBLE, base_url=fake_provider.openai_base_url,
+        trust_zone=TrustZone.EXTERNAL_GLOBAL, timeout_seconds=5, max_retries=0,
+    )  # fmt: skip
+    return model_make(provider=provider, model_id="gpt-4o")

@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth.models import Permission, User
 
 from agents.models import Configuration
-from governance.models import GovernanceEvent
+from governance.models import Draft, GovernanceEvent, Publication
 from governance.vocabulary import DataClass, Enforcement, TrustZone
 from skills.models import Skill
 from snippets.models import Snippet
@@ -107,7 +107,7 @@ def test_an_editor_tightens_a_snippet_and_the_change_is_recorded(client):
     )
 
 
-def test_with_the_permission_a_user_declassifies_and_it_is_recorded(client):
+def test_with_the_permission_a_user_declassifies_by_publishing_and_it_is_recorded(client):
     snippet = snippet_make(identifier="tone")
     client.force_login(reclassifier())
 
@@ -116,10 +116,33 @@ def test_with_the_permission_a_user_declassifies_and_it_is_recorded(client):
     )
 
     assert response.status_code == 302
+    assert Snippet.objects.get(pk=snippet.pk).enforcement == Enforcement.ENFORCE  # a looser draft waits
+    assert GovernanceEvent.objects.count() == 0
+    assert client.post(f"/admin/snippets/snippet/{snippet.pk}/publish/").status_code == 302
     assert Snippet.objects.get(pk=snippet.pk).enforcement == Enforcement.OBSERVE
     assert GovernanceEvent.objects.get().reason == (
         "public_content/external_global/enforce -> public_content/external_global/observe by user:lead"
     )
+
+
+def test_an_editor_without_the_permission_cannot_publish_a_looser_draft(client):
+    snippet = snippet_make(identifier="tone")
+    client.force_login(reclassifier())
+    client.post(f"/admin/snippets/snippet/{snippet.pk}/change/", snippet_form(snippet, enforcement="observe"))
+    before = stored(snippet)
+    client.force_login(editor_make())
+
+    response = client.post(f"/admin/snippets/snippet/{snippet.pk}/publish/")
+
+    assert response.status_code == 200
+    assert response.context["error"] == (
+        "Not published: snippet 'tone': Relaxing enforce to observe needs the governance:classify scope or the "
+        "governance.reclassify permission."
+    )
+    assert stored(snippet) == before
+    assert GovernanceEvent.objects.count() == 0
+    assert Publication.objects.count() == 0
+    assert Draft.objects.count() == 1
 
 
 @pytest.mark.parametrize(
@@ -228,6 +251,8 @@ def test_a_configuration_prompt_is_declassified_only_with_the_permission(client,
     assert GovernanceEvent.objects.count() == 0
 
     assert admin_client.post(url, looser).status_code == 302
+    assert GovernanceEvent.objects.count() == 0  # a looser draft waits for its publish
+    assert admin_client.post(f"/admin/agents/configuration/{configuration.pk}/publish/").status_code == 302
 
     assert Configuration.objects.values_list("system_prompt_data_class", "system_prompt_ceiling").get() == (
         "editor_content",

@@ -11,12 +11,13 @@ from tests.factories import configuration_make
 pytestmark = pytest.mark.django_db
 
 EXPECTED = [
-    "agents.view_agentrun", "agents.view_agentstep", "agents.view_configuration",
-    "agents.view_configurationfallback", "governance.view_governanceevent", "governance.view_readiness_report",
+    "agents.publish_configuration", "agents.view_agentrun", "agents.view_agentstep",
+    "agents.view_configuration", "agents.view_configurationfallback", "governance.view_governanceevent",
+    "governance.view_readiness_report",
     "skills.change_skill", "skills.view_historicalskill", "skills.view_skill", "skills.view_skillsource",
     "snippets.add_snippet", "snippets.add_tag", "snippets.change_snippet", "snippets.change_tag",
-    "snippets.delete_snippet", "snippets.delete_tag", "snippets.view_historicalsnippet", "snippets.view_snippet",
-    "snippets.view_tag",
+    "snippets.delete_snippet", "snippets.delete_tag", "snippets.publish_snippet",
+    "snippets.view_historicalsnippet", "snippets.view_snippet", "snippets.view_tag",
 ]  # fmt: skip
 
 

@@ -73,12 +73,17 @@ def test_promote_action(admin_client):
     assert observed.enforcement == Enforcement.ENFORCE
 
 
-def test_history_lists_versions_and_reverts(admin_client):
+def publish(client, snippet: Snippet):
+    return client.post(f"/admin/snippets/snippet/{snippet.pk}/publish/")
+
+
+def test_history_lists_versions_and_reverting_makes_a_draft(admin_client):
     snippet = snippet_make(identifier="voice", text="first wording")
     admin_client.post(
         f"/admin/snippets/snippet/{snippet.pk}/change/",
         {**FORM, "identifier": "voice", "text": "second wording", "tag_names": "tone"},
     )
+    assert publish(admin_client, snippet).status_code == 302
     snippet.refresh_from_db()
     assert snippet.text == "second wording"
     history = admin_client.get(f"/admin/snippets/snippet/{snippet.pk}/history/")
@@ -89,4 +94,9 @@ def test_history_lists_versions_and_reverts(admin_client):
     response = admin_client.post(revert_url, {**FORM, "identifier": "voice", "text": "first wording"})
     assert response.status_code == 302
     snippet.refresh_from_db()
+    assert snippet.text == "second wording"  # the revert is a draft
+
+    assert publish(admin_client, snippet).status_code == 302
+    snippet.refresh_from_db()
     assert snippet.text == "first wording"
+    assert snippet.history.latest("history_date").history_change_reason == "published"

@@ -1,0 +1,111 @@
+"""Drafts and publishing: an editor's save proposes, a publish changes the live row.
+
+A draft holds the proposed field values of one live row (:class:`governance.models.Draft`). Nothing
+that assembles context reads drafts, so a draft never reaches a provider; runs pin the history
+versions of live rows, which change only when a draft is published. Each publish is recorded
+(:class:`governance.models.Publication`) and, where the model keeps history, as a history version
+naming the publisher.
+
+Safety never waits: when a draft's classification is stricter than the live row's (a higher class,
+a tighter ceiling, observe → enforce), :func:`classification_tightened` says what the live row takes at
+once; a looser classification is published like any other change, under the reclassification rules
+(:func:`governance.services.reclassification_guard`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.contrib.contenttypes.models import ContentType
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models.functions import Cast
+
+from governance.actors import Actor
+from governance.classified import FIELDS, Classification
+from governance.models import Draft, Publication
+from governance.policy import validate_classification
+
+
+def _key(row: models.Model) -> dict[str, Any]:
+    return {"content_type": ContentType.objects.get_for_model(type(row)), "object_id": str(row.pk)}
+
+
+def draft_get(row: models.Model) -> Draft | None:
+    """The pending draft of ``row``, if any."""
+    return Draft.objects.filter(**_key(row)).select_related("author").first()
+
+
+def with_has_draft(rows: QuerySet[Any]) -> QuerySet[Any]:
+    """``rows`` annotated with ``has_draft`` (one subquery, not a query per row)."""
+    pending = Draft.objects.filter(
+        content_type=ContentType.objects.get_for_model(rows.model),
+        object_id=Cast(OuterRef("pk"), output_field=models.CharField()),
+    )
+    return rows.annotate(has_draft=Exists(pending))
+
+
+def draft_save(*, row: models.Model, values: dict[str, Any], actor: Actor) -> Draft:
+    """Store ``values`` as the draft of ``row`` (replacing an earlier draft); the live row is untouched."""
+    draft, _ = Draft.objects.update_or_create(
+        **_key(row),
+        defaults={
+            "values": values,
+            "author_id": actor.user.pk if actor.user is not None else None,
+            "author_label": actor.label,
+        },
+    )
+    return draft
+
+
+def draft_discard(row: models.Model) -> bool:
+    """Delete the draft of ``row``; whether there was one."""
+    deleted, _ = Draft.objects.filter(**_key(row)).delete()
+    return bool(deleted)
+
+
+def publication_record(*, row: models.Model, actor: Actor, fields: Iterable[str]) -> Publication:
+    """Record that ``actor`` published ``fields`` of ``row`` now, and drop its draft. Call it inside
+    the transaction that changed the live row."""
+    draft_discard(row)
+    return Publication.objects.create(
+        **_key(row),
+        object_repr=str(row)[:200],
+        author_label=actor.label,
+        fields=sorted(fields),
+    )
+
+
+def classification_tightened(live: Classification, proposed: Classification) -> Classification | None:
+    """What the live row takes at once from ``proposed``: all of it when it loosens nothing; otherwise
+    each field whose change loosens nothing and leaves a valid classification (a loosening field stays
+    in the draft). ``None`` when nothing tightens."""
+    if proposed != live and not live.loosened_by(proposed) and _valid(proposed):
+        return proposed
+    current = live
+    for _ in FIELDS:  # a field may become applicable once another one has moved
+        before = current
+        for name in FIELDS:
+            value = getattr(proposed, name)
+            if value == getattr(current, name):
+                continue
+            candidate = Classification(**{**current.__dict__, name: value})
+            if not current.loosened_by(candidate) and _valid(candidate):
+                current = candidate
+        if current == before:
+            break
+    return None if current == live else current
+
+
+def _valid(classification: Classification) -> bool:
+    try:
+        validate_classification(
+            data_class=classification.data_class,
+            ceiling=classification.ceiling,
+            enforcement=classification.enforcement,
+        )
+    except ValidationError:
+        return False
+    return True

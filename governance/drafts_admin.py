@@ -1,0 +1,274 @@
+"""Admin for drafted rows (snippets, configurations): a save stores a draft, Publish makes it live.
+
+A subclass sets ``publish_permission`` and implements :meth:`DraftAdmin.live_save` with its app's
+save service (validation, reclassification guard, history). Saving a change stores the form's values
+as the row's draft (``governance.drafts``); a stricter classification in it reaches the live row at
+once. The change form shows the draft; "Publish draft" shows each changed field against live and, on
+confirmation, applies the draft in one transaction; "Discard draft" drops it. Creating a row is live
+(docs/decisions/0010-drafts-and-publishing.md).
+
+An interface module: it calls governance services and imports no other app.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import FieldDoesNotExist, PermissionDenied, ValidationError
+from django.db import models, transaction
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
+from django.utils.html import format_html
+
+from config.admin_history import unified_diff
+from governance.actors import request_actor
+from governance.drafts import (
+    classification_tightened,
+    draft_discard,
+    draft_get,
+    draft_save,
+    publication_record,
+)
+from governance.errors import ReclassifyForbidden
+from governance.models import Draft
+
+SAVED_AS_DRAFT = "Saved as a draft: the live {name} is unchanged until the draft is published."
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    """One field of a draft that differs from live, as text (and a unified diff for long text)."""
+
+    name: str
+    label: str
+    live: str
+    draft: str
+    diff: tuple[str, ...]
+
+
+class DraftAdmin(admin.ModelAdmin):
+    """The base of a drafted model's ``ModelAdmin`` (put it before ``ClassifiedAdmin`` in the bases)."""
+
+    publish_permission: ClassVar[str]
+
+    def live_save(
+        self, request: HttpRequest, obj: Any, *, values: dict[str, Any] | None, reason: str
+    ) -> None:
+        """Save ``obj`` live through the app's service; ``values`` are the draft's (``None`` when only
+        the classification changes)."""
+        raise NotImplementedError
+
+    # Values: the form's cleaned data as JSON, and back onto a row.
+
+    def draft_values(self, form: forms.ModelForm) -> dict[str, Any]:
+        values = {}
+        for name in form.fields:
+            if name in form.cleaned_data:
+                value = form.cleaned_data[name]
+                values[name] = value.pk if isinstance(value, models.Model) else value
+        return values
+
+    def draft_apply(self, obj: Any, values: dict[str, Any]) -> None:
+        """Set the draft's model fields on ``obj`` (unsaved)."""
+        for name, value in values.items():
+            field = self._model_field(name)
+            if field is not None and not field.many_to_many:
+                setattr(obj, field.attname, value)
+
+    def field_text(self, obj: Any, name: str, values: dict[str, Any] | None) -> str:
+        """How field ``name`` reads on the diff page: of the live row when ``values`` is ``None``."""
+        value = getattr(obj, name, values.get(name, "") if values else "")
+        if isinstance(value, dict | list):
+            return json.dumps(value, ensure_ascii=False, sort_keys=True)
+        return "" if value is None else str(value)
+
+    def _model_field(self, name: str) -> Any:
+        try:
+            return self.model._meta.get_field(name)
+        except FieldDoesNotExist:
+            return None
+
+    def draft_changes(self, live: Any, draft: Draft) -> list[FieldChange]:
+        proposed = self.model._default_manager.get(pk=live.pk)
+        self.draft_apply(proposed, draft.values)
+        changes = []
+        for name in draft.values:
+            before = self.field_text(live, name, None)
+            after = self.field_text(proposed, name, draft.values)
+            if before == after:
+                continue
+            field = self._model_field(name)
+            label = str(field.verbose_name) if field is not None else name.replace("_", " ")
+            diff = (
+                unified_diff(before, after, old_label="live", new_label="draft")
+                if "\n" in before + after
+                else []
+            )
+            changes.append(FieldChange(name, label.capitalize(), before, after, tuple(diff)))
+        return changes
+
+    # Saving: a change is a draft; a new row is created live.
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        if not change:
+            self.live_save(request, obj, values=self.draft_values(form), reason="created in admin")
+            return
+        actor = request_actor(request)
+        with transaction.atomic():
+            live = self.model._default_manager.select_for_update().get(pk=obj.pk)
+            draft_save(row=live, values=self.draft_values(form), actor=actor)
+            tightened = classification_tightened(live.classification, obj.classification)
+            if tightened is not None:
+                live.classify(tightened)
+                self.live_save(request, live, values=None, reason="classification tightened by a draft")
+        request._saved_as_draft = True  # type: ignore[attr-defined]
+
+    def message_user(self, request: HttpRequest, message: Any, *args: Any, **kwargs: Any) -> None:
+        level = kwargs.get("level", args[0] if args else messages.INFO)
+        if getattr(request, "_saved_as_draft", False) and level == messages.SUCCESS:
+            message = SAVED_AS_DRAFT.format(name=self.model._meta.verbose_name)
+        super().message_user(request, message, *args, **kwargs)
+
+    # The change form shows the draft.
+
+    def get_object(self, request: HttpRequest, object_id: str, from_field: str | None = None) -> Any:
+        obj = super().get_object(request, object_id, from_field)
+        match = request.resolver_match
+        opts = self.model._meta
+        if (
+            obj is not None
+            and match is not None
+            and match.url_name == f"{opts.app_label}_{opts.model_name}_change"
+        ):
+            draft = draft_get(obj)
+            if draft is not None:
+                self.draft_apply(obj, draft.values)
+                obj._draft = draft
+        return obj
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        live = self.model._default_manager.filter(pk=object_id).first() if object_id.isdigit() else None
+        draft = draft_get(live) if live is not None else None
+        if live is not None and draft is not None and request.method == "GET":
+            self.message_user(
+                request,
+                format_html(
+                    "This form shows a draft by {} ({} UTC); the live {} differs until it is "
+                    'published. <a href="{}">Review and publish</a> · <a href="{}">Discard draft</a>',
+                    draft.author_label,
+                    f"{draft.updated_at:%Y-%m-%d %H:%M}",
+                    self.model._meta.verbose_name,
+                    self._url("publish", live.pk),
+                    self._url("discard_draft", live.pk),
+                ),
+                messages.WARNING,
+            )
+        extra = {**(extra_context or {}), "draft": draft}
+        return super().change_view(request, object_id, form_url, extra)
+
+    # Publish and discard.
+
+    def get_urls(self) -> list[URLPattern]:
+        opts = self.model._meta
+        prefix = f"{opts.app_label}_{opts.model_name}"
+        wrap = self.admin_site.admin_view
+        return [
+            path("<path:object_id>/publish/", wrap(self.publish_view), name=f"{prefix}_publish"),
+            path("<path:object_id>/discard-draft/", wrap(self.discard_view), name=f"{prefix}_discard_draft"),
+            *super().get_urls(),
+        ]
+
+    def _url(self, name: str, pk: Any) -> str:
+        opts = self.model._meta
+        return reverse(f"admin:{opts.app_label}_{opts.model_name}_{name}", args=[pk])
+
+    def _live_and_draft(self, request: HttpRequest, object_id: str) -> tuple[Any, Draft | None]:
+        if request.method not in ("GET", "POST"):
+            raise _NotAllowed
+        live = self.model._default_manager.filter(pk=object_id).first() if object_id.isdigit() else None
+        if live is None:
+            raise Http404(f"No such {self.model._meta.verbose_name}.")
+        if not self.has_change_permission(request, live):
+            raise PermissionDenied
+        return live, draft_get(live)
+
+    def publish_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """GET: the draft against live, field by field. POST: apply it (needs ``publish_permission``)."""
+        try:
+            live, draft = self._live_and_draft(request, object_id)
+        except _NotAllowed:
+            return HttpResponseNotAllowed(["GET", "POST"])
+        may_publish = request.user.has_perm(self.publish_permission)
+        if request.method == "POST" and not may_publish:
+            raise PermissionDenied
+        if draft is None:
+            self.message_user(request, f"{live} has no draft to publish.", messages.INFO)
+            return HttpResponseRedirect(self._url("change", live.pk))
+        changes = self.draft_changes(live, draft)
+        error = ""
+        if request.method == "POST":
+            error = self._publish(request, live, draft, changes)
+            if not error:
+                self.message_user(request, f"Published {live}.", messages.SUCCESS)
+                return HttpResponseRedirect(self._url("change", live.pk))
+        return self._page(request, live, draft, changes=changes, may_publish=may_publish, error=error)
+
+    def _publish(self, request: HttpRequest, live: Any, draft: Draft, changes: list[FieldChange]) -> str:
+        """Apply ``draft`` to the locked live row, record the publication; an error message, or ''."""
+        actor = request_actor(request)
+        try:
+            with transaction.atomic():
+                locked = self.model._default_manager.select_for_update().get(pk=live.pk)
+                self.draft_apply(locked, draft.values)
+                self.live_save(request, locked, values=draft.values, reason="published")
+                publication_record(row=locked, actor=actor, fields=[change.name for change in changes])
+        except ReclassifyForbidden as refused:
+            return f"Not published: {refused}"
+        except ValidationError as invalid:
+            return "Not published: " + "; ".join(invalid.messages)
+        self.log_change(request, locked, f"Published the draft by {draft.author_label}.")
+        return ""
+
+    def discard_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """GET: confirm. POST: drop the draft (the live row is untouched)."""
+        try:
+            live, draft = self._live_and_draft(request, object_id)
+        except _NotAllowed:
+            return HttpResponseNotAllowed(["GET", "POST"])
+        if draft is None or request.method == "POST":
+            if draft is not None:
+                draft_discard(live)
+                self.log_change(request, live, f"Discarded the draft by {draft.author_label}.")
+                self.message_user(request, f"Discarded the draft of {live}.", messages.SUCCESS)
+            return HttpResponseRedirect(self._url("change", live.pk))
+        return self._page(request, live, draft, changes=self.draft_changes(live, draft), discard=True)
+
+    def _page(self, request: HttpRequest, live: Any, draft: Draft, **context: Any) -> HttpResponse:
+        action = "Discard the draft of" if context.get("discard") else "Publish"
+        return TemplateResponse(
+            request,
+            "admin/govctx/draft_publish.html",
+            {
+                **self.admin_site.each_context(request),
+                "title": f"{action} {live}",
+                "opts": self.model._meta,
+                "original": live,
+                "draft": draft,
+                **context,
+            },
+        )
+
+
+class _NotAllowed(Exception):
+    pass

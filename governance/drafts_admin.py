@@ -134,6 +134,17 @@ class DraftAdmin(admin.ModelAdmin):
             message = SAVED_AS_DRAFT.format(name=self.model._meta.verbose_name)
         super().message_user(request, message, *args, **kwargs)
 
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        with transaction.atomic():
+            draft_discard(obj)
+            super().delete_model(request, obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: Any) -> None:
+        with transaction.atomic():
+            for obj in queryset:
+                draft_discard(obj)
+            super().delete_queryset(request, queryset)
+
     # The change form shows the draft.
 
     def get_object(self, request: HttpRequest, object_id: str, from_field: str | None = None) -> Any:

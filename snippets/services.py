@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from django.db import transaction
 
 from governance.actors import Actor, history_stamp
+from governance.drafts import draft_discard
 from governance.guardrails.injection import max_severity, scan_for_injection
 from governance.services import reclassification_guard
 from snippets.models import Snippet, Tag, normalise_tag
@@ -125,7 +126,8 @@ def snippet_update(
 @transaction.atomic
 def snippet_delete(*, snippet: Snippet, actor: Actor) -> None:
     """Delete ``snippet``; its history keeps a deletion version naming ``actor``. Configurations select
-    snippets by tag, so no configuration row refers to it."""
+    snippets by tag, so no configuration row refers to it. Its pending draft goes with it."""
     history_stamp(snippet, actor=actor, reason="deleted")
+    draft_discard(snippet)
     snippet.delete()
     logger.info("snippet %s deleted by %s", snippet.identifier, actor.label)

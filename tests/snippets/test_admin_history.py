@@ -39,7 +39,7 @@ def test_history_page_shows_each_versions_diff(admin_client):
 
 
 @pytest.mark.django_db
-def test_revert_restores_the_text_through_the_service(admin_client, admin_user):
+def test_revert_makes_a_draft_and_publishing_restores_the_text_through_the_service(admin_client, admin_user):
     snippet = snippet_make(identifier="voice", text="first wording", tags=("tone",))
     first = snippet.history.earliest("history_date")
     snippet.text = "second wording"
@@ -53,6 +53,8 @@ def test_revert_restores_the_text_through_the_service(admin_client, admin_user):
     response = admin_client.post(f"/admin/snippets/snippet/{snippet.pk}/history/{first.history_id}/", form)
 
     assert response.status_code == 302
+    assert Snippet.objects.get(pk=snippet.pk).text == "second wording"  # reverting proposes a draft
+    assert admin_client.post(f"/admin/snippets/snippet/{snippet.pk}/publish/").status_code == 302
     snippet = Snippet.objects.get(pk=snippet.pk)
     assert snippet.text == "first wording"
     latest = snippet.history.latest("history_date")

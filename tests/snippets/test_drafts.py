@@ -202,3 +202,10 @@ def test_creating_a_snippet_in_admin_is_live(client, editor):
 def test_classification_tightened(live_row, proposed, expected):
     result = classification_tightened(Classification(*live_row), Classification(*proposed))
     assert result == (Classification(*expected) if expected else None)
+
+
+def test_deleting_a_snippet_drops_its_draft(client, editor, snippet):
+    client.post(change_url(snippet), form(snippet, text=NEW))
+    assert client.post(change_url(snippet, "delete"), {"post": "yes"}).status_code == 302
+    assert Snippet.objects.count() == 0
+    assert Draft.objects.count() == 0

@@ -20,7 +20,7 @@ from agents.pricing import catalogue_prices
 from agents.selectors import configuration_zone
 from agents.services import configuration_save
 from context_assembly.profiles import CATALOGUE, catalogue_get
-from governance.actors import request_actor
+from governance.actors import history_stamp, request_actor
 from governance.classified_admin import ClassifiedAdmin
 from governance.drafts_admin import DraftAdmin
 
@@ -240,7 +240,9 @@ class ConfigurationAdmin(DraftAdmin, ClassifiedAdmin):
     def live_save(
         self, request: HttpRequest, obj: Configuration, *, values: dict[str, Any] | None, reason: str
     ) -> None:
-        configuration_save(configuration=obj, actor=request_actor(request))
+        actor = request_actor(request)
+        history_stamp(obj, actor=actor, reason=reason)
+        configuration_save(configuration=obj, actor=actor)
 
 
 @admin.register(ApiClient)

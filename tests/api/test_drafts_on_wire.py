@@ -75,3 +75,26 @@ def test_drafts_stay_off_the_wire_until_published(
     fake_provider.script(Reply(text="Fine."))
     assert caller.post(CHAT, chat).status_code == 200
     assert system_text(fake_provider.bodies()[-1]) == f"{NEW_PROMPT}\n\nTone of voice:\n{NEW}"
+
+
+def test_a_configuration_publish_is_a_history_version_naming_the_publisher(
+    admin_client, admin_user, fake_provider
+):
+    from agents.models import Configuration
+
+    configuration = fake_configuration(fake_provider, system_prompt=OLD_PROMPT, snippet_tags=["tone"])
+    url = f"/admin/agents/configuration/{configuration.pk}"
+    versions = Configuration.history.filter(id=configuration.pk).count()
+
+    assert (
+        admin_client.post(f"{url}/change/", configuration_form(configuration, NEW_PROMPT)).status_code == 302
+    )
+    assert Configuration.history.filter(id=configuration.pk).count() == versions
+    assert admin_client.post(f"{url}/publish/").status_code == 302
+
+    latest = Configuration.history.filter(id=configuration.pk).latest("history_id")
+    assert (latest.system_prompt, latest.history_user, latest.history_change_reason) == (
+        NEW_PROMPT,
+        admin_user,
+        "published",
+    )

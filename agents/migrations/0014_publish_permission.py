@@ -5,7 +5,7 @@ from django.db import migrations
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("agents", "0012_run_internal_error"),
+        ("agents", "0013_run_pins"),
     ]
 
     operations = [

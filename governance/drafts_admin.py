@@ -5,7 +5,7 @@ save service (validation, reclassification guard, history). Saving a change stor
 as the row's draft (``governance.drafts``); a stricter classification in it reaches the live row at
 once. The change form shows the draft; "Publish draft" shows each changed field against live and, on
 confirmation, applies the draft in one transaction; "Discard draft" drops it. Creating a row is live
-(docs/decisions/0012-drafts-and-publishing.md).
+(docs/decisions/0014-drafts-and-publishing.md).
 
 An interface module: it calls governance services and imports no other app.
 """

@@ -2,7 +2,7 @@
 
 Reads need ``snippets:read``, writes ``snippets:write``. Reads return the live version, with
 ``has_draft`` when an editor's change waits to be published; writes change the live row at once
-(API clients are programs, not editors; docs/decisions/0012-drafts-and-publishing.md). Every write
+(API clients are programs, not editors; docs/decisions/0014-drafts-and-publishing.md). Every write
 goes through :mod:`snippets.services` (validation, injection scan, history); a validation error is a 400
 ``invalid_input`` naming the fields.
 """

@@ -42,7 +42,7 @@ class Migration(migrations.Migration):
     dependencies = [
         ("governance", "0006_drafts"),
         ("snippets", "0003_publish_permission"),
-        ("agents", "0014_publish_permission"),
+        ("agents", "0015_publish_permission"),
     ]
 
     operations = [migrations.RunPython(add_publish, remove_publish)]

@@ -5,7 +5,7 @@ from django.db import migrations
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("agents", "0013_run_pins"),
+        ("agents", "0014_cost"),
     ]
 
     operations = [

@@ -12,6 +12,7 @@ from django.core.cache import cache
 from django.utils import timezone
 
 import agents.reaper
+from agents.health import reaper_last_tick
 from agents.models import AgentRun
 from agents.reaper import EmbeddedReaper
 from agents.services import run_create
@@ -67,6 +68,8 @@ def test_the_reaper_thread_sweeps_as_it_starts_and_then_on_its_timer(
         wait_for(lambda: status(first) == "completed", timeout=30, what="the sweep at start-up")
         second = lost_run(configuration, django_capture_on_commit_callbacks)
         wait_for(lambda: status(second) == "completed", timeout=30, what="a sweep on the timer")
+        # The sweep records its tick after the step it sent has run: wait for the sweep to end.
+        wait_for(lambda: reaper_last_tick() is not None, timeout=30, what="the sweep's tick")
     finally:
         reaper.stop()
         reaper.join(timeout=30)

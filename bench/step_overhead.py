@@ -6,8 +6,9 @@ JSON line (``{"benchmark": "step_overhead", ...}``). Never passes or fails on ti
 What is measured: ``agents.runtime.step.step_run`` for one step of a run whose transcript already
 holds 200 messages (100 assistant tool calls with their results), against the loopback fake provider
 answering at once. **Overhead** = the step's wall time minus the time spent inside the official SDK's
-request (``openai.OpenAI.post``: its serialisation, the HTTP round trip, the fake's work and the
-reply's parsing, which any caller of the SDK pays), i.e. claim, reading the
+request (steps stream their call: from opening the stream through the SDK, i.e. its serialisation, the
+HTTP round trip and the fake's work, to its last chunk, counting only the time spent inside the SDK's
+iterator, which any caller of the SDK pays), i.e. claim, reading the
 run and transcript, snippet selection, skill block, governance check and its events, redaction of every
 part, assembly, fit, recording the step and the message, calibration and releasing the run.
 ``overhead`` is the usual case: the run's previous step ran in this worker, so its transcript is held
@@ -255,21 +256,33 @@ def _run_with_transcript(configuration: Any) -> str:
 
 
 def _time_steps(run_ids: list[str]) -> tuple[list[float], list[float], list[float]]:
-    from openai import OpenAI
-
+    from agents.providers.openai_compatible import OpenAICompatibleAdapter
     from agents.runtime.step import step_run
 
-    original = OpenAI.post
+    original = OpenAICompatibleAdapter._open_stream
     provider_seconds: list[float] = []
 
-    def timed(*args: Any, **kwargs: Any) -> Any:
+    def timed(self: Any, call: Any, body: Any) -> Any:
         start = time.perf_counter()
-        try:
-            return original(*args, **kwargs)
-        finally:
-            provider_seconds.append(time.perf_counter() - start)
+        deltas, close = original(self, call, body)
+        inside = time.perf_counter() - start
 
-    OpenAI.post = timed  # type: ignore[method-assign]
+        def timed_deltas() -> Any:
+            nonlocal inside
+            iterator = iter(deltas)
+            while True:
+                start = time.perf_counter()
+                try:
+                    delta = next(iterator)
+                except StopIteration:
+                    provider_seconds.append(inside + time.perf_counter() - start)
+                    return
+                inside += time.perf_counter() - start
+                yield delta
+
+        return timed_deltas(), close
+
+    OpenAICompatibleAdapter._open_stream = timed  # type: ignore[method-assign]
     overhead, provider, total = [], [], []
     try:
         for run_id in run_ids:
@@ -278,12 +291,15 @@ def _time_steps(run_ids: list[str]) -> tuple[list[float], list[float], list[floa
             outcome = step_run(run_id=run_id, step_index=STEPS, worker="bench")
             elapsed = time.perf_counter() - start
             if outcome.reason != "completed" or len(provider_seconds) != calls + 1:
-                raise SystemExit(f"step did not complete with one provider call: {outcome}")
+                raise SystemExit(
+                    f"step did not complete with one provider call: {outcome} "
+                    f"({len(provider_seconds) - calls} calls)"
+                )
             total.append(elapsed * 1000)
             provider.append(provider_seconds[-1] * 1000)
             overhead.append((elapsed - provider_seconds[-1]) * 1000)
     finally:
-        OpenAI.post = original  # type: ignore[method-assign]
+        OpenAICompatibleAdapter._open_stream = original  # type: ignore[method-assign]
     return overhead, provider, total
 
 

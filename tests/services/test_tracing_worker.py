@@ -58,9 +58,9 @@ def test_the_worker_continues_the_trace_of_the_request_that_started_the_run(fake
                 configuration=configuration, input_text="Go.", input_data_class=DataClass.PUBLIC_CONTENT
             )
         wait_for(lambda: AgentRun.objects.get(id=run.id).is_terminal, timeout=60, what="the run to end")
-        wait_for(
-            lambda: any(s["name"] == "chat gpt-4o" for s in printed_spans(log)), timeout=30, what="spans"
-        )
+        # The task's span ends last, after the step's and the call's: wait until it is printed too.
+        expected = {"chat gpt-4o", "step 0", "run/agents.tasks.run_step_task"}
+        wait_for(lambda: expected <= {s["name"] for s in printed_spans(log)}, timeout=30, what="spans")
     trace_id = f"0x{caller.get_span_context().trace_id:032x}"
     (producer,) = [s for s in EXPORTER.get_finished_spans() if s.kind == trace.SpanKind.PRODUCER]
     worker = {span["name"]: span for span in printed_spans(log)}

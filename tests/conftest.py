@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.db.backends.signals import connection_created
 from django.db.models.signals import post_save
 
 from agents.runtime.caches import caches_clear
@@ -28,6 +29,20 @@ from governance.vocabulary import Decision
 pytest_plugins = ["tests.fakes.fixtures", "tests.network_guard"]
 
 _services_problem: str | bool | None = False  # False: not checked yet
+
+
+def _read_uncommitted_in_shared_cache(sender: object, connection: object, **kwargs: object) -> None:
+    """The SQLite test database is Django's in-memory database in shared-cache mode. There a reader
+    meets a writer's table lock as ``database table is locked`` at once (no busy wait), where the
+    embedded default's file database (WAL) lets readers read beside a writer. Tests whose steps run
+    on other threads (the background runner, the live server) read while a step writes: reading
+    without table read locks gives them the file database's behaviour; writers still take turns."""
+    if getattr(connection, "vendor", None) == "sqlite" and connection.is_in_memory_db():  # type: ignore[attr-defined]
+        with connection.cursor() as cursor:  # type: ignore[attr-defined]
+            cursor.execute("PRAGMA read_uncommitted = 1")
+
+
+connection_created.connect(_read_uncommitted_in_shared_cache)
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 

@@ -419,6 +419,8 @@ _FILLER = st.text(
     after=_FILLER,
     joiner=st.sampled_from([" ", "\n", "\n\n"]),
 )
+# The kind inside a placeholder read as a key: "=[REDACTED:aws_secret_access_key] :0000000A".
+@example(seed=0, index=1, before="", after=":0000000A", joiner=" ")
 def test_property_canary_inside_random_text_is_always_removed(seed, index, before, after, joiner):
     canaries = generate_canaries(seed)
     canary = canaries[index % len(canaries)]
@@ -427,6 +429,12 @@ def test_property_canary_inside_random_text_is_always_removed(seed, index, befor
 
     assert_gone(canary, result.text)
     assert redact(result.text).text == result.text
+
+
+def test_a_kind_inside_a_placeholder_is_not_read_as_a_key():
+    text = "[REDACTED:aws_secret_access_key] :0000000A and [REDACTED:api_key]=ab12cd34ef"
+
+    assert redact(text).text == text
 
 
 _INVISIBLES = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad")

@@ -81,6 +81,8 @@ def assignment_spans(text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
         start, key_end = hit.start(), hit.end()
         while start > 0 and text[start - 1] in _KEY_CHARS:
             start -= 1
+        if text.endswith(PLACEHOLDER_PREFIX, 0, start):
+            continue  # the kind inside our own placeholder, [REDACTED:api_key]: not a key of the text
         while key_end < len(text) and text[key_end] in _KEY_CHARS:
             key_end += 1
         kind = kind_for_key(text[start:key_end])

@@ -21,6 +21,7 @@ import pytest
 from django.conf import settings
 from django.db.backends.signals import connection_created
 from django.db.models.signals import post_save
+from hypothesis import settings as hypothesis_settings
 
 from agents.runtime.caches import caches_clear
 from governance.models import GovernanceEvent
@@ -29,6 +30,14 @@ from governance.vocabulary import Decision
 pytest_plugins = ["tests.fakes.fixtures", "tests.network_guard"]
 
 _services_problem: str | bool | None = False  # False: not checked yet
+
+# Under CI (``CI`` or ``REQUIRE_SERVICES=1`` set) every property test draws the same examples, so a
+# run's outcome depends on the commit alone; elsewhere each run draws fresh ones and keeps finding
+# new cases (``make fuzz`` explores the egress properties at length). tests/egress/profiles.py does
+# the same for its own profiles.
+_HYPOTHESIS_PROFILE = "ci" if os.environ.get("CI") or os.environ.get("REQUIRE_SERVICES") == "1" else "default"
+hypothesis_settings.register_profile("ci", derandomize=True)
+hypothesis_settings.load_profile(_HYPOTHESIS_PROFILE)
 
 
 def _read_uncommitted_in_shared_cache(sender: object, connection: object, **kwargs: object) -> None:

@@ -2,7 +2,7 @@
 
 Prices are per million tokens, in the currency the operator keeps them in (the shipped figures are
 US dollars). A prompt is priced in three parts, from the normalised usage
-(:class:`agents.providers.base.Usage`, whose ``prompt_tokens`` includes cache reads and writes):
+(:class:`agents.providers.values.Usage`, whose ``prompt_tokens`` includes cache reads and writes):
 
 * cache reads (``cached_tokens``) at the cached-input price (empty on the model row: the input price);
 * cache writes (``cache_write_tokens``, Anthropic's cache creation) at the cache-write price (empty:

@@ -33,7 +33,7 @@ from agents.apis.context import MAX_OUTPUT_TOKENS, client_configuration, client_
 from agents.apis.openai_shapes import completion_body, error_response, stream_events
 from agents.apis.run_events import JsonErrorsNegotiation
 from agents.apis.sse import sse_response
-from agents.providers.base import CallOptions
+from agents.providers.values import CallOptions
 from agents.runtime.conversation import Conversation, conversation_request
 from agents.selectors import configuration_list_for_client
 from agents.services import completion_create, completion_stream_open

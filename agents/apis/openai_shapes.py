@@ -23,7 +23,9 @@ from django.db import connection
 from rest_framework.response import Response
 
 from agents.apis.sse import release_db_connection, sse_event
-from agents.providers.base import ProviderError, ProviderReply, StreamFinish, TextDelta, ToolCallDelta
+from agents.providers.failures import ProviderError
+from agents.providers.streams import StreamFinish, TextDelta, ToolCallDelta
+from agents.providers.values import ProviderReply
 from agents.services import Completion, CompletionStream
 from governance.services import decision_as_dict
 from governance.vocabulary import Provenance

@@ -32,7 +32,7 @@ Usage: ``prompt_tokens`` = ``input_tokens`` + ``cache_read_input_tokens`` +
 ``cached_tokens`` = ``cache_read_input_tokens``; ``cache_write_tokens`` =
 ``cache_creation_input_tokens``. Streams are read as raw events (``stream=True``), so a
 stream without usage yields :meth:`Usage.unavailable` instead of the SDK helper's ``AttributeError``.
-They are handed on as the same typed deltas as OpenAI's (:class:`~agents.providers.base.StreamDelta`):
+They are handed on as the same typed deltas as OpenAI's (:class:`~agents.providers.streams.StreamDelta`):
 ``text_delta`` pieces as text, each ``tool_use`` block as a tool call numbered in the order the calls
 open (its id and name first, then its ``partial_json`` pieces), usage at ``message_delta`` (merged with
 ``message_start``'s, as the figures are cumulative), the finish after ``message_stop``. Thinking blocks
@@ -49,22 +49,17 @@ from typing import Any
 import anthropic
 
 from agents.providers.anthropic_cache import BlockRef, WireMessages, mark_cache_breakpoints
-from agents.providers.base import (
+from agents.providers.base import SdkAdapter
+from agents.providers.failures import FailureClass, SdkErrors
+from agents.providers.streams import StreamDelta, StreamFinish, TextDelta, ToolCallDelta, UsageDelta
+from agents.providers.values import (
     NO_LAYOUT,
     CallOptions,
-    FailureClass,
     FinishReason,
     PromptLayout,
     ProviderCall,
     ProviderReply,
-    SdkAdapter,
-    SdkErrors,
-    StreamDelta,
-    StreamFinish,
-    TextDelta,
-    ToolCallDelta,
     Usage,
-    UsageDelta,
 )
 from context_assembly.messages import ImagePart, Message, ToolCall, ToolSpec, thaw_json
 

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from agents.providers.base import ProviderCall
+from agents.providers.values import ProviderCall
 from context_assembly.estimator import Estimator
 from context_assembly.messages import Message
 from context_assembly.profiles import APPROXIMATE_SEED_FACTOR, ModelProfile

@@ -37,18 +37,11 @@ from typing import Any, NamedTuple, TypeVar
 
 from django.utils.module_loading import import_string
 
-from agents.providers.base import (
-    FailureClass,
-    ProviderAdapter,
-    ProviderCall,
-    ProviderConfig,
-    ProviderError,
-    ProviderReply,
-    ProviderStream,
-    StreamDelta,
-    StreamFinish,
-)
+from agents.providers.base import ProviderAdapter
+from agents.providers.failures import FailureClass, ProviderError
 from agents.providers.guard import WireGuard
+from agents.providers.streams import ProviderStream, StreamDelta, StreamFinish
+from agents.providers.values import ProviderCall, ProviderConfig, ProviderReply
 from agents.telemetry import StreamObserved, provider_call_observed
 from config.caches import cache_register
 from config.database import connections_release
@@ -124,7 +117,7 @@ class DispatchResult:
 @dataclass
 class StreamDispatch:
     """A stream that has started: ``deltas`` yields every delta of the serving target from the first
-    (already received) on, ending with its :class:`~agents.providers.base.StreamFinish`, and raises
+    (already received) on, ending with its :class:`~agents.providers.streams.StreamFinish`, and raises
     :class:`ProviderError` if the stream breaks later (no retry, no fallback). ``attempts`` lists the
     attempts up to the first delta. Close it (or leave its ``with`` block) to release the connection
     when the deltas are not read to the end."""

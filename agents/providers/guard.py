@@ -28,7 +28,8 @@ from collections.abc import Callable, Container
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from agents.providers.base import ProviderAdapter, ProviderCall
+from agents.providers.base import ProviderAdapter
+from agents.providers.values import ProviderCall
 from context_assembly.estimator import Estimator
 from context_assembly.messages import ImagePart, Message, TextPart, ToolCall, ToolSpec, thaw_json
 from governance.guardrails.redaction import Redaction

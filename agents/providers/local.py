@@ -29,21 +29,11 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from agents.providers.base import (
-    FailureClass,
-    ProviderAdapter,
-    ProviderCall,
-    ProviderConfig,
-    ProviderError,
-    ProviderReply,
-    StreamDelta,
-    StreamFinish,
-    TextDelta,
-    ToolCallDelta,
-    Usage,
-    UsageDelta,
-    chat_completions_body,
-)
+from agents.providers.base import ProviderAdapter
+from agents.providers.chat_body import chat_completions_body
+from agents.providers.failures import FailureClass, ProviderError
+from agents.providers.streams import StreamDelta, StreamFinish, TextDelta, ToolCallDelta, UsageDelta
+from agents.providers.values import ProviderCall, ProviderConfig, ProviderReply, Usage
 from context_assembly.errors import EstimatorUnavailable
 from context_assembly.estimator import Estimator
 from context_assembly.messages import ImagePart, Message, ToolCall, thaw_json

@@ -17,7 +17,7 @@ Wire choices:
   ``capabilities.system_role`` (``developer`` for models that replaced the system role).
 * Streams always ask for usage (``stream_options={"include_usage": true}``); a stream that ends
   without the usage chunk yields :meth:`Usage.unavailable`, never zeros. A stream is read chunk by
-  chunk and handed on as typed deltas (:class:`~agents.providers.base.StreamDelta`): text pieces,
+  chunk and handed on as typed deltas (:class:`~agents.providers.streams.StreamDelta`): text pieces,
   tool-call pieces (id and name with the first piece of each call), the usage, then the finish.
 * A keyless local server still gets a placeholder key, because the SDK refuses to start without one and
   would otherwise read ``OPENAI_API_KEY`` from the environment.
@@ -32,21 +32,11 @@ from typing import Any
 import openai
 from openai.types.chat import ChatCompletion
 
-from agents.providers.base import (
-    FailureClass,
-    FinishReason,
-    ProviderCall,
-    ProviderReply,
-    SdkAdapter,
-    SdkErrors,
-    StreamDelta,
-    StreamFinish,
-    TextDelta,
-    ToolCallDelta,
-    Usage,
-    UsageDelta,
-    openai_options,
-)
+from agents.providers.base import SdkAdapter
+from agents.providers.chat_body import openai_options
+from agents.providers.failures import FailureClass, SdkErrors
+from agents.providers.streams import StreamDelta, StreamFinish, TextDelta, ToolCallDelta, UsageDelta
+from agents.providers.values import FinishReason, ProviderCall, ProviderReply, Usage
 from context_assembly.messages import Message, ToolCall
 
 _FINISH_REASONS: dict[str | None, FinishReason] = {

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from agents.providers.dispatch import ADAPTER_POOL
 from agents.runtime import parts, pins
-from agents.runtime.plan import REDACTION_MEMO
+from agents.runtime.redactions import REDACTION_MEMO
 from agents.runtime.transcript import TRANSCRIPTS
 from config.caches import RegisteredCache, caches_clear, registered_caches
 from context_assembly.estimator import DEFAULT_CACHE

@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from agents.providers.base import NO_OPTIONS, TOOL_CHOICE_MODES, CallOptions
+from agents.providers.values import NO_OPTIONS, TOOL_CHOICE_MODES, CallOptions
 from agents.runtime.plan import SendRequest
 from context_assembly.assembly import ContextItem, context_item_text
 from context_assembly.errors import InvalidMessage

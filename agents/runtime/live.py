@@ -32,7 +32,9 @@ from typing import Any, Protocol
 import redis
 from django.conf import settings
 
-from agents.providers.base import ProviderError, ProviderReply, StreamFinish, TextDelta
+from agents.providers.failures import ProviderError
+from agents.providers.streams import StreamFinish, TextDelta
+from agents.providers.values import ProviderReply
 from agents.runtime.plan import SendPlan
 from agents.runtime.send import SendOutcome, governed_stream
 from governance.services import EventContext

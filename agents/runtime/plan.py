@@ -8,20 +8,18 @@ and the dispatch use the same resolution (docs/architecture.md, "How a step runs
 from __future__ import annotations
 
 import os
-from collections.abc import Container, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from agents.models import Configuration, LlmModel
-from agents.providers.base import NO_OPTIONS, CallOptions, ProviderConfig
 from agents.providers.dispatch import Target
+from agents.providers.values import NO_OPTIONS, CallOptions, ProviderConfig
 from agents.runtime.parts import compose_skills, configuration_parts
 from agents.runtime.pins import PinnedContent
+from agents.runtime.redactions import Redactions
 from agents.selectors import configuration_sources, configuration_zone
 from agents.tools.gate import ToolPolicy, ToolVerdict, tools_offered
 from agents.tools.registry import Tool
-from config.caches import cache_register
-from config.lru import LruCache
 from context_assembly.assembly import (
     TASK_INPUT_IDENTIFIER,
     AssembledContext,
@@ -29,13 +27,10 @@ from context_assembly.assembly import (
     ContextItem,
     assemble,
 )
-from context_assembly.messages import Message, ToolCall, ToolSpec
+from context_assembly.messages import Message, ToolSpec
 from context_assembly.profiles import ModelProfile
-from governance.guardrails.redaction import Redaction, redact
 from governance.policy import Source
-from governance.services import EventContext, governance_event_record
-from governance.telemetry import redactions_counted
-from governance.vocabulary import Decision, Enforcement, EventOutcome, SourceKind, TrustZone
+from governance.vocabulary import Enforcement, SourceKind, TrustZone
 from skills.composition import SkillBlock, SkillMode
 from skills.models import Skill
 from snippets.composition import snippet_block
@@ -80,188 +75,6 @@ class SendRequest:
     # A run's pinned content (agents/runtime/pins.py): its configuration fields, snippets and skills
     # replace the live ones; None: the live content (completions, previews, runs from before pins).
     pinned: PinnedContent | None = None
-
-
-CLEAN_TEXT_MAX_CHARS = 4096
-
-
-class RedactionMemo:
-    """Redaction results of recently seen texts (a transcript is re-sent every step), keyed by the
-    text itself, and the redacted forms of recently sent transcript messages, keyed by identity.
-
-    A worker holds a run's transcript as the same Message objects from step to step, so the message
-    lookup replaces re-redacting every message of a long transcript at every step; an entry keeps
-    its message alive (so the identity stays valid) and stores the counts by kind, so a send still
-    reports every secret it redacted. Both only save work: a miss redacts anew.
-
-    Short texts found clean are also kept in ``clean_texts``, read without a lock by :meth:`clean`:
-    the guard pass asks it for every string of a provider body, thousands per step.
-    """
-
-    def __init__(
-        self,
-        max_texts: int = 8192,
-        max_messages: int = 16_384,
-        max_text_chars: int = 262_144,
-        max_clean_texts: int = 32_768,
-    ) -> None:
-        self.texts: LruCache[str, Redaction] = LruCache(max_texts)
-        self.messages: LruCache[int, tuple[Message, Message, dict[str, int]]] = LruCache(max_messages)
-        self._max_text_chars = max_text_chars
-        self.clean_texts: LruCache[str, bool] = LruCache(max_clean_texts)
-
-    def redact(self, value: str) -> Redaction:
-        if len(value) > self._max_text_chars:
-            return redact(value)
-        return self.texts.get_or_build(value, lambda: redact(value))
-
-    @property
-    def seen_clean(self) -> Container[str]:
-        """The short texts already found clean (a live view: a membership test, no call of ours)."""
-        return self.clean_texts.keys()
-
-    def clean(self, value: str) -> bool:
-        """Whether ``value`` holds no secret; for a short text already found clean, one dict read."""
-        if self.clean_texts.peek(value):
-            return True
-        if self.redact(value).findings:
-            return False
-        if len(value) <= CLEAN_TEXT_MAX_CHARS:
-            self.clean_texts.put(value, True)
-        return True
-
-    def message(self, message: Message) -> tuple[Message, dict[str, int]] | None:
-        entry = self.messages.get(id(message))
-        if entry is None or entry[0] is not message:
-            return None
-        return entry[1], entry[2]
-
-    def message_put(self, message: Message, redacted: Message, counts: dict[str, int]) -> None:
-        self.messages.put(id(message), (message, redacted, counts))
-
-
-REDACTION_MEMO = RedactionMemo()
-cache_register(
-    REDACTION_MEMO.texts,
-    name="redacted_texts",
-    key="the text itself (texts up to 262,144 characters; longer ones are redacted anew)",
-    invalidation="none needed: a redaction is a pure function of the text (and of the detectors' code)",
-)
-cache_register(
-    REDACTION_MEMO.clean_texts,
-    name="clean_texts",
-    key="a text up to 4,096 characters that redaction left unchanged (read without recency by the guard)",
-    invalidation="none needed: whether a text holds a secret is a pure function of the text",
-)
-cache_register(
-    REDACTION_MEMO.messages,
-    name="redacted_messages",
-    key="id() of a transcript Message, held by its entry, so the id cannot be reused while it is stored",
-    invalidation="none needed: Messages are immutable; a lookup checks the entry holds the very object",
-)
-
-
-@dataclass
-class Redactions:
-    """Counts of redacted secrets by kind, across every part of one send. Never the values."""
-
-    counts: dict[str, int] = field(default_factory=dict)
-
-    def text(self, value: str) -> str:
-        if not value:
-            return value
-        result = REDACTION_MEMO.redact(value)
-        if not result.findings:
-            return value  # the same object: an unchanged message is reused with its cached digest
-        self._add(result.counts_by_kind())
-        return result.text
-
-    def message(self, message: Message) -> Message:
-        known = REDACTION_MEMO.message(message)
-        if known is not None:
-            redacted, counts = known
-            self._add(counts)
-            return redacted
-        own = Redactions()
-        redacted = own._message(message)
-        REDACTION_MEMO.message_put(message, redacted, own.counts)
-        self._add(own.counts)
-        return redacted
-
-    def _add(self, counts: dict[str, int]) -> None:
-        for kind, count in counts.items():
-            self.counts[kind] = self.counts.get(kind, 0) + count
-
-    def _message(self, message: Message) -> Message:
-        """Every text of ``message``: its content, name, tool call ids, names and arguments, and the id
-        of the call it answers. The same object when nothing changed."""
-        content = message.content
-        redacted_content = self.text(content) if isinstance(content, str) else content
-        name = self.text(message.name) if message.name else message.name
-        calls = self.tool_calls(message.tool_calls)
-        call_id = self.text(message.tool_call_id) if message.tool_call_id else message.tool_call_id
-        before = (content, message.name, message.tool_calls, message.tool_call_id)
-        if (redacted_content, name, calls, call_id) == before:
-            return message
-        return Message(
-            role=message.role, content=redacted_content, name=name, tool_calls=calls, tool_call_id=call_id
-        )
-
-    def json_value(self, value: Any) -> Any:
-        """A JSON value (frozen or plain) with every string in it redacted, keys included."""
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, Mapping):
-            return {self.text(key): self.json_value(item) for key, item in value.items()}
-        if isinstance(value, list | tuple):
-            return [self.json_value(item) for item in value]
-        return value
-
-    def tool_spec(self, spec: ToolSpec) -> ToolSpec:
-        """A caller's tool spec with its name, description and schema redacted (the same object when
-        clean). A name a redaction changed is no longer a valid function name: the spec is refused."""
-        redacted = ToolSpec(
-            name=self.text(spec.name),
-            description=self.text(spec.description),
-            parameters=self.json_value(spec.parameters),
-            strict=spec.strict,
-        )
-        return spec if redacted == spec else redacted
-
-    def options(self, options: CallOptions) -> CallOptions:
-        """``options`` with every string redacted (stop sequences, user, the response format's schema,
-        the forced function's name)."""
-        if options == NO_OPTIONS:
-            return options
-        return replace(
-            options,
-            stop=tuple(self.text(stop) for stop in options.stop),
-            user=self.text(options.user) if options.user is not None else None,
-            response_format=self.json_value(options.response_format),
-            tool_choice=self.json_value(options.tool_choice),
-        )
-
-    def tool_calls(self, calls: tuple[ToolCall, ...]) -> tuple[ToolCall, ...]:
-        """``calls`` with every id, name and arguments text redacted (the same tuple when clean)."""
-        redacted = tuple(
-            ToolCall(id=self.text(c.id), name=self.text(c.name), arguments=self.text(c.arguments))
-            for c in calls
-        )
-        return calls if redacted == calls else redacted
-
-
-def redaction_events_record(*, counts: dict[str, int], context: EventContext, zone: TrustZone | None) -> None:
-    """One ``secret_redacted`` event per kind redacted: how many, never what. ``zone`` is None for
-    what was redacted before any send (a run's stored request)."""
-    redactions_counted(counts)
-    for kind, count in sorted(counts.items()):
-        governance_event_record(
-            context=context,
-            decision=Decision.SECRET_REDACTED,
-            outcome=EventOutcome.ENFORCED,
-            zone=zone,
-            reason=f"{count} x {kind}",
-        )
 
 
 @dataclass(frozen=True)

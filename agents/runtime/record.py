@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from agents.models import AgentRun, AgentStep, LlmModel, RunMessage, StepStatus
 from agents.pricing import ZERO, Prices, usage_cost
-from agents.providers.base import ProviderReply, Usage
+from agents.providers.values import ProviderReply, Usage
 from agents.runtime.leases import StepTotals, run_complete_with, run_totals_add
 from agents.runtime.plan import SendPlan, model_profile
 from agents.runtime.send import SkippedTarget

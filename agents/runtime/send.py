@@ -22,15 +22,17 @@ from typing import Any
 
 from agents.errors import MaxTokensTooLarge, ModelInactive
 from agents.models import LlmModel
-from agents.providers.base import PromptLayout, ProviderCall, ProviderError, ProviderReply
 from agents.providers.dispatch import (
     PreparedCall,
     TargetSkipped,
     complete_with_fallbacks,
     stream_with_fallbacks,
 )
+from agents.providers.failures import ProviderError
 from agents.providers.guard import LateRedaction, LateRedactionOverflow, WireGuard
-from agents.runtime.plan import REDACTION_MEMO, Redactions, SendPlan, model_profile, redaction_events_record
+from agents.providers.values import PromptLayout, ProviderCall, ProviderReply
+from agents.runtime.plan import SendPlan, model_profile
+from agents.runtime.redactions import REDACTION_MEMO, Redactions, redaction_events_record
 from agents.runtime.streaming import GovernedStream
 from context_assembly.estimator import Estimator
 from context_assembly.fitting import FitResult, fit

@@ -16,15 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from agents.providers.base import (
-    ProviderReply,
-    StreamDelta,
-    StreamFinish,
-    TextDelta,
-    ToolCallDelta,
-    UsageDelta,
-)
 from agents.providers.dispatch import Attempt, StreamDispatch
+from agents.providers.streams import StreamDelta, StreamFinish, TextDelta, ToolCallDelta, UsageDelta
+from agents.providers.values import ProviderReply
 from governance.guardrails.redaction import redact
 from governance.guardrails.redaction.streaming import StreamRedactor
 
@@ -39,7 +33,7 @@ class _ToolCallFilter:
 
 class GovernedStream(Iterator[StreamDelta]):
     """The redacted deltas of one open provider stream, ending with a :class:`StreamFinish` whose reply
-    is redacted whole. Raises :class:`~agents.providers.base.ProviderError` if the provider's stream
+    is redacted whole. Raises :class:`~agents.providers.failures.ProviderError` if the provider's stream
     breaks (nothing is retried once a delta has arrived). Close it when not read to the end; the
     redaction events are recorded only when the finish is read.
 

@@ -16,7 +16,8 @@ from django.db import IntegrityError, transaction
 
 from agents.models import AgentRun, RunMessage, ToolCallRecord, ToolCallStatus
 from agents.runtime.parts import configuration_parts
-from agents.runtime.plan import Redactions, redaction_events_record, send_zone, tool_policy
+from agents.runtime.plan import send_zone, tool_policy
+from agents.runtime.redactions import Redactions, redaction_events_record
 from agents.runtime.transcript import run_context
 from agents.selectors import catalog_token_of, run_client_name
 from agents.tools.gate import ToolVerdict, tool_gate

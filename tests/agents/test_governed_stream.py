@@ -9,7 +9,7 @@ import string
 import pytest
 
 from agents.models import ProviderKind
-from agents.providers.base import StreamFinish, TextDelta, ToolCallDelta, UsageDelta
+from agents.providers.streams import StreamFinish, TextDelta, ToolCallDelta, UsageDelta
 from agents.runtime.plan import SendRequest, send_plan
 from agents.runtime.send import governed_stream
 from governance.guardrails.redaction import redact

@@ -9,7 +9,8 @@ import pytest
 
 from agents.models import AgentStep, ConfigurationFallback, Provider, RunMessage
 from agents.providers import dispatch
-from agents.providers.base import FailureClass, ProviderCall, ProviderConfig, ProviderError
+from agents.providers.failures import FailureClass, ProviderError
+from agents.providers.values import ProviderCall, ProviderConfig
 from agents.runtime import send
 from agents.runtime.transcript import run_context
 from context_assembly.messages import Message

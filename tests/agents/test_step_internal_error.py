@@ -9,7 +9,7 @@ import pytest
 from celery.exceptions import SoftTimeLimitExceeded
 from django.db import OperationalError
 
-import agents.runtime.plan
+import agents.runtime.redactions
 import agents.runtime.step
 from agents.apis.run_output import run_summary_body
 from agents.models import AgentRun, AgentStep
@@ -29,14 +29,14 @@ MESSAGE = "The step failed on an internal error (RuntimeError); the service log 
 def failing_scanner(monkeypatch):
     """The redaction scanner raises (a defect) on any text holding ``MARKER``, quoting that text in its
     exception message as careless code would."""
-    scan = agents.runtime.plan.redact
+    scan = agents.runtime.redactions.redact
 
     def raising(value: str):
         if MARKER in value:
             raise RuntimeError(f"scanner broke on {value!r}")
         return scan(value)
 
-    monkeypatch.setattr(agents.runtime.plan, "redact", raising)
+    monkeypatch.setattr(agents.runtime.redactions, "redact", raising)
 
 
 def test_an_exception_in_the_reply_scanner_ends_the_run_with_internal_error(
@@ -92,7 +92,7 @@ def test_errors_a_retry_can_cure_are_left_to_the_task(fake_provider, monkeypatch
         input_text="Go.",
         input_data_class=DataClass.PUBLIC_CONTENT,
     )
-    monkeypatch.setattr(agents.runtime.plan, "redact", raising)
+    monkeypatch.setattr(agents.runtime.redactions, "redact", raising)
     with pytest.raises(type(error)):
         step_run(run_id=str(run.id), step_index=0, worker="w1")
     run.refresh_from_db()
@@ -110,7 +110,7 @@ def test_a_scanner_that_raises_on_everything_still_lets_the_run_end(fake_provide
     def raising(value: str):
         raise RuntimeError("broken")
 
-    monkeypatch.setattr(agents.runtime.plan, "redact", raising)
+    monkeypatch.setattr(agents.runtime.redactions, "redact", raising)
     monkeypatch.setattr(agents.runtime.step, "redact", raising)
     outcome = step_run(run_id=str(run.id), step_index=0, worker="w1")
     assert (outcome.action, outcome.reason) == (StepAction.FINISHED, "internal_error")

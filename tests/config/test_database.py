@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from django.db import connection, transaction
 
-from agents.providers.base import ProviderCall, ProviderConfig
 from agents.providers.dispatch import complete_with_fallbacks
+from agents.providers.values import ProviderCall, ProviderConfig
 from config.database import TransactionOpenAcrossWait, connections_release
 from context_assembly.messages import Message
 from governance.models import GovernanceEvent

@@ -4,10 +4,10 @@ answers it. Nothing else changes: every other text is scanned as usual."""
 
 from __future__ import annotations
 
-import agents.runtime.plan
+import agents.runtime.redactions
 
 MARKER = "Injected scanner fault"
-_scan = agents.runtime.plan.redact
+_scan = agents.runtime.redactions.redact
 
 
 def _scan_or_raise(value: str):
@@ -16,4 +16,4 @@ def _scan_or_raise(value: str):
     return _scan(value)
 
 
-agents.runtime.plan.redact = _scan_or_raise
+agents.runtime.redactions.redact = _scan_or_raise

@@ -10,14 +10,9 @@ import time
 import pytest
 
 from agents.providers.anthropic import AnthropicAdapter
-from agents.providers.base import (
-    KEYLESS_PLACEHOLDER,
-    FailureClass,
-    ProviderCall,
-    ProviderConfig,
-    ProviderError,
-    Usage,
-)
+from agents.providers.base import KEYLESS_PLACEHOLDER
+from agents.providers.failures import FailureClass, ProviderError
+from agents.providers.values import ProviderCall, ProviderConfig, Usage
 from context_assembly.messages import ImagePart, Message, TextPart, ToolCall, ToolSpec
 from governance.vocabulary import Provenance
 from tests.fakes.provider_server import (

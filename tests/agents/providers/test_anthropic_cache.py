@@ -6,7 +6,7 @@ import pytest
 
 from agents.providers.anthropic import AnthropicAdapter
 from agents.providers.anthropic_cache import MAX_BREAKPOINTS
-from agents.providers.base import PromptLayout, ProviderCall, ProviderConfig
+from agents.providers.values import PromptLayout, ProviderCall, ProviderConfig
 from context_assembly.messages import Message, ToolCall
 from context_assembly.profiles import ModelCapabilities
 

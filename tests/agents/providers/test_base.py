@@ -9,16 +9,9 @@ import random
 import httpx2
 import pytest
 
-from agents.providers.base import (
-    FailureClass,
-    ProviderAdapter,
-    ProviderCall,
-    ProviderConfig,
-    ProviderError,
-    ProviderReply,
-    Usage,
-)
-from agents.providers.failures import classify_status, parse_retry_after
+from agents.providers.base import ProviderAdapter
+from agents.providers.failures import FailureClass, ProviderError, classify_status, parse_retry_after
+from agents.providers.values import ProviderCall, ProviderConfig, ProviderReply, Usage
 from context_assembly.messages import FrozenMapping, Message
 from governance.vocabulary import Provenance
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from agents.models import ConfigurationFallback, LlmModel, ProviderKind
-from agents.providers.base import ProviderCall, ProviderConfig
 from agents.providers.openai_compatible import OpenAICompatibleAdapter
+from agents.providers.values import ProviderCall, ProviderConfig
 from context_assembly.messages import Message
 from context_assembly.profiles import DEFAULT_CAPABILITIES, ModelCapabilities, catalogue_get
 from governance.vocabulary import TrustZone

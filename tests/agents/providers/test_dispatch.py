@@ -7,7 +7,6 @@ import random
 import pytest
 
 from agents.providers.anthropic import AnthropicAdapter
-from agents.providers.base import FailureClass, ProviderCall, ProviderConfig, ProviderError
 from agents.providers.dispatch import (
     Attempt,
     PreparedCall,
@@ -16,8 +15,10 @@ from agents.providers.dispatch import (
     backoff_seconds,
     complete_with_fallbacks,
 )
+from agents.providers.failures import FailureClass, ProviderError
 from agents.providers.local import LocalAdapter
 from agents.providers.openai_compatible import OpenAICompatibleAdapter
+from agents.providers.values import ProviderCall, ProviderConfig
 from context_assembly.messages import Message
 from tests.fakes.provider_server import (
     FakeProvider,

@@ -11,11 +11,11 @@ from dataclasses import asdict
 
 import pytest
 
-from agents.providers.base import ProviderCall
 from agents.providers.dispatch import ADAPTER_POOL, complete_with_fallbacks
 from agents.providers.guard import LateRedaction, LateRedactionOverflow, WireGuard
 from agents.providers.openai_compatible import OpenAICompatibleAdapter
-from agents.runtime.plan import CLEAN_TEXT_MAX_CHARS, RedactionMemo
+from agents.providers.values import ProviderCall
+from agents.runtime.redactions import CLEAN_TEXT_MAX_CHARS, RedactionMemo
 from context_assembly.estimator import Estimator
 from context_assembly.messages import Message, ToolCall, ToolSpec
 from context_assembly.profiles import ModelProfile

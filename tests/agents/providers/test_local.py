@@ -6,9 +6,10 @@ import socket
 
 import pytest
 
-from agents.providers.base import FailureClass, ProviderCall, ProviderConfig, ProviderError, Usage
 from agents.providers.dispatch import adapter_for, complete_with_fallbacks
+from agents.providers.failures import FailureClass, ProviderError
 from agents.providers.local import DEFAULT_CONTEXT_WINDOW, LocalAdapter
+from agents.providers.values import ProviderCall, ProviderConfig, Usage
 from context_assembly.estimator import Estimator
 from context_assembly.messages import Message, ToolCall, ToolSpec
 from context_assembly.profiles import ModelProfile

@@ -8,15 +8,10 @@ import time
 
 import pytest
 
-from agents.providers.base import (
-    KEYLESS_PLACEHOLDER,
-    FailureClass,
-    ProviderCall,
-    ProviderConfig,
-    ProviderError,
-    Usage,
-)
+from agents.providers.base import KEYLESS_PLACEHOLDER
+from agents.providers.failures import FailureClass, ProviderError
 from agents.providers.openai_compatible import OpenAICompatibleAdapter
+from agents.providers.values import ProviderCall, ProviderConfig, Usage
 from context_assembly.messages import Message, ToolCall, ToolSpec
 from governance.vocabulary import Provenance
 from tests.fakes.provider_server import (

@@ -10,19 +10,12 @@ import threading
 import pytest
 
 from agents.providers.anthropic import AnthropicAdapter
-from agents.providers.base import (
-    FailureClass,
-    ProviderCall,
-    ProviderConfig,
-    ProviderError,
-    StreamFinish,
-    TextDelta,
-    ToolCallDelta,
-    UsageDelta,
-)
 from agents.providers.dispatch import Target, stream_with_fallbacks
+from agents.providers.failures import FailureClass, ProviderError
 from agents.providers.local import LocalAdapter
 from agents.providers.openai_compatible import OpenAICompatibleAdapter
+from agents.providers.streams import StreamFinish, TextDelta, ToolCallDelta, UsageDelta
+from agents.providers.values import ProviderCall, ProviderConfig
 from context_assembly.messages import Message, ToolCall, ToolSpec
 from tests.fakes.provider_server import FakeProvider, RawReply, Reply, server_error, unauthorized
 

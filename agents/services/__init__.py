@@ -1,0 +1,43 @@
+"""Writes for the agents app, by topic: API clients and configurations (:mod:`.clients`), runs and
+the requests they are built from (:mod:`.runs`), governed calls outside any run (:mod:`.completions`).
+
+The app's services are imported from here.
+"""
+
+from agents.services.clients import (
+    TOKEN_PREFIX,
+    IssuedClient,
+    api_client_create,
+    api_client_rotate_token,
+    configuration_save,
+)
+from agents.services.completions import (
+    Completion,
+    CompletionStream,
+    completion_create,
+    completion_stream_open,
+)
+from agents.services.runs import (
+    CallerContextItem,
+    run_cancel,
+    run_create,
+    send_request_build,
+    send_request_from_messages,
+)
+
+__all__ = [
+    "TOKEN_PREFIX",
+    "CallerContextItem",
+    "Completion",
+    "CompletionStream",
+    "IssuedClient",
+    "api_client_create",
+    "api_client_rotate_token",
+    "completion_create",
+    "completion_stream_open",
+    "configuration_save",
+    "run_cancel",
+    "run_create",
+    "send_request_build",
+    "send_request_from_messages",
+]

@@ -1,0 +1,195 @@
+"""Governed calls outside any run: one whole completion, or a stream of one, and its record."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from agents.errors import ConfigurationInactive
+from agents.models import ApiClient, CompletionRecord, Configuration, LlmModel
+from agents.providers.values import ProviderReply
+from agents.runtime.plan import SendPlan, SendRequest, send_plan
+from agents.runtime.record import reply_cost, served_model_calibrate
+from agents.runtime.send import SendOutcome, StreamOutcome, governed_send, governed_stream, reply_limit_check
+from agents.runtime.streaming import GovernedStream
+from config.logs import log_context_update
+from context_assembly.fitting import BudgetBreakdown, FitResult
+from governance.errors import ContextRefused
+from governance.policy import ContextDecision
+from governance.services import EventContext
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One governed call's answer (redacted), the model that served it, and the fit's breakdown."""
+
+    request_id: str
+    reply: ProviderReply
+    served: LlmModel
+    breakdown: BudgetBreakdown
+    # At the serving model's prices; None when the provider reported no usage.
+    cost: Decimal | None = None
+    decision: ContextDecision | None = None
+    # Secrets redacted by kind: in what was sent, and in the reply.
+    sent_redactions: dict[str, int] = field(default_factory=dict)
+    reply_redactions: dict[str, int] = field(default_factory=dict)
+
+
+def completion_create(
+    *,
+    configuration: Configuration,
+    api_client: ApiClient,
+    request: SendRequest,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+) -> Completion:
+    """One governed call outside any run; the request id correlates its governance events.
+
+    Raises :class:`ContextRefused` (events recorded, nothing sent), ``ContextOverflow`` (nothing sent),
+    ``ProviderError`` (sent, the provider failed), :class:`MaxTokensTooLarge` (nothing sent) or
+    :class:`ConfigurationInactive`. Stores no run; the serving model's calibration takes the
+    provider-reported prompt size as a step's does.
+    """
+    request_id, plan, events = _completion_start(configuration, api_client, request, max_tokens)
+    outcome = governed_send(plan, events, max_tokens=max_tokens, temperature=temperature)
+    _raise_unless_sent(outcome, request_id)
+    assert outcome.fitted is not None and outcome.reply is not None and outcome.served is not None
+    served_model_calibrate(plan=plan, fitted=outcome.fitted, served=outcome.served, usage=outcome.reply.usage)
+    record = completion_record(
+        request_id=request_id,
+        api_client=api_client,
+        configuration=configuration,
+        served=outcome.served,
+        reply=outcome.reply,
+    )
+    return Completion(
+        request_id=request_id,
+        reply=outcome.reply,
+        served=outcome.served,
+        breakdown=outcome.fitted.breakdown,
+        cost=record.cost,
+        decision=outcome.decision,
+        sent_redactions=dict(plan.redactions),
+        reply_redactions=dict(outcome.reply_redactions),
+    )
+
+
+@dataclass(frozen=True)
+class CompletionStream:
+    """One governed call whose reply streams: its redacted deltas (``stream``, ending with the whole
+    redacted reply), the model that serves it, its fit and the decision."""
+
+    request_id: str
+    stream: GovernedStream
+    served: LlmModel
+    plan: SendPlan
+    fitted: FitResult
+    decision: ContextDecision | None
+    api_client: ApiClient
+
+    def finished(self, reply: ProviderReply) -> Completion:
+        """The finished call as :func:`completion_create` answers it (``reply`` is the stream's finish);
+        the serving model's calibration takes the reported prompt size and its ledger row is written, as there."""
+        served_model_calibrate(plan=self.plan, fitted=self.fitted, served=self.served, usage=reply.usage)
+        record = completion_record(
+            request_id=self.request_id,
+            api_client=self.api_client,
+            configuration=self.plan.configuration,
+            served=self.served,
+            reply=reply,
+        )
+        return Completion(
+            request_id=self.request_id,
+            reply=reply,
+            served=self.served,
+            breakdown=self.fitted.breakdown,
+            cost=record.cost,
+            decision=self.decision,
+            sent_redactions=dict(self.plan.redactions),
+            reply_redactions=dict(self.stream.reply_redactions),
+        )
+
+
+def completion_stream_open(
+    *,
+    configuration: Configuration,
+    api_client: ApiClient,
+    request: SendRequest,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+) -> CompletionStream:
+    """:func:`completion_create` with the reply streamed: raises the same errors up to the provider's
+    first delta (a target that fails before it is retried or falls back); after that a broken stream
+    raises ``ProviderError`` from the stream. The caller must read the stream to its end or close it."""
+    request_id, plan, events = _completion_start(configuration, api_client, request, max_tokens)
+    outcome = governed_stream(plan, events, max_tokens=max_tokens, temperature=temperature)
+    _raise_unless_sent(outcome, request_id)
+    assert outcome.fitted is not None and outcome.stream is not None and outcome.served is not None
+    return CompletionStream(
+        request_id=request_id,
+        stream=outcome.stream,
+        served=outcome.served,
+        plan=plan,
+        fitted=outcome.fitted,
+        decision=outcome.decision,
+        api_client=api_client,
+    )
+
+
+def _completion_start(
+    configuration: Configuration, api_client: ApiClient, request: SendRequest, max_tokens: int | None
+) -> tuple[str, SendPlan, EventContext]:
+    if not configuration.is_active:
+        raise ConfigurationInactive(f"Configuration {configuration.identifier!r} is not active.")
+    request_id = uuid.uuid4().hex
+    log_context_update(correlation_id=request_id)  # the id of this call's governance events
+    plan = send_plan(configuration=configuration, request=request)
+    if plan.targets:
+        reply_limit_check((plan.model, *plan.fallbacks), max_tokens)
+    events = EventContext(
+        correlation_id=request_id,
+        provider=plan.model.provider.identifier,
+        model=plan.model.model_id,
+        configuration=configuration.identifier,
+        api_client=api_client.name,
+    )
+    return request_id, plan, events
+
+
+def _raise_unless_sent(outcome: SendOutcome | StreamOutcome, request_id: str) -> None:
+    """Raise what kept ``outcome`` from being sent (or its provider failure); return when it was sent."""
+    if outcome.inactive is not None:
+        raise outcome.inactive
+    if outcome.refusal is not None:
+        refusal = outcome.refusal
+        raise ContextRefused(refusal.message, extra={**refusal.extra, "request_id": request_id})
+    if outcome.failure is not None:
+        raise outcome.failure
+    assert outcome.fitted is not None  # set on every outcome past the refusal
+    outcome.fitted.require_fit()
+
+
+def completion_record(
+    *,
+    request_id: str,
+    api_client: ApiClient,
+    configuration: Configuration,
+    served: LlmModel,
+    reply: ProviderReply,
+) -> CompletionRecord:
+    """The ledger row of a served completion: its reported usage and its cost (for the reports)."""
+    usage = reply.usage
+    record = CompletionRecord(
+        request_id=request_id,
+        api_client=api_client,
+        configuration=configuration,
+        model=served,
+        prompt_tokens=usage.prompt_tokens,
+        cached_tokens=usage.cached_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
+        completion_tokens=usage.completion_tokens,
+        cost=reply_cost(served, usage),
+    )
+    record.save()
+    return record

@@ -44,7 +44,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import threading
@@ -56,29 +55,29 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.throughput import (  # noqa: E402 - the path above makes the project importable
+from bench._common import (
+    ANSWER,
     DEFAULT_DATABASE_URL,
     DEFAULT_REDIS_URL,
+    WORKERS,
     Services,
-    _admin_dsn,
+    admin_dsn,
     bench_database,
+    celery_workers,
     check_runs,
     cpu_seconds,
     create_runs,
     services_problem,
+    step_scripted_provider,
     wait_ready,
     wait_terminal,
 )
 
-WORKERS = 2
 STEPS = 2
-ANSWER = "Done."
 WORKER_APPLICATION = "govctx-bench-worker"
 TARGETS = {"steps_in_flight": 400, "connections": 40, "share_of_ceiling": 0.80}
-_request = threading.local()
 
 
 @dataclass(frozen=True)
@@ -102,23 +101,14 @@ def pooled_setting(concurrency: int) -> Setting:
 
 def counting_provider(latency: float) -> Any:
     """A fake that holds each request ``latency`` seconds (counting how many it holds at once), then
-    answers a tool call until the request carries ``STEPS - 1`` tool results, then the final answer."""
-    from tests.fakes.provider_server import FakeProvider, Reply, ToolCall
+    answers a tool call until the request carries ``STEPS - 1`` tool results, then :data:`ANSWER`."""
 
-    tool = Reply(tool_calls=(ToolCall("lookup", "snippets_by_tag", {"tags": ["tone"]}),))
-    final = Reply(text=ANSWER)
-
-    class CountingProvider(FakeProvider):
+    class CountingProvider(step_scripted_provider(STEPS)):  # type: ignore[misc]
         def __post_init__(self) -> None:
             super().__post_init__()
             self.counter_lock = threading.Lock()
             self.holding = 0
             self.peak = 0
-
-        def _record(self, method, path, headers, raw):  # type: ignore[no-untyped-def]
-            request = super()._record(method, path, headers, raw)
-            _request.body = request.body  # the handler thread asks for its reply right after
-            return request
 
         def _next_reply(self):  # type: ignore[no-untyped-def]
             with self.counter_lock:
@@ -129,9 +119,7 @@ def counting_provider(latency: float) -> Any:
             finally:
                 with self.counter_lock:
                     self.holding -= 1
-            messages = getattr(_request, "body", {}).get("messages") or []
-            answered = sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "tool")
-            return final if answered >= STEPS - 1 else tool
+            return super()._next_reply()
 
         def peak_reset(self) -> None:
             with self.counter_lock:
@@ -172,7 +160,7 @@ def sampler(services: Services, fake: Any, pids: list[int], interval: float = 0.
     )
 
     def poll() -> None:
-        with psycopg.connect(_admin_dsn(services.database_url), autocommit=True) as conn:
+        with psycopg.connect(admin_dsn(services.database_url), autocommit=True) as conn:
             while not stop.is_set():
                 row = conn.execute(query, (WORKER_APPLICATION, services.bench_database)).fetchone()
                 assert row is not None
@@ -193,43 +181,6 @@ def sampler(services: Services, fake: Any, pids: list[int], interval: float = 0.
 
 
 # --- workers ----------------------------------------------------------------------------------------------
-
-
-@contextmanager
-def celery_workers(services: Services, setting: Setting, log_dir: Path) -> Iterator[list[subprocess.Popen]]:
-    celery = Path(sys.executable).with_name("celery")
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": services.bench_url,
-        "REDIS_URL": services.redis_url,
-        "LOG_LEVEL": "WARNING",
-        "PGAPPNAME": WORKER_APPLICATION,  # libpq's default application_name: the sampler counts by it
-        **setting.env,
-    }
-    processes = []
-    try:
-        for number in range(WORKERS):
-            command = [str(celery), "-A", "config", "worker", "--pool=threads"]
-            command += [f"--concurrency={setting.concurrency}", "--loglevel=WARNING"]
-            command += ["-n", f"{setting.name}{number}@%h", "--without-gossip", "--without-mingle"]
-            command += ["--without-heartbeat"]
-            log = (log_dir / f"{setting.name}-worker{number}.log").open("w")
-            processes.append(
-                subprocess.Popen(
-                    command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-                )
-            )
-        yield processes
-    finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
 
 
 # --- measuring --------------------------------------------------------------------------------------------
@@ -284,7 +235,13 @@ def measure(
 
     from agents.models import AgentRun
 
-    with celery_workers(services, setting, log_dir) as workers:
+    with celery_workers(
+        services,
+        concurrency=setting.concurrency,
+        log_dir=log_dir,
+        name=setting.name,
+        env={"PGAPPNAME": WORKER_APPLICATION, **setting.env},  # the sampler counts by application_name
+    ) as workers:
         wait_ready(len(workers))
         pids = [worker.pid for worker in workers]
         # Not measured: loads the SDKs and opens the pools in both workers.

@@ -33,6 +33,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench._common import fake_model  # noqa: E402 - the path above makes the project importable
+
 MESSAGES = 50
 FIRST_CHUNK_DELAY = 0.05  # seconds the fake waits before its first byte
 
@@ -146,36 +149,10 @@ class _serve:
 
 
 def _configuration(fake: Any) -> tuple[str, str]:
-    from agents.models import Configuration, LlmModel, Provider
+    from agents.models import Configuration
     from agents.services import api_client_create
-    from governance.actors import Actor
-    from snippets.services import snippet_create
 
-    provider = Provider.objects.create(
-        identifier="fake",
-        name="Fake",
-        kind="openai_compatible",
-        base_url=fake.openai_base_url,
-        trust_zone="external_eu",
-        max_retries=0,
-    )
-    model = LlmModel.objects.create(
-        provider=provider,
-        model_id="gpt-4o",
-        context_window=128_000,
-        max_output_tokens=4_096,
-        tokenizer="o200k_base",
-    )
-    for n in range(5):
-        snippet_create(
-            actor=Actor.system("bench"),
-            identifier=f"tone-{n}",
-            name=f"Tone {n}",
-            text="Warm, direct and brief. " * 20,
-            tag_names=["tone"],
-            data_class="public_content",
-            ceiling="external_global",
-        )
+    model = fake_model(fake, trust_zone="external_eu")
     configuration = Configuration.objects.create(
         identifier="gateway",
         name="Gateway",

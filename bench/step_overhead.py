@@ -41,6 +41,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench._common import fake_model  # noqa: E402 - the path above makes the project importable
+
 PG_URL = os.environ.get("SERVICES_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/govctx")
 STEPS = 10
 CALLS_PER_STEP = 19
@@ -152,35 +155,9 @@ def _warm_transcripts(run_ids: list[str]) -> None:
 
 
 def _configuration(fake: Any) -> Any:
-    from agents.models import Configuration, LlmModel, Provider
-    from governance.actors import Actor
-    from snippets.services import snippet_create
+    from agents.models import Configuration
 
-    provider = Provider.objects.create(
-        identifier="fake",
-        name="Fake",
-        kind="openai_compatible",
-        base_url=fake.openai_base_url,
-        trust_zone="local",
-        max_retries=0,
-    )
-    model = LlmModel.objects.create(
-        provider=provider,
-        model_id="gpt-4o",
-        context_window=128_000,
-        max_output_tokens=4_096,
-        tokenizer="o200k_base",
-    )
-    for n in range(5):
-        snippet_create(
-            actor=Actor.system("bench"),
-            identifier=f"tone-{n}",
-            name=f"Tone {n}",
-            text="Warm, direct and brief. " * 20,
-            tag_names=["tone"],
-            data_class="public_content",
-            ceiling="external_global",
-        )
+    model = fake_model(fake, trust_zone="local")
     return Configuration.objects.create(
         identifier="bench",
         name="Bench",

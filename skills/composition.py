@@ -86,7 +86,7 @@ def skill_block(
     progressive = SkillMode(mode) == SkillMode.PROGRESSIVE
     dropped: list[tuple[str, str]] = []
     candidates: list[tuple[Skill, str]] = []
-    for skill in _unique([*configuration_skills, *request_skills]):
+    for skill in dict.fromkeys([*configuration_skills, *request_skills]):  # each row once, in order
         reason = _ineligible(skill, floor)
         if reason is not None:
             dropped.append((skill.identifier, reason))
@@ -120,16 +120,6 @@ def content_verified(skill: Skill) -> bool:
     return hmac.compare_digest(parsed.checksum, skill.checksum) and (
         (parsed.name, parsed.description, parsed.body) == (skill.name, skill.description, skill.body)
     )
-
-
-def _unique(skills: list[Skill]) -> list[Skill]:
-    seen: set[object] = set()
-    unique = []
-    for skill in skills:
-        if skill.pk not in seen:
-            seen.add(skill.pk)
-            unique.append(skill)
-    return unique
 
 
 def _ineligible(skill: Skill, floor: SkillTrustLevel) -> str | None:

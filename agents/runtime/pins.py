@@ -23,8 +23,8 @@ already holds reads nothing more than the claim did.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from django.conf import settings
@@ -78,12 +78,7 @@ class Pin:
     history_id: int
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "identifier": self.identifier,
-            "id": self.id,
-            "history_id": self.history_id,
-        }
+        return asdict(self)
 
     @classmethod
     def of(cls, raw: dict[str, Any]) -> Pin:
@@ -123,22 +118,12 @@ def pins_take(
     record does not hold it (written by a bulk update, or older than its history) gets a new record
     first, so a pin always names exactly what the run started with. Call inside the run's transaction."""
     rows: list[tuple[str, models.Model]] = [(CONFIGURATION, configuration)]
-    rows += [(SNIPPET, snippet) for snippet in _unique(snippets)]
-    rows += [(SKILL, skill) for skill in _unique(skills)]
+    rows += [(SNIPPET, snippet) for snippet in dict.fromkeys(snippets)]  # each row once, in order
+    rows += [(SKILL, skill) for skill in dict.fromkeys(skills)]
     latest: dict[tuple[str, int], int] = {}
     for kind in (CONFIGURATION, SNIPPET, SKILL):
         latest.update(_current_records(kind, [row for k, row in rows if k == kind]))
     return [Pin(kind, _identifier(kind, row), int(row.pk), latest[(kind, int(row.pk))]) for kind, row in rows]
-
-
-def _unique(rows: Iterable[models.Model]) -> list[models.Model]:
-    seen: set[int] = set()
-    unique = []
-    for row in rows:
-        if row.pk not in seen:
-            seen.add(row.pk)
-            unique.append(row)
-    return unique
 
 
 def _identifier(kind: str, row: models.Model) -> str:

@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
 from agents.cost_report import CostReport, cost_report
+from agents.management.tables import table_lines
 
 _COLUMNS = (
     "day", "client", "configuration", "calls", "prompt_tokens", "cached_tokens", "cache_write_tokens",
@@ -55,16 +56,9 @@ class Command(BaseCommand):
         if not report.rows:
             self.stdout.write(f"No model calls from {report.start} to {report.end}.")
             return
-        table = [_COLUMNS] + [
-            tuple(str(value) or "(none)" for value in row.as_dict().values()) for row in report.rows
-        ]
-        widths = [max(len(line[i]) for line in table) for i in range(len(_COLUMNS))]
-        for index, line in enumerate(table):
-            self.stdout.write(
-                "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
-            )
-            if index == 0:
-                self.stdout.write("  ".join("-" * width for width in widths))
+        rows = [[str(value) or "(none)" for value in row.as_dict().values()] for row in report.rows]
+        for line in table_lines(_COLUMNS, rows):
+            self.stdout.write(line)
         self.stdout.write(
             f"\n{report.total_calls} call(s) from {report.start} to {report.end}; total cost {report.total_cost}."
         )

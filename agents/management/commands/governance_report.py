@@ -7,6 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from agents.management.tables import table_lines
 from agents.readiness import readiness_report
 from agents.selectors import configuration_list
 
@@ -27,16 +28,9 @@ class Command(BaseCommand):
         if not report.rows:
             self.stdout.write("No observe rows: every classified source is enforced.")
             return
-        table = [_COLUMNS] + [
-            tuple(getattr(row, column) or "(undeclared)" for column in _COLUMNS) for row in report.rows
-        ]
-        widths = [max(len(line[i]) for line in table) for i in range(len(_COLUMNS))]
-        for index, line in enumerate(table):
-            self.stdout.write(
-                "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
-            )
-            if index == 0:
-                self.stdout.write("  ".join("-" * width for width in widths))
+        rows = [[getattr(row, column) or "(undeclared)" for column in _COLUMNS] for row in report.rows]
+        for line in table_lines(_COLUMNS, rows):
+            self.stdout.write(line)
         summary = report.summary
         self.stdout.write(
             f"\n{summary['observe_rows']} observe row(s); "

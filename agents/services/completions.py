@@ -55,42 +55,24 @@ def completion_create(
     outcome = governed_send(plan, events, max_tokens=max_tokens, temperature=temperature)
     _raise_unless_sent(outcome, request_id)
     assert outcome.fitted is not None and outcome.reply is not None and outcome.served is not None
-    served_model_calibrate(plan=plan, fitted=outcome.fitted, served=outcome.served, usage=outcome.reply.usage)
-    record = completion_record(
-        request_id=request_id,
-        api_client=api_client,
-        configuration=configuration,
-        served=outcome.served,
-        reply=outcome.reply,
-    )
-    return Completion(
-        request_id=request_id,
-        reply=outcome.reply,
-        served=outcome.served,
-        breakdown=outcome.fitted.breakdown,
-        cost=record.cost,
-        decision=outcome.decision,
-        sent_redactions=dict(plan.redactions),
-        reply_redactions=dict(outcome.reply_redactions),
-    )
+    sent = SentCompletion(request_id, api_client, plan, outcome.served, outcome.fitted, outcome.decision)
+    return sent.finished(outcome.reply, outcome.reply_redactions)
 
 
 @dataclass(frozen=True)
-class CompletionStream:
-    """One governed call whose reply streams: its redacted deltas (``stream``, ending with the whole
-    redacted reply), the model that serves it, its fit and the decision."""
+class SentCompletion:
+    """A call the provider is answering: what its finish needs."""
 
     request_id: str
-    stream: GovernedStream
-    served: LlmModel
+    api_client: ApiClient
     plan: SendPlan
+    served: LlmModel
     fitted: FitResult
     decision: ContextDecision | None
-    api_client: ApiClient
 
-    def finished(self, reply: ProviderReply) -> Completion:
-        """The finished call as :func:`completion_create` answers it (``reply`` is the stream's finish);
-        the serving model's calibration takes the reported prompt size and its ledger row is written, as there."""
+    def finished(self, reply: ProviderReply, reply_redactions: dict[str, int]) -> Completion:
+        """The finished call: the serving model's calibration takes the reported prompt size and the
+        call's ledger row is written."""
         served_model_calibrate(plan=self.plan, fitted=self.fitted, served=self.served, usage=reply.usage)
         record = completion_record(
             request_id=self.request_id,
@@ -107,8 +89,30 @@ class CompletionStream:
             cost=record.cost,
             decision=self.decision,
             sent_redactions=dict(self.plan.redactions),
-            reply_redactions=dict(self.stream.reply_redactions),
+            reply_redactions=dict(reply_redactions),
         )
+
+
+@dataclass(frozen=True)
+class CompletionStream:
+    """One governed call whose reply streams: its redacted deltas (``stream``, ending with the whole
+    redacted reply), the model that serves it, its fit and the decision."""
+
+    stream: GovernedStream
+    sent: SentCompletion
+
+    @property
+    def request_id(self) -> str:
+        return self.sent.request_id
+
+    @property
+    def served(self) -> LlmModel:
+        return self.sent.served
+
+    def finished(self, reply: ProviderReply) -> Completion:
+        """The finished call as :func:`completion_create` answers it (``reply`` is the stream's finish);
+        the serving model's calibration takes the reported prompt size and its ledger row is written, as there."""
+        return self.sent.finished(reply, self.stream.reply_redactions)
 
 
 def completion_stream_open(
@@ -126,15 +130,8 @@ def completion_stream_open(
     outcome = governed_stream(plan, events, max_tokens=max_tokens, temperature=temperature)
     _raise_unless_sent(outcome, request_id)
     assert outcome.fitted is not None and outcome.stream is not None and outcome.served is not None
-    return CompletionStream(
-        request_id=request_id,
-        stream=outcome.stream,
-        served=outcome.served,
-        plan=plan,
-        fitted=outcome.fitted,
-        decision=outcome.decision,
-        api_client=api_client,
-    )
+    sent = SentCompletion(request_id, api_client, plan, outcome.served, outcome.fitted, outcome.decision)
+    return CompletionStream(stream=outcome.stream, sent=sent)
 
 
 def _completion_start(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -37,17 +37,7 @@ class CostRow:
     cost: Decimal
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "day": self.day.isoformat(),
-            "client": self.client,
-            "configuration": self.configuration,
-            "calls": self.calls,
-            "prompt_tokens": self.prompt_tokens,
-            "cached_tokens": self.cached_tokens,
-            "cache_write_tokens": self.cache_write_tokens,
-            "completion_tokens": self.completion_tokens,
-            "cost": str(self.cost),
-        }
+        return {**asdict(self), "day": self.day.isoformat(), "cost": str(self.cost)}  # in field order
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,14 @@ is set up.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,6 +84,35 @@ def bench_database(services: Services) -> Iterator[None]:
         _admin_execute(
             services.database_url, f'DROP DATABASE IF EXISTS "{services.bench_database}" WITH (FORCE)'
         )
+
+
+def run_on_services(benchmark: str, body: Callable[[Services, Path], int]) -> int:
+    """``body(services, log_dir)`` (its exit status) on a dedicated database, created on the server of
+    ``DATABASE_URL`` (PostgreSQL) and dropped after, with Django set up on it and ``REDIS_URL``. When
+    either is unreachable the benchmark is skipped (exit 0, a message and a ``skipped`` JSON line)
+    unless ``REQUIRE_SERVICES=1`` (exit 1)."""
+    database_url = os.environ.get("DATABASE_URL") or DEFAULT_DATABASE_URL
+    redis_url = os.environ.get("REDIS_URL") or DEFAULT_REDIS_URL
+    problem = (
+        services_problem(database_url, redis_url)
+        if database_url.startswith("postgres")
+        else "DATABASE_URL does not point at PostgreSQL"
+    )
+    if problem:
+        required = os.environ.get("REQUIRE_SERVICES") == "1"
+        print(f"{benchmark} benchmark {'cannot run' if required else 'skipped'}: {problem}")
+        print(json.dumps({"benchmark": benchmark, "skipped": problem}))
+        return 1 if required else 0
+    name = urlsplit(database_url).path.lstrip("/") or "govctx"
+    services = Services(database_url, redis_url, f"{name}_bench_{os.getpid()}")
+    os.environ.update(
+        DJANGO_SETTINGS_MODULE="config.settings.test", DATABASE_URL=services.bench_url, REDIS_URL=redis_url
+    )
+    with tempfile.TemporaryDirectory(prefix=f"bench-{benchmark}-") as logs, bench_database(services):
+        import django
+
+        django.setup()
+        return body(services, Path(logs))
 
 
 # --- workers ----------------------------------------------------------------------------------------------

@@ -45,7 +45,6 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -53,23 +52,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._common import (
     ANSWER,
-    DEFAULT_DATABASE_URL,
-    DEFAULT_REDIS_URL,
     WORKERS,
     Services,
     admin_dsn,
-    bench_database,
     celery_workers,
     check_runs,
     cpu_seconds,
     create_runs,
-    services_problem,
+    run_on_services,
     step_scripted_provider,
     wait_ready,
     wait_terminal,
@@ -397,28 +392,10 @@ def main() -> int:
     args = parser.parse_args()
     args.runs = args.runs or (128 if args.quick else 512)
     args.latency = args.latency or (0.5 if args.quick else 2.0)
-    database_url = os.environ.get("DATABASE_URL") or DEFAULT_DATABASE_URL
-    redis_url = os.environ.get("REDIS_URL") or DEFAULT_REDIS_URL
-    problem = (
-        services_problem(database_url, redis_url)
-        if database_url.startswith("postgres")
-        else "DATABASE_URL does not point at PostgreSQL"
-    )
-    if problem:
-        required = os.environ.get("REQUIRE_SERVICES") == "1"
-        print(f"concurrency benchmark {'cannot run' if required else 'skipped'}: {problem}")
-        print(json.dumps({"benchmark": "concurrency", "skipped": problem}))
-        return 1 if required else 0
-    name = urlsplit(database_url).path.lstrip("/") or "govctx"
-    services = Services(database_url, redis_url, f"{name}_bench_{os.getpid()}")
-    os.environ.update(
-        DJANGO_SETTINGS_MODULE="config.settings.test", DATABASE_URL=services.bench_url, REDIS_URL=redis_url
-    )
-    with tempfile.TemporaryDirectory(prefix="bench-concurrency-") as logs, bench_database(services):
-        import django
+    return run_on_services("concurrency", lambda services, logs: _report(run(services, args, logs)))
 
-        django.setup()
-        result = run(services, args, Path(logs))
+
+def _report(result: dict[str, Any]) -> int:
     print_table(result)
     for peer in result["peers"]:
         for problem in peer["problems"]:

@@ -50,26 +50,21 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._common import (
-    DEFAULT_DATABASE_URL,
-    DEFAULT_REDIS_URL,
     WORKERS,
     Services,
-    bench_database,
     celery_workers,
     check_runs,
     cpu_seconds,
     create_runs,
-    services_problem,
+    run_on_services,
     step_scripted_provider,
     wait_ready,
     wait_terminal,
@@ -241,28 +236,10 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=8, help="threads per worker (default 8)")
     args = parser.parse_args()
     args.runs = args.runs or (40 if args.quick else 200)
-    database_url = os.environ.get("DATABASE_URL") or DEFAULT_DATABASE_URL
-    redis_url = os.environ.get("REDIS_URL") or DEFAULT_REDIS_URL
-    problem = (
-        services_problem(database_url, redis_url)
-        if database_url.startswith("postgres")
-        else ("DATABASE_URL does not point at PostgreSQL")
-    )
-    if problem:
-        required = os.environ.get("REQUIRE_SERVICES") == "1"
-        print(f"throughput benchmark {'cannot run' if required else 'skipped'}: {problem}")
-        print(json.dumps({"benchmark": "throughput", "skipped": problem}))
-        return 1 if required else 0
-    name = urlsplit(database_url).path.lstrip("/") or "govctx"
-    services = Services(database_url, redis_url, f"{name}_bench_{os.getpid()}")
-    os.environ.update(
-        DJANGO_SETTINGS_MODULE="config.settings.test", DATABASE_URL=services.bench_url, REDIS_URL=redis_url
-    )
-    with tempfile.TemporaryDirectory(prefix="bench-throughput-") as logs, bench_database(services):
-        import django
+    return run_on_services("throughput", lambda services, logs: _report(measure(services, args, logs)))
 
-        django.setup()
-        measurement = measure(services, args, Path(logs))
+
+def _report(measurement: Measurement) -> int:
     result = summary(measurement)
     print_table(result)
     for problem in measurement.problems[:20]:

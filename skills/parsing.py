@@ -59,32 +59,27 @@ Contract of :func:`parse_skill_md`:
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 from dataclasses import dataclass
 from typing import Any
 
 import yaml
 
+from skills import front_matter_fields as fields
 from skills.errors import SkillParseError, SkillParseRule
 from skills.front_matter import read_front_matter
-from skills.names import is_well_formed, mixed_script_word, normalise_folder, normalise_name
+from skills.front_matter_fields import Invalid
 
 MAX_FRONT_MATTER_BYTES = 8 * 1024
 MAX_BODY_BYTES = 64 * 1024
 # CRLF normalisation can halve a file, so nothing larger than this can pass both caps: refuse before decoding.
 MAX_FILE_BYTES = 2 * (MAX_FRONT_MATTER_BYTES + MAX_BODY_BYTES) + 64
-MAX_NAME_CHARS = 64
-MAX_DESCRIPTION_CHARS = 1024
-MAX_COMPATIBILITY_CHARS = 500
 RECOMMENDED_MAX_BODY_LINES = 500
 
 WARNING_BODY_EMPTY = "body_empty"
 WARNING_BODY_OVER_500_LINES = "body_over_500_lines"
 WARNING_UNKNOWN_KEYS = "unknown_keys"
 WARNING_FRONT_MATTER_LENIENT = "front_matter_lenient"
-
-SPEC_KEYS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
 
 _BOM = b"\xef\xbb\xbf"
 _DELIMITER = re.compile(r"^---[ \t]*$", re.MULTILINE)
@@ -119,21 +114,12 @@ class ParsedSkill:
     references: tuple[str, ...]
 
 
-class _Invalid(Exception):
-    """Raised inside the parser without the path; :func:`parse_skill_md` adds it."""
-
-    def __init__(self, rule: SkillParseRule, detail: str, line: int | None = None) -> None:
-        super().__init__(detail)
-        self.rule = rule
-        self.line = line
-
-
 def parse_skill_md(raw: bytes, *, path: str, folder_name: str | None) -> ParsedSkill:
     """Parse and validate one SKILL.md. ``path`` is only used in errors; ``folder_name`` None skips the
     folder check (a lone file). Raises :class:`SkillParseError` naming ``path`` and the broken rule."""
     try:
         return _parse(raw, folder_name)
-    except _Invalid as invalid:
+    except Invalid as invalid:
         raise SkillParseError(path=path, rule=invalid.rule, detail=str(invalid), line=invalid.line) from None
 
 
@@ -141,13 +127,13 @@ def _parse(raw: bytes, folder_name: str | None) -> ParsedSkill:
     text = _decode(raw)
     front_matter, body = _split(text)
     data, lenient_keys = _load_front_matter(front_matter)
-    extra = _extra_front_matter(data)
-    name = _name(data, folder_name)
-    description = _description(data)
-    license_ = _optional_text(data, "license", Rule.LICENSE_INVALID)
-    compatibility = _compatibility(data)
-    metadata = _metadata(data)
-    allowed_tools, declares_allowed_tools = _allowed_tools(data)
+    extra = fields.extra_front_matter(data)
+    name = fields.name(data, folder_name)
+    description = fields.description(data)
+    license_ = fields.optional_text(data, "license", Rule.LICENSE_INVALID)
+    compatibility = fields.compatibility(data)
+    metadata = fields.metadata(data)
+    allowed_tools, declares_allowed_tools = fields.allowed_tools(data)
     return ParsedSkill(
         name=name,
         description=description,
@@ -167,14 +153,14 @@ def _parse(raw: bytes, folder_name: str | None) -> ParsedSkill:
 
 def _decode(raw: bytes) -> str:
     if len(raw) > MAX_FILE_BYTES:
-        raise _Invalid(
+        raise Invalid(
             Rule.FILE_TOO_LARGE, f"the file is {len(raw)} bytes; none valid exceeds {MAX_FILE_BYTES}"
         )
     raw = raw.removeprefix(_BOM)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise _Invalid(Rule.NOT_UTF8, f"the file is not UTF-8 (invalid byte at offset {exc.start})") from None
+        raise Invalid(Rule.NOT_UTF8, f"the file is not UTF-8 (invalid byte at offset {exc.start})") from None
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
@@ -182,12 +168,12 @@ def _split(text: str) -> tuple[str, str]:
     """Return (front matter, body) and enforce both byte caps."""
     opening = _DELIMITER.match(text)
     if opening is None:
-        raise _Invalid(Rule.FRONT_MATTER_MISSING, "the file must start with a '---' line (YAML front matter)")
+        raise Invalid(Rule.FRONT_MATTER_MISSING, "the file must start with a '---' line (YAML front matter)")
     if opening.end() == len(text):
-        raise _Invalid(Rule.FRONT_MATTER_UNTERMINATED, "the front matter has no closing '---' line")
+        raise Invalid(Rule.FRONT_MATTER_UNTERMINATED, "the front matter has no closing '---' line")
     closing = _DELIMITER.search(text, opening.end() + 1)
     if closing is None:
-        raise _Invalid(Rule.FRONT_MATTER_UNTERMINATED, "the front matter has no closing '---' line")
+        raise Invalid(Rule.FRONT_MATTER_UNTERMINATED, "the front matter has no closing '---' line")
     front_matter = text[opening.end() + 1 : closing.start()]
     body = text[closing.end() + 1 :]
     _check_size(front_matter, MAX_FRONT_MATTER_BYTES, Rule.FRONT_MATTER_TOO_LARGE, "front matter")
@@ -198,7 +184,7 @@ def _split(text: str) -> tuple[str, str]:
 def _check_size(part: str, limit: int, rule: SkillParseRule, label: str) -> None:
     size = len(part.encode("utf-8"))
     if size > limit:
-        raise _Invalid(rule, f"the {label} is {size} bytes; max {limit}")
+        raise Invalid(rule, f"the {label} is {size} bytes; max {limit}")
 
 
 def _load_front_matter(front_matter: str) -> tuple[dict[Any, Any], tuple[str, ...]]:
@@ -208,16 +194,20 @@ def _load_front_matter(front_matter: str) -> tuple[dict[Any, Any], tuple[str, ..
     except yaml.YAMLError as exc:
         raise _yaml_invalid(exc) from None
     if data is None:
-        raise _Invalid(Rule.FRONT_MATTER_EMPTY, "the front matter is empty")
+        raise Invalid(Rule.FRONT_MATTER_EMPTY, "the front matter is empty")
     if not isinstance(data, dict):
-        raise _Invalid(Rule.FRONT_MATTER_NOT_MAPPING, f"front matter must be a mapping, not {_kind(data)}")
+        raise Invalid(
+            Rule.FRONT_MATTER_NOT_MAPPING, f"front matter must be a mapping, not {fields.kind(data)}"
+        )
     for key in data:
         if not isinstance(key, str):
-            raise _Invalid(Rule.FRONT_MATTER_KEY_INVALID, f"top-level keys must be strings, not {_kind(key)}")
+            raise Invalid(
+                Rule.FRONT_MATTER_KEY_INVALID, f"top-level keys must be strings, not {fields.kind(key)}"
+            )
     return data, lenient_keys
 
 
-def _yaml_invalid(exc: yaml.YAMLError) -> _Invalid:
+def _yaml_invalid(exc: yaml.YAMLError) -> Invalid:
     """Summarise a YAML error without quoting the document (it may hold anything)."""
     line = None
     if isinstance(exc, yaml.MarkedYAMLError):
@@ -230,157 +220,7 @@ def _yaml_invalid(exc: yaml.YAMLError) -> _Invalid:
     problem = problem.replace("\t", "\\t")
     if "'\\t'" in problem:  # PyYAML names the offending character with repr()
         problem += " (YAML does not allow tabs for indentation)"
-    return _Invalid(Rule.YAML_INVALID, f"invalid YAML front matter: {problem}", line)
-
-
-def _name(data: dict[str, Any], folder_name: str | None) -> str:
-    """The name, NFKC-normalised, in any script (skills/names.py)."""
-    value = data.get("name")
-    if value is None or value == "":
-        raise _Invalid(Rule.NAME_MISSING, "'name' is required")
-    if not isinstance(value, str):
-        raise _Invalid(Rule.NAME_INVALID, f"'name' must be a string, not {_kind(value)}")
-    name = normalise_name(value)
-    if not name:
-        raise _Invalid(Rule.NAME_MISSING, "'name' is required")
-    if len(name) > MAX_NAME_CHARS:
-        raise _Invalid(Rule.NAME_TOO_LONG, f"'name' has {len(name)} characters; max {MAX_NAME_CHARS}")
-    if not is_well_formed(name):
-        raise _Invalid(
-            Rule.NAME_INVALID,
-            "'name' may contain only lowercase letters and digits (of any script) and single hyphens, "
-            "and must not start or end with a hyphen",
-        )
-    word = mixed_script_word(name)
-    if word is not None:
-        raise _Invalid(
-            Rule.NAME_MIXED_SCRIPT,
-            f"'name' mixes letters of different scripts in the word {word!r} (a look-alike of another name)",
-        )
-    if folder_name is not None and name != normalise_folder(folder_name):
-        raise _Invalid(Rule.NAME_FOLDER_MISMATCH, f"'name' is {name!r} but the folder is {folder_name!r}")
-    return name
-
-
-def _description(data: dict[str, Any]) -> str:
-    value = data.get("description")
-    if value is not None and not isinstance(value, str):
-        raise _Invalid(Rule.DESCRIPTION_INVALID, f"'description' must be a string, not {_kind(value)}")
-    text = (value or "").strip()
-    if not text:
-        raise _Invalid(Rule.DESCRIPTION_MISSING, "'description' is required and must not be blank")
-    if len(text) > MAX_DESCRIPTION_CHARS:
-        raise _Invalid(
-            Rule.DESCRIPTION_TOO_LONG,
-            f"'description' has {len(text)} characters; max {MAX_DESCRIPTION_CHARS}",
-        )
-    if "<" in text or ">" in text:
-        raise _Invalid(Rule.DESCRIPTION_INVALID, "'description' must not contain '<' or '>' (no XML tags)")
-    return text
-
-
-def _optional_text(data: dict[str, Any], key: str, rule: SkillParseRule) -> str | None:
-    """An optional free-text field: absent or null is None; otherwise a non-blank string, stripped."""
-    value = data.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise _Invalid(rule, f"'{key}' must be a string, not {_kind(value)}")
-    if not value.strip():
-        raise _Invalid(rule, f"'{key}' must not be blank when present")
-    return value.strip()
-
-
-def _compatibility(data: dict[str, Any]) -> str | None:
-    text = _optional_text(data, "compatibility", Rule.COMPATIBILITY_INVALID)
-    if text is not None and len(text) > MAX_COMPATIBILITY_CHARS:
-        raise _Invalid(
-            Rule.COMPATIBILITY_TOO_LONG,
-            f"'compatibility' has {len(text)} characters; max {MAX_COMPATIBILITY_CHARS}",
-        )
-    return text
-
-
-def _metadata(data: dict[str, Any]) -> dict[str, str]:
-    value = data.get("metadata")
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise _Invalid(Rule.METADATA_INVALID, f"'metadata' must map strings to strings, not {_kind(value)}")
-    for key, item in value.items():
-        if not isinstance(key, str):
-            raise _Invalid(Rule.METADATA_INVALID, f"'metadata' key is {_kind(key)}, not a string")
-        if not isinstance(item, str):
-            raise _Invalid(Rule.METADATA_INVALID, f"'metadata' value of {key!r:.60} is {_kind(item)}")
-    return dict(value)
-
-
-def _allowed_tools(data: dict[str, Any]) -> tuple[tuple[str, ...], bool]:
-    """A string (tools separated by spaces or commas outside parentheses) or a list of such strings.
-
-    Null declares no tools, like an empty string: deny rather than guess. Duplicates are dropped, order kept.
-    """
-    if "allowed-tools" not in data:
-        return (), False
-    value = data["allowed-tools"]
-    if value is None:
-        return (), True
-    if isinstance(value, str):
-        return tuple(dict.fromkeys(_split_tools(value))), True
-    if not isinstance(value, list):
-        raise _Invalid(Rule.ALLOWED_TOOLS_INVALID, f"'allowed-tools' is {_kind(value)}, not a string or list")
-    tools: list[str] = []
-    for item in value:
-        if not isinstance(item, str):
-            raise _Invalid(Rule.ALLOWED_TOOLS_INVALID, f"'allowed-tools' item is {_kind(item)}, not a string")
-        names = _split_tools(item)
-        if not names:
-            raise _Invalid(Rule.ALLOWED_TOOLS_INVALID, "'allowed-tools' has an empty item")
-        tools.extend(names)
-    return tuple(dict.fromkeys(tools)), True
-
-
-def _split_tools(value: str) -> list[str]:
-    # Separators inside parentheses belong to the tool pattern: "Bash(git add:*)" is one tool.
-    tools: list[str] = []
-    current: list[str] = []
-    depth = 0
-    for char in value:
-        depth += (char == "(") - (char == ")")
-        if depth < 0:
-            break
-        if depth == 0 and (char.isspace() or char == ","):
-            tools.extend(["".join(current)] if current else [])
-            current = []
-        else:
-            current.append(char)
-    if depth != 0:
-        raise _Invalid(Rule.ALLOWED_TOOLS_INVALID, "'allowed-tools' has unbalanced parentheses")
-    return tools + (["".join(current)] if current else [])
-
-
-def _extra_front_matter(data: dict[str, Any]) -> dict[str, Any]:
-    extra = {key: value for key, value in data.items() if key not in SPEC_KEYS}
-    for key, value in extra.items():
-        if not _is_json(value):
-            raise _Invalid(
-                Rule.FRONT_MATTER_VALUE_INVALID,
-                f"the value of {key!r:.60} has no JSON form (a non-string key, NaN or infinity)",
-            )
-    return extra
-
-
-def _is_json(value: Any) -> bool:
-    # Recursion is bounded: the loader refuses nesting deeper than MAX_YAML_DEPTH.
-    if value is None or isinstance(value, str | bool | int):
-        return True
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, list):
-        return all(_is_json(item) for item in value)
-    if isinstance(value, dict):
-        return all(isinstance(key, str) and _is_json(item) for key, item in value.items())
-    return False
+    return Invalid(Rule.YAML_INVALID, f"invalid YAML front matter: {problem}", line)
 
 
 def _warnings(body: str, extra: dict[str, Any], lenient_keys: tuple[str, ...]) -> tuple[str, ...]:
@@ -407,11 +247,3 @@ def _references(body: str) -> tuple[str, ...]:
         if ".." not in candidate.split("/") and candidate.count("/") >= 1:
             found.setdefault(candidate, None)
     return tuple(found)
-
-
-def _kind(value: Any) -> str:
-    """The YAML-ish name of a value's type, for messages that must not quote the value."""
-    kinds = {bool: "a boolean", int: "an integer", float: "a number", list: "a list", dict: "a mapping"}
-    if value is None:
-        return "null"
-    return kinds.get(type(value), f"a {type(value).__name__}")

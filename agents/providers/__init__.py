@@ -3,6 +3,6 @@
 A plain package (not an app) with no database access: the agents app builds a
 :class:`~agents.providers.values.ProviderConfig` from its ``Provider`` row and hands it in. Import from
 the modules: ``values`` (configuration, calls, replies), ``streams`` (streamed deltas), ``failures``
-(errors and their classes), ``base`` (the adapter contract) and ``dispatch`` (choosing an adapter,
-retries and fallbacks).
+(errors and their classes), ``base`` (the adapter contract), ``adapters`` (choosing an adapter, the pool
+of open ones) and ``dispatch`` (retries and fallbacks).
 """

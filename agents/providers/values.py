@@ -40,7 +40,7 @@ class ProviderConfig:
     (``https://api.openai.com/v1``, ``http://localhost:11434/v1``), Anthropic does not
     (``https://api.anthropic.com``). ``options`` is frozen on construction (JSON values only); the
     local provider reads its script, context window and latency from it. ``kind`` is not checked here:
-    :func:`agents.providers.dispatch.adapter_for` refuses an unknown kind as a configuration failure.
+    :func:`agents.providers.adapters.adapter_for` refuses an unknown kind as a configuration failure.
     """
 
     identifier: str

@@ -32,7 +32,7 @@ and Django's cache framework (shared throttle counters that expire on their own)
 
 from __future__ import annotations
 
-from agents.providers.dispatch import ADAPTER_POOL
+from agents.providers.adapters import ADAPTER_POOL
 from agents.runtime import parts, pins
 from agents.runtime.redactions import REDACTION_MEMO
 from agents.runtime.transcript import TRANSCRIPTS

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from agents.providers.dispatch import ADAPTER_POOL
+from agents.providers.adapters import ADAPTER_POOL
 from agents.runtime import caches
 from agents.runtime.caches import caches_clear, registered_caches
 from agents.runtime.plan import provider_config

@@ -6,12 +6,12 @@ import random
 
 import pytest
 
+from agents.providers.adapters import adapter_for
 from agents.providers.anthropic import AnthropicAdapter
 from agents.providers.dispatch import (
     Attempt,
     PreparedCall,
     TargetSkipped,
-    adapter_for,
     backoff_seconds,
     complete_with_fallbacks,
 )

@@ -11,7 +11,8 @@ from dataclasses import asdict
 
 import pytest
 
-from agents.providers.dispatch import ADAPTER_POOL, complete_with_fallbacks
+from agents.providers.adapters import ADAPTER_POOL
+from agents.providers.dispatch import complete_with_fallbacks
 from agents.providers.guard import LateRedaction, LateRedactionOverflow, WireGuard
 from agents.providers.openai_compatible import OpenAICompatibleAdapter
 from agents.providers.values import ProviderCall

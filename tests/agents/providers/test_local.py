@@ -6,7 +6,8 @@ import socket
 
 import pytest
 
-from agents.providers.dispatch import adapter_for, complete_with_fallbacks
+from agents.providers.adapters import adapter_for
+from agents.providers.dispatch import complete_with_fallbacks
 from agents.providers.failures import FailureClass, ProviderError
 from agents.providers.local import DEFAULT_CONTEXT_WINDOW, LocalAdapter
 from agents.providers.values import ProviderCall, ProviderConfig, Usage

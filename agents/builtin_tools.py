@@ -13,6 +13,7 @@ from typing import Any
 
 from agents.models import AgentRun
 from agents.runtime.parts import configuration_skills, snippet_selection
+from agents.runtime.pins import pinned_skills, run_pins
 from agents.runtime.plan import LOAD_SKILL_TOOL
 from agents.tools.registry import REGISTRY, Tool, ToolContext, ToolEffect, ToolOutput
 from governance.policy import SourceDecision, decide
@@ -82,9 +83,10 @@ SNIPPETS_BY_TAG = Tool(
 
 
 def load_skill(context: ToolContext, arguments: dict[str, Any]) -> str | ToolOutput:
-    """The whole fenced body of one of the run's skills (progressive mode), if it is still eligible
-    (enabled, not orphaned, at or above the trust floor, checksum intact) and its class may go to the
-    step's zone. Only the run's own skills can be loaded, never any other. Never an empty text."""
+    """The whole fenced body of one of the run's skills (progressive mode), in the version the run
+    pinned, if it is still eligible (enabled, not orphaned, at or above the trust floor, checksum
+    intact) and its live class may go to the step's zone. Only the run's own skills can be loaded,
+    never any other. Never an empty text."""
     name = arguments.get("name")
     if not isinstance(name, str) or not name:
         return "Error: 'name' must be the name of one of the listed skills."
@@ -104,11 +106,19 @@ def load_skill(context: ToolContext, arguments: dict[str, Any]) -> str | ToolOut
 def _eligible_skill(run: AgentRun, name: str) -> Skill | None:
     """The run's skill called ``name`` among those the configuration's rules admit. Unbounded in
     bytes: the listing in the first user message may have dropped a skill for space, the tool may
-    still load it."""
-    configuration = run.configuration
+    still load it. A run with pins loads the skill's pinned version, as its steps list it
+    (agents/runtime/pins.py); whether it may be loaded is decided on the live row."""
+    pins = run_pins(run)
+    if pins:
+        configuration, own = pinned_skills(configuration=run.configuration, pins=pins)
+        requested: list[Skill] = []  # the request's skills are among the pins
+    else:
+        configuration = run.configuration
+        own = configuration_skills(configuration)
+        requested = skills_in_order(skill_ids=run.request_skills)
     eligible = skill_block(
-        configuration_skills(configuration),
-        skills_in_order(skill_ids=run.request_skills),
+        own,
+        requested,
         trust_floor=configuration.skill_trust_floor,
         max_bytes=sys.maxsize,
         mode=SkillMode.PROGRESSIVE,

@@ -266,6 +266,25 @@ def _live(
     return rows
 
 
+def pinned_skills(*, configuration: Configuration, pins: Sequence[Pin]) -> tuple[Configuration, list[Skill]]:
+    """What a skill loaded on demand (``load_skill``) is chosen from, for a run with ``pins``: a copy of
+    ``configuration`` carrying its pinned content (the skill mode and trust floor among it) and copies
+    of the live rows of the pinned skills carrying their pinned content, in pin order; a deleted skill
+    is left out. The live rows are read at every call, so their classification and switches apply at
+    once; the pinned versions come from this worker's cache. Raises ``LookupError`` when a pinned
+    history record is gone."""
+    config_pins = [pin for pin in pins if pin.kind == CONFIGURATION]
+    skill_pins = [pin for pin in pins if pin.kind == SKILL]
+    pinned_configuration = copy.copy(configuration)
+    if config_pins:
+        fields = _versions(CONFIGURATION, [config_pins[0].history_id])[config_pins[0].history_id]
+        for field, value in fields.items():
+            setattr(pinned_configuration, field, value)
+    versions = _versions(SKILL, [pin.history_id for pin in skill_pins])
+    skills = [skill for skill, _ in _live(SKILL, skill_pins, versions, [])]
+    return pinned_configuration, skills
+
+
 def configuration_pins_take(
     *, configuration: Configuration, snippets: Sequence[Snippet], request_skills: Sequence[Skill]
 ) -> list[dict[str, Any]]:

@@ -4,16 +4,21 @@ and targets are never pinned: a stricter class or an inactive model applies at t
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from agents.models import AgentRun, AgentStep, Configuration, LlmModel
+from agents.builtin_tools import LOAD_SKILL_MAX_BYTES
+from agents.models import AgentRun, AgentStep, Configuration, LlmModel, RunMessage
 from agents.runtime.step import step_run
 from agents.services import configuration_save, run_create
 from governance.models import GovernanceEvent
-from governance.vocabulary import DataClass, TrustZone
+from governance.vocabulary import DataClass, Enforcement, TrustZone
+from skills.composition import END_MARKER, skill_block
 from skills.models import Skill
+from skills.services import skill_classify, skill_disable, skill_enable, skill_source_sync
 from snippets.models import Snippet
 from snippets.services import snippet_update
 from tests.agents.runs import fake_configuration
@@ -188,3 +193,104 @@ def test_a_step_whose_pins_the_worker_holds_reads_no_history(
     read = [q["sql"] for q in queries.captured_queries if any(t in q["sql"] for t in history_tables)]
     assert read == []
     assert AgentStep.objects.get(run=run, index=1).pins == run.pins
+
+
+# --- load_skill (progressive mode) loads the pinned version ------------------------------------------------
+
+LOAD = Reply.tools(("c1", "load_skill", {"name": "house-style"}))
+LOAD_AGAIN = Reply.tools(("c2", "load_skill", {"name": "house-style"}))
+
+
+def progressive_run(fake: FakeProvider, tmp_path, capture, **skill_fields) -> tuple[AgentRun, Skill]:
+    """A progressive run of one skill whose first step has loaded it, the second step not yet run."""
+    skill_fields.setdefault("data_class", DataClass.EDITOR_CONTENT)
+    skill = skill_make(tmp_path, name="house-style", body="# Steps\n\nPinned body.\n", **skill_fields)
+    configuration = fake_configuration(
+        fake, zone=TrustZone.EXTERNAL_GLOBAL, skill_mode="progressive", allowed_tool_groups=[]
+    )
+    configuration_skills_set(configuration, [skill])
+    return start(configuration, capture), skill
+
+
+def skill_file_publish(skill: Skill, body: str) -> Skill:
+    """An editor's new version of the skill's SKILL.md: synced from its source (which disables a changed
+    skill until it is reviewed), then enabled again."""
+    path = Path(skill.source.path) / skill.name / "SKILL.md"
+    path.write_text(f"---\nname: {skill.name}\ndescription: {skill.description}\n---\n{body}")
+    skill_source_sync(source_id=skill.source_id)
+    return skill_enable(skill=Skill.objects.get(pk=skill.pk), actor=TEST_ACTOR)
+
+
+def loaded(run: AgentRun, call_id: str) -> RunMessage:
+    return RunMessage.objects.get(run=run, role="tool", tool_call_id=call_id)
+
+
+def test_load_skill_returns_the_pinned_body_after_an_editor_published_a_new_one(
+    fake_provider, django_capture_on_commit_callbacks, tmp_path
+):
+    fake_provider.script(LOAD, LOAD_AGAIN, Reply(text="Done."))
+    run, skill = progressive_run(fake_provider, tmp_path, django_capture_on_commit_callbacks)
+    pinned = history_id(Skill, skill.pk)
+    pinned_text = skill_block([skill], max_bytes=LOAD_SKILL_MAX_BYTES).text
+    assert loaded(run, "c1").content == pinned_text
+
+    published = skill_file_publish(skill, "# Steps\n\nPublished body.\n")
+    assert (published.body, published.is_enabled) == ("# Steps\n\nPublished body.\n", True)
+    assert history_id(Skill, skill.pk) != pinned
+    with django_capture_on_commit_callbacks(execute=False):
+        assert step_run(run_id=str(run.id), step_index=1, worker="w1").action == "advanced"
+
+    second = loaded(run, "c2")
+    assert second.content == pinned_text
+    assert second.content.endswith(f"# Steps\n\nPinned body.\n{END_MARKER}")
+    assert "Published body." not in second.content
+    assert second.data_class == "editor_content"
+    assert AgentStep.objects.get(run=run, index=1).pins[-1] == {
+        "kind": "skill",
+        "identifier": skill.identifier,
+        "id": skill.pk,
+        "history_id": pinned,
+    }
+    assert "Published body." not in fake_provider.wire_text()
+
+
+def test_load_skill_refuses_a_pinned_skill_made_stricter_mid_run(
+    fake_provider, django_capture_on_commit_callbacks, tmp_path
+):
+    # Observed rows are still listed in the prompt; a loaded skill is always checked as enforced.
+    fake_provider.script(LOAD, LOAD_AGAIN, Reply(text="Done."))
+    run, skill = progressive_run(
+        fake_provider,
+        tmp_path,
+        django_capture_on_commit_callbacks,
+        data_class=DataClass.PUBLIC_CONTENT,
+        enforcement=Enforcement.OBSERVE,
+    )
+    assert "Pinned body." in loaded(run, "c1").content
+
+    skill_classify(
+        skill=skill,
+        data_class=DataClass.SECRET_ADJACENT,
+        ceiling=TrustZone.LOCAL,
+        enforcement=Enforcement.OBSERVE,
+        actor=TEST_ACTOR,
+    )
+    with django_capture_on_commit_callbacks(execute=False):
+        step_run(run_id=str(run.id), step_index=1, worker="w1")
+
+    assert loaded(run, "c2").content == "Error: skill 'house-style' may not be loaded in this trust zone."
+
+
+def test_load_skill_refuses_a_pinned_skill_disabled_mid_run(
+    fake_provider, django_capture_on_commit_callbacks, tmp_path
+):
+    fake_provider.script(LOAD, LOAD_AGAIN, Reply(text="Done."))
+    run, skill = progressive_run(fake_provider, tmp_path, django_capture_on_commit_callbacks)
+
+    skill_disable(skill=skill, actor=TEST_ACTOR)
+    with django_capture_on_commit_callbacks(execute=False):
+        step_run(run_id=str(run.id), step_index=1, worker="w1")
+
+    assert loaded(run, "c2").content == "Error: no skill named 'house-style' is available to this run."
+    assert "house-style" not in str(fake_provider.bodies()[1]["messages"][1]["content"])
+    assert [pin["kind"] for pin in AgentStep.objects.get(run=run, index=1).pins] == ["configuration"]

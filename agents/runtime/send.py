@@ -16,9 +16,10 @@ target allows is refused before anything is stored or sent (:func:`reply_limit_c
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from functools import partial
+from typing import Any, Generic, Protocol, TypeVar
 
 from agents.errors import MaxTokensTooLarge, ModelInactive
 from agents.models import LlmModel
@@ -109,46 +110,11 @@ def governed_send(
 ) -> SendOutcome:
     """Check every source against the zone (recording events), then fit and call. Never raises for a
     refusal, an overflow or a provider failure: the outcome says which happened."""
-    if not plan.targets:
-        return SendOutcome(plan=plan, inactive=model_inactive_record(plan=plan, context=events))
-    try:
-        decision = assert_permitted(sources=plan.sources, zone=plan.zone, context=events)
-    except ContextRefused as refusal:
-        return SendOutcome(plan=plan, refusal=refusal)
-    redaction_events_record(counts=plan.redactions, context=events, zone=plan.zone)
-    fits = TargetFits(plan, events, max_tokens, temperature=temperature)
-    primary = fits.fit(0)
-    if primary.fitted.overflow:
-        return SendOutcome(plan=plan, fitted=primary.fitted, clamped=primary.clamped, decision=decision)
-    try:
-        result = complete_with_fallbacks(plan.targets, fits.prepare(0).call, prepare=fits.prepare)
-    except LateRedactionOverflow as overflow:
-        late = fits.fit(overflow.late.target_index)
-        over = _over_budget(late.fitted, overflow.late.estimated)
-        return SendOutcome(
-            plan=plan, fitted=over, clamped=late.clamped, skipped=fits.skipped_targets, decision=decision
-        )
-    except ProviderError as failure:
-        return SendOutcome(
-            plan=plan,
-            fitted=primary.fitted,
-            failure=failure,
-            clamped=primary.clamped,
-            skipped=fits.skipped_targets,
-            decision=decision,
-        )
-    served = fits.fit(result.served_index)
-    reply, reply_redactions = _redacted_reply(result.reply, plan, events)
-    return SendOutcome(
-        plan=plan,
-        fitted=served.fitted,
-        reply=reply,
-        served=served.model,
-        clamped=served.clamped,
-        skipped=fits.skipped_targets,
-        decision=decision,
-        reply_redactions=reply_redactions,
-    )
+    called = _governed_call(SendOutcome, plan, events, max_tokens, temperature, complete_with_fallbacks)
+    if isinstance(called, SendOutcome):
+        return called
+    reply, reply_redactions = _redacted_reply(called.result.reply, plan, events)
+    return called.outcome(SendOutcome, reply=reply, reply_redactions=reply_redactions)
 
 
 @dataclass(frozen=True)
@@ -182,27 +148,77 @@ def governed_stream(
     as they pass (``agents/runtime/streaming.py``); its finish carries the reply redacted as
     :func:`governed_send` redacts it, and the reply's redaction events are recorded when the finish is
     read. Never raises for a refusal, an overflow or a provider failure before the first delta."""
+    called = _governed_call(StreamOutcome, plan, events, max_tokens, temperature, stream_with_fallbacks)
+    if isinstance(called, StreamOutcome):
+        return called
+    finish = partial(_redacted_reply, plan=plan, events=events)
+    return called.outcome(StreamOutcome, stream=GovernedStream(called.result, finish=finish))
+
+
+class _Served(Protocol):
+    @property
+    def served_index(self) -> int: ...
+
+
+Outcome = TypeVar("Outcome", SendOutcome, StreamOutcome)
+Dispatched = TypeVar("Dispatched", bound=_Served)
+
+
+@dataclass(frozen=True)
+class _Called(Generic[Dispatched]):
+    """A governed call that reached a target: its fits, the permitted decision, what the call returned."""
+
+    fits: TargetFits
+    decision: ContextDecision
+    result: Dispatched
+
+    def outcome(self, outcome: type[Outcome], **reply: Any) -> Outcome:
+        """The outcome of the target that served the call, with ``reply`` (its reply or stream)."""
+        served = self.fits.fit(self.result.served_index)
+        return outcome(
+            plan=self.fits.plan,
+            fitted=served.fitted,
+            served=served.model,
+            clamped=served.clamped,
+            skipped=self.fits.skipped_targets,
+            decision=self.decision,
+            **reply,
+        )
+
+
+def _governed_call(
+    outcome: type[Outcome],
+    plan: SendPlan,
+    events: EventContext,
+    max_tokens: int | None,
+    temperature: float | None,
+    dispatch: Callable[..., Dispatched],
+) -> Outcome | _Called[Dispatched]:
+    """Both sends up to the reply: an active target, the sources checked against the zone, the
+    redaction events, the serving model's fit, then ``dispatch`` over the targets (each target it reaches
+    is prepared: fit, skip, guard pass). An ``outcome`` when the send ended before a reply, else the
+    call that reached a target."""
     if not plan.targets:
-        return StreamOutcome(plan=plan, inactive=model_inactive_record(plan=plan, context=events))
+        return outcome(plan=plan, inactive=model_inactive_record(plan=plan, context=events))
     try:
         decision = assert_permitted(sources=plan.sources, zone=plan.zone, context=events)
     except ContextRefused as refusal:
-        return StreamOutcome(plan=plan, refusal=refusal)
+        return outcome(plan=plan, refusal=refusal)
     redaction_events_record(counts=plan.redactions, context=events, zone=plan.zone)
     fits = TargetFits(plan, events, max_tokens, temperature=temperature)
     primary = fits.fit(0)
     if primary.fitted.overflow:
-        return StreamOutcome(plan=plan, fitted=primary.fitted, clamped=primary.clamped, decision=decision)
+        return outcome(plan=plan, fitted=primary.fitted, clamped=primary.clamped, decision=decision)
     try:
-        dispatch = stream_with_fallbacks(plan.targets, fits.prepare(0).call, prepare=fits.prepare)
+        result = dispatch(plan.targets, fits.prepare(0).call, prepare=fits.prepare)
     except LateRedactionOverflow as overflow:
         late = fits.fit(overflow.late.target_index)
         over = _over_budget(late.fitted, overflow.late.estimated)
-        return StreamOutcome(
+        return outcome(
             plan=plan, fitted=over, clamped=late.clamped, skipped=fits.skipped_targets, decision=decision
         )
     except ProviderError as failure:
-        return StreamOutcome(
+        return outcome(
             plan=plan,
             fitted=primary.fitted,
             failure=failure,
@@ -210,16 +226,7 @@ def governed_stream(
             skipped=fits.skipped_targets,
             decision=decision,
         )
-    served = fits.fit(dispatch.served_index)
-    return StreamOutcome(
-        plan=plan,
-        fitted=served.fitted,
-        stream=GovernedStream(dispatch, finish=lambda reply: _redacted_reply(reply, plan, events)),
-        served=served.model,
-        clamped=served.clamped,
-        skipped=fits.skipped_targets,
-        decision=decision,
-    )
+    return _Called(fits, decision, result)
 
 
 class TargetFits:

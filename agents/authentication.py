@@ -66,7 +66,13 @@ class HasRequiredScope(BasePermission):
         scope = required_scope(view, method)
         if not scope:
             raise ScopeMissing("This endpoint declares no scope; nobody may use it.", extra={})
-        if scope not in client.scopes:
+        if isinstance(scope, tuple):  # any one of them
+            if not set(scope) & set(client.scopes):
+                named = " or ".join(repr(one) for one in scope)
+                raise ScopeMissing(
+                    f"This client lacks the scope {named}.", extra={"required_scope": list(scope)}
+                )
+        elif scope not in client.scopes:
             raise ScopeMissing(f"This client lacks the scope {scope!r}.", extra={"required_scope": scope})
         return True
 
@@ -76,9 +82,10 @@ def _implements(view: Any, method: str) -> bool:
     return handler in view.http_method_names and hasattr(view, handler)
 
 
-def required_scope(view: Any, method: str) -> str | None:
-    """A view's ``required_scope``: one scope, or a mapping by HTTP method where a path serves reads
-    and writes (``{"GET": "runs:read", "POST": "runs:create"}``). HEAD and OPTIONS count as GET."""
+def required_scope(view: Any, method: str) -> str | tuple[str, ...] | None:
+    """A view's ``required_scope``: one scope, a tuple of scopes any one of which admits, or a mapping
+    by HTTP method where a path serves reads and writes (``{"GET": "runs:read", "POST":
+    "runs:create"}``). HEAD and OPTIONS count as GET."""
     declared = getattr(view, "required_scope", None)
     if isinstance(declared, dict):
         return declared.get("GET" if method in ("HEAD", "OPTIONS") else method)

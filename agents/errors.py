@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from rest_framework import status
+
 from config.errors import ApplicationError, ConflictError, ForbiddenError, NotFoundError
 
 
@@ -44,3 +46,16 @@ class RunFinished(ConflictError):
     """The run is already completed, failed or cancelled; there is nothing to cancel."""
 
     code = "run_finished"
+
+
+class BudgetExhausted(ApplicationError):
+    """The send does not fit the client's daily budget; nothing was sent. ``extra`` holds figures only:
+    ``kind`` (``tokens`` or ``cost``), ``limit``, ``used``, ``reserved``, ``estimate``, ``reset_at``
+    (the next UTC midnight, ISO 8601) and ``retry_after`` (seconds until then, also the
+    ``Retry-After`` header)."""
+
+    code = "budget_exhausted"
+    http_status = status.HTTP_429_TOO_MANY_REQUESTS
+
+    def response_headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.extra["retry_after"])}

@@ -11,6 +11,7 @@ step actions, termination reasons, failure classes, token types. Never content.
 | ``govctx_provider_call_duration_seconds`` | the same (histogram) | the dispatcher, per attempt |
 | ``govctx_tokens_total`` | ``model``, ``type`` (prompt, completion, cached) | the dispatcher, provider-reported usage |
 | ``govctx_run_requeues_total`` | ``action`` (requeued, failed), ``cause`` (lease_expired, lost) | the reaper |
+| ``govctx_budget_refusals_total`` | ``kind`` (tokens, cost: the client's daily limit that did not fit) | ``agents/runtime/budget.py`` |
 
 Governance decisions and redactions are counted in ``governance/telemetry.py``; the gauges read at
 scrape time (runs in flight, runs waiting) in ``agents/health.py``.
@@ -66,6 +67,12 @@ REQUEUES = Counter(
     "govctx_run_requeues_total",
     "Runs the reaper requeued or ended, by why: an expired lease, or a step message lost.",
     ["action", "cause"],
+)
+
+BUDGET_REFUSALS = Counter(
+    "govctx_budget_refusals_total",
+    "Sends refused because they did not fit their client's daily budget, by the limit (tokens, cost).",
+    ["kind"],
 )
 
 
@@ -132,3 +139,8 @@ def _tokens(model: str, usage: _Usage) -> None:
 def reap_counted(*, action: str, cause: str) -> None:
     """One run the reaper requeued (``action="requeued"``) or ended (``"failed"``), and why."""
     REQUEUES.labels(action=action, cause=cause).inc()
+
+
+def budget_refusal_counted(*, kind: str) -> None:
+    """One send refused for its client's daily budget; ``kind`` names the limit (tokens, cost)."""
+    BUDGET_REFUSALS.labels(kind=kind).inc()

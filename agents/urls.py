@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
+from agents.apis.budget import BudgetApi
 from agents.apis.completions import CompletionApi, ContextPreviewApi
 from agents.apis.configurations import ConfigurationListApi
 from agents.apis.governance import GovernanceEventListApi, ReadinessApi
@@ -11,6 +12,7 @@ from agents.apis.run_events import RunEventsApi
 from agents.apis.runs import RunCancelApi, RunCollectionApi, RunDetailApi
 
 urlpatterns = [
+    path("budget", BudgetApi.as_view(), name="budget"),
     path("configurations", ConfigurationListApi.as_view(), name="configuration-list"),
     path("context/preview", ContextPreviewApi.as_view(), name="context-preview"),
     path("completions", CompletionApi.as_view(), name="completions"),

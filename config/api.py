@@ -44,7 +44,9 @@ _ERROR_CODES = {
     422: "context_overflow (extra.breakdown)",
     429: (
         "throttled: over the client's rate, or its address's rate for requests without a valid token "
-        "or refused (extra.retry_after seconds; also the Retry-After header)"
+        "or refused (extra.retry_after seconds; also the Retry-After header); or budget_exhausted: "
+        "the client's daily token or cost budget (extra.kind, limit, used, reserved, estimate, "
+        "reset_at, retry_after; nothing was sent)"
     ),
     502: "provider_error (extra.failure_class; never secrets)",
 }

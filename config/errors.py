@@ -38,6 +38,10 @@ class ApplicationError(Exception):
     def as_dict(self) -> dict[str, Any]:
         return {"code": self.code, "message": self.message, "extra": self.extra}
 
+    def response_headers(self) -> dict[str, str]:
+        """Headers the error's response carries (e.g. ``Retry-After``); none by default."""
+        return {}
+
 
 # Families that declare a status once (and, for not found, the code); an app's error names its code.
 

@@ -57,7 +57,7 @@ def _render(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, RequestDataTooBig):
         exc = request_too_large(settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
     if isinstance(exc, ApplicationError):
-        return Response(exc.as_dict(), status=exc.http_status)
+        return Response(exc.as_dict(), status=exc.http_status, headers=exc.response_headers())
     if isinstance(exc, DjangoValidationError):
         # A model's full_clean() in a service: the same 400 as a serializer's, naming the fields.
         # get_error_detail keeps each message's code (a model's typed refusal stays typed).

@@ -116,6 +116,8 @@ class Decision(models.TextChoices):
     RECLASSIFIED = "reclassified", "Reclassified"
     # A send found no active target (provider or model switched off); nothing was sent.
     MODEL_INACTIVE = "model_inactive", "Model inactive"
+    # A send did not fit its client's daily budget (figures only); nothing was sent.
+    BUDGET_EXHAUSTED = "budget_exhausted", "Budget exhausted"
 
 
 class EventOutcome(models.TextChoices):

@@ -17,6 +17,7 @@ from agents.admin.preview import preview_view
 from agents.edit_effects import system_prompt_badge
 from agents.models import ApiClient, Configuration, ConfigurationFallback, LlmModel, Provider
 from agents.pricing import catalogue_prices
+from agents.runtime.budget import budget_status, budget_summary
 from agents.selectors import configuration_zone
 from agents.services import configuration_save
 from context_assembly.profiles import CATALOGUE, catalogue_get
@@ -253,13 +254,22 @@ class ApiClientAdmin(admin.ModelAdmin):
         "scopes",
         "trust_zone",
         "default_input_data_class",
+        "daily_token_limit",
+        "daily_cost_limit",
         "is_active",
         "created_at",
     )
     list_filter = ("is_active", "trust_zone")
     search_fields = ("name", "token_prefix")
-    readonly_fields = ("token_prefix", "token_digest", "created_at")
+    readonly_fields = ("token_prefix", "token_digest", "created_at", "budget_today")
     filter_horizontal = ("configurations",)
+
+    @admin.display(description="Today's budget (UTC)")
+    def budget_today(self, obj: ApiClient) -> str:
+        """Today's consumption against the limits (agents/runtime/budget.py): figures only."""
+        if obj.pk is None:
+            return "-"
+        return budget_summary(budget_status(obj))
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         # Tokens are issued by `manage.py create_api_client`, which shows the token once.

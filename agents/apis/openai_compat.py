@@ -195,7 +195,8 @@ def openai_errors(*statuses: int) -> dict[int, OpenApiResponse]:
         404: "model_not_found: unknown, or not a configuration this client may use",
         409: "configuration_inactive or model_inactive (x-should-retry: false)",
         413: "the request body is too large",
-        429: "rate_limit_error: this client's rate or the provider's (Retry-After)",
+        429: "rate_limit_error: this client's rate or the provider's (Retry-After), or budget_exhausted: "
+        "the client's daily budget (error.budget with reset_at; Retry-After; nothing was sent)",
         502: "api_error: the provider failed (error.failure_class)",
     }
     wanted = sorted(set(statuses) | {401, 403, 429})

@@ -8,7 +8,9 @@ decision and the redaction counts; identifiers and classes, never content).
 
 Errors keep the status the rest of the API answers, except where an SDK expects another: a context
 that cannot fit is ``400 context_length_exceeded`` (the SDKs' and LangChain's overflow handling
-looks for that), and a provider's rate limit is ``429`` with its ``Retry-After``. The SDKs raise
+looks for that), a provider's rate limit is ``429`` with its ``Retry-After``, and so is a client's
+exhausted daily budget (``budget_exhausted``, with ``error.budget`` and ``x-should-retry: false``:
+it resets at the next UTC midnight, not within an SDK's retries). The SDKs raise
 their usual exception for each status (403 ``PermissionDeniedError``, 400 ``BadRequestError``, ...).
 """
 
@@ -48,6 +50,7 @@ _ERROR_TYPES: dict[str, tuple[str, str | None]] = {
     "context_refused": ("permission_error", None),
     "context_overflow": ("invalid_request_error", "context_length_exceeded"),
     "throttled": ("rate_limit_error", "rate_limit_exceeded"),
+    "budget_exhausted": ("rate_limit_error", None),
     "provider_error": ("api_error", None),
     "configuration_inactive": ("invalid_request_error", None),
     "model_inactive": ("invalid_request_error", None),
@@ -81,6 +84,9 @@ def error_response(response: Response) -> Response:
             retry_after = extra.get("retry_after")
             if retry_after is not None:
                 response["Retry-After"] = str(math.ceil(float(retry_after)))
+    elif code == "budget_exhausted":
+        error["budget"] = {key: value for key, value in extra.items() if key != "retry_after"}
+        response["x-should-retry"] = "false"  # the budget resets at error.budget.reset_at, not sooner
     elif code == "invalid_input":
         error["message"] = _first_field_message(extra) or error["message"]
     response.data = {"error": error}

@@ -24,13 +24,14 @@ from agents.models.runs import (
     ToolCallStatus,
     ToolSetting,
 )
-from agents.models.usage import CompletionRecord
+from agents.models.usage import ClientDailyUsage, CompletionRecord
 
 __all__ = [
     "AgentRun",
     "AgentStep",
     "ApiClient",
     "CatalogVersion",
+    "ClientDailyUsage",
     "CompletionRecord",
     "Configuration",
     "ConfigurationFallback",

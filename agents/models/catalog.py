@@ -11,6 +11,7 @@ from django.db import connections, models
 from simple_history.models import HistoricalRecords
 
 from agents.models.sql import Float, FloatFunctions, Table
+from agents.pricing import COST_DECIMAL_PLACES, COST_MAX_DIGITS
 from agents.scopes import CLASSIFY_SCOPE
 from context_assembly.calibration import CalibrationState, blended_factor, sample_ratio
 from context_assembly.profiles import ModelCapabilities, capabilities_for
@@ -359,6 +360,21 @@ class ApiClient(models.Model):
         choices=TrustZone.choices,
         default=TrustZone.EXTERNAL_GLOBAL,
         help_text="Where this client runs: API answers show it nothing classified above this zone.",
+    )
+    # Daily budgets (UTC days; agents/runtime/budget.py): empty is no limit. Checked before every send.
+    daily_token_limit = models.PositiveBigIntegerField(
+        null=True,
+        blank=True,
+        help_text="Most tokens (prompt + completion) this client may spend per UTC day. Empty: no limit.",
+    )
+    daily_cost_limit = models.DecimalField(
+        max_digits=COST_MAX_DIGITS,
+        decimal_places=COST_DECIMAL_PLACES,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+        help_text="Most this client may spend per UTC day, in the currency of the models' prices. "
+        "Empty: no limit.",
     )
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -36,6 +36,7 @@ class TerminationReason(models.TextChoices):
     CANCELLED = "cancelled", "Cancelled"
     RETRIES_EXHAUSTED = "retries_exhausted", "Retries exhausted"
     INTERNAL_ERROR = "internal_error", "Internal error"
+    BUDGET_EXHAUSTED = "budget_exhausted", "Client's daily budget exhausted"
 
 
 @dataclass(frozen=True)

@@ -153,12 +153,18 @@ def live_publish(run_id: str, name: str, data: dict[str, Any]) -> None:
 
 
 def streamed_send(
-    plan: SendPlan, events: EventContext, *, max_tokens: int | None, run_id: str, step_index: int
+    plan: SendPlan,
+    events: EventContext,
+    *,
+    client_id: int | None,
+    max_tokens: int | None,
+    run_id: str,
+    step_index: int,
 ) -> SendOutcome:
     """:func:`~agents.runtime.send.governed_send` of a run's step with the reply streamed: the same
     outcome, and the step's live events published while the reply arrives. A stream that breaks
     after its first delta is the outcome's ``failure`` (nothing is retried once text went out)."""
-    outcome = governed_stream(plan, events, max_tokens=max_tokens)
+    outcome = governed_stream(plan, events, client_id=client_id, max_tokens=max_tokens)
     sent = SendOutcome(
         plan=plan,
         fitted=outcome.fitted,
@@ -167,7 +173,13 @@ def streamed_send(
         decision=outcome.decision,
     )
     if outcome.stream is None:
-        return replace(sent, refusal=outcome.refusal, failure=outcome.failure, inactive=outcome.inactive)
+        return replace(
+            sent,
+            refusal=outcome.refusal,
+            failure=outcome.failure,
+            inactive=outcome.inactive,
+            exhausted=outcome.exhausted,
+        )
     reply: ProviderReply | None = None
     try:
         with outcome.stream as stream:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, Generic, Protocol, TypeVar
 
-from agents.errors import MaxTokensTooLarge, ModelInactive
+from agents.errors import BudgetExhausted, MaxTokensTooLarge, ModelInactive
 from agents.models import LlmModel
 from agents.providers.dispatch import (
     PreparedCall,
@@ -32,6 +32,7 @@ from agents.providers.dispatch import (
 from agents.providers.failures import ProviderError
 from agents.providers.guard import LateRedaction, LateRedactionOverflow, WireGuard
 from agents.providers.values import PromptLayout, ProviderCall, ProviderReply
+from agents.runtime.budget import Reservation, budget_reserve, send_estimate
 from agents.runtime.plan import SendPlan, model_profile
 from agents.runtime.redactions import REDACTION_MEMO, Redactions, redaction_events_record
 from agents.runtime.streaming import GovernedStream
@@ -99,6 +100,7 @@ class SendOutcome:
     skipped: tuple[SkippedTarget, ...] = ()
     decision: ContextDecision | None = None  # set once the sources were decided and permitted
     reply_redactions: dict[str, int] = field(default_factory=dict)  # by kind, in the reply
+    exhausted: BudgetExhausted | None = None  # fitted, not sent: the client's daily budget is spent
 
     @property
     def overflow(self) -> bool:
@@ -106,13 +108,23 @@ class SendOutcome:
 
 
 def governed_send(
-    plan: SendPlan, events: EventContext, *, max_tokens: int | None = None, temperature: float | None = None
+    plan: SendPlan,
+    events: EventContext,
+    *,
+    client_id: int | None,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
 ) -> SendOutcome:
-    """Check every source against the zone (recording events), then fit and call. Never raises for a
-    refusal, an overflow or a provider failure: the outcome says which happened."""
-    called = _governed_call(SendOutcome, plan, events, max_tokens, temperature, complete_with_fallbacks)
+    """Check every source against the zone (recording events), then fit, reserve the send's estimate
+    from the budget of the client ``client_id`` (None: a send no client made), call, and settle the
+    reservation with the reported usage. Never raises for a refusal, an overflow, an exhausted budget
+    or a provider failure: the outcome says which happened."""
+    called = _governed_call(
+        SendOutcome, plan, events, client_id, max_tokens, temperature, complete_with_fallbacks
+    )
     if isinstance(called, SendOutcome):
         return called
+    called.reservation.settle(served=called.served, usage=called.result.reply.usage)
     reply, reply_redactions = _redacted_reply(called.result.reply, plan, events)
     return called.outcome(SendOutcome, reply=reply, reply_redactions=reply_redactions)
 
@@ -133,6 +145,7 @@ class StreamOutcome:
     clamped: bool = False
     skipped: tuple[SkippedTarget, ...] = ()
     decision: ContextDecision | None = None  # set once the sources were decided and permitted
+    exhausted: BudgetExhausted | None = None  # fitted, not sent: the client's daily budget is spent
 
     @property
     def overflow(self) -> bool:
@@ -140,19 +153,41 @@ class StreamOutcome:
 
 
 def governed_stream(
-    plan: SendPlan, events: EventContext, *, max_tokens: int | None = None, temperature: float | None = None
+    plan: SendPlan,
+    events: EventContext,
+    *,
+    client_id: int | None,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
 ) -> StreamOutcome:
     """:func:`governed_send` with the reply as a stream: the same check, events, per-target fits and
     guard pass, then a stream opened on the first target that yields a first delta (retries and
     fallbacks apply up to there: ``agents/providers/dispatch.py``). The stream's deltas are redacted
     as they pass (``agents/runtime/streaming.py``); its finish carries the reply redacted as
     :func:`governed_send` redacts it, and the reply's redaction events are recorded when the finish is
-    read. Never raises for a refusal, an overflow or a provider failure before the first delta."""
-    called = _governed_call(StreamOutcome, plan, events, max_tokens, temperature, stream_with_fallbacks)
+    read. The client's budget reservation is taken as :func:`governed_send` takes it and handed to the
+    stream, which settles it at the finish or releases it when closed or broken before. Never raises
+    for a refusal, an overflow, an exhausted budget or a provider failure before the first delta."""
+    called = _governed_call(
+        StreamOutcome, plan, events, client_id, max_tokens, temperature, stream_with_fallbacks
+    )
     if isinstance(called, StreamOutcome):
         return called
     finish = partial(_redacted_reply, plan=plan, events=events)
-    return called.outcome(StreamOutcome, stream=GovernedStream(called.result, finish=finish))
+    ended = _settlement(called.reservation, called.served)
+    return called.outcome(StreamOutcome, stream=GovernedStream(called.result, finish=finish, ended=ended))
+
+
+def _settlement(reservation: Reservation, served: LlmModel) -> Callable[[ProviderReply | None], None]:
+    """How a stream ends ``reservation``: settled with the finished reply's usage, else released."""
+
+    def ended(reply: ProviderReply | None) -> None:
+        if reply is None:
+            reservation.release()
+        else:
+            reservation.settle(served=served, usage=reply.usage)
+
+    return ended
 
 
 class _Served(Protocol):
@@ -166,11 +201,17 @@ Dispatched = TypeVar("Dispatched", bound=_Served)
 
 @dataclass(frozen=True)
 class _Called(Generic[Dispatched]):
-    """A governed call that reached a target: its fits, the permitted decision, what the call returned."""
+    """A governed call that reached a target: its fits, the permitted decision, what the call returned,
+    and its budget reservation (to settle with the reply, or hand to the stream)."""
 
     fits: TargetFits
     decision: ContextDecision
     result: Dispatched
+    reservation: Reservation
+
+    @property
+    def served(self) -> LlmModel:
+        return self.fits.model(self.result.served_index)
 
     def outcome(self, outcome: type[Outcome], **reply: Any) -> Outcome:
         """The outcome of the target that served the call, with ``reply`` (its reply or stream)."""
@@ -190,14 +231,16 @@ def _governed_call(
     outcome: type[Outcome],
     plan: SendPlan,
     events: EventContext,
+    client_id: int | None,
     max_tokens: int | None,
     temperature: float | None,
     dispatch: Callable[..., Dispatched],
 ) -> Outcome | _Called[Dispatched]:
     """Both sends up to the reply: an active target, the sources checked against the zone, the
-    redaction events, the serving model's fit, then ``dispatch`` over the targets (each target it reaches
-    is prepared: fit, skip, guard pass). An ``outcome`` when the send ended before a reply, else the
-    call that reached a target."""
+    redaction events, the serving model's fit, the reservation of its estimate from the client's
+    budget (agents/runtime/budget.py; released here when nothing reached a target), then ``dispatch``
+    over the targets (each target it reaches is prepared: fit, skip, guard pass). An ``outcome`` when
+    the send ended before a reply, else the call that reached a target."""
     if not plan.targets:
         return outcome(plan=plan, inactive=model_inactive_record(plan=plan, context=events))
     try:
@@ -210,14 +253,21 @@ def _governed_call(
     if primary.fitted.overflow:
         return outcome(plan=plan, fitted=primary.fitted, clamped=primary.clamped, decision=decision)
     try:
+        reservation = fits.reserve(client_id)
+    except BudgetExhausted as exhausted:
+        fitted, clamped = primary.fitted, primary.clamped
+        return outcome(plan=plan, fitted=fitted, clamped=clamped, decision=decision, exhausted=exhausted)
+    try:
         result = dispatch(plan.targets, fits.prepare(0).call, prepare=fits.prepare)
     except LateRedactionOverflow as overflow:
+        reservation.release()
         late = fits.fit(overflow.late.target_index)
         over = _over_budget(late.fitted, overflow.late.estimated)
         return outcome(
             plan=plan, fitted=over, clamped=late.clamped, skipped=fits.skipped_targets, decision=decision
         )
     except ProviderError as failure:
+        reservation.release()
         return outcome(
             plan=plan,
             fitted=primary.fitted,
@@ -226,7 +276,10 @@ def _governed_call(
             skipped=fits.skipped_targets,
             decision=decision,
         )
-    return _Called(fits, decision, result)
+    except BaseException:
+        reservation.release()
+        raise
+    return _Called(fits, decision, result, reservation)
 
 
 class TargetFits:
@@ -269,6 +322,18 @@ class TargetFits:
         estimator = Estimator(profile)
         limit, clamped = reply_limit(self.max_tokens, model)
         return TargetFit(model, estimator, fit(assembled, estimator=estimator, max_tokens=limit), clamped)
+
+    def reserve(self, client_id: int | None) -> Reservation:
+        """Reserve this send's estimate from the client's budget (agents/runtime/budget.py): the
+        serving model's prompt estimate and reply limit, priced at the dearest target's prices.
+        Raises :class:`BudgetExhausted` (its event recorded) when it does not fit."""
+        primary = self.fit(0)
+        estimate = send_estimate(
+            prompt_tokens=primary.fitted.breakdown.estimated,
+            max_output_tokens=primary.max_tokens,
+            models=[self.model(index) for index in range(len(self.plan.targets))],
+        )
+        return budget_reserve(client_id=client_id, estimate=estimate, events=self.events, zone=self.plan.zone)
 
     def prepare(self, index: int) -> PreparedCall:
         """Target ``index``'s own call (its kept messages and reply limit) and guard; raises

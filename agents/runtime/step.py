@@ -150,7 +150,12 @@ def _model_phase(run: AgentRun, step_index: int, worker: str) -> StepOutcome | R
     plan = send_plan(configuration=run.configuration, request=request)
     context = _event_context(run, plan, step_index)
     outcome = streamed_send(
-        plan, context, max_tokens=run.max_tokens, run_id=str(run.id), step_index=step_index
+        plan,
+        context,
+        client_id=run.api_client_id,
+        max_tokens=run.max_tokens,
+        run_id=str(run.id),
+        step_index=step_index,
     )
     record = StepRecord(
         run=run,
@@ -175,6 +180,12 @@ def _model_phase(run: AgentRun, step_index: int, worker: str) -> StepOutcome | R
         step_record(replace(record, status=StepStatus.REFUSED, error=refusal.code))
         return _finish(
             run, worker, step_index, TerminationReason.POLICY_DENIED, refusal.code, refusal.message
+        )
+    if outcome.exhausted is not None:
+        exhausted = outcome.exhausted
+        step_record(replace(record, status=StepStatus.REFUSED, error=exhausted.code))
+        return _finish(
+            run, worker, step_index, TerminationReason.BUDGET_EXHAUSTED, exhausted.code, exhausted.message
         )
     if outcome.overflow:
         step_record(replace(record, status=StepStatus.REFUSED, error="context_overflow"))

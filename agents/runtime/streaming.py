@@ -41,16 +41,20 @@ class GovernedStream(Iterator[StreamDelta]):
     attempts up to its first delta; ``max_held`` the longest text the redactor held back so far;
     ``reply_redactions`` what was redacted in the reply, by kind (set when the finish is read).
 
-    ``finish`` redacts the whole reply and records its events, returning it with its counts."""
+    ``finish`` redacts the whole reply and records its events, returning it with its counts.
+    ``ended`` is called exactly once: with the provider's reply when the finish is read, or with None
+    when the stream breaks or is closed before (the send's budget reservation settles on it)."""
 
     def __init__(
         self,
         dispatch: StreamDispatch,
         *,
         finish: Callable[[ProviderReply], tuple[ProviderReply, dict[str, int]]],
+        ended: Callable[[ProviderReply | None], None] | None = None,
     ) -> None:
         self._dispatch = dispatch
         self._finish = finish
+        self._ended = ended
         self._text = StreamRedactor()
         self._calls: dict[int, _ToolCallFilter] = {}
         self._pending: list[StreamDelta] = []
@@ -63,12 +67,24 @@ class GovernedStream(Iterator[StreamDelta]):
         return self._text.max_held
 
     def __next__(self) -> StreamDelta:
-        while not self._pending:
-            self._pending = self._redacted(next(self._dispatch.deltas))
+        try:
+            while not self._pending:
+                self._pending = self._redacted(next(self._dispatch.deltas))
+        except BaseException:
+            self._end(None)
+            raise
         return self._pending.pop(0)
 
     def close(self) -> None:
-        self._dispatch.close()
+        try:
+            self._dispatch.close()
+        finally:
+            self._end(None)
+
+    def _end(self, reply: ProviderReply | None) -> None:
+        ended, self._ended = self._ended, None
+        if ended is not None:
+            ended(reply)
 
     def __enter__(self) -> GovernedStream:
         return self
@@ -104,6 +120,7 @@ class GovernedStream(Iterator[StreamDelta]):
         rest: list[StreamDelta] = _text(self._text.finish())
         for index, call in sorted(self._calls.items()):
             rest += self._call_piece(index, call, call.redactor.finish())
+        self._end(finish.reply)
         reply, self.reply_redactions = self._finish(finish.reply)
         return [*rest, StreamFinish(reply)]
 

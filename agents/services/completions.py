@@ -47,12 +47,13 @@ def completion_create(
     """One governed call outside any run; the request id correlates its governance events.
 
     Raises :class:`ContextRefused` (events recorded, nothing sent), ``ContextOverflow`` (nothing sent),
-    ``ProviderError`` (sent, the provider failed), :class:`MaxTokensTooLarge` (nothing sent) or
-    :class:`ConfigurationInactive`. Stores no run; the serving model's calibration takes the
-    provider-reported prompt size as a step's does.
-    """
+    ``ProviderError`` (sent, the provider failed), :class:`MaxTokensTooLarge` or :class:`BudgetExhausted`
+    (the client's daily budget; nothing sent), or :class:`ConfigurationInactive`. Stores no run; the
+    serving model's calibration takes the provider-reported prompt size as a step's does."""
     request_id, plan, events = _completion_start(configuration, api_client, request, max_tokens)
-    outcome = governed_send(plan, events, max_tokens=max_tokens, temperature=temperature)
+    outcome = governed_send(
+        plan, events, client_id=api_client.pk, max_tokens=max_tokens, temperature=temperature
+    )
     _raise_unless_sent(outcome, request_id)
     assert outcome.fitted is not None and outcome.reply is not None and outcome.served is not None
     sent = SentCompletion(request_id, api_client, plan, outcome.served, outcome.fitted, outcome.decision)
@@ -127,7 +128,9 @@ def completion_stream_open(
     first delta (a target that fails before it is retried or falls back); after that a broken stream
     raises ``ProviderError`` from the stream. The caller must read the stream to its end or close it."""
     request_id, plan, events = _completion_start(configuration, api_client, request, max_tokens)
-    outcome = governed_stream(plan, events, max_tokens=max_tokens, temperature=temperature)
+    outcome = governed_stream(
+        plan, events, client_id=api_client.pk, max_tokens=max_tokens, temperature=temperature
+    )
     _raise_unless_sent(outcome, request_id)
     assert outcome.fitted is not None and outcome.stream is not None and outcome.served is not None
     sent = SentCompletion(request_id, api_client, plan, outcome.served, outcome.fitted, outcome.decision)
@@ -161,6 +164,8 @@ def _raise_unless_sent(outcome: SendOutcome | StreamOutcome, request_id: str) ->
     if outcome.refusal is not None:
         refusal = outcome.refusal
         raise ContextRefused(refusal.message, extra={**refusal.extra, "request_id": request_id})
+    if outcome.exhausted is not None:
+        raise outcome.exhausted
     if outcome.failure is not None:
         raise outcome.failure
     assert outcome.fitted is not None  # set on every outcome past the refusal

@@ -12,6 +12,7 @@ from django.utils import timezone
 from agents.errors import ConfigurationInactive, UnknownSkills
 from agents.models import AgentRun, ApiClient, Configuration, RunStatus, TerminationReason
 from agents.models.runs import TERMINAL_STATUSES
+from agents.runtime.budget import budget_require
 from agents.runtime.conversation import Conversation, conversation_request
 from agents.runtime.parts import snippet_selection
 from agents.runtime.pins import configuration_pins_take
@@ -56,12 +57,15 @@ def run_create(
     context (names and texts) and the conversation are stored redacted, with one ``secret_redacted``
     event per kind found. The run pins the versions of its configuration, snippets and skills
     (``agents/runtime/pins.py``). Nothing is stored or enqueued when validation fails, including a
-    ``max_tokens`` above every active target's output limit (:class:`MaxTokensTooLarge`).
+    ``max_tokens`` above every active target's output limit (:class:`MaxTokensTooLarge`), and a
+    client whose daily budget is already spent (:class:`BudgetExhausted`, its event recorded).
     """
     if not configuration.is_active:
         raise ConfigurationInactive(f"Configuration {configuration.identifier!r} is not active.")
     active, _ = active_targets((configuration.model, *configuration_fallbacks(configuration)))
     reply_limit_check(active, max_tokens)
+    if api_client is not None:  # each step reserves its own send; a spent budget refuses the run now
+        budget_require(client=api_client)
     skills = _request_skills(api_client=api_client, skill_ids=request_skills)
     data_class = input_data_class or (
         api_client.default_input_data_class if api_client else DataClass.SECRET_ADJACENT

@@ -39,7 +39,8 @@ def stream_of(
     plan = send_plan(
         configuration=config, request=SendRequest(task_input=task_input, input_data_class=input_class)
     )
-    return governed_stream(plan, EventContext(correlation_id="stream-test", configuration=config.identifier))
+    events = EventContext(correlation_id="stream-test", configuration=config.identifier)
+    return governed_stream(plan, events, client_id=None)
 
 
 KINDS = [ProviderKind.OPENAI_COMPATIBLE, ProviderKind.ANTHROPIC]

@@ -439,3 +439,26 @@ def test_the_agents_sdk_runs_an_agent_with_a_function_tool_through_this_service(
     assert [m["role"] for m in second["messages"]] == ["system", "user", "assistant", "tool"]
     assert leaked(fake_provider.wire_text(), GITHUB) == []
     assert GovernanceEvent.objects.filter(decision="secret_redacted", reason="1 x github_token").count() == 2
+
+
+def test_an_exhausted_budget_raises_rate_limit_error_streamed_or_not_without_retries(
+    live_server, fake_provider, served
+):
+    configuration, token = served
+    ApiClient.objects.filter(name="consumer-app").update(daily_token_limit=10)
+    # The SDK's own retries are on: the answer's x-should-retry keeps it from retrying a day-long wait.
+    client = openai.OpenAI(
+        base_url=f"{live_server.url}/api/openai/v1", api_key=token, max_retries=2, timeout=20
+    )
+    messages = [{"role": "user", "content": "Summarise the release."}]
+
+    for stream in (False, True):
+        with pytest.raises(openai.RateLimitError) as raised:
+            client.chat.completions.create(model=configuration.identifier, messages=messages, stream=stream)
+        error = raised.value
+        assert (error.status_code, error.code, error.type) == (429, "budget_exhausted", "rate_limit_error")
+        assert error.body["budget"]["kind"] == "tokens"
+        assert int(error.response.headers["retry-after"]) > 0
+
+    assert fake_provider.requests == []
+    assert GovernanceEvent.objects.filter(decision="budget_exhausted").count() == 2

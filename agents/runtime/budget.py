@@ -333,5 +333,5 @@ def _exhausted(
 def _figure(value: int | Decimal | None) -> int | str | None:
     """A figure as the API shows it: token counts as integers, costs as exact decimal strings."""
     if isinstance(value, Decimal):
-        return str(value.quantize(COST_QUANTUM))
+        return format(value.quantize(COST_QUANTUM), "f")
     return value

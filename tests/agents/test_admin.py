@@ -7,7 +7,8 @@ from decimal import Decimal
 import pytest
 from django.contrib.admin.models import LogEntry
 
-from agents.models import ApiClient, Configuration, LlmModel
+from agents.models import ApiClient, ClientDailyUsage, Configuration, LlmModel
+from agents.runtime.budget import budget_day
 from agents.services import api_client_create
 from governance.vocabulary import DataClass, Enforcement, TrustZone
 from tests.editors import editor_make
@@ -190,3 +191,40 @@ def test_staff_set_an_api_clients_trust_zone_and_editors_cannot(admin_client, cl
     client.force_login(editor_make())
     assert client.post(url, {**data, "trust_zone": "local"}).status_code == 403
     assert ApiClient.objects.get(pk=issued.client.pk).trust_zone == "private_hosted"
+
+
+def test_staff_set_an_api_clients_daily_limits_and_see_todays_figures(admin_client):
+    issued = api_client_create(name="consumer", scopes=["configurations:use"])
+    ClientDailyUsage.objects.create(
+        client=issued.client,
+        day=budget_day(),
+        tokens_used=1234,
+        tokens_reserved=200,
+        cost_used=Decimal("0.5"),
+    )
+    url = f"/admin/agents/apiclient/{issued.client.pk}/change/"
+    data = {
+        "name": "consumer",
+        "scopes": '["configurations:use"]',
+        "default_input_data_class": "editor_content",
+        "trust_zone": "external_global",
+        "daily_token_limit": "100000",
+        "daily_cost_limit": "2.5",
+        "is_active": "on",
+    }
+
+    assert admin_client.post(url, data).status_code == 302
+
+    client = ApiClient.objects.get(pk=issued.client.pk)
+    assert (client.daily_token_limit, client.daily_cost_limit) == (100_000, Decimal("2.5"))
+    page = admin_client.get(url).content.decode()
+    day = budget_day().isoformat()
+    assert (
+        f"{day}: tokens 1,234 used + 200 reserved of 100,000; cost 0.5000000000 used + 0.0000000000 "
+        "reserved of 2.5000000000; resets"
+    ) in page
+    assert (
+        admin_client.post(url, {**data, "daily_token_limit": "", "daily_cost_limit": ""}).status_code == 302
+    )
+    client.refresh_from_db()
+    assert (client.daily_token_limit, client.daily_cost_limit) == (None, None)

@@ -180,11 +180,17 @@ def test_over_the_cost_limit_nothing_is_sent(caller, configuration, fake_provide
         caller.post(COMPLETIONS, body(configuration, max_tokens=MAX_TOKENS)), 429, "budget_exhausted"
     )
 
-    assert (error["extra"]["kind"], error["extra"]["estimate"]) == (
+    tenth = Decimal("1E-10")
+    extra = error["extra"]
+    assert (extra["kind"], extra["limit"], extra["used"], extra["reserved"], extra["estimate"]) == (
         "cost",
-        str(cost.quantize(Decimal("1E-10"))),
+        f"{(cost - tenth).quantize(tenth):f}",
+        "0.0000000000",
+        "0.0000000000",
+        f"{cost.quantize(tenth):f}",
     )
     assert fake_provider.requests == []
+    assert usage_row(caller) == (0, 0, Decimal(0), Decimal(0))
     assert refusals("cost") == before + 1
 
 

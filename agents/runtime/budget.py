@@ -29,6 +29,7 @@ import datetime
 import logging
 import threading
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from types import TracebackType
@@ -49,7 +50,7 @@ from agents.pricing import (
     estimate_cost,
     usage_cost,
 )
-from agents.providers.values import Usage
+from agents.providers.values import ProviderReply, Usage
 from governance.services import EventContext, governance_event_record
 from governance.vocabulary import Decision, EventOutcome, TrustZone
 
@@ -122,6 +123,18 @@ class Reservation:
     def release(self) -> None:
         """Give the estimate back: the send failed, or never reached a provider."""
         self._end(0, ZERO)
+
+    def stream_ended(self, served: LlmModel) -> Callable[[ProviderReply | None], None]:
+        """How a stream served by ``served`` ends this reservation: settled with its finished reply's
+        usage, or released when it broke or was closed before (None)."""
+
+        def ended(reply: ProviderReply | None) -> None:
+            if reply is None:
+                self.release()
+            else:
+                self.settle(served=served, usage=reply.usage)
+
+        return ended
 
     def _end(self, tokens: int, cost: Decimal) -> None:
         with self._lock:

@@ -174,20 +174,8 @@ def governed_stream(
     if isinstance(called, StreamOutcome):
         return called
     finish = partial(_redacted_reply, plan=plan, events=events)
-    ended = _settlement(called.reservation, called.served)
+    ended = called.reservation.stream_ended(called.served)
     return called.outcome(StreamOutcome, stream=GovernedStream(called.result, finish=finish, ended=ended))
-
-
-def _settlement(reservation: Reservation, served: LlmModel) -> Callable[[ProviderReply | None], None]:
-    """How a stream ends ``reservation``: settled with the finished reply's usage, else released."""
-
-    def ended(reply: ProviderReply | None) -> None:
-        if reply is None:
-            reservation.release()
-        else:
-            reservation.settle(served=served, usage=reply.usage)
-
-    return ended
 
 
 class _Served(Protocol):

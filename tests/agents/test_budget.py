@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 
 from agents.models import ApiClient, ClientDailyUsage
-from agents.providers.base import Usage
+from agents.providers.values import Usage
 from agents.runtime.budget import SendEstimate, budget_day, budget_reserve
 from agents.runtime.plan import SendRequest, send_plan
 from agents.runtime.send import governed_stream

@@ -10,6 +10,7 @@ from django.db.models import Model, QuerySet, Subquery
 
 from agents.models import AgentRun, ApiClient, CatalogVersion, Configuration, LlmModel
 from agents.models.catalog import CATALOG_VERSION_ID
+from governance.drafts import draft_values_apply, drafts_by
 from governance.policy import Source, receiver_may_read
 from governance.vocabulary import TrustZone, least_trusted
 from skills.composition import skill_sources
@@ -28,6 +29,18 @@ def configuration_list() -> list[Configuration]:
             "fallback_links__model__provider"
         )
     )
+
+
+def configuration_drafted(*, configuration: Configuration, author_id: int) -> Configuration | None:
+    """A fresh, unsaved copy of ``configuration`` with the draft by the user ``author_id`` applied, or
+    None when that user has no draft of it. For comparing in a preview only: never sent, never saved."""
+    drafts = drafts_by(model=Configuration, author_id=author_id)
+    draft = drafts.filter(object_id=str(configuration.pk)).first()
+    if draft is None:
+        return None
+    drafted = Configuration.objects.select_related("model__provider").get(pk=configuration.pk)
+    draft_values_apply(drafted, draft.values)
+    return drafted
 
 
 def configuration_zone(

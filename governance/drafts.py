@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.contrib.contenttypes.models import ContentType
-from django.core.exceptions import ValidationError
+from django.core.exceptions import FieldDoesNotExist, ValidationError
 from django.db import models
 from django.db.models import Exists, OuterRef, QuerySet
 from django.db.models.functions import Cast
@@ -45,6 +45,23 @@ def with_has_draft(rows: QuerySet[Any]) -> QuerySet[Any]:
         object_id=Cast(OuterRef("pk"), output_field=models.CharField()),
     )
     return rows.annotate(has_draft=Exists(pending))
+
+
+def drafts_by(*, model: type[models.Model], author_id: int) -> QuerySet[Draft]:
+    """The drafts of ``model``'s rows whose author is the user ``author_id`` ("my drafts")."""
+    return Draft.objects.filter(content_type=ContentType.objects.get_for_model(model), author_id=author_id)
+
+
+def draft_values_apply(row: models.Model, values: dict[str, Any]) -> None:
+    """Set a draft's values of ``row``'s own fields on ``row`` (unsaved; many-to-many fields and form
+    fields that are no model field are left to the caller)."""
+    for name, value in values.items():
+        try:
+            field = type(row)._meta.get_field(name)
+        except FieldDoesNotExist:
+            continue
+        if field.concrete and not field.many_to_many:
+            setattr(row, field.attname, value)
 
 
 def draft_save(*, row: models.Model, values: dict[str, Any], actor: Actor) -> Draft:

@@ -32,6 +32,7 @@ from governance.drafts import (
     draft_discard,
     draft_get,
     draft_save,
+    draft_values_apply,
     publication_record,
 )
 from governance.errors import ReclassifyForbidden
@@ -75,10 +76,7 @@ class DraftAdmin(admin.ModelAdmin):
 
     def draft_apply(self, obj: Any, values: dict[str, Any]) -> None:
         """Set the draft's model fields on ``obj`` (unsaved)."""
-        for name, value in values.items():
-            field = self._model_field(name)
-            if field is not None and not field.many_to_many:
-                setattr(obj, field.attname, value)
+        draft_values_apply(obj, values)
 
     def field_text(self, obj: Any, name: str, values: dict[str, Any] | None) -> str:
         """How field ``name`` reads on the diff page: of the live row when ``values`` is ``None``."""

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from django.db.models import QuerySet
 
-from governance.drafts import with_has_draft
+from governance.drafts import draft_values_apply, drafts_by, with_has_draft
 from snippets.models import Snippet, Tag, normalise_tag
 
 
@@ -44,9 +44,11 @@ def snippet_select(*, tags: Sequence[str], edits: Sequence[SnippetEdit] = ()) ->
     wanted = list(dict.fromkeys(normalise_tag(tag) for tag in tags if normalise_tag(tag)))
     known = set(Tag.objects.filter(name__in=wanted).values_list("name", flat=True))
     edited = {edit.snippet.identifier: edit for edit in edits}
+    edited_rows = [edit.snippet.pk for edit in edits if edit.snippet.pk is not None]
     candidates = (
         Snippet.objects.filter(is_active=True, tags__name__in=wanted)
         .exclude(identifier__in=list(edited))
+        .exclude(pk__in=edited_rows)  # an edit that renames a snippet replaces it too
         .prefetch_related("tags")
         .distinct()
     )
@@ -69,6 +71,22 @@ def snippet_select(*, tags: Sequence[str], edits: Sequence[SnippetEdit] = ()) ->
         unknown_tags=tuple(tag for tag in wanted if tag not in known),
         empty_tags=tuple(tag for tag in wanted if tag in known and not by_tag[tag]),
     )
+
+
+def snippet_draft_edits(*, author_id: int) -> tuple[SnippetEdit, ...]:
+    """The drafts of snippets by the user ``author_id``, each as the edit it proposes (the live row
+    with the draft's fields and tags), by identifier. For a preview only: never part of a send."""
+    drafts = {draft.object_id: draft for draft in drafts_by(model=Snippet, author_id=author_id)}
+    live = Snippet.objects.prefetch_related("tags").filter(pk__in=[int(pk) for pk in drafts])
+    edits = []
+    for row in live:
+        values = drafts[str(row.pk)].values
+        tags = [tag.name for tag in row.tags.all()]
+        draft_values_apply(row, values)
+        edits.append(
+            SnippetEdit(snippet=row, tags=tuple(str(values.get("tag_names", ",".join(tags))).split(",")))
+        )
+    return tuple(sorted(edits, key=lambda edit: edit.snippet.identifier))
 
 
 def snippet_query(

@@ -4,6 +4,9 @@ It calls :func:`agents.runtime.preview.context_preview`, the function behind the
 page shows exactly what the API (and a run) would: the redacted messages role by role, every source's
 outcome for the serving zone, the reports, and the budget breakdown. Like the API it records nothing.
 
+With "compare", the page also shows the live assembly beside live + the editor's own drafts, part by
+part (agents/admin/draft_compare.py); drafts are never sent.
+
 Staff may read what a send would refuse, but the page never presents it as sent: a refused part is
 marked where it stands in its message (kind, identifier, class, ceiling, reason) and its text is struck
 through, and when the verdict is not to send, the messages section says that nothing would be sent.
@@ -22,6 +25,7 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllow
 from django.template.response import TemplateResponse
 
 from agents.admin.budget_bar import BudgetBar, budget_bar
+from agents.admin.draft_compare import DraftComparison, draft_comparison
 from agents.models import Configuration
 from agents.runtime.plan import SendRequest
 from agents.runtime.preview import ContextPreview, PreviewPart, context_preview, decided_parts, preview_parts
@@ -58,6 +62,11 @@ class PreviewForm(forms.Form):
     )
     max_tokens = forms.IntegerField(
         label="Max output tokens", required=False, min_value=1, help_text="Empty: the model's maximum output."
+    )
+    compare = forms.BooleanField(
+        label="Compare live with live + my drafts",
+        required=False,
+        help_text="Your drafts of snippets and of this configuration, side by side with live; never sent.",
     )
 
 
@@ -179,15 +188,27 @@ def _bound_forms(request: HttpRequest) -> tuple[PreviewForm, Any]:
 
 
 def _preview_or_error(
-    form: PreviewForm, items: Any, configuration: Configuration
-) -> tuple[ContextPreview | None, str]:
+    request: HttpRequest, form: PreviewForm, items: Any, configuration: Configuration
+) -> tuple[ContextPreview | None, DraftComparison | None, str]:
+    """The live preview, and its comparison with the editor's drafts when the form asks for it."""
     if not (form.is_valid() and items.is_valid()):
-        return None, ""
+        return None, None, ""
     send_request, max_tokens = preview_request(form, items)
     try:
-        return context_preview(configuration=configuration, request=send_request, max_tokens=max_tokens), ""
+        preview = context_preview(configuration=configuration, request=send_request, max_tokens=max_tokens)
     except ApplicationError as exc:
-        return None, exc.message
+        return None, None, exc.message
+    editor = request.user.pk  # "my drafts": a signed-in editor's (the page needs a permission)
+    if not form.cleaned_data.get("compare") or editor is None:
+        return preview, None, ""
+    comparison = draft_comparison(
+        live=preview,
+        configuration=configuration,
+        request=send_request,
+        max_tokens=max_tokens,
+        author_id=editor,
+    )
+    return preview, comparison, ""
 
 
 def preview_view(model_admin: ModelAdmin, request: HttpRequest, object_id: str) -> HttpResponse:
@@ -201,7 +222,7 @@ def preview_view(model_admin: ModelAdmin, request: HttpRequest, object_id: str) 
     if configuration is None:
         raise Http404("No such configuration.")
     form, items = _bound_forms(request)
-    preview, error = _preview_or_error(form, items, configuration)
+    preview, comparison, error = _preview_or_error(request, form, items, configuration)
     context = {
         **model_admin.admin_site.each_context(request),
         "title": f"Context preview: {configuration.identifier}",
@@ -212,6 +233,7 @@ def preview_view(model_admin: ModelAdmin, request: HttpRequest, object_id: str) 
         "items": items,
         "error": error,
         "preview": preview,
+        "comparison": comparison,
         **(_preview_context(preview) if preview else {}),
     }
     return TemplateResponse(request, "admin/agents/configuration/preview.html", context)

@@ -298,3 +298,39 @@ def fake_model(fake_provider):
         trust_zone=TrustZone.EXTERNAL_GLOBAL, timeout_seconds=5, max_retries=0,
     )  # fmt: skip
     return model_make(provider=provider, model_id="gpt-4o")
+
+
+def test_the_preview_compares_live_with_my_drafts(browser, live_server):
+    from agents.runtime.plan import model_profile
+    from context_assembly.estimator import Estimator
+    from snippets.composition import snippet_block
+
+    editor_make()
+    configuration = external_configuration()
+    snippet = snippet_make(identifier="tone-of-voice", name="Tone of voice", text="Warm.", tags=("tone",))
+    log_in(browser, live_server)
+    browser.get(f"{live_server.url}/admin/snippets/snippet/{snippet.pk}/change/")
+    text = browser.find_element(By.ID, "id_text")
+    text.clear()
+    text.send_keys(TEXT)
+    click_and_wait(browser, browser.find_element(By.NAME, "_continue"))
+    assert Snippet.objects.get(pk=snippet.pk).text == "Warm."
+
+    browser.get(f"{live_server.url}/admin/agents/configuration/{configuration.pk}/preview/")
+    assert not browser.find_elements(By.ID, "draft-comparison")
+    browser.find_element(By.ID, "id_compare").click()
+    click_and_wait(browser, browser.find_element(By.ID, "preview-submit"))
+
+    estimator = Estimator(model_profile(configuration.model))
+    drafted = Snippet(name="Tone of voice", text=TEXT)
+    before, after = (
+        estimator.count_text(snippet_block([snippet])),
+        estimator.count_text(snippet_block([drafted])),
+    )
+    row = browser.find_element(By.CSS_SELECTOR, '#draft-comparison tr[data-part="snippet:tone-of-voice"]')
+    cells = [row.find_element(By.CSS_SELECTOR, f"td.{side}").text for side in ("live", "drafted", "delta")]
+    assert cells == [str(before), str(after), f"+{after - before}"]
+    assert "snippet tone-of-voice" in browser.find_element(By.ID, "drafts-applied").text
+    assert browser.find_element(By.ID, "id_compare").is_selected()
+    assert browser.find_element(By.ID, "drafted-budget-bar").is_displayed()
+    screenshot(browser, "preview-compare-drafts")

@@ -20,6 +20,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import FieldDoesNotExist, PermissionDenied, ValidationError
 from django.db import models, transaction
+from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
@@ -34,6 +35,7 @@ from governance.drafts import (
     draft_save,
     draft_values_apply,
     publication_record,
+    with_has_draft,
 )
 from governance.errors import ReclassifyForbidden
 from governance.models import Draft
@@ -52,10 +54,35 @@ class FieldChange:
     diff: tuple[str, ...]
 
 
+class HasDraftFilter(admin.SimpleListFilter):
+    """The change list's "has draft" filter (rows annotated by :meth:`DraftAdmin.get_queryset`)."""
+
+    title = "has draft"
+    parameter_name = "has_draft"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("yes", "Yes"), ("no", "No")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        if self.value() in ("yes", "no"):
+            return queryset.filter(has_draft=self.value() == "yes")
+        return queryset
+
+
 class DraftAdmin(admin.ModelAdmin):
-    """The base of a drafted model's ``ModelAdmin`` (put it before ``ClassifiedAdmin`` in the bases)."""
+    """The base of a drafted model's ``ModelAdmin`` (put it before ``ClassifiedAdmin`` in the bases).
+
+    Its rows are annotated with ``has_draft``: put ``"has_draft"`` in ``list_display`` and
+    :class:`HasDraftFilter` in ``list_filter``."""
 
     publish_permission: ClassVar[str]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        return with_has_draft(super().get_queryset(request))
+
+    @admin.display(description="Has draft", boolean=True, ordering="has_draft")
+    def has_draft(self, obj: Any) -> bool:
+        return bool(getattr(obj, "has_draft", False))
 
     def live_save(
         self, request: HttpRequest, obj: Any, *, values: dict[str, Any] | None, reason: str

@@ -12,7 +12,7 @@ from config.admin_history import VersionDiffMixin
 from context_assembly.badges import token_badge
 from governance.actors import request_actor
 from governance.classified_admin import ClassifiedAdmin
-from governance.drafts_admin import DraftAdmin
+from governance.drafts_admin import DraftAdmin, HasDraftFilter
 from snippets.models import Snippet, Tag, normalise_tag
 from snippets.services import snippet_save
 
@@ -66,8 +66,11 @@ class SnippetAdmin(VersionDiffMixin, DraftAdmin, ClassifiedAdmin, SimpleHistoryA
         "is_active",
         "injection_severity",
         "tokens",
+        "has_draft",
     )
-    list_filter = ("tags", "data_class", "ceiling", "enforcement", "is_active", "injection_severity")
+    list_filter = (
+        "tags", "data_class", "ceiling", "enforcement", "is_active", "injection_severity", HasDraftFilter,
+    )  # fmt: skip
     search_fields = ("identifier", "name", "description", "text")
     readonly_fields = ("tokens", "injection_severity", "injection_findings", "updated_at")
 

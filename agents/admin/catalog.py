@@ -23,7 +23,7 @@ from agents.services import configuration_save
 from context_assembly.profiles import CATALOGUE, catalogue_get
 from governance.actors import history_stamp, request_actor
 from governance.classified_admin import ClassifiedAdmin
-from governance.drafts_admin import DraftAdmin
+from governance.drafts_admin import DraftAdmin, HasDraftFilter
 
 
 @admin.register(Provider)
@@ -169,9 +169,10 @@ class ConfigurationAdmin(DraftAdmin, ClassifiedAdmin):
         "system_prompt_ceiling",
         "system_prompt_enforcement",
         "is_active",
+        "has_draft",
         "preview_link",
     )
-    list_filter = ("system_prompt_enforcement", "system_prompt_data_class", "is_active")
+    list_filter = ("system_prompt_enforcement", "system_prompt_data_class", "is_active", HasDraftFilter)
     search_fields = ("identifier", "name")
     inlines = [ConfigurationFallbackInline]
     actions = ["promote_to_enforce"]

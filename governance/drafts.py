@@ -83,16 +83,34 @@ def draft_discard(row: models.Model) -> bool:
     return bool(deleted)
 
 
-def publication_record(*, row: models.Model, actor: Actor, fields: Iterable[str]) -> Publication:
-    """Record that ``actor`` published ``fields`` of ``row`` now, and drop its draft. Call it inside
-    the transaction that changed the live row."""
+def publication_record(
+    *, row: models.Model, actor: Actor, fields: Iterable[str], version: int | None = None
+) -> Publication:
+    """Record that ``actor`` published ``fields`` of ``row`` now, as history version ``version`` (None
+    for a model without history), and drop its draft. Call it inside the transaction that changed
+    the live row."""
     draft_discard(row)
     return Publication.objects.create(
         **_key(row),
         object_repr=str(row)[:200],
         author_label=actor.label,
         fields=sorted(fields),
+        version=version,
     )
+
+
+def latest_version(row: models.Model) -> int | None:
+    """The history id of ``row``'s newest history version; None for a model without history."""
+    history = getattr(type(row), "history", None)
+    if history is None:
+        return None
+    versions = history.filter(id=row.pk).order_by("-history_id").values_list("history_id", flat=True)
+    return versions.first()
+
+
+def publications_of(row: models.Model) -> QuerySet[Publication]:
+    """Every publish of ``row``, newest first."""
+    return Publication.objects.filter(**_key(row))
 
 
 def classification_tightened(live: Classification, proposed: Classification) -> Classification | None:

@@ -15,9 +15,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from typing import Any, ClassVar
+from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import FieldDoesNotExist, PermissionDenied, ValidationError
 from django.db import models, transaction
 from django.db.models import QuerySet
@@ -34,6 +36,7 @@ from governance.drafts import (
     draft_get,
     draft_save,
     draft_values_apply,
+    latest_version,
     publication_record,
     with_has_draft,
 )
@@ -211,6 +214,8 @@ class DraftAdmin(admin.ModelAdmin):
                 messages.WARNING,
             )
         extra = {**(extra_context or {}), "draft": draft}
+        if live is not None:
+            extra["publications_url"] = publications_url(live)
         return super().change_view(request, object_id, form_url, extra)
 
     # Publish and discard.
@@ -268,7 +273,12 @@ class DraftAdmin(admin.ModelAdmin):
                 locked = self.model._default_manager.select_for_update().get(pk=live.pk)
                 self.draft_apply(locked, draft.values)
                 self.live_save(request, locked, values=draft.values, reason="published")
-                publication_record(row=locked, actor=actor, fields=[change.name for change in changes])
+                publication_record(
+                    row=locked,
+                    actor=actor,
+                    fields=[change.name for change in changes],
+                    version=latest_version(locked),
+                )
         except ReclassifyForbidden as refused:
             return f"Not published: {refused}"
         except ValidationError as invalid:
@@ -304,6 +314,13 @@ class DraftAdmin(admin.ModelAdmin):
                 **context,
             },
         )
+
+
+def publications_url(row: models.Model) -> str:
+    """The publication list filtered to ``row``."""
+    content_type = ContentType.objects.get_for_model(type(row))
+    query = urlencode({"content_type__id__exact": content_type.pk, "object_id": row.pk})
+    return f"{reverse('admin:governance_publication_changelist')}?{query}"
 
 
 class _NotAllowed(Exception):

@@ -111,6 +111,8 @@ class Publication(AppendOnlyModel):
     author_label = models.CharField(max_length=150)
     published_at = models.DateTimeField(auto_now_add=True, db_index=True)
     fields = models.JSONField(default=list)
+    # The history version the publish created (its history id), where the model keeps history.
+    version = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["-published_at", "-id"]

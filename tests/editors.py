@@ -10,6 +10,7 @@ from django.contrib.auth.models import Group, User
 EDITOR_PASSWORD = "editor-" + "pass-" + "word"  # a test login, built so no scanner mistakes it for a secret
 _MIGRATION = importlib.import_module("governance.migrations.0003_editors_group")
 _PUBLISH = importlib.import_module("governance.migrations.0007_editors_publish")
+_PUBLICATIONS = importlib.import_module("governance.migrations.0009_publication_version")
 
 
 def editors_group() -> Group:
@@ -17,6 +18,7 @@ def editors_group() -> Group:
     flush the database, and with it the rows data migrations wrote."""
     _MIGRATION.add_editors_group(apps, None)
     _PUBLISH.add_publish(apps, None)
+    _PUBLICATIONS.add_view(apps, None)
     return Group.objects.get(name=_MIGRATION.GROUP)
 
 

@@ -98,3 +98,7 @@ def test_a_configuration_publish_is_a_history_version_naming_the_publisher(
         admin_user,
         "published",
     )
+    from governance.models import Publication
+
+    publication = Publication.objects.get()
+    assert (publication.version, publication.object_id) == (latest.history_id, str(configuration.pk))

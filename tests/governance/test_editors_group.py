@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db
 EXPECTED = [
     "agents.publish_configuration", "agents.view_agentrun", "agents.view_agentstep",
     "agents.view_configuration", "agents.view_configurationfallback", "governance.view_governanceevent",
-    "governance.view_readiness_report",
+    "governance.view_publication", "governance.view_readiness_report",
     "skills.change_skill", "skills.view_historicalskill", "skills.view_skill", "skills.view_skillsource",
     "snippets.add_snippet", "snippets.add_tag", "snippets.change_snippet", "snippets.change_tag",
     "snippets.delete_snippet", "snippets.delete_tag", "snippets.publish_snippet",

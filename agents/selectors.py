@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import TypeVar
 
 from django.db.models import Model, QuerySet, Subquery
@@ -31,7 +32,16 @@ def configuration_list() -> list[Configuration]:
     )
 
 
-def configuration_drafted(*, configuration: Configuration, author_id: int) -> Configuration | None:
+@dataclass(frozen=True)
+class DraftedConfiguration:
+    """A configuration as its draft would make it: the row (unsaved) and, when the draft changes
+    them, its own skills in order (else None: the linked ones)."""
+
+    configuration: Configuration
+    skills: tuple[Skill, ...] | None
+
+
+def configuration_drafted(*, configuration: Configuration, author_id: int) -> DraftedConfiguration | None:
     """A fresh, unsaved copy of ``configuration`` with the draft by the user ``author_id`` applied, or
     None when that user has no draft of it. For comparing in a preview only: never sent, never saved."""
     drafts = drafts_by(model=Configuration, author_id=author_id)
@@ -40,7 +50,9 @@ def configuration_drafted(*, configuration: Configuration, author_id: int) -> Co
         return None
     drafted = Configuration.objects.select_related("model__provider").get(pk=configuration.pk)
     draft_values_apply(drafted, draft.values)
-    return drafted
+    skill_ids = draft.values.get("skill_list")
+    skills = None if skill_ids is None else tuple(skills_in_order(skill_ids=skill_ids))
+    return DraftedConfiguration(configuration=drafted, skills=skills)
 
 
 def configuration_zone(

@@ -1,4 +1,7 @@
-"""Providers, models, configurations (with the link to their context preview) and API clients."""
+"""Providers, models, configurations (with the link to their context preview) and API clients.
+
+A configuration's change (its prompt, classification, snippet tags, skills and tool settings) is a
+draft until published; its fallback models are saved live (docs/decisions/0014-drafts-and-publishing.md)."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
+from agents.admin.configuration_form import ConfigurationForm, skill_names
 from agents.admin.live_badge import NO_BADGE, live_badge_view
 from agents.admin.preview import preview_view
 from agents.edit_effects import system_prompt_badge
@@ -159,6 +163,7 @@ class ConfigurationAdmin(DraftAdmin, ClassifiedAdmin):
     """A change is saved as a draft; Publish makes it live (``governance.drafts_admin``). The
     fallback inline is saved live: it routes, it is not context."""
 
+    form = ConfigurationForm
     publish_permission = "agents.publish_configuration"
     list_display = (
         "identifier",
@@ -197,6 +202,8 @@ class ConfigurationAdmin(DraftAdmin, ClassifiedAdmin):
                 )
             },
         ),
+        ("Skills", {"fields": ("skill_list", "skill_mode", "skill_trust_floor")}),
+        ("Tools", {"fields": ("allowed_tool_groups", "allowed_tools")}),
         ("Run limits", {"fields": ("max_iterations", "context_usage_note")}),
     )
 
@@ -244,7 +251,15 @@ class ConfigurationAdmin(DraftAdmin, ClassifiedAdmin):
     ) -> None:
         actor = request_actor(request)
         history_stamp(obj, actor=actor, reason=reason)
-        configuration_save(configuration=obj, actor=actor)
+        skill_ids = values.get("skill_list") if values else None
+        configuration_save(configuration=obj, actor=actor, skill_ids=skill_ids)
+
+    def field_text(self, obj: Configuration, name: str, values: dict[str, Any] | None) -> str:
+        if name != "skill_list":
+            return super().field_text(obj, name, values)
+        if values is None:
+            return skill_names([link.skill_id for link in obj.skill_links.order_by("position")])
+        return skill_names(values[name])
 
 
 @admin.register(ApiClient)

@@ -2,7 +2,8 @@
 
 "My drafts" are the current editor's drafts (``governance.drafts``): of snippets, applied as
 ``SendRequest.snippet_edits`` (the mechanism the live token badge uses), and of the previewed
-configuration, applied to an unsaved copy of it (``agents.selectors.configuration_drafted``). Both
+configuration, applied to an unsaved copy of it (``agents.selectors.configuration_drafted``; its
+drafted skills as ``SendRequest.own_skills``). Both
 sides are the same :func:`agents.runtime.preview.context_preview` a send's plan and fit come from, so
 the figures differ by exactly what the drafts change. Like the preview, nothing is recorded and no
 provider is called: drafts never leave the service.
@@ -108,21 +109,21 @@ def draft_comparison(
     """``live`` (the page's preview of ``request``) beside the same request with the drafts by the
     user ``author_id`` in place."""
     edits = snippet_draft_edits(author_id=author_id)
-    drafted_configuration = configuration_drafted(configuration=configuration, author_id=author_id)
+    drafted = configuration_drafted(configuration=configuration, author_id=author_id)
     applied = tuple(f"snippet {edit.snippet.identifier}" for edit in edits)
-    if drafted_configuration is not None:
+    if drafted is not None:
         applied = (f"configuration {configuration.identifier}", *applied)
     live_side = Side(live, budget_bar(live.fitted.breakdown.as_dict()))
     try:
         preview = context_preview(
-            configuration=drafted_configuration or configuration,
-            request=replace(request, snippet_edits=edits),
+            configuration=drafted.configuration if drafted else configuration,
+            request=replace(request, snippet_edits=edits, own_skills=drafted.skills if drafted else None),
             max_tokens=max_tokens,
         )
     except ApplicationError as exc:
         return DraftComparison(live_side, None, exc.message, applied, part_deltas(live, None))
-    drafted = Side(preview, budget_bar(preview.fitted.breakdown.as_dict()))
-    return DraftComparison(live_side, drafted, "", applied, part_deltas(live, preview))
+    side = Side(preview, budget_bar(preview.fitted.breakdown.as_dict()))
+    return DraftComparison(live_side, side, "", applied, part_deltas(live, preview))
 
 
 def snippet_tokens(preview: ContextPreview) -> dict[str, int]:

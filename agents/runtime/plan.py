@@ -72,6 +72,9 @@ class SendRequest:
     # Unsaved snippet versions selected in place of the saved ones: only for showing what an edit
     # would cost (agents/edit_effects.py); never set for a send.
     snippet_edits: tuple[SnippetEdit, ...] = ()
+    # A configuration's own skills in place of its linked ones, in order: only for comparing a
+    # drafted configuration in the preview (agents/admin/draft_compare.py); never set for a send.
+    own_skills: tuple[Skill, ...] | None = None
     # A run's pinned content (agents/runtime/pins.py): its configuration fields, snippets and skills
     # replace the live ones; None: the live content (completions, previews, runs from before pins).
     pinned: PinnedContent | None = None
@@ -180,8 +183,9 @@ def send_plan(*, configuration: Configuration, request: SendRequest) -> SendPlan
     if request.pinned is not None:
         configuration = request.pinned.configuration(configuration)
         snippets, skills = request.pinned.snippets, request.pinned.skills
-    elif request.request_skills:
-        skills = compose_skills(configuration, parts.own_skills, request.request_skills)
+    elif request.request_skills or request.own_skills is not None:
+        own = parts.own_skills if request.own_skills is None else request.own_skills
+        skills = compose_skills(configuration, own, request.request_skills)
     else:
         skills = parts.skills
     if request.client_tools is None:

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from agents.errors import InvalidScope
-from agents.models import ApiClient, Configuration
+from agents.models import ApiClient, Configuration, ConfigurationSkill
 from agents.scopes import SCOPES
 from agents.tokens import token_digest
 from governance.actors import Actor
 from governance.services import reclassification_guard
 from governance.vocabulary import DataClass, TrustZone
+from skills.selectors import skills_in_order
 
 TOKEN_PREFIX = "gca_"
 
@@ -69,11 +72,30 @@ def api_client_rotate_token(*, client: ApiClient) -> IssuedClient:
     return IssuedClient(client=client, token=token)
 
 
-def configuration_save(*, configuration: Configuration, actor: Actor) -> Configuration:
-    """Validate and save ``configuration`` (new or changed). Raises ``ValidationError``, or
-    ``ReclassifyForbidden`` when ``actor`` may not loosen its system prompt's classification, before
-    anything is stored; a changed classification is a ``reclassified`` event."""
-    with reclassification_guard(row=configuration, actor=actor):
+def configuration_save(
+    *, configuration: Configuration, actor: Actor, skill_ids: Sequence[int] | None = None
+) -> Configuration:
+    """Validate and save ``configuration`` (new or changed), and with ``skill_ids`` make those skills
+    its own, in that order. Raises ``ValidationError``, or ``ReclassifyForbidden`` when ``actor`` may
+    not loosen its system prompt's classification, before anything is stored; a changed
+    classification is a ``reclassified`` event."""
+    with reclassification_guard(row=configuration, actor=actor):  # one transaction
         configuration.full_clean()
         configuration.save()
+        if skill_ids is not None:
+            _configuration_skills_set(configuration, skill_ids)
     return configuration
+
+
+def _configuration_skills_set(configuration: Configuration, skill_ids: Sequence[int]) -> None:
+    skills = skills_in_order(skill_ids=skill_ids)
+    missing = sorted(set(skill_ids) - {skill.pk for skill in skills})
+    if missing or len(set(skill_ids)) != len(skill_ids):
+        raise ValidationError({"skill_list": f"Unknown or repeated skills: {missing or 'repeated'}."})
+    if [link.skill_id for link in configuration.skill_links.order_by("position")] == list(skill_ids):
+        return
+    configuration.skill_links.all().delete()
+    ConfigurationSkill.objects.bulk_create(
+        ConfigurationSkill(configuration=configuration, skill=skill, position=position)
+        for position, skill in enumerate(skills)
+    )

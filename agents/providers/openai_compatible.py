@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import openai
-from openai.types.chat import ChatCompletion
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from agents.providers.base import SdkAdapter
 from agents.providers.chat_body import openai_options
@@ -185,8 +185,17 @@ class OpenAICompatibleAdapter(SdkAdapter[openai.OpenAI]):
     def _open_stream(
         self, call: ProviderCall, body: dict[str, Any]
     ) -> tuple[Iterator[StreamDelta], Callable[[], None]]:
-        # create() sends the request and raises for an error status before returning the stream.
-        stream = self._client.chat.completions.create(**body)
+        # What chat.completions.create(stream=True) sends, without its TypedDict transform of the body
+        # (see _send_whole): the same path, auth and stream class. It sends the request and raises for
+        # an error status before returning the stream.
+        stream = self._client.post(
+            "/chat/completions",
+            body=body,
+            cast_to=ChatCompletion,
+            options={"security": {"bearer_auth": True}},
+            stream=True,
+            stream_cls=openai.Stream[ChatCompletionChunk],
+        )
         self.require_event_stream(stream.response.headers.get("content-type", ""), stream.close)
         return self._deltas(call, stream), stream.close
 

@@ -193,6 +193,19 @@ def test_json_request_body_is_exactly_the_chat_completions_shape(fake_provider):
     assert fake_provider.requests[0].path == "/v1/chat/completions"
 
 
+def test_stream_request_body_is_the_json_body_with_the_stream_keys(fake_provider):
+    assistant = Message(role="assistant", content="", tool_calls=(ToolCall("call_9", "get_weather", "{}"),))
+    tool = Message(role="tool", content="12 degrees", tool_call_id="call_9")
+    messages = (SYSTEM, USER, assistant, tool)
+    for stream in (False, True):
+        provider_call = call(stream, messages=messages, tool_specs=(WEATHER_SPEC,), temperature=0.2)
+        complete(fake_provider, provider_call)
+    whole, streamed = fake_provider.bodies()
+    assert streamed == {**whole, "stream": True, "stream_options": {"include_usage": True}}
+    assert [request.path for request in fake_provider.requests] == ["/v1/chat/completions"] * 2
+    assert [request.headers["content-type"] for request in fake_provider.requests] == ["application/json"] * 2
+
+
 def test_stream_request_asks_for_usage(fake_provider):
     complete(fake_provider, call(stream=True))
     (body,) = fake_provider.bodies()

@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import openai
-from openai.types.chat import ChatCompletion, ChatCompletionChunk
+from openai.types import CompletionUsage
+from openai.types.chat import ChatCompletion
 
 from agents.providers.base import SdkAdapter
 from agents.providers.chat_body import openai_options
@@ -79,7 +80,12 @@ class _ToolCallDraft:
 
 @dataclass
 class _StreamState:
-    """What the chunks of one stream have said so far; :meth:`add` returns what a chunk adds."""
+    """What the chunks of one stream have said so far; :meth:`add` returns what a chunk adds.
+
+    A chunk is its decoded JSON, read as the SDK's ``ChatCompletionChunk`` would be: a field the model
+    requires is read by key, so its absence raises ``KeyError``, and a part that must be an object and
+    is not raises ``ValueError`` (both classified ``malformed``); an optional field defaults to None.
+    Building that model for every chunk cost more than everything else the stream's reader does."""
 
     response_id: str = ""
     model_id: str = ""
@@ -89,36 +95,44 @@ class _StreamState:
     usage: Any = None
     refused: bool = False
 
-    def add(self, chunk: Any) -> list[StreamDelta]:
-        self.response_id = chunk.id or self.response_id
-        self.model_id = chunk.model or self.model_id
+    def add(self, raw: object) -> list[StreamDelta]:
+        chunk = _json_object(raw, "chunk")
+        self.response_id = chunk["id"] or self.response_id
+        self.model_id = chunk["model"] or self.model_id
         deltas: list[StreamDelta] = []
-        for choice in chunk.choices or ():
-            if choice.index != 0:
+        for raw_choice in chunk["choices"] or ():
+            choice = _json_object(raw_choice, "choice")
+            if choice["index"] != 0:
                 continue  # we never ask for n > 1
-            self.finish = choice.finish_reason or self.finish
-            deltas += self._add_delta(choice.delta)
-        if chunk.usage is not None:
-            self.usage = chunk.usage
-            deltas.append(UsageDelta(normalise_usage(chunk.usage)))
+            self.finish = choice.get("finish_reason") or self.finish
+            deltas += self._add_delta(choice["delta"])
+        usage = chunk.get("usage")
+        if usage is not None:
+            self.usage = CompletionUsage.construct(**_json_object(usage, "usage"))
+            deltas.append(UsageDelta(normalise_usage(self.usage)))
         return deltas
 
-    def _add_delta(self, delta: Any) -> list[StreamDelta]:
-        if delta is None:
+    def _add_delta(self, raw: object) -> list[StreamDelta]:
+        if raw is None:
             return []
+        delta = _json_object(raw, "delta")
         deltas: list[StreamDelta] = []
-        if delta.content:
-            self.text.append(delta.content)
-            deltas.append(TextDelta(delta.content))
-        if getattr(delta, "refusal", None):
+        content = delta.get("content")
+        if content:
+            self.text.append(content)
+            deltas.append(TextDelta(content))
+        if delta.get("refusal"):
             self.refused = True
-        for piece in delta.tool_calls or ():
-            opening = piece.index not in self.calls
-            draft = self.calls.setdefault(piece.index, _ToolCallDraft(position=len(self.calls)))
-            draft.id = piece.id or draft.id
-            function = piece.function
-            name = function.name if function is not None else None
-            arguments = (function.arguments or "") if function is not None else ""
+        for raw_piece in delta.get("tool_calls") or ():
+            piece = _json_object(raw_piece, "tool call")
+            index = piece["index"]
+            opening = index not in self.calls
+            draft = self.calls.setdefault(index, _ToolCallDraft(position=len(self.calls)))
+            draft.id = piece.get("id") or draft.id
+            function = piece.get("function")
+            function = _json_object(function, "function") if function is not None else None
+            name = function.get("name") if function is not None else None
+            arguments = (function.get("arguments") or "") if function is not None else ""
             draft.name = name or draft.name
             draft.arguments.append(arguments)
             if opening or arguments:
@@ -129,6 +143,13 @@ class _StreamState:
                     )
                 )
         return deltas
+
+
+def _json_object(value: object, what: str) -> dict[str, Any]:
+    """``value`` if it is a JSON object; else the stream is malformed (a ``ValueError`` is classified so)."""
+    if not isinstance(value, dict):
+        raise ValueError(f"a stream's {what} is not a JSON object")
+    return value
 
 
 class OpenAICompatibleAdapter(SdkAdapter[openai.OpenAI]):
@@ -186,15 +207,16 @@ class OpenAICompatibleAdapter(SdkAdapter[openai.OpenAI]):
         self, call: ProviderCall, body: dict[str, Any]
     ) -> tuple[Iterator[StreamDelta], Callable[[], None]]:
         # What chat.completions.create(stream=True) sends, without its TypedDict transform of the body
-        # (see _send_whole): the same path, auth and stream class. It sends the request and raises for
-        # an error status before returning the stream.
+        # (see _send_whole): the same path and auth. The stream yields each chunk's decoded JSON, which
+        # _StreamState reads (``object``: the SDK builds no model of it). It sends the request and
+        # raises for an error status (or an error event) as create() does.
         stream = self._client.post(
             "/chat/completions",
             body=body,
             cast_to=ChatCompletion,
             options={"security": {"bearer_auth": True}},
             stream=True,
-            stream_cls=openai.Stream[ChatCompletionChunk],
+            stream_cls=openai.Stream[object],
         )
         self.require_event_stream(stream.response.headers.get("content-type", ""), stream.close)
         return self._deltas(call, stream), stream.close

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import random
 import time
@@ -287,6 +288,25 @@ def test_stream_that_ends_without_a_finish_reason_is_a_connection_failure(fake_p
     )
     error = failure(fake_provider, call(stream=True))
     assert (error.failure_class, error.retryable) == (FailureClass.CONNECTION, True)
+
+
+@pytest.mark.parametrize(
+    "chunk",
+    [
+        {"id": "c", "model": "m"},
+        {"id": "c", "model": "m", "choices": [{"index": 0, "finish_reason": "stop"}]},
+        {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"tool_calls": [{"id": "x"}]}}]},
+        {"id": "c", "model": "m", "choices": [], "usage": 5},
+        {"id": "c", "model": "m", "choices": ["stop"]},
+        ["not", "an", "object"],
+    ],
+    ids=["no-choices", "no-delta", "tool-call-without-index", "usage-not-an-object", "choice-text", "list"],
+)
+def test_stream_chunk_without_a_required_field_is_malformed(fake_provider, chunk):
+    body = b"data: " + json.dumps(chunk).encode() + b"\n\ndata: [DONE]\n\n"
+    fake_provider.script(RawReply(body, content_type="text/event-stream"))
+    error = failure(fake_provider, call(stream=True))
+    assert (error.failure_class, error.retryable) == (FailureClass.MALFORMED, False)
 
 
 def test_reply_without_choices_is_malformed(fake_provider):

@@ -5,10 +5,12 @@ Behaviour, so a run is reproducible and resumable:
 * ``options["script"]`` (optional) is a list of reply specs, each ``{"text": "..."}`` and/or
   ``{"tool_calls": [{"name": "...", "arguments": {...}}]}`` (arguments an object or JSON text). The
   reply to a call is ``script[i]`` where ``i`` is the number of assistant messages already in the call,
-  so re-sending a step after a crash gives the same answer.
+  so re-sending a step after a crash gives the same answer. A scripted call names a tool the call must
+  offer: calls to tools the call does not offer are not made (a model calls only what it is offered),
+  and a spec left with neither text nor calls answers as past the end of the script.
 * Past the end of the script, or without one, it answers with a text describing what it received:
   message count, prompt tokens, tools offered and the start of the last user message.
-* Tool call ids are ``call_<i>_<j>`` (``i`` as above, ``j`` the call's position).
+* Tool call ids are ``call_<i>_<j>`` (``i`` as above, ``j`` the call's position among those made).
 * Usage is ``provider_reported``: the prompt is counted with the project's one estimator
   (``o200k_base``), exactly as :meth:`Estimator.count_request` counts the messages and tool specs; the
   completion is the text's tokens plus each call's argument tokens. ``cached_tokens`` is 0.
@@ -130,10 +132,9 @@ class LocalAdapter(ProviderAdapter):
                 extra={"prompt_tokens": prompt_tokens, "context_window": self.context_window},
             )
         turn = sum(1 for message in call.messages if message.role == "assistant")
-        if turn < len(self.script):
-            text, calls = self._scripted(self.script[turn], turn)
-        else:
-            text, calls = describe(call, prompt_tokens), ()
+        text, calls = self._scripted(self.script[turn], turn, call) if turn < len(self.script) else ("", ())
+        if not text and not calls:
+            text = describe(call, prompt_tokens)
         completion = self.estimator.count_text(text) + sum(
             self.estimator.count_text(c.arguments) for c in calls
         )
@@ -146,9 +147,15 @@ class LocalAdapter(ProviderAdapter):
             response_id=response_id(call),
         )
 
-    def _scripted(self, spec: Mapping[str, Any], turn: int) -> tuple[str, tuple[ToolCall, ...]]:
-        calls = []
-        for position, raw in enumerate(spec.get("tool_calls", ())):
+    def _scripted(
+        self, spec: Mapping[str, Any], turn: int, call: ProviderCall
+    ) -> tuple[str, tuple[ToolCall, ...]]:
+        offered = {tool.name for tool in call.tool_specs}
+        calls: list[ToolCall] = []
+        for raw in spec.get("tool_calls", ()):
+            if raw["name"] not in offered:
+                continue
+            position = len(calls)
             arguments = raw.get("arguments", {})
             if not isinstance(arguments, str):
                 arguments = json.dumps(thaw_json(arguments), separators=(",", ":"), ensure_ascii=False)

@@ -124,9 +124,24 @@ def test_scripted_usage_counts_text_and_arguments_with_the_estimator():
 
 def test_script_arguments_given_as_json_text_are_kept_verbatim():
     script = [{"tool_calls": [{"name": "a", "arguments": '{"b": 1}'}, {"name": "c"}]}]
-    reply = local(script=script).complete(call())
+    reply = local(script=script).complete(call(tool_specs=(ToolSpec(name="a"), ToolSpec(name="c"))))
     assert reply.tool_calls == (ToolCall("call_0_0", "a", '{"b": 1}'), ToolCall("call_0_1", "c", "{}"))
     assert reply.text == ""
+
+
+def test_a_scripted_call_to_a_tool_the_call_does_not_offer_is_not_made(no_network):
+    script = [{"tool_calls": [{"name": "a"}, {"name": "read_notes", "arguments": {"version": "2"}}]}]
+    offered = local(script=script).complete(call(tool_specs=(SPEC,)))
+    assert offered.tool_calls == (ToolCall("call_0_0", "read_notes", '{"version":"2"}'),)
+    assert offered.finish_reason == "tool_calls"
+    # Left with neither text nor calls, the step answers as past the end of the script.
+    provider_call = call(tool_specs=(ToolSpec(name="other"),))
+    none_offered = local(script=script).complete(provider_call)
+    assert none_offered == local().complete(provider_call)
+    assert (none_offered.tool_calls, none_offered.finish_reason) == ((), "stop")
+    # A spec's text stays when its calls are dropped.
+    texted = local(script=[{**SCRIPT[0]}]).complete(call())
+    assert (texted.text, texted.tool_calls, texted.finish_reason) == ("Let me look.", (), "stop")
 
 
 def test_prompt_over_the_context_window_is_a_context_overflow():

@@ -147,7 +147,8 @@ def test_the_local_provider_streams_its_reply_a_word_at_a_time():
             options={"script": [{"text": "One two  three.", "tool_calls": [{"name": "t", "arguments": {}}]}]},
         )
     )
-    deltas = list(local.stream(call(), local.request_body(call())))
+    offered = call(tool_specs=(ToolSpec(name="t"),))
+    deltas = list(local.stream(offered, local.request_body(offered)))
     assert [d for d in deltas if isinstance(d, TextDelta)] == [
         TextDelta("One "),
         TextDelta("two  "),
@@ -155,7 +156,7 @@ def test_the_local_provider_streams_its_reply_a_word_at_a_time():
     ]
     assert [d for d in deltas if isinstance(d, ToolCallDelta)] == [ToolCallDelta(0, "call_0_0", "t", "{}")]
     assert isinstance(deltas[-1], StreamFinish)
-    assert deltas[-1].reply == local.complete(call(stream=False))
+    assert deltas[-1].reply == local.complete(call(stream=False, tool_specs=(ToolSpec(name="t"),)))
 
 
 # --- the dispatcher -------------------------------------------------------------------------------------

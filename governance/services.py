@@ -12,6 +12,8 @@ from dataclasses import dataclass, replace
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from config.caches import cache_register
+from config.lru import LruCache
 from config.tracing import traced
 from governance.actors import CLASSIFY_SCOPE, RECLASSIFY_PERMISSION, Actor, history_stamp
 from governance.classified import Classification, ClassifiedBase
@@ -84,7 +86,23 @@ def governance_event_record(
 
 
 def _redacted(text: str) -> str:
-    return redact(text).text if text else text
+    """``text`` redacted; short texts (identifiers, names, reasons) from this worker's memo, since a
+    decision lists the same identifiers on every call and a redaction is a pure function of the text."""
+    if not text:
+        return text
+    if len(text) > _MEMO_MAX_CHARS:
+        return redact(text).text
+    return _REDACTED.get_or_build(text, lambda: redact(text).text)
+
+
+_MEMO_MAX_CHARS = 512
+_REDACTED: LruCache[str, str] = cache_register(
+    LruCache(4096),
+    name="redacted_identifiers",
+    key=f"the text itself (up to {_MEMO_MAX_CHARS} characters: identifiers, names and reasons of decisions "
+    "and events)",
+    invalidation="none needed: a redaction is a pure function of the text (and of the detectors' code)",
+)
 
 
 @traced("governance.decision", result_attributes=decision_span_attributes)

@@ -19,6 +19,7 @@ test holds this table to that list.
 | `provider_adapters`   | `agents/providers/dispatch.py`  | the whole provider config                    | nothing: a change is another key  |
 | `token_counts`        | `context_assembly/estimator.py` | encoding, digest of the message or tool spec | nothing: pure                     |
 | `governance_verdicts` | `governance/policy.py`          | class, ceiling, enforcement, zone, mode      | nothing: pure                     |
+| `redacted_identifiers` | `governance/services.py`       | a short identifier, name or reason           | nothing: pure                     |
 
 The catalogue token is replaced by database triggers on every write to a table a send reads
 (``agents/models/catalog.py``, ``CatalogVersion``), so an entry built under an old token is never
@@ -38,9 +39,9 @@ from agents.runtime.redactions import REDACTION_MEMO
 from agents.runtime.transcript import TRANSCRIPTS
 from config.caches import RegisteredCache, caches_clear, registered_caches
 from context_assembly.estimator import DEFAULT_CACHE
-from governance import policy
+from governance import policy, services
 
 # The owners of the caches above; importing them here registers every cache before anyone lists them.
-OWNERS = (parts, pins, policy, ADAPTER_POOL, REDACTION_MEMO, TRANSCRIPTS, DEFAULT_CACHE)
+OWNERS = (parts, pins, policy, services, ADAPTER_POOL, REDACTION_MEMO, TRANSCRIPTS, DEFAULT_CACHE)
 
 __all__ = ["OWNERS", "RegisteredCache", "caches_clear", "registered_caches"]

@@ -10,8 +10,12 @@ from agents.providers.adapters import ADAPTER_POOL
 from agents.runtime import caches
 from agents.runtime.caches import caches_clear, registered_caches
 from agents.runtime.plan import provider_config
+from agents.selectors import configuration_sources
 from config.caches import CacheAlreadyRegistered, cache_register
 from config.lru import CacheStats, LruCache
+from governance.policy import decide, enforcement_mode
+from governance.services import decision_as_dict
+from governance.vocabulary import TrustZone
 from tests.agents.runs import fake_configuration, run_to_end
 from tests.factories import snippet_make
 from tests.fakes.provider_server import Reply
@@ -22,11 +26,11 @@ pytestmark = pytest.mark.django_db
 def test_the_table_lists_exactly_the_registered_caches():
     listed = re.findall(r"^\| `(\w+)` ", caches.__doc__ or "", flags=re.MULTILINE)
     assert sorted(listed) == [entry.name for entry in registered_caches()]
-    assert len(listed) == len(set(listed)) == 12
+    assert len(listed) == len(set(listed)) == 13
     assert all(entry.key and entry.invalidation for entry in registered_caches())
 
 
-def test_a_run_fills_every_cache_and_caches_clear_empties_them_all(
+def test_a_run_and_a_shown_decision_fill_every_cache_and_caches_clear_empties_them_all(
     fake_provider, django_capture_on_commit_callbacks
 ):
     fake_provider.script(Reply.tools(("c1", "snippets_by_tag", {"tags": ["tone"]})), Reply(text="Done."))
@@ -34,6 +38,12 @@ def test_a_run_fills_every_cache_and_caches_clear_empties_them_all(
     snippet_make(tags=("tone",), identifier="tone", text="Write warmly.")
     run = run_to_end(django_capture_on_commit_callbacks, configuration)
     assert run.status == "completed"
+    # A decision shown to a client (a preview, a chat completion) has its identifiers redacted.
+    decision = decide(configuration_sources(configuration), TrustZone.LOCAL, enforcement_mode())
+    assert [s["identifier"] for s in decision_as_dict(decision)["sources"]] == [
+        configuration.identifier,
+        "tone",
+    ]
     sizes = {entry.name: entry.stats().size for entry in registered_caches()}
     assert [name for name, size in sizes.items() if size == 0] == []
     adapter = ADAPTER_POOL.get(provider_config(configuration.model))

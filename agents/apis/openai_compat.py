@@ -237,9 +237,9 @@ class ChatCompletionsApi(OpenAIApiView):
         },
     )
     def post(self, request: Request) -> Response | StreamingHttpResponse:
-        serializer = ChatCompletionInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+        # Only the validated data outlives validation: a streamed request waits for the provider's
+        # first delta in this frame, and the serializer's per-instance field copies would wait too.
+        data = _validated(request)
         configuration = client_configuration(request, data["model"])
         conversation = Conversation(
             default_class=_default_class(request),
@@ -248,7 +248,7 @@ class ChatCompletionsApi(OpenAIApiView):
             tool_choice=data.get("tool_choice"),
             options=_options(data),
         )
-        arguments = {
+        arguments: dict[str, Any] = {
             "configuration": configuration,
             "api_client": client_of(request),
             "request": conversation_request(data["messages"], conversation),
@@ -265,6 +265,12 @@ class ChatCompletionsApi(OpenAIApiView):
             opened, model=configuration.identifier, created=created, include_usage=include_usage
         )
         return sse_response(request, events)
+
+
+def _validated(request: Request) -> dict[str, Any]:
+    serializer = ChatCompletionInputSerializer(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)
 
 
 def _default_class(request: Request) -> str:

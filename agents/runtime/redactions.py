@@ -4,6 +4,7 @@ sends again every step (its transcript). Only counts by kind are kept and report
 
 from __future__ import annotations
 
+import json
 from collections.abc import Container, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -176,10 +177,28 @@ class Redactions:
             tool_choice=self.json_value(options.tool_choice),
         )
 
+    def arguments(self, value: str) -> str:
+        """A tool call's arguments redacted. JSON text stays valid JSON: each string in it is redacted
+        (keys included), since a placeholder replacing a secret that ends in an escaped quote would
+        otherwise take the escape with it. Text that is not JSON, or JSON that still holds a secret
+        across its strings, is redacted as text."""
+        if not value or not REDACTION_MEMO.redact(value).findings:
+            return value
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return self.text(value)
+        own = Redactions()
+        redacted = json.dumps(own.json_value(parsed), ensure_ascii=False, separators=(",", ":"))
+        if REDACTION_MEMO.redact(redacted).findings:
+            return self.text(value)
+        self._add(own.counts)
+        return redacted
+
     def tool_calls(self, calls: tuple[ToolCall, ...]) -> tuple[ToolCall, ...]:
         """``calls`` with every id, name and arguments text redacted (the same tuple when clean)."""
         redacted = tuple(
-            ToolCall(id=self.text(c.id), name=self.text(c.name), arguments=self.text(c.arguments))
+            ToolCall(id=self.text(c.id), name=self.text(c.name), arguments=self.arguments(c.arguments))
             for c in calls
         )
         return calls if redacted == calls else redacted

@@ -810,3 +810,31 @@ def test_an_anthropic_served_configuration_streams_the_same_openai_chunks(fake_p
     )
     assert [c["choices"][0]["finish_reason"] for c in chunks if c["choices"]][-1] == "stop"
     assert chunks[-1]["usage"]["prompt_tokens"] > 0 and chunks[-1]["usage"]["completion_tokens"] > 0
+
+
+def test_tool_call_arguments_holding_a_quoted_secret_stay_json_on_the_wire(fake_provider, make_caller):
+    # A secret right before an escaped quote: redacted as plain text, the placeholder took the escape
+    # with it and the arguments were no longer JSON (an Anthropic-served call was then refused).
+    provider = provider_make(
+        kind=ProviderKind.ANTHROPIC, base_url=fake_provider.anthropic_base_url, max_retries=0
+    )
+    configuration = configuration_make(model=model_make(provider=provider, model_id="claude-sonnet-4-5"))
+    caller = make_caller("configurations:use", configurations=(configuration,))
+    fake_provider.script(Reply(text="Done."))
+    arguments = json.dumps({"command": f'curl --header "PRIVATE-TOKEN: {GITHUB.value}" https://x.test'})
+    call = {"id": "call_1", "type": "function", "function": {"name": "run", "arguments": arguments}}
+    messages = [
+        {"role": "user", "content": "Fetch it."},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "Fetched."},
+    ]
+
+    response = chat(caller, configuration, messages)
+
+    assert response.status_code == 200, response.content
+    [use] = [b for b in fake_provider.bodies()[0]["messages"][1]["content"] if b["type"] == "tool_use"]
+    assert set(use["input"]) == {"command"}
+    assert use["input"]["command"].startswith('curl --header "PRIVATE-TOKEN: [REDACTED:')
+    assert use["input"]["command"].endswith('" https://x.test')
+    assert leaked(fake_provider.requests[0].raw.decode(), GITHUB) == []
+    assert sum(response.json()["governance"]["redactions"]["sent"].values()) == 1

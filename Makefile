@@ -43,7 +43,7 @@ test-services: $(STAMP)
 
 test: lint test-fast test-services
 
-# The egress properties (tests/egress) at 20,000 examples instead of the default suite's 500.
+# The egress properties (tests/egress) at 20,000 examples instead of the default suite's 600.
 fuzz: $(STAMP)
 	EGRESS_PROFILE=fuzz $(PY) -m pytest tests/egress -p no:cacheprovider
 

@@ -64,20 +64,31 @@ class Example:
     caplog: Any
     received: list[Received] = field(default_factory=list)
     late: list[str] = field(default_factory=list)
+    # How the caller's items may be named in events: by position, ``context[N]`` unless the path says.
+    caller_sources: frozenset[str] | None = None
 
     # --- exercising paths ------------------------------------------------------------------------------
 
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.built.token}"}
 
-    def api(self, method: str, path: str, body: Any = None, *, label: str | None = None) -> Any:
-        """An API call as the example's client; its response is a receiver (``label``), kept as the
-        response's ``received``."""
+    def api(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        label: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> Any:
+        """An API call as the example's client (with extra ``headers``); its response is a receiver
+        (``label``), kept as the response's ``received``."""
         call = getattr(self.http, method.lower())
+        sent = {**self.headers(), **(headers or {})}
         if method == "GET":
-            response = call(path, body or {}, headers=self.headers())
+            response = call(path, body or {}, headers=sent)
         else:
-            response = call(path, body, content_type="application/json", headers=self.headers())
+            response = call(path, body, content_type="application/json", headers=sent)
         response.received = self.keep_response(label or f"{method} {path}", response)
         return response
 
@@ -175,7 +186,9 @@ class Example:
         [events] = [received for received in stored if received.label == "stored GovernanceEvent"]
         found = events.markers(oracle.caller_markers(self.world))
         assert not found, f"governance events hold caller free text: {found}"
-        positions = {f"context[{i}]" for i in range(len(self.world.items))}
+        positions = self.caller_sources
+        if positions is None:
+            positions = frozenset(f"context[{i}]" for i in range(len(self.world.items)))
         named = set(
             GovernanceEvent.objects.filter(source_kind="caller_context").values_list(
                 "source_identifier", flat=True

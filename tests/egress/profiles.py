@@ -20,18 +20,19 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 from hypothesis import seed as hypothesis_seed
 
-EGRESS_EXAMPLES = 500
+EGRESS_EXAMPLES = 600
 FUZZ_EXAMPLES = 20_000
 PROFILE = os.environ.get("EGRESS_PROFILE", "egress")
 CI = bool(os.environ.get("CI")) or os.environ.get("REQUIRE_SERVICES") == "1"
 
 # How the examples of a profile are shared out: each test function's weight (they sum to 1).
 WEIGHTS = {
-    "preview": 0.22,
-    "completions": 0.22,
-    "runs": 0.34,
-    "reads": 0.14,
-    "admin": 0.08,
+    "preview": 0.18,
+    "completions": 0.18,
+    "openai": 0.18,
+    "runs": 0.28,
+    "reads": 0.11,
+    "admin": 0.07,
 }
 
 _COMMON: dict[str, Any] = {

@@ -14,7 +14,9 @@ part, assembly, fit, recording the step and the message, calibration and releasi
 ``overhead`` is the usual case: the run's previous step ran in this worker, so its transcript is held
 and the earlier messages' token counts are cached, as that step left them; ``cold`` is a step whose
 worker has never seen the run: it reads the whole transcript from the database and counts every
-message.
+message. ``CPU`` is the usual case's overhead in the stepping thread's CPU time
+(``time.thread_time``): it leaves out the time the thread waited for a core, so it holds steadier
+than the wall time on a busy machine (the PostgreSQL server's own work, in its process, is not in it).
 
 Peers in the same run, on the same 200-message request:
 * ``sdk_call``: the provider call alone (the official ``openai`` SDK to the fake), i.e. what a caller
@@ -124,16 +126,17 @@ def measure(mode: str, runs: int) -> dict[str, Any]:
     with FakeProvider(default_reply="Done.") as fake:
         configuration = _configuration(fake)
         cold_ids = [_run_with_transcript(configuration) for _ in range(runs + 3)]
-        cold_overhead, _, _ = _time_steps(cold_ids)
+        cold_overhead, _, _, _ = _time_steps(cold_ids)
         warm_ids = [_run_with_transcript(configuration) for _ in range(runs + 3)]
         _warm_transcripts(warm_ids)
-        overhead, provider, total = _time_steps(warm_ids)
+        overhead, provider, total, overhead_cpu = _time_steps(warm_ids)
         peers = _peers(fake, warm_ids[0])
     return {
         "mode": mode,
         "n": runs,
         "overhead_ms": _summary(overhead[3:]),
         "cold_overhead_ms": _summary(cold_overhead[3:]),
+        "overhead_cpu_ms": _summary(overhead_cpu[3:]),
         "provider_ms": _summary(provider[3:]),
         "step_ms": _summary(total[3:]),
         **peers,
@@ -232,52 +235,58 @@ def _run_with_transcript(configuration: Any) -> str:
     return str(run.id)
 
 
-def _time_steps(run_ids: list[str]) -> tuple[list[float], list[float], list[float]]:
+def _time_steps(run_ids: list[str]) -> tuple[list[float], list[float], list[float], list[float]]:
+    """Per step: overhead, provider and total wall time, and the overhead in this thread's CPU time."""
     from agents.providers.openai_compatible import OpenAICompatibleAdapter
     from agents.runtime.step import step_run
 
     original = OpenAICompatibleAdapter._open_stream
-    provider_seconds: list[float] = []
+    provider_seconds: list[tuple[float, float]] = []  # (wall, this thread's CPU) inside the SDK
 
     def timed(self: Any, call: Any, body: Any) -> Any:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.thread_time()
         deltas, close = original(self, call, body)
-        inside = time.perf_counter() - start
+        inside, inside_cpu = time.perf_counter() - start, time.thread_time() - cpu
 
         def timed_deltas() -> Any:
-            nonlocal inside
+            nonlocal inside, inside_cpu
             iterator = iter(deltas)
             while True:
-                start = time.perf_counter()
+                start, cpu = time.perf_counter(), time.thread_time()
                 try:
                     delta = next(iterator)
                 except StopIteration:
-                    provider_seconds.append(inside + time.perf_counter() - start)
+                    provider_seconds.append(
+                        (inside + time.perf_counter() - start, inside_cpu + time.thread_time() - cpu)
+                    )
                     return
                 inside += time.perf_counter() - start
+                inside_cpu += time.thread_time() - cpu
                 yield delta
 
         return timed_deltas(), close
 
     OpenAICompatibleAdapter._open_stream = timed  # type: ignore[method-assign]
-    overhead, provider, total = [], [], []
+    overhead, provider, total, overhead_cpu = [], [], [], []
     try:
         for run_id in run_ids:
             calls = len(provider_seconds)
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.thread_time()
             outcome = step_run(run_id=run_id, step_index=STEPS, worker="bench")
-            elapsed = time.perf_counter() - start
+            elapsed, elapsed_cpu = time.perf_counter() - start, time.thread_time() - cpu
             if outcome.reason != "completed" or len(provider_seconds) != calls + 1:
                 raise SystemExit(
                     f"step did not complete with one provider call: {outcome} "
                     f"({len(provider_seconds) - calls} calls)"
                 )
+            wall, provider_cpu = provider_seconds[-1]
             total.append(elapsed * 1000)
-            provider.append(provider_seconds[-1] * 1000)
-            overhead.append((elapsed - provider_seconds[-1]) * 1000)
+            provider.append(wall * 1000)
+            overhead.append((elapsed - wall) * 1000)
+            overhead_cpu.append((elapsed_cpu - provider_cpu) * 1000)
     finally:
         OpenAICompatibleAdapter._open_stream = original  # type: ignore[method-assign]
-    return overhead, provider, total
+    return overhead, provider, total, overhead_cpu
 
 
 def _peers(fake: Any, run_id: str) -> dict[str, Any]:
@@ -344,8 +353,8 @@ def _summary(values: list[float]) -> dict[str, float]:
 def report(results: dict[str, dict[str, Any]], runs: int) -> None:
     print(f"Per-step overhead at a {TRANSCRIPT_MESSAGES}-message transcript (medians, ms; target ≤ 15)")
     print(
-        f"{'mode':<11} {'overhead':>9} {'p90':>8} {'cold':>8} {'step':>8} {'provider':>9} {'sdk call':>9} "
-        f"{'LC trim':>9}"
+        f"{'mode':<11} {'overhead':>9} {'p90':>8} {'CPU':>7} {'cold':>8} {'step':>8} {'provider':>9} "
+        f"{'sdk call':>9} {'LC trim':>9}"
     )
     summary: dict[str, Any] = {"benchmark": "step_overhead", "transcript_messages": TRANSCRIPT_MESSAGES}
     for mode, data in results.items():
@@ -355,8 +364,8 @@ def report(results: dict[str, dict[str, Any]], runs: int) -> None:
             continue
         o, s = data["overhead_ms"], data["step_ms"]
         print(
-            f"{mode:<11} {o['median']:>9.2f} {o['p90']:>8.2f} {data['cold_overhead_ms']['median']:>8.2f} "
-            f"{s['median']:>8.2f} {data['provider_ms']['median']:>9.2f} "
+            f"{mode:<11} {o['median']:>9.2f} {o['p90']:>8.2f} {data['overhead_cpu_ms']['median']:>7.2f} "
+            f"{data['cold_overhead_ms']['median']:>8.2f} {s['median']:>8.2f} {data['provider_ms']['median']:>9.2f} "
             f"{data['sdk_call_ms']['median']:>9.2f} {data['langchain_trim_ms']['median']:>9.2f}"
         )
         data["overhead_vs_langchain_trim"] = round(o["median"] / data["langchain_trim_ms"]["median"], 3)

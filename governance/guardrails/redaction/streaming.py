@@ -121,6 +121,8 @@ def safe_cut(held: str, context: str = "", known: dict[str, str] | None = None) 
     """The length of the longest prefix of ``held`` whose redaction no continuation can change (see the
     module docstring for the rules). ``context`` is the handed-on text of the current line."""
     cut = _after_last_space(held)
+    if cut == 0:
+        return 0  # no white space held: every rule below only moves the cut back, and not below 0
     cut = _outside_blocks(held, cut)
     line_start = held.rfind("\n") + 1
     line = context + held[line_start:] if line_start == 0 else held[line_start:]

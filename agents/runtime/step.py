@@ -206,12 +206,13 @@ def _model_phase(run: AgentRun, step_index: int, worker: str) -> StepOutcome | R
 
 
 def _tool_phase(run: AgentRun, step_index: int, worker: str, assistant: RunMessage | None) -> StepOutcome:
+    recorded_now = assistant is not None
     if assistant is None:  # recorded by an earlier attempt of this step
         assistant = RunMessage.objects.get(run=run, step_index=step_index, role="assistant")
     if not assistant.tool_calls:
         return _finish(run, worker, step_index, TerminationReason.COMPLETED)
     lease_renew(run=run, worker=worker)
-    execute_tool_calls(run=run, step_index=step_index, assistant=assistant)
+    execute_tool_calls(run=run, step_index=step_index, assistant=assistant, recorded_now=recorded_now)
     if run_advance(run=run, worker=worker, next_index=step_index + 1):
         step_enqueue(run_id=str(run.id), step_index=step_index + 1)
         return StepOutcome(str(run.id), step_index, StepAction.ADVANCED)

@@ -31,13 +31,19 @@ OUTCOME_UNKNOWN = "The outcome of this call is unknown (it was interrupted); it 
 TOOL_FAILED = "The tool failed. No details are available."
 
 
-def execute_tool_calls(*, run: AgentRun, step_index: int, assistant: RunMessage) -> None:
-    """Run every call of ``assistant`` that has no result message yet, in order."""
-    answered = set(
-        RunMessage.objects.filter(run=run, role="tool", step_index=step_index).values_list(
-            "tool_call_id", flat=True
+def execute_tool_calls(
+    *, run: AgentRun, step_index: int, assistant: RunMessage, recorded_now: bool = False
+) -> None:
+    """Run every call of ``assistant`` that has no result message yet, in order. ``recorded_now``:
+    ``assistant`` was stored by this attempt of the step, so no call can have a result yet (results are
+    stored only after their assistant message) and the results are not read."""
+    answered: set[str] = set()
+    if not recorded_now:
+        answered = set(
+            RunMessage.objects.filter(run=run, role="tool", step_index=step_index).values_list(
+                "tool_call_id", flat=True
+            )
         )
-    )
     configuration = run.configuration
     parts = configuration_parts(configuration)
     zone = send_zone(configuration, parts.fallbacks)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from agents.models import AgentRun, AgentStep, RunMessage, ToolCallRecord
@@ -89,6 +91,46 @@ def test_a_step_recorded_but_not_advanced_is_not_called_again(fake_provider):
     AgentRun.objects.filter(id=run.id).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
     assert step_run(run_id=str(run.id), step_index=0, worker="w2").action == "advanced"
     assert len(fake_provider.requests) == 1
+    assert list(RunMessage.objects.filter(run=run).values_list("role", "tool_call_id")) == [
+        ("assistant", ""),
+        ("tool", "c1"),
+    ]
+
+
+def test_a_redelivered_step_runs_only_the_calls_without_a_result(fake_provider):
+    """The worker died between two tool results: the redelivered step stores the missing one only."""
+    calls = (("c1", "snippets_by_tag", {"tags": ["x"]}), ("c2", "snippets_by_tag", {"tags": ["y"]}))
+    fake_provider.script(Reply.tools(*calls), Reply(text="done"))
+    run = queued_run(fake_configuration(fake_provider))
+    lease_claim(run_id=str(run.id), step_index=0, worker="w1")
+    from agents.runtime.step import _model_phase
+
+    _model_phase(AgentRun.objects.select_related("configuration").get(id=run.id), 0, "w1")
+    RunMessage.objects.create(
+        run=run,
+        position=1,
+        step_index=0,
+        role="tool",
+        content="stored",
+        tool_call_id="c1",
+        data_class=DataClass.PUBLIC_CONTENT,
+    )
+    AgentRun.objects.filter(id=run.id).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    assert step_run(run_id=str(run.id), step_index=0, worker="w2").action == "advanced"
+    assert list(RunMessage.objects.filter(run=run).values_list("role", "tool_call_id", "content")) == [
+        ("assistant", "", ""),
+        ("tool", "c1", "stored"),
+        ("tool", "c2", "No snippets found.\n\n(Unknown tags: y.)"),
+    ]
+
+
+def test_a_step_that_records_its_tool_calls_does_not_read_their_results(fake_provider):
+    fake_provider.script(Reply.tools(("c1", "snippets_by_tag", {"tags": ["x"]})), Reply(text="done"))
+    run = queued_run(fake_configuration(fake_provider))
+    with CaptureQueriesContext(connection) as queries:
+        assert step_run(run_id=str(run.id), step_index=0, worker="w1").action == "advanced"
+    reads = [query["sql"] for query in queries.captured_queries if query["sql"].startswith("SELECT")]
+    assert not [sql for sql in reads if "\"role\" = 'tool'" in sql]
     assert list(RunMessage.objects.filter(run=run).values_list("role", "tool_call_id")) == [
         ("assistant", ""),
         ("tool", "c1"),

@@ -22,7 +22,7 @@ from agents.errors import ModelInactive
 from agents.models import Configuration
 from agents.runtime.plan import SendPlan, SendRequest, send_plan
 from agents.runtime.redactions import Redactions
-from agents.runtime.send import reply_limit, reply_limit_check
+from agents.runtime.targets import reply_limit, reply_limit_check
 from context_assembly.assembly import ContextItem, caller_context_identifier, context_item_text
 from context_assembly.estimator import Estimator
 from context_assembly.fitting import FitResult, fit

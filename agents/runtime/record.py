@@ -15,7 +15,7 @@ from agents.pricing import ZERO, Prices, usage_cost
 from agents.providers.values import ProviderReply, Usage
 from agents.runtime.leases import StepTotals, run_complete_with, run_totals_add
 from agents.runtime.plan import SendPlan, model_profile
-from agents.runtime.send import SkippedTarget
+from agents.runtime.targets import SkippedTarget
 from agents.telemetry import step_record_observed
 from context_assembly.calibration import CalibrationState, run_ratio
 from context_assembly.fitting import FitResult

@@ -11,8 +11,9 @@ from agents.models import ApiClient, CompletionRecord, Configuration, LlmModel
 from agents.providers.values import ProviderReply
 from agents.runtime.plan import SendPlan, SendRequest, send_plan
 from agents.runtime.record import reply_cost, served_model_calibrate
-from agents.runtime.send import SendOutcome, StreamOutcome, governed_send, governed_stream, reply_limit_check
+from agents.runtime.send import SendOutcome, StreamOutcome, governed_send, governed_stream
 from agents.runtime.streaming import GovernedStream
+from agents.runtime.targets import reply_limit_check
 from config.logs import log_context_update
 from context_assembly.fitting import BudgetBreakdown, FitResult
 from governance.errors import ContextRefused

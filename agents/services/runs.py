@@ -19,7 +19,7 @@ from agents.runtime.pins import configuration_pins_take
 from agents.runtime.plan import SendRequest, active_targets
 from agents.runtime.queue import step_enqueue
 from agents.runtime.redactions import Redactions, redaction_events_record
-from agents.runtime.send import reply_limit_check
+from agents.runtime.targets import reply_limit_check
 from agents.selectors import catalog_token_of, configuration_fallbacks, skills_usable_by
 from agents.telemetry import run_span_attributes
 from config.tracing import traced

@@ -144,6 +144,32 @@ def configuration_get_for_client(*, api_client: ApiClient, identifier: str) -> C
     return with_catalog_token(configurations).first()
 
 
+@dataclass(frozen=True)
+class ClientConfigurationKey:
+    """What one statement reads of a configuration a client may use: its id, the catalogue token (in
+    the same snapshot) and its serving model's calibration, which the token does not cover."""
+
+    configuration_id: int
+    catalog: str | None
+    calibration: tuple[float, int]
+
+
+def configuration_key_for_client(*, api_client: ApiClient, identifier: str) -> ClientConfigurationKey | None:
+    """The key of the configuration, or None when it is unknown **or** not allowed for ``api_client``
+    (as :func:`configuration_get_for_client`). The access is checked in this statement every time;
+    the configuration itself comes from ``agents.runtime.parts.step_configuration`` under the token."""
+    configurations = api_client.configurations.filter(identifier=identifier)
+    row = (
+        with_catalog_token(configurations)
+        .values_list("pk", CATALOG_TOKEN, "model__calibration_factor", "model__calibration_samples")
+        .first()
+    )
+    if row is None:
+        return None
+    pk, catalog, factor, samples = row
+    return ClientConfigurationKey(pk, catalog if isinstance(catalog, str) else None, (factor, samples))
+
+
 def run_list_for_client(*, api_client: ApiClient) -> QuerySet[AgentRun]:
     """The client's own runs, newest first. Runs of other clients and of no client are never included."""
     return AgentRun.objects.filter(api_client=api_client).select_related("configuration__model")

@@ -13,8 +13,9 @@ from rest_framework.request import Request
 
 from agents.errors import NotVisible
 from agents.models import ApiClient, Configuration
+from agents.runtime.parts import step_configuration
 from agents.runtime.plan import SendRequest
-from agents.selectors import configuration_get_for_client
+from agents.selectors import configuration_key_for_client
 from agents.services import CallerContextItem, send_request_build, send_request_from_messages
 from config.api import MAX_ID, figures_serializer
 from context_assembly.fitting import BudgetBreakdown
@@ -71,11 +72,22 @@ class ContextRequestSerializer(serializers.Serializer):
 
 
 def client_configuration(request: Request, identifier: str) -> Configuration:
-    """The configuration if this client may use it; unknown and not allowed both answer 404."""
-    configuration = configuration_get_for_client(api_client=client_of(request), identifier=identifier)
-    if configuration is None:
-        raise NotVisible(f"There is no configuration {identifier!r}.", extra={"configuration": identifier})
-    return configuration
+    """The configuration if this client may use it; unknown and not allowed both answer 404.
+
+    One statement checks the access and reads the catalogue token and the serving model's
+    calibration; the configuration with its model and provider comes from the worker's cache under
+    that token, as a run step's does (``agents.runtime.parts.step_configuration``; every catalogue
+    write, publishing and model or provider switches included, replaces the token)."""
+    missing = NotVisible(f"There is no configuration {identifier!r}.", extra={"configuration": identifier})
+    key = configuration_key_for_client(api_client=client_of(request), identifier=identifier)
+    if key is None:
+        raise missing
+    try:
+        return step_configuration(
+            configuration_id=key.configuration_id, catalog=key.catalog, calibration=key.calibration
+        )
+    except Configuration.DoesNotExist:  # deleted between the two statements
+        raise missing from None
 
 
 def caller_context(data: dict[str, Any]) -> tuple[CallerContextItem, ...]:

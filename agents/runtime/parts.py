@@ -85,7 +85,8 @@ _CONFIGURATIONS: LruCache[tuple[object, ...], Configuration] = cache_register(
     LruCache(256),
     name="step_configurations",
     key="(database alias, configuration id, catalogue token)",
-    invalidation=_BY_TOKEN + "; the serving model's calibration is read by every claim, not cached",
+    invalidation=_BY_TOKEN + "; the serving model's calibration is read by every claim and every API read "
+    "of a configuration (agents/apis/context.py), not cached",
 )
 _SELECTIONS: LruCache[tuple[object, ...], SnippetSelection] = cache_register(
     LruCache(1024),
@@ -116,7 +117,8 @@ def snippet_selection(tags: Sequence[str], catalog: str | None) -> SnippetSelect
 def step_configuration(
     *, configuration_id: int, catalog: str | None, calibration: tuple[float, int]
 ) -> Configuration:
-    """The configuration with its serving model and provider for a claimed step.
+    """The configuration with its serving model and provider for a claimed step (or an API request:
+    ``agents.apis.context.client_configuration``).
 
     The claim reads the run, the token and the serving model's calibration in one statement; the
     configuration graph comes from the cache, built once per token. Every caller gets its own copies

@@ -162,18 +162,38 @@ class Reservation:
         self.release()
 
 
+ClientLimits = tuple[int | None, Decimal | None]  # (daily_token_limit, daily_cost_limit)
+
+
+def client_limits(client: ApiClient) -> ClientLimits:
+    """The limits of ``client`` as its row was read (a request's authentication reads it whole)."""
+    return client.daily_token_limit, client.daily_cost_limit
+
+
 def budget_reserve(
-    *, client_id: int | None, estimate: SendEstimate, events: EventContext, zone: TrustZone | None
+    *,
+    client_id: int | None,
+    estimate: SendEstimate,
+    events: EventContext,
+    zone: TrustZone | None,
+    limits: ClientLimits | None = None,
 ) -> Reservation:
     """Reserve ``estimate`` against the client's budget for today, or raise :class:`BudgetExhausted`
-    (its event recorded and counted) when it does not fit. Without a client, nothing is reserved."""
+    (its event recorded and counted) when it does not fit. Without a client, nothing is reserved.
+
+    ``limits``: the client's limits as the caller read them in a plain ``SELECT`` of the client row
+    earlier in the same request (the authentication's); without them they are read here. Either way
+    the condition of the reserving ``UPDATE`` reads the usage row alone, which is what bounds the
+    reservations in flight (docs/decisions/0015-budgets-reserve-and-settle.md)."""
     day = budget_day()
     reservation = Reservation(client_id, day, estimate)
     if client_id is None:
         return reservation
-    token_limit, cost_limit = ApiClient.objects.filter(pk=client_id).values_list(
-        "daily_token_limit", "daily_cost_limit"
-    )[0]
+    if limits is None:
+        limits = ApiClient.objects.filter(pk=client_id).values_list("daily_token_limit", "daily_cost_limit")[
+            0
+        ]
+    token_limit, cost_limit = limits
     if _reserved(client_id, day, estimate, token_limit, cost_limit):
         return reservation
     # The row may not exist yet (the client's first send of the day): create it, then try once more.

@@ -24,7 +24,7 @@ from agents.providers.dispatch import (
 from agents.providers.failures import ProviderError
 from agents.providers.guard import LateRedactionOverflow
 from agents.providers.values import ProviderReply
-from agents.runtime.budget import Reservation
+from agents.runtime.budget import ClientLimits, Reservation
 from agents.runtime.plan import SendPlan
 from agents.runtime.redactions import Redactions, redaction_events_record
 from agents.runtime.streaming import GovernedStream
@@ -69,13 +69,14 @@ def governed_send(
     client_id: int | None,
     max_tokens: int | None = None,
     temperature: float | None = None,
+    limits: ClientLimits | None = None,
 ) -> SendOutcome:
     """Check every source against the zone (recording events), then fit, reserve the send's estimate
     from the budget of the client ``client_id`` (None: a send no client made), call, and settle the
     reservation with the reported usage. Never raises for a refusal, an overflow, an exhausted budget
     or a provider failure: the outcome says which happened."""
     called = _governed_call(
-        SendOutcome, plan, events, client_id, max_tokens, temperature, complete_with_fallbacks
+        SendOutcome, plan, events, client_id, max_tokens, temperature, complete_with_fallbacks, limits
     )
     if isinstance(called, SendOutcome):
         return called
@@ -114,6 +115,7 @@ def governed_stream(
     client_id: int | None,
     max_tokens: int | None = None,
     temperature: float | None = None,
+    limits: ClientLimits | None = None,
 ) -> StreamOutcome:
     """:func:`governed_send` with the reply as a stream: the same check, events, per-target fits and
     guard pass, then a stream opened on the first target that yields a first delta (retries and
@@ -124,7 +126,7 @@ def governed_stream(
     stream, which settles it at the finish or releases it when closed or broken before. Never raises
     for a refusal, an overflow, an exhausted budget or a provider failure before the first delta."""
     called = _governed_call(
-        StreamOutcome, plan, events, client_id, max_tokens, temperature, stream_with_fallbacks
+        StreamOutcome, plan, events, client_id, max_tokens, temperature, stream_with_fallbacks, limits
     )
     if isinstance(called, StreamOutcome):
         return called
@@ -178,6 +180,7 @@ def _governed_call(
     max_tokens: int | None,
     temperature: float | None,
     dispatch: Callable[..., Dispatched],
+    limits: ClientLimits | None = None,
 ) -> Outcome | _Called[Dispatched]:
     """Both sends up to the reply: an active target, the sources checked against the zone, the
     redaction events, the serving model's fit, the reservation of its estimate from the client's
@@ -196,7 +199,7 @@ def _governed_call(
     if primary.fitted.overflow:
         return outcome(plan=plan, fitted=primary.fitted, clamped=primary.clamped, decision=decision)
     try:
-        reservation = fits.reserve(client_id)
+        reservation = fits.reserve(client_id, limits)
     except BudgetExhausted as exhausted:
         fitted, clamped = primary.fitted, primary.clamped
         return outcome(plan=plan, fitted=fitted, clamped=clamped, decision=decision, exhausted=exhausted)

@@ -21,7 +21,7 @@ from agents.models import LlmModel
 from agents.providers.dispatch import PreparedCall, TargetSkipped
 from agents.providers.guard import LateRedaction, WireGuard
 from agents.providers.values import PromptLayout, ProviderCall
-from agents.runtime.budget import Reservation, budget_reserve, send_estimate
+from agents.runtime.budget import ClientLimits, Reservation, budget_reserve, send_estimate
 from agents.runtime.plan import SendPlan, model_profile
 from agents.runtime.redactions import REDACTION_MEMO
 from context_assembly.estimator import Estimator
@@ -108,7 +108,7 @@ class TargetFits:
         limit, clamped = reply_limit(self.max_tokens, model)
         return TargetFit(model, estimator, fit(assembled, estimator=estimator, max_tokens=limit), clamped)
 
-    def reserve(self, client_id: int | None) -> Reservation:
+    def reserve(self, client_id: int | None, limits: ClientLimits | None = None) -> Reservation:
         """Reserve this send's estimate from the client's budget (agents/runtime/budget.py): the
         serving model's prompt estimate and reply limit, priced at the dearest target's prices.
         Raises :class:`BudgetExhausted` (its event recorded) when it does not fit."""
@@ -118,7 +118,9 @@ class TargetFits:
             max_output_tokens=primary.max_tokens,
             models=[self.model(index) for index in range(len(self.plan.targets))],
         )
-        return budget_reserve(client_id=client_id, estimate=estimate, events=self.events, zone=self.plan.zone)
+        return budget_reserve(
+            client_id=client_id, estimate=estimate, events=self.events, zone=self.plan.zone, limits=limits
+        )
 
     def prepare(self, index: int) -> PreparedCall:
         """Target ``index``'s own call (its kept messages and reply limit) and guard; raises

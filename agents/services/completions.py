@@ -9,6 +9,7 @@ from decimal import Decimal
 from agents.errors import ConfigurationInactive
 from agents.models import ApiClient, CompletionRecord, Configuration, LlmModel
 from agents.providers.values import ProviderReply
+from agents.runtime.budget import client_limits
 from agents.runtime.plan import SendPlan, SendRequest, send_plan
 from agents.runtime.record import reply_cost, served_model_calibrate
 from agents.runtime.send import SendOutcome, StreamOutcome, governed_send, governed_stream
@@ -53,7 +54,12 @@ def completion_create(
     serving model's calibration takes the provider-reported prompt size as a step's does."""
     request_id, plan, events = _completion_start(configuration, api_client, request, max_tokens)
     outcome = governed_send(
-        plan, events, client_id=api_client.pk, max_tokens=max_tokens, temperature=temperature
+        plan,
+        events,
+        client_id=api_client.pk,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        limits=client_limits(api_client),  # read with the client by this request's authentication
     )
     _raise_unless_sent(outcome, request_id)
     assert outcome.fitted is not None and outcome.reply is not None and outcome.served is not None
@@ -130,7 +136,12 @@ def completion_stream_open(
     raises ``ProviderError`` from the stream. The caller must read the stream to its end or close it."""
     request_id, plan, events = _completion_start(configuration, api_client, request, max_tokens)
     outcome = governed_stream(
-        plan, events, client_id=api_client.pk, max_tokens=max_tokens, temperature=temperature
+        plan,
+        events,
+        client_id=api_client.pk,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        limits=client_limits(api_client),  # read with the client by this request's authentication
     )
     _raise_unless_sent(outcome, request_id)
     assert outcome.fitted is not None and outcome.stream is not None and outcome.served is not None

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import TypeVar
 
 from agents.errors import ConfigurationInactive
 from agents.models import ApiClient, CompletionRecord, Configuration, LlmModel
@@ -52,18 +54,8 @@ def completion_create(
     ``ProviderError`` (sent, the provider failed), :class:`MaxTokensTooLarge` or :class:`BudgetExhausted`
     (the client's daily budget; nothing sent), or :class:`ConfigurationInactive`. Stores no run; the
     serving model's calibration takes the provider-reported prompt size as a step's does."""
-    request_id, plan, events = _completion_start(configuration, api_client, request, max_tokens)
-    outcome = governed_send(
-        plan,
-        events,
-        client_id=api_client.pk,
-        max_tokens=max_tokens,
-        temperature=temperature,
-        limits=client_limits(api_client),  # read with the client by this request's authentication
-    )
-    _raise_unless_sent(outcome, request_id)
-    assert outcome.fitted is not None and outcome.reply is not None and outcome.served is not None
-    sent = SentCompletion(request_id, api_client, plan, outcome.served, outcome.fitted, outcome.decision)
+    outcome, sent = _sent(governed_send, configuration, api_client, request, max_tokens, temperature)
+    assert outcome.reply is not None
     return sent.finished(outcome.reply, outcome.reply_redactions)
 
 
@@ -134,8 +126,26 @@ def completion_stream_open(
     """:func:`completion_create` with the reply streamed: raises the same errors up to the provider's
     first delta (a target that fails before it is retried or falls back); after that a broken stream
     raises ``ProviderError`` from the stream. The caller must read the stream to its end or close it."""
+    outcome, sent = _sent(governed_stream, configuration, api_client, request, max_tokens, temperature)
+    assert outcome.stream is not None
+    return CompletionStream(stream=outcome.stream, sent=sent)
+
+
+Outcome = TypeVar("Outcome", SendOutcome, StreamOutcome)
+
+
+def _sent(
+    send: Callable[..., Outcome],
+    configuration: Configuration,
+    api_client: ApiClient,
+    request: SendRequest,
+    max_tokens: int | None,
+    temperature: float | None,
+) -> tuple[Outcome, SentCompletion]:
+    """The call governed and sent by ``send`` (the whole or the streamed send), or raised for what kept
+    it from being sent; its outcome and what its finish needs."""
     request_id, plan, events = _completion_start(configuration, api_client, request, max_tokens)
-    outcome = governed_stream(
+    outcome = send(
         plan,
         events,
         client_id=api_client.pk,
@@ -144,9 +154,9 @@ def completion_stream_open(
         limits=client_limits(api_client),  # read with the client by this request's authentication
     )
     _raise_unless_sent(outcome, request_id)
-    assert outcome.fitted is not None and outcome.stream is not None and outcome.served is not None
+    assert outcome.fitted is not None and outcome.served is not None
     sent = SentCompletion(request_id, api_client, plan, outcome.served, outcome.fitted, outcome.decision)
-    return CompletionStream(stream=outcome.stream, sent=sent)
+    return outcome, sent
 
 
 def _completion_start(

@@ -7,6 +7,8 @@ import importlib
 from django.apps import apps
 from django.contrib.auth.models import Group, User
 
+from snippets.models import Snippet
+
 EDITOR_PASSWORD = "editor-" + "pass-" + "word"  # a test login, built so no scanner mistakes it for a secret
 _MIGRATION = importlib.import_module("governance.migrations.0003_editors_group")
 _PUBLISH = importlib.import_module("governance.migrations.0007_editors_publish")
@@ -26,3 +28,13 @@ def editor_make(username: str = "editor") -> User:
     user = User.objects.create_user(username=username, password=EDITOR_PASSWORD, is_staff=True)
     user.groups.add(editors_group())
     return user
+
+
+def snippet_admin_form(snippet: Snippet, **changes: str) -> dict[str, str]:
+    """The snippet admin form's fields as the change page posts them, with ``changes`` applied."""
+    values = {
+        "identifier": snippet.identifier, "name": snippet.name, "description": "", "text": snippet.text,
+        "tag_names": "tone", "is_active": "on", "sorting": "0", "data_class": snippet.data_class,
+        "ceiling": snippet.ceiling, "enforcement": snippet.enforcement, "metadata": "{}",
+    }  # fmt: skip
+    return {**values, **changes}

@@ -10,7 +10,7 @@ from governance.actors import Actor
 from governance.drafts import draft_save
 from governance.models import Publication
 from snippets.models import Snippet
-from tests.editors import editor_make
+from tests.editors import editor_make, snippet_admin_form
 from tests.factories import configuration_make, snippet_make
 
 pytestmark = pytest.mark.django_db
@@ -18,18 +18,9 @@ pytestmark = pytest.mark.django_db
 LIST = "/admin/governance/publication/"
 
 
-def snippet_form(snippet: Snippet, **changes: str) -> dict[str, str]:
-    values = {
-        "identifier": snippet.identifier, "name": snippet.name, "description": "", "text": snippet.text,
-        "tag_names": "tone", "is_active": "on", "sorting": "0", "data_class": snippet.data_class,
-        "ceiling": snippet.ceiling, "enforcement": snippet.enforcement, "metadata": "{}",
-    }  # fmt: skip
-    return {**values, **changes}
-
-
 def publish_snippet(client, snippet: Snippet, text: str) -> Publication:
     url = f"/admin/snippets/snippet/{snippet.pk}"
-    assert client.post(f"{url}/change/", snippet_form(snippet, text=text)).status_code == 302
+    assert client.post(f"{url}/change/", snippet_admin_form(snippet, text=text)).status_code == 302
     assert client.post(f"{url}/publish/").status_code == 302
     return Publication.objects.latest("id")
 

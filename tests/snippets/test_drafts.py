@@ -9,22 +9,13 @@ from governance.classified import Classification
 from governance.drafts import classification_tightened
 from governance.models import Draft, GovernanceEvent, Publication
 from snippets.models import Snippet
-from tests.editors import editor_make
+from tests.editors import editor_make, snippet_admin_form
 from tests.factories import snippet_make
 
 pytestmark = pytest.mark.django_db
 
 OLD = "Write warmly and briefly."
 NEW = "Write warmly, briefly and concretely."
-
-
-def form(snippet: Snippet, **changes: str) -> dict[str, str]:
-    values = {
-        "identifier": snippet.identifier, "name": snippet.name, "description": "", "text": snippet.text,
-        "tag_names": "tone", "is_active": "on", "sorting": "0", "data_class": snippet.data_class,
-        "ceiling": snippet.ceiling, "enforcement": snippet.enforcement, "metadata": "{}",
-    }  # fmt: skip
-    return {**values, **changes}
 
 
 def live(snippet: Snippet) -> tuple[object, ...]:
@@ -51,7 +42,7 @@ def editor(client) -> User:
 def test_saving_stores_a_draft_and_leaves_the_live_row_and_its_history(client, editor, snippet):
     before = live(snippet)
 
-    response = client.post(change_url(snippet), form(snippet, text=NEW), follow=True)
+    response = client.post(change_url(snippet), snippet_admin_form(snippet, text=NEW), follow=True)
 
     assert [str(m) for m in response.context["messages"]] == [
         "Saved as a draft: the live snippet is unchanged until the draft is published."
@@ -71,8 +62,10 @@ def test_saving_stores_a_draft_and_leaves_the_live_row_and_its_history(client, e
 
 
 def test_a_second_save_replaces_the_draft(client, editor, snippet):
-    client.post(change_url(snippet), form(snippet, text=NEW))
-    client.post(change_url(snippet), form(snippet, text="Third wording.", tag_names="tone, legal"))
+    client.post(change_url(snippet), snippet_admin_form(snippet, text=NEW))
+    client.post(
+        change_url(snippet), snippet_admin_form(snippet, text="Third wording.", tag_names="tone, legal")
+    )
 
     assert Draft.objects.get().values["text"] == "Third wording."
     page = client.get(change_url(snippet)).content.decode()
@@ -80,7 +73,7 @@ def test_a_second_save_replaces_the_draft(client, editor, snippet):
 
 
 def test_the_publish_page_shows_the_changes_against_live_first(client, editor, snippet):
-    client.post(change_url(snippet), form(snippet, text=NEW, tag_names="tone, Legal"))
+    client.post(change_url(snippet), snippet_admin_form(snippet, text=NEW, tag_names="tone, Legal"))
 
     response = client.get(change_url(snippet, "publish"))
 
@@ -92,7 +85,7 @@ def test_the_publish_page_shows_the_changes_against_live_first(client, editor, s
 
 
 def test_publishing_applies_the_draft_and_records_author_and_time(client, editor, snippet):
-    client.post(change_url(snippet), form(snippet, text=NEW, tag_names="tone, legal"))
+    client.post(change_url(snippet), snippet_admin_form(snippet, text=NEW, tag_names="tone, legal"))
     versions = live(snippet)[-1]
 
     response = client.post(change_url(snippet, "publish"))
@@ -127,7 +120,7 @@ def test_without_the_publish_permission_an_editor_sees_the_diff_but_cannot_publi
         )
     )
     client.force_login(user)
-    client.post(change_url(snippet), form(snippet, text=NEW))
+    client.post(change_url(snippet), snippet_admin_form(snippet, text=NEW))
     before = live(snippet)
 
     page = client.get(change_url(snippet, "publish"))
@@ -141,7 +134,7 @@ def test_without_the_publish_permission_an_editor_sees_the_diff_but_cannot_publi
 
 
 def test_discarding_drops_the_draft_and_leaves_live(client, editor, snippet):
-    client.post(change_url(snippet), form(snippet, text=NEW))
+    client.post(change_url(snippet), snippet_admin_form(snippet, text=NEW))
     before = live(snippet)
 
     assert client.get(change_url(snippet, "discard-draft")).status_code == 200
@@ -156,7 +149,9 @@ def test_discarding_drops_the_draft_and_leaves_live(client, editor, snippet):
 
 
 def test_a_stricter_classification_takes_effect_at_once_and_the_rest_waits(client, editor, snippet):
-    client.post(change_url(snippet), form(snippet, text=NEW, data_class="source_code", ceiling="local"))
+    client.post(
+        change_url(snippet), snippet_admin_form(snippet, text=NEW, data_class="source_code", ceiling="local")
+    )
 
     row = Snippet.objects.get(pk=snippet.pk)
     assert (row.text, row.data_class, row.ceiling) == (OLD, "source_code", "local")
@@ -176,7 +171,7 @@ def test_publishing_without_a_draft_changes_nothing(client, editor, snippet):
 
 
 def test_creating_a_snippet_in_admin_is_live(client, editor):
-    values = form(Snippet(identifier="new", name="New", text=NEW, data_class="public_content",
+    values = snippet_admin_form(Snippet(identifier="new", name="New", text=NEW, data_class="public_content",
                           ceiling="external_global", enforcement="enforce"))  # fmt: skip
     assert client.post("/admin/snippets/snippet/add/", values).status_code == 302
     assert Snippet.objects.get(identifier="new").text == NEW
@@ -205,7 +200,7 @@ def test_classification_tightened(live_row, proposed, expected):
 
 
 def test_deleting_a_snippet_drops_its_draft(client, editor, snippet):
-    client.post(change_url(snippet), form(snippet, text=NEW))
+    client.post(change_url(snippet), snippet_admin_form(snippet, text=NEW))
     assert client.post(change_url(snippet, "delete"), {"post": "yes"}).status_code == 302
     assert Snippet.objects.count() == 0
     assert Draft.objects.count() == 0

@@ -37,16 +37,13 @@ from governance.vocabulary import Decision
 
 
 @dataclass(frozen=True)
-class SendOutcome:
-    """Exactly one of: ``refusal`` (nothing fitted or sent), overflow (fitted, not sent), ``failure``
-    (sent, the provider failed), or ``reply`` (redacted) with the model that ``served`` it.
-
-    ``fitted`` and ``clamped`` are the serving target's (the serving model's while nothing answered);
-    ``skipped`` lists the targets that were not sent the call because it could not fit them."""
+class _OutcomeFields:
+    """What both sends report before their reply: the serving target's ``fitted`` and ``clamped`` (the
+    serving model's while nothing answered), the model that ``served`` the call, the targets
+    ``skipped`` because the call could not fit them, and what ended the send early, if anything."""
 
     plan: SendPlan
     fitted: FitResult | None = None
-    reply: ProviderReply | None = None
     served: LlmModel | None = None
     refusal: ContextRefused | None = None
     failure: ProviderError | None = None
@@ -54,12 +51,21 @@ class SendOutcome:
     clamped: bool = False
     skipped: tuple[SkippedTarget, ...] = ()
     decision: ContextDecision | None = None  # set once the sources were decided and permitted
-    reply_redactions: dict[str, int] = field(default_factory=dict)  # by kind, in the reply
     exhausted: BudgetExhausted | None = None  # fitted, not sent: the client's daily budget is spent
 
     @property
     def overflow(self) -> bool:
         return self.fitted is not None and self.fitted.overflow
+
+
+@dataclass(frozen=True)
+class SendOutcome(_OutcomeFields):
+    """Exactly one of: ``refusal`` (nothing fitted or sent), overflow (fitted, not sent), ``failure``
+    (sent, the provider failed), ``inactive``, ``exhausted``, or ``reply`` (redacted) with the model
+    that ``served`` it."""
+
+    reply: ProviderReply | None = None
+    reply_redactions: dict[str, int] = field(default_factory=dict)  # by kind, in the reply
 
 
 def governed_send(
@@ -86,26 +92,11 @@ def governed_send(
 
 
 @dataclass(frozen=True)
-class StreamOutcome:
-    """As :class:`SendOutcome`, with an open ``stream`` in place of the reply: exactly one of
-    ``refusal``, overflow, ``failure`` (nothing arrived from any target), ``inactive`` or ``stream``
-    (its ``served`` model, ``fitted`` and ``clamped`` are the serving target's)."""
+class StreamOutcome(_OutcomeFields):
+    """As :class:`SendOutcome`, with an open ``stream`` in place of the reply (``failure``: nothing
+    arrived from any target)."""
 
-    plan: SendPlan
-    fitted: FitResult | None = None
     stream: GovernedStream | None = None
-    served: LlmModel | None = None
-    refusal: ContextRefused | None = None
-    failure: ProviderError | None = None
-    inactive: ModelInactive | None = None
-    clamped: bool = False
-    skipped: tuple[SkippedTarget, ...] = ()
-    decision: ContextDecision | None = None  # set once the sources were decided and permitted
-    exhausted: BudgetExhausted | None = None  # fitted, not sent: the client's daily budget is spent
-
-    @property
-    def overflow(self) -> bool:
-        return self.fitted is not None and self.fitted.overflow
 
 
 def governed_stream(

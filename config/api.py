@@ -1,9 +1,9 @@
 """What every app's API shares: input validation, the error schema and pagination.
 
 Views stay thin: they validate with :func:`validated` and nested serializers, call one service or
-selector, and use :func:`paginated_response` (documented by :func:`list_schema`) for lists.
-:func:`error_responses` documents the one error format ``{"code", "message", "extra"}`` for each
-status a view can answer.
+selector, and use :func:`paginated_response` (documented by :func:`list_schema`) for lists; any other
+operation is documented by :func:`operation_schema`. :func:`error_responses` documents the one error
+format ``{"code", "message", "extra"}`` for each status a view can answer.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
+from rest_framework.fields import empty
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -63,6 +64,30 @@ def error_responses(*statuses: int, **descriptions: str) -> dict[int, OpenApiRes
         )
         for status in wanted
     }
+
+
+def operation_schema(
+    tag: str,
+    summary: str,
+    answer: Any,
+    *,
+    status: int | tuple[int, str] = 200,
+    errors: tuple[int, ...] = (),
+    request: Any = empty,
+    description: str | None = None,
+    parameters: list[Any] | None = None,
+    **error_texts: str,
+) -> Callable[[Any], Any]:
+    """The schema of one operation under ``tag``: ``answer`` at ``status``, and the error format for
+    ``errors`` plus 401/403/429 (``error_texts`` as :func:`error_responses` takes them)."""
+    return extend_schema(
+        tags=[tag],
+        summary=summary,
+        description=description,
+        request=request,
+        parameters=parameters,
+        responses={status: answer, **error_responses(*errors, **error_texts)},
+    )
 
 
 class ApiPagination(PageNumberPagination):

@@ -8,13 +8,13 @@ folders and uploaded archives name server paths and stay an admin operation (400
 from __future__ import annotations
 
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import MAX_ID, error_responses, list_schema, paginated_response, validated
+from config.api import MAX_ID, list_schema, operation_schema, paginated_response, validated
 from governance.receivers import WithheldAboveZone
 from governance.vocabulary import DataClass, TrustZone
 from skills.errors import SkillNotFound
@@ -144,7 +144,7 @@ class SkillDetailApi(APIView):
         class Meta:
             ref_name = "SkillDetail"
 
-    @extend_schema(tags=[TAG], summary="A skill", responses={200: OutputSerializer, **error_responses(404)})
+    @operation_schema(TAG, "A skill", OutputSerializer, errors=(404,))
     def get(self, request: Request, skill_id: int) -> Response:
         return Response(self.OutputSerializer(_skill(skill_id), context={"request": request}).data)
 
@@ -169,14 +169,14 @@ class SkillSourceCreateApi(APIView):
         class Meta:
             ref_name = "SkillSourceCreateInput"
 
-    @extend_schema(
-        tags=[TAG],
-        summary="Add a GitHub skill source",
+    @operation_schema(
+        TAG,
+        "Add a GitHub skill source",
+        SkillSourceSerializer,
+        status=201,
         request=InputSerializer,
-        responses={
-            201: SkillSourceSerializer,
-            **error_responses(400, 413, s400="invalid_input, or skill_source_admin_only for local kinds"),
-        },
+        errors=(400, 413),
+        s400="invalid_input, or skill_source_admin_only for local kinds",
     )
     def post(self, request: Request) -> Response:
         data = validated(self.InputSerializer, request.data)
@@ -199,11 +199,7 @@ class SkillSourceCreateApi(APIView):
 class SkillSourceDetailApi(APIView):
     required_scope = "skills:read"
 
-    @extend_schema(
-        tags=[TAG],
-        summary="A skill source with its sync status",
-        responses={200: SkillSourceSerializer, **error_responses(404)},
-    )
+    @operation_schema(TAG, "A skill source with its sync status", SkillSourceSerializer, errors=(404,))
     def get(self, request: Request, source_id: int) -> Response:
         return Response(SkillSourceSerializer(_source(source_id)).data)
 
@@ -211,14 +207,13 @@ class SkillSourceDetailApi(APIView):
 class SkillSourceSyncApi(APIView):
     required_scope = "skills:write"
 
-    @extend_schema(
-        tags=[TAG],
-        summary="Queue a sync of a skill source",
+    @operation_schema(
+        TAG,
+        "Queue a sync of a skill source",
+        OpenApiResponse(SkillSourceSerializer, description="Queued; Location names the source."),
+        status=202,
         request=None,
-        responses={
-            202: OpenApiResponse(SkillSourceSerializer, description="Queued; Location names the source."),
-            **error_responses(404),
-        },
+        errors=(404,),
     )
     def post(self, request: Request, source_id: int) -> Response:
         source = _source(source_id)

@@ -9,13 +9,12 @@ goes through :mod:`snippets.services` (validation, injection scan, history); a v
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import error_responses, list_schema, paginated_response, validated
+from config.api import list_schema, operation_schema, paginated_response, validated
 from governance.actors import request_actor
 from governance.receivers import WithheldAboveZone
 from governance.vocabulary import DataClass, Enforcement, TrustZone
@@ -108,11 +107,13 @@ class SnippetCollectionApi(APIView):
         items = snippet_query(**validated(self.FilterSerializer, request.query_params))
         return paginated_response(items=items, serializer_class=SnippetSerializer, request=request, view=self)
 
-    @extend_schema(
-        tags=[TAG],
-        summary="Create a snippet (enforced)",
+    @operation_schema(
+        TAG,
+        "Create a snippet (enforced)",
+        SnippetSerializer,
+        status=201,
         request=CreateInputSerializer,
-        responses={201: SnippetSerializer, **error_responses(400, 413)},
+        errors=(400, 413),
     )
     def post(self, request: Request) -> Response:
         data = validated(self.CreateInputSerializer, request.data)
@@ -159,30 +160,22 @@ class SnippetDetailApi(APIView):
         class Meta:
             ref_name = "SnippetUpdateInput"
 
-    @extend_schema(
-        tags=[TAG], summary="A snippet", responses={200: SnippetSerializer, **error_responses(404)}
-    )
+    @operation_schema(TAG, "A snippet", SnippetSerializer, errors=(404,))
     def get(self, request: Request, identifier: str) -> Response:
         return Response(SnippetSerializer(_snippet(identifier), context={"request": request}).data)
 
-    @extend_schema(
-        tags=[TAG],
-        summary="Change a snippet",
+    @operation_schema(
+        TAG,
+        "Change a snippet",
+        SnippetSerializer,
         description=(
             "Lowering the data class, loosening the ceiling or relaxing enforcement to observe needs the "
             "governance:classify scope (else 403 reclassify_forbidden, extra.fields naming them, nothing "
             "stored). Every change of the classification is recorded as a reclassified governance event."
         ),
         request=UpdateInputSerializer,
-        responses={
-            200: SnippetSerializer,
-            **error_responses(
-                400,
-                404,
-                413,
-                s403="permission_denied (extra.required_scope), or reclassify_forbidden (extra.fields)",
-            ),
-        },
+        errors=(400, 404, 413),
+        s403="permission_denied (extra.required_scope), or reclassify_forbidden (extra.fields)",
     )
     def patch(self, request: Request, identifier: str) -> Response:
         snippet = _snippet(identifier)
@@ -203,7 +196,7 @@ class SnippetDetailApi(APIView):
         )
         return Response(SnippetSerializer(_snippet(identifier), context={"request": request}).data)
 
-    @extend_schema(tags=[TAG], summary="Delete a snippet", responses={204: None, **error_responses(404)})
+    @operation_schema(TAG, "Delete a snippet", None, status=204, errors=(404,))
     def delete(self, request: Request, identifier: str) -> Response:
         snippet_delete(snippet=_snippet(identifier), actor=request_actor(request))
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -14,7 +13,7 @@ from rest_framework.views import APIView
 from agents.apis.context import client_of
 from agents.apis.costs import cost_field
 from agents.runtime.budget import BudgetStatus, budget_status
-from config.api import error_responses, named_serializer
+from config.api import named_serializer, operation_schema
 
 TokenBudgetSerializer = named_serializer(
     "TokenBudget",
@@ -49,12 +48,12 @@ class BudgetApi(APIView):
         class Meta:
             ref_name = "Budget"
 
-    @extend_schema(
-        tags=["budget"],
-        summary="This client's daily budget and today's consumption",
+    @operation_schema(
+        "budget",
+        "This client's daily budget and today's consumption",
+        OutputSerializer,
         description="A send that does not fit what remains is refused with 429 budget_exhausted; "
         "nothing is sent.",
-        responses={200: OutputSerializer, **error_responses()},
     )
     def get(self, request: Request) -> Response:
         return Response(self.OutputSerializer(budget_body(budget_status(client_of(request)))).data)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -24,7 +23,7 @@ from agents.apis.context import (
 from agents.apis.costs import cost_field
 from agents.runtime.preview import context_preview
 from agents.services import Completion, completion_create
-from config.api import error_responses, named_serializer, validated
+from config.api import named_serializer, operation_schema, validated
 from governance.vocabulary import Provenance
 
 TAG = "completions"
@@ -66,17 +65,15 @@ class ContextPreviewApi(APIView):
         class Meta:
             ref_name = "ContextPreview"
 
-    @extend_schema(
-        tags=[TAG],
-        summary="Preview the governed context",
+    @operation_schema(
+        TAG,
+        "Preview the governed context",
+        OutputSerializer,
         description="Assemble, decide and fit exactly as a send would. Records no event, sends nothing.",
         request=InputSerializer,
-        responses={
-            200: OutputSerializer,
-            **error_responses(
-                400, 404, 409, 413, s400=MAX_TOKENS_400, s409="configuration_inactive or model_inactive"
-            ),
-        },
+        errors=(400, 404, 409, 413),
+        s400=MAX_TOKENS_400,
+        s409="configuration_inactive or model_inactive",
     )
     def post(self, request: Request) -> Response:
         data = validated(self.InputSerializer, request.data)
@@ -121,26 +118,17 @@ class CompletionApi(APIView):
         class Meta:
             ref_name = "Completion"
 
-    @extend_schema(
-        tags=[TAG],
-        summary="Run one governed completion",
+    @operation_schema(
+        TAG,
+        "Run one governed completion",
+        OutputSerializer,
         request=InputSerializer,
-        responses={
-            200: OutputSerializer,
-            **error_responses(
-                400,
-                404,
-                409,
-                413,
-                422,
-                502,
-                s400=MAX_TOKENS_400,
-                s403="context_refused (extra.decision: every source with its outcome; nothing was sent) "
-                "or permission_denied (extra.required_scope)",
-                s409="configuration_inactive, or model_inactive (every target or its provider is "
-                "switched off; extra.inactive; nothing was sent)",
-            ),
-        },
+        errors=(400, 404, 409, 413, 422, 502),
+        s400=MAX_TOKENS_400,
+        s403="context_refused (extra.decision: every source with its outcome; nothing was sent) "
+        "or permission_denied (extra.required_scope)",
+        s409="configuration_inactive, or model_inactive (every target or its provider is "
+        "switched off; extra.inactive; nothing was sent)",
     )
     def post(self, request: Request) -> Response:
         data = validated(self.InputSerializer, request.data)

@@ -10,7 +10,6 @@ clients.
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -19,7 +18,7 @@ from rest_framework.views import APIView
 from agents.models import ApiClient
 from agents.readiness import readiness_report
 from agents.selectors import configuration_list_for_client
-from config.api import error_responses, list_schema, named_serializer, paginated_response, validated
+from config.api import list_schema, named_serializer, operation_schema, paginated_response, validated
 from governance.selectors import EventReader, governance_event_list
 from governance.vocabulary import Decision, EventOutcome, SourceKind
 
@@ -107,10 +106,10 @@ class ReadinessApi(APIView):
         class Meta:
             ref_name = "Readiness"
 
-    @extend_schema(
-        tags=[TAG],
-        summary="Which observed rows of this client's configurations would be refused under enforcement",
-        responses={200: OutputSerializer, **error_responses()},
+    @operation_schema(
+        TAG,
+        "Which observed rows of this client's configurations would be refused under enforcement",
+        OutputSerializer,
     )
     def get(self, request: Request) -> Response:
         report = readiness_report(configurations=configuration_list_for_client(api_client=request.user))

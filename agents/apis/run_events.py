@@ -21,7 +21,7 @@ from typing import Any
 
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.renderers import JSONRenderer
@@ -33,7 +33,7 @@ from agents.apis.runs import client_run
 from agents.apis.sse import release_db_connection, sse_comment, sse_event, sse_response, sse_retry
 from agents.models import AgentRun, AgentStep, RunMessage
 from agents.runtime.live import LiveChannel, live_channel
-from config.api import error_responses
+from config.api import operation_schema
 
 POLL_SECONDS = 0.5
 KEEPALIVE_SECONDS = 15.0
@@ -143,9 +143,11 @@ class RunEventsApi(APIView):
         class Meta:
             ref_name = "RunEventsFilter"
 
-    @extend_schema(
-        tags=["runs"],
-        summary="Stream a run's steps as Server-Sent Events",
+    @operation_schema(
+        "runs",
+        "Stream a run's steps as Server-Sent Events",
+        OpenApiResponse(OpenApiTypes.STR, description="text/event-stream of step, run and timeout events."),
+        status=(200, "text/event-stream"),
         description=(
             "Events: `delta` (the model's text as it arrives: step, text; redacted), `tool_call` (step, "
             "id, name, arguments; redacted), `step` (id = step index, data = a Step), `run` (data = the "
@@ -156,12 +158,7 @@ class RunEventsApi(APIView):
             FilterSerializer,
             OpenApiParameter("Last-Event-ID", OpenApiTypes.INT, OpenApiParameter.HEADER, required=False),
         ],
-        responses={
-            (200, "text/event-stream"): OpenApiResponse(
-                OpenApiTypes.STR, description="text/event-stream of step, run and timeout events."
-            ),
-            **error_responses(400, 404),
-        },
+        errors=(400, 404),
     )
     def get(self, request: Request, run_id: str) -> StreamingHttpResponse:
         filters = self.FilterSerializer(data=request.query_params)

@@ -6,7 +6,7 @@ A client only ever sees its own runs: another client's run id answers 404, as an
 from __future__ import annotations
 
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -24,7 +24,7 @@ from agents.errors import NotVisible, RunFinished
 from agents.models import AgentRun
 from agents.selectors import run_get_for_client, run_list_for_client
 from agents.services import run_cancel, run_create
-from config.api import error_responses, list_schema, named_serializer, paginated_response, validated
+from config.api import list_schema, named_serializer, operation_schema, paginated_response, validated
 
 TAG = "runs"
 
@@ -43,15 +43,16 @@ class RunCollectionApi(APIView):
 
     CreateInputSerializer = named_serializer("RunCreateInput", base=ContextRequestSerializer)
 
-    @extend_schema(
-        tags=[TAG],
-        summary="Start an agent run",
+    @operation_schema(
+        TAG,
+        "Start an agent run",
+        OpenApiResponse(RunDetailSerializer, description="Queued; Location names the run."),
+        status=202,
         description="Queues the run and answers at once; follow `Location` or `GET runs/{id}/events`.",
         request=CreateInputSerializer,
-        responses={
-            202: OpenApiResponse(RunDetailSerializer, description="Queued; Location names the run."),
-            **error_responses(400, 404, 409, 413, s400=MAX_TOKENS_400, s409="configuration_inactive"),
-        },
+        errors=(400, 404, 409, 413),
+        s400=MAX_TOKENS_400,
+        s409="configuration_inactive",
     )
     def post(self, request: Request) -> Response:
         data = validated(self.CreateInputSerializer, request.data)
@@ -91,10 +92,8 @@ class RunCollectionApi(APIView):
 class RunDetailApi(APIView):
     required_scope = "runs:read"
 
-    @extend_schema(
-        tags=[TAG],
-        summary="A run with its steps, context usage and transcript",
-        responses={200: RunDetailSerializer, **error_responses(404)},
+    @operation_schema(
+        TAG, "A run with its steps, context usage and transcript", RunDetailSerializer, errors=(404,)
     )
     def get(self, request: Request, run_id: str) -> Response:
         body = run_detail_body(client_run(request, run_id), receiver_zone=client_of(request).zone)
@@ -104,17 +103,14 @@ class RunDetailApi(APIView):
 class RunCancelApi(APIView):
     required_scope = "runs:create"
 
-    @extend_schema(
-        tags=[TAG],
-        summary="Cancel a run",
+    @operation_schema(
+        TAG,
+        "Cancel a run",
+        RunDetailSerializer,
         description="A queued run stops at once; a running one at its next step boundary.",
         request=None,
-        responses={
-            200: RunDetailSerializer,
-            **error_responses(
-                404, 409, s409="run_finished: the run is already completed, failed or cancelled"
-            ),
-        },
+        errors=(404, 409),
+        s409="run_finished: the run is already completed, failed or cancelled",
     )
     def post(self, request: Request, run_id: str) -> Response:
         run = client_run(request, run_id)

@@ -6,10 +6,27 @@ enforced row is the most sensitive class, an unknown enforcement setting enforce
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import models
 
+# Each ranked choices class's members by rank, built on first use (Choices.values and list(cls) build
+# a new list on each access, and ranks are read for every source of every step).
+_RANKS: dict[type, dict[Any, int]] = {}
 
-class DataClass(models.TextChoices):
+
+class RankedChoices(models.TextChoices):
+    """Choices whose declaration order is their rank (0 first)."""
+
+    @property
+    def rank(self) -> int:
+        ranks = _RANKS.get(type(self))
+        if ranks is None:
+            ranks = _RANKS[type(self)] = {member: rank for rank, member in enumerate(type(self))}
+        return ranks[self]
+
+
+class DataClass(RankedChoices):
     """How sensitive a piece of content is; declaration order is the rank (0 least sensitive)."""
 
     PUBLIC_CONTENT = "public_content", "Public content"
@@ -18,10 +35,6 @@ class DataClass(models.TextChoices):
     INTERNAL_CONFIGURATION = "internal_configuration", "Internal configuration"
     SYSTEM_DIAGNOSTICS = "system_diagnostics", "System diagnostics"
     SECRET_ADJACENT = "secret_adjacent", "Secret-adjacent"
-
-    @property
-    def rank(self) -> int:
-        return _DATA_CLASS_RANK[self]
 
     @classmethod
     def parse(cls, raw: object) -> DataClass | None:
@@ -36,17 +49,13 @@ class DataClass(models.TextChoices):
         return _CLASS_CEILING[self]
 
 
-class TrustZone(models.TextChoices):
+class TrustZone(RankedChoices):
     """Where a provider runs; declaration order is the rank (0 most trusted)."""
 
     LOCAL = "local", "Local"
     PRIVATE_HOSTED = "private_hosted", "Private hosted"
     EXTERNAL_EU = "external_eu", "External (EU)"
     EXTERNAL_GLOBAL = "external_global", "External (global)"
-
-    @property
-    def rank(self) -> int:
-        return _TRUST_ZONE_RANK[self]
 
     @property
     def max_data_class(self) -> DataClass:
@@ -136,12 +145,8 @@ class SourceKind(models.TextChoices):
     TOOL_OUTPUT = "tool_output", "Tool output"
 
 
-_DATA_CLASS_ORDER = list(DataClass)
-_TRUST_ZONE_ORDER = list(TrustZone)
 # Parsing runs for every source of every step; Choices.values builds a new list on each access.
 _DATA_CLASS_BY_VALUE = {member.value: member for member in DataClass}
-_DATA_CLASS_RANK = {member: rank for rank, member in enumerate(_DATA_CLASS_ORDER)}
-_TRUST_ZONE_RANK = {member: rank for rank, member in enumerate(_TRUST_ZONE_ORDER)}
 _TRUST_ZONE_BY_VALUE = {member.value: member for member in TrustZone}
 _ZONE_ACCEPTS = {
     TrustZone.LOCAL: DataClass.SECRET_ADJACENT,

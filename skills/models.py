@@ -15,7 +15,7 @@ from simple_history.models import HistoricalRecords
 from governance.classified import ClassifiedModel
 from governance.models import AppendOnlyModel
 from governance.policy import validate_classification
-from governance.vocabulary import DataClass, Enforcement, SourceKind, TrustZone
+from governance.vocabulary import DataClass, Enforcement, RankedChoices, SourceKind, TrustZone
 from skills.parsing import WARNING_FRONT_MATTER_LENIENT
 from skills.tokens import validate_token_env
 
@@ -23,17 +23,13 @@ _ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,127}")
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
 
-class SkillTrustLevel(models.TextChoices):
+class SkillTrustLevel(RankedChoices):
     """Publisher provenance; declaration order is the rank (0 least trusted)."""
 
     UNTRUSTED = "untrusted", "Untrusted"
     COMMUNITY = "community", "Community"
     VERIFIED = "verified", "Verified"
     FIRST_PARTY = "first_party", "First party"
-
-    @property
-    def rank(self) -> int:
-        return _TRUST_ORDER.index(self)
 
     def satisfies(self, floor: SkillTrustLevel) -> bool:
         return self.rank >= floor.rank
@@ -44,9 +40,6 @@ class SkillTrustLevel(models.TextChoices):
         if isinstance(raw, str) and raw in cls.values:
             return cls(raw)
         return cls.UNTRUSTED
-
-
-_TRUST_ORDER = list(SkillTrustLevel)
 
 
 class SkillSourceKind(models.TextChoices):

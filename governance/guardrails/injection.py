@@ -19,26 +19,19 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from django.db import models
+from governance.vocabulary import RankedChoices
 
 from .redaction import Finding, detect, placeholder
 
 EXCERPT_LIMIT = 80
 
 
-class InjectionSeverity(models.TextChoices):
+class InjectionSeverity(RankedChoices):
     """Declaration order is the rank (0 least severe). Only ``high`` disables a skill."""
 
     LOW = "low", "Low"
     MEDIUM = "medium", "Medium"
     HIGH = "high", "High"
-
-    @property
-    def rank(self) -> int:
-        return _SEVERITY_ORDER.index(self)
-
-
-_SEVERITY_ORDER = list(InjectionSeverity)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ An interface module: it calls governance services and imports no other app.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 from urllib.parse import urlencode
@@ -55,6 +56,16 @@ class FieldChange:
     live: str
     draft: str
     diff: tuple[str, ...]
+
+
+def form_field_initial(form: forms.ModelForm, name: str, live: Callable[[], Any], empty: Any) -> Any:
+    """The initial value of ``form``'s field ``name`` that is not a model field (tags, skills): the
+    shown draft's (:meth:`DraftAdmin.get_object` sets it on the instance), else the saved row's
+    ``live()``, else ``empty`` for a new row."""
+    draft = getattr(form.instance, "_draft", None)
+    if draft is not None and name in draft.values:
+        return draft.values[name]
+    return live() if form.instance.pk else empty
 
 
 class HasDraftFilter(admin.SimpleListFilter):

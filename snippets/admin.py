@@ -12,7 +12,7 @@ from config.admin_history import VersionDiffMixin
 from context_assembly.badges import token_badge
 from governance.actors import request_actor
 from governance.classified_admin import ClassifiedAdmin
-from governance.drafts_admin import DraftAdmin, HasDraftFilter
+from governance.drafts_admin import DraftAdmin, HasDraftFilter, form_field_initial
 from snippets.models import Snippet, Tag, normalise_tag
 from snippets.services import snippet_save
 
@@ -41,11 +41,10 @@ class SnippetForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        draft = getattr(self.instance, "_draft", None)
-        if draft is not None:
-            self.fields["tag_names"].initial = draft.values.get("tag_names", "")
-        elif self.instance.pk:
-            self.fields["tag_names"].initial = ", ".join(t.name for t in self.instance.tags.all())
+        self.fields["tag_names"].initial = form_field_initial(self, "tag_names", self._live_tags, None)
+
+    def _live_tags(self) -> str:
+        return ", ".join(t.name for t in self.instance.tags.all())
 
 
 @admin.register(Snippet)

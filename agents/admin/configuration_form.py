@@ -15,6 +15,7 @@ from typing import Any
 from django import forms
 
 from agents.models import Configuration
+from governance.drafts_admin import form_field_initial
 from skills.models import Skill
 from skills.selectors import skills_in_order
 
@@ -97,18 +98,14 @@ class ConfigurationForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        draft = getattr(self.instance, "_draft", None)
-        if draft is not None and "skill_list" in draft.values:
-            skills: Iterable[Skill] = skills_in_order(skill_ids=draft.values["skill_list"])
-        elif self.instance.pk:
-            links = self.instance.skill_links.select_related("skill__source").order_by("position")
-            skills = [link.skill for link in links]
-        else:
-            skills = []
-        self.fields["skill_list"].initial = skill_lines(skills)
+        skill_ids = form_field_initial(self, "skill_list", self._live_skill_ids, [])
+        self.fields["skill_list"].initial = skill_lines(skills_in_order(skill_ids=skill_ids))
         for name in LIST_FIELDS:
             if name in self.fields:
                 self.fields[name].help_text = 'A JSON list of strings, e.g. ["a", "b"]; empty: none.'
+
+    def _live_skill_ids(self) -> list[int]:
+        return list(self.instance.skill_links.order_by("position").values_list("skill_id", flat=True))
 
     def clean_skill_list(self) -> list[int]:
         return skill_ids_parse(self.cleaned_data.get("skill_list") or "")

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib import admin, messages
@@ -66,6 +67,26 @@ class SkillSourceAdmin(admin.ModelAdmin):
             f"Sync requested for {queryset.count()} source(s); the status column shows the outcome.",
             messages.SUCCESS,
         )
+
+
+def _each_skill(description: str, verb: str, change: Callable[..., object], **options: Any) -> Any:
+    """An admin action calling the service ``change`` on each selected skill as the requesting user; a
+    skill the service refuses is reported by name and the others still change."""
+
+    @admin.action(description=description)
+    def action(model_admin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet[Skill]) -> None:
+        done = 0
+        for skill in queryset:
+            try:
+                change(skill=skill, actor=request_actor(request), **options)
+                done += 1
+            except ApplicationError as exc:
+                warning = f"Not {verb} {skill.identifier}: {exc.message}"
+                model_admin.message_user(request, warning, messages.WARNING)
+        if done:
+            model_admin.message_user(request, f"{verb.capitalize()} {done} skill(s).", messages.SUCCESS)
+
+    return action
 
 
 @admin.register(Skill)
@@ -184,43 +205,11 @@ class SkillAdmin(VersionDiffMixin, ClassifiedAdmin, SimpleHistoryAdmin):
             actor=request_actor(request),
         )
 
-    def _each(self, request: HttpRequest, queryset: QuerySet[Skill], verb: str, action: Any) -> None:
-        done = 0
-        for skill in queryset:
-            try:
-                action(skill)
-                done += 1
-            except ApplicationError as exc:
-                self.message_user(request, f"Not {verb} {skill.identifier}: {exc.message}", messages.WARNING)
-        if done:
-            self.message_user(request, f"{verb.capitalize()} {done} skill(s).", messages.SUCCESS)
-
-    @admin.action(description="Enable selected skills")
-    def enable_skills(self, request: HttpRequest, queryset: QuerySet[Skill]) -> None:
-        self._each(
-            request,
-            queryset,
-            "enabled",
-            lambda skill: skill_enable(skill=skill, actor=request_actor(request)),
-        )
-
-    @admin.action(description="Acknowledge findings and enable selected skills")
-    def acknowledge_and_enable(self, request: HttpRequest, queryset: QuerySet[Skill]) -> None:
-        self._each(
-            request,
-            queryset,
-            "enabled",
-            lambda skill: skill_enable(skill=skill, actor=request_actor(request), acknowledge_findings=True),
-        )
-
-    @admin.action(description="Disable selected skills")
-    def disable_skills(self, request: HttpRequest, queryset: QuerySet[Skill]) -> None:
-        self._each(
-            request,
-            queryset,
-            "disabled",
-            lambda skill: skill_disable(skill=skill, actor=request_actor(request)),
-        )
+    enable_skills = _each_skill("Enable selected skills", "enabled", skill_enable)
+    acknowledge_and_enable = _each_skill(
+        "Acknowledge findings and enable selected skills", "enabled", skill_enable, acknowledge_findings=True
+    )
+    disable_skills = _each_skill("Disable selected skills", "disabled", skill_disable)
 
 
 @admin.register(SkillAudit)

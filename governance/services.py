@@ -85,6 +85,15 @@ def governance_event_record(
     return event
 
 
+def enforced_event_record(
+    *, context: EventContext, decision: Decision, reason: str, zone: TrustZone | None = None
+) -> GovernanceEvent:
+    """Append an ``enforced`` event of ``decision``: a rule acted on the request (no source named)."""
+    return governance_event_record(
+        context=context, decision=decision, outcome=EventOutcome.ENFORCED, zone=zone, reason=reason
+    )
+
+
 def _redacted(text: str) -> str:
     """``text`` redacted; short texts (identifiers, names, reasons) from this worker's memo, since a
     decision lists the same identifiers on every call and a redaction is a pure function of the text."""

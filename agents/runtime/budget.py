@@ -51,8 +51,8 @@ from agents.pricing import (
     usage_cost,
 )
 from agents.providers.values import ProviderReply, Usage
-from governance.services import EventContext, governance_event_record
-from governance.vocabulary import Decision, EventOutcome, TrustZone
+from governance.services import EventContext, enforced_event_record
+from governance.vocabulary import Decision, TrustZone
 
 logger = logging.getLogger(__name__)
 
@@ -339,13 +339,8 @@ def _exhausted(
     limit, used, reserved, asked = (_figure(value) for value in figures)
     reset = budget_reset(day)
     retry_after = max(1, int((reset - timezone.now()).total_seconds()) + 1)
-    governance_event_record(
-        context=events,
-        decision=Decision.BUDGET_EXHAUSTED,
-        outcome=EventOutcome.ENFORCED,
-        zone=zone,
-        reason=f"daily {kind} limit {limit}: used {used}, reserved {reserved}, this send {asked}",
-    )
+    reason = f"daily {kind} limit {limit}: used {used}, reserved {reserved}, this send {asked}"
+    enforced_event_record(context=events, decision=Decision.BUDGET_EXHAUSTED, zone=zone, reason=reason)
     budget_refusal_counted(kind=kind)
     return BudgetExhausted(
         f"This client's daily {kind} budget is exhausted: {limit} allowed, {used} used and {reserved} "

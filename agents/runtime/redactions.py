@@ -14,9 +14,9 @@ from config.caches import cache_register
 from config.lru import LruCache
 from context_assembly.messages import Message, ToolCall, ToolSpec
 from governance.guardrails.redaction import Redaction, redact
-from governance.services import EventContext, governance_event_record
+from governance.services import EventContext, enforced_event_record
 from governance.telemetry import redactions_counted
-from governance.vocabulary import Decision, EventOutcome, TrustZone
+from governance.vocabulary import Decision, TrustZone
 
 CLEAN_TEXT_MAX_CHARS = 4096
 
@@ -209,10 +209,5 @@ def redaction_events_record(*, counts: dict[str, int], context: EventContext, zo
     what was redacted before any send (a run's stored request)."""
     redactions_counted(counts)
     for kind, count in sorted(counts.items()):
-        governance_event_record(
-            context=context,
-            decision=Decision.SECRET_REDACTED,
-            outcome=EventOutcome.ENFORCED,
-            zone=zone,
-            reason=f"{count} x {kind}",
-        )
+        reason = f"{count} x {kind}"
+        enforced_event_record(context=context, decision=Decision.SECRET_REDACTED, zone=zone, reason=reason)

@@ -26,8 +26,8 @@ from agents.runtime.plan import SendPlan, model_profile
 from agents.runtime.redactions import REDACTION_MEMO
 from context_assembly.estimator import Estimator
 from context_assembly.fitting import FitResult, fit
-from governance.services import EventContext, governance_event_record
-from governance.vocabulary import Decision, EventOutcome
+from governance.services import EventContext, enforced_event_record
+from governance.vocabulary import Decision
 
 
 @dataclass(frozen=True)
@@ -207,6 +207,4 @@ def late_redaction_record(*, late: LateRedaction, plan: SendPlan, context: Event
 
 def enforced_event(plan: SendPlan, context: EventContext, decision: Decision, reason: str) -> None:
     """An enforced governance event of this send, at the plan's zone (raises when it cannot be written)."""
-    governance_event_record(
-        context=context, decision=decision, outcome=EventOutcome.ENFORCED, zone=plan.zone, reason=reason
-    )
+    enforced_event_record(context=context, decision=decision, zone=plan.zone, reason=reason)

@@ -22,8 +22,8 @@ from agents.runtime.transcript import run_context
 from agents.selectors import catalog_token_of, run_client_name
 from agents.tools.gate import ToolVerdict, tool_gate
 from agents.tools.registry import ToolContext, ToolEffect, ToolOutput
-from governance.services import EventContext, governance_event_record
-from governance.vocabulary import DataClass, Decision, EventOutcome
+from governance.services import EventContext, enforced_event_record
+from governance.vocabulary import DataClass, Decision
 
 logger = logging.getLogger(__name__)
 
@@ -133,10 +133,9 @@ def _events(run: AgentRun, step_index: int) -> EventContext:
 
 
 def _record_denial(run: AgentRun, step_index: int, verdict: ToolVerdict, zone: str) -> None:
-    governance_event_record(
+    enforced_event_record(
         context=_events(run, step_index),
         decision=Decision.TOOL_DENIED,
-        outcome=EventOutcome.ENFORCED,
         reason=f"{verdict.name}: {verdict.denial.value} ({verdict.data_class.value} in {zone})",
     )
 

@@ -253,12 +253,4 @@ def _redacted_reply(
     text = redactions.text(reply.text)
     calls = redactions.tool_calls(reply.tool_calls)
     redaction_events_record(counts=redactions.counts, context=events, zone=plan.zone)
-    redacted = ProviderReply(
-        text=text,
-        tool_calls=calls,
-        finish_reason=reply.finish_reason,
-        usage=reply.usage,
-        model_id=reply.model_id,
-        response_id=reply.response_id,
-    )
-    return redacted, redactions.counts
+    return replace(reply, text=text, tool_calls=calls), redactions.counts

@@ -23,6 +23,11 @@ from governance.selectors import EventReader, governance_event_list
 from governance.vocabulary import Decision, EventOutcome, SourceKind
 
 TAG = "governance"
+# An event's text columns, each empty where it does not apply (no source, no provider, no run).
+_EVENT_TEXTS = (
+    "source_kind", "source_identifier", "data_class", "ceiling", "zone", "reason",
+    "provider", "model", "configuration", "api_client", "run",
+)  # fmt: skip
 
 
 def _reader(client: ApiClient) -> EventReader:
@@ -43,27 +48,18 @@ class GovernanceEventListApi(APIView):
         class Meta:
             ref_name = "GovernanceEventFilter"
 
-    class OutputSerializer(serializers.Serializer):
-        id = serializers.IntegerField()
-        created_at = serializers.DateTimeField()
-        correlation_id = serializers.CharField(help_text="The run id, or a completion's request id.")
-        decision = serializers.ChoiceField(choices=Decision.choices)
-        outcome = serializers.ChoiceField(choices=EventOutcome.choices)
-        source_kind = serializers.CharField(allow_blank=True)
-        source_identifier = serializers.CharField(allow_blank=True)
-        data_class = serializers.CharField(allow_blank=True)
-        ceiling = serializers.CharField(allow_blank=True)
-        zone = serializers.CharField(allow_blank=True)
-        reason = serializers.CharField(allow_blank=True)
-        provider = serializers.CharField(allow_blank=True)
-        model = serializers.CharField(allow_blank=True)
-        configuration = serializers.CharField(allow_blank=True)
-        api_client = serializers.CharField(allow_blank=True)
-        run = serializers.CharField(allow_blank=True)
-        step = serializers.IntegerField(allow_null=True)
-
-        class Meta:
-            ref_name = "GovernanceEvent"
+    OutputSerializer = named_serializer(
+        "GovernanceEvent",
+        {
+            "id": serializers.IntegerField(),
+            "created_at": serializers.DateTimeField(),
+            "correlation_id": serializers.CharField(help_text="The run id, or a completion's request id."),
+            "decision": serializers.ChoiceField(choices=Decision.choices),
+            "outcome": serializers.ChoiceField(choices=EventOutcome.choices),
+            **{name: serializers.CharField(allow_blank=True) for name in _EVENT_TEXTS},
+            "step": serializers.IntegerField(allow_null=True),
+        },
+    )
 
     @list_schema(
         tag=TAG,

@@ -1,8 +1,8 @@
 """What every app's API shares: input validation, the error schema and pagination.
 
-Views stay thin: they validate with :func:`validated` and nested serializers, call one service or
-selector, and use :func:`paginated_response` (documented by :func:`list_schema`) for lists; any other
-operation is documented by :func:`operation_schema`. :func:`error_responses` documents the one error
+Views stay thin: they validate with :func:`validated` and nested serializers and call one service or
+selector. A list is a :class:`ListApi` (documented by :func:`list_api`); any other operation is
+documented by :func:`operation_schema`. :func:`error_responses` documents the one error
 format ``{"code", "message", "extra"}`` for each status a view can answer.
 """
 
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import serializers
 from rest_framework.fields import empty
 from rest_framework.pagination import PageNumberPagination
@@ -178,3 +178,51 @@ def paginated_response(
     rows = [body(item) for item in page] if body is not None else page
     serializer = serializer_class(rows, many=True, context={"request": request})
     return paginator.get_paginated_response(serializer.data)
+
+
+# ``GET``: one page of ``rows`` for the filters of the query, each row passed through ``body`` and
+# serialized by ``item``. ``FilterSerializer`` validates the query (None: the list takes no filters).
+# Document a subclass with list_api. (No docstring: the schema would show it as every list's
+# description.)
+class ListApi(APIView):
+    item: ClassVar[type[serializers.Serializer]]
+    FilterSerializer: ClassVar[type[serializers.Serializer] | None] = None
+
+    def rows(self, request: Request, filters: dict[str, Any]) -> Iterable[Any]:
+        raise NotImplementedError
+
+    def body(self, row: Any) -> Any:
+        """What ``item`` serializes of ``row`` (the row itself unless a subclass says otherwise)."""
+        return row
+
+    def get(self, request: Request) -> Response:
+        filters = validated(self.FilterSerializer, request.query_params) if self.FilterSerializer else {}
+        return paginated_response(
+            items=self.rows(request, filters),
+            serializer_class=self.item,
+            request=request,
+            view=self,
+            body=self.body,
+        )
+
+
+ListView = TypeVar("ListView", bound=type[ListApi])
+
+
+def list_api(
+    *, tag: str, summary: str, page: str, operation_id: str | None = None
+) -> Callable[[ListView], ListView]:
+    """Documents a :class:`ListApi`'s ``GET`` with :func:`list_schema` of its ``item`` and filters."""
+
+    def document(view: ListView) -> ListView:
+        schema = list_schema(
+            tag=tag,
+            summary=summary,
+            item=view.item,
+            page=page,
+            filters=view.FilterSerializer,
+            operation_id=operation_id,
+        )
+        return extend_schema_view(get=schema)(view)
+
+    return document

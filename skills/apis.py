@@ -7,6 +7,9 @@ folders and uploaded archives name server paths and stay an admin operation (400
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.db.models import QuerySet
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers, status
@@ -14,7 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import MAX_ID, list_schema, operation_schema, paginated_response, validated
+from config.api import MAX_ID, ListApi, list_api, operation_schema, validated
 from governance.receivers import WithheldAboveZone
 from governance.vocabulary import DataClass, TrustZone
 from skills.errors import SkillNotFound
@@ -88,8 +91,10 @@ def _source_response(source: SkillSource, status_code: int) -> Response:
     return Response(SkillSourceSerializer(source).data, status=status_code, headers={"Location": location})
 
 
-class SkillListApi(APIView):
+@list_api(tag=TAG, summary="List skills", operation_id="skills_list", page="SkillPage")
+class SkillListApi(ListApi):
     required_scope = "skills:read"
+    item = SkillSerializer
 
     class FilterSerializer(serializers.Serializer):
         source = serializers.IntegerField(min_value=1, max_value=MAX_ID, required=False)
@@ -98,18 +103,8 @@ class SkillListApi(APIView):
         class Meta:
             ref_name = "SkillFilter"
 
-    @list_schema(
-        tag=TAG,
-        summary="List skills",
-        operation_id="skills_list",
-        filters=FilterSerializer,
-        item=SkillSerializer,
-        page="SkillPage",
-    )
-    def get(self, request: Request) -> Response:
-        filters = validated(self.FilterSerializer, request.query_params)
-        items = skill_list(source_id=filters.get("source"), enabled=filters["enabled"])
-        return paginated_response(items=items, serializer_class=SkillSerializer, request=request, view=self)
+    def rows(self, request: Request, filters: dict[str, Any]) -> QuerySet[Skill]:
+        return skill_list(source_id=filters.get("source"), enabled=filters["enabled"])
 
 
 class SkillDetailApi(APIView):

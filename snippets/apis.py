@@ -9,12 +9,15 @@ goes through :mod:`snippets.services` (validation, injection scan, history); a v
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.db.models import QuerySet
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import list_schema, operation_schema, paginated_response, validated
+from config.api import ListApi, list_api, operation_schema, validated
 from governance.actors import request_actor
 from governance.receivers import WithheldAboveZone
 from governance.vocabulary import DataClass, Enforcement, TrustZone
@@ -66,10 +69,12 @@ def _tags_field() -> serializers.ListField:
     )
 
 
-class SnippetCollectionApi(APIView):
+@list_api(tag=TAG, summary="List snippets", operation_id="snippets_list", page="SnippetPage")
+class SnippetCollectionApi(ListApi):
     """``GET snippets`` (snippets:read) and ``POST snippets`` (snippets:write) share one path."""
 
     required_scope = {"GET": "snippets:read", "POST": "snippets:write"}
+    item = SnippetSerializer
 
     class FilterSerializer(serializers.Serializer):
         tag = serializers.CharField(max_length=64, required=False)
@@ -95,17 +100,8 @@ class SnippetCollectionApi(APIView):
         class Meta:
             ref_name = "SnippetCreateInput"
 
-    @list_schema(
-        tag=TAG,
-        summary="List snippets",
-        operation_id="snippets_list",
-        filters=FilterSerializer,
-        item=SnippetSerializer,
-        page="SnippetPage",
-    )
-    def get(self, request: Request) -> Response:
-        items = snippet_query(**validated(self.FilterSerializer, request.query_params))
-        return paginated_response(items=items, serializer_class=SnippetSerializer, request=request, view=self)
+    def rows(self, request: Request, filters: dict[str, Any]) -> QuerySet[Snippet]:
+        return snippet_query(**filters)
 
     @operation_schema(
         TAG,

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.db.models import QuerySet
 from rest_framework import serializers
 from rest_framework.request import Request
-from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from agents.models import Configuration
 from agents.selectors import configuration_list_for_client, configuration_zone
-from config.api import list_schema, paginated_response
+from config.api import ListApi, list_api
 
 
-class ConfigurationListApi(APIView):
+@list_api(
+    tag="configurations", summary="List the configurations this client may use", page="ConfigurationPage"
+)
+class ConfigurationListApi(ListApi):
     required_scope = "configurations:use"
 
     class OutputSerializer(serializers.Serializer):
@@ -35,14 +39,7 @@ class ConfigurationListApi(APIView):
         def get_zone(self, configuration: Configuration) -> str:
             return configuration_zone(configuration).value
 
-    @list_schema(
-        tag="configurations",
-        summary="List the configurations this client may use",
-        item=OutputSerializer,
-        page="ConfigurationPage",
-    )
-    def get(self, request: Request) -> Response:
-        items = configuration_list_for_client(api_client=request.user)
-        return paginated_response(
-            items=items, serializer_class=self.OutputSerializer, request=request, view=self
-        )
+    item = OutputSerializer
+
+    def rows(self, request: Request, filters: dict[str, Any]) -> QuerySet[Configuration]:
+        return configuration_list_for_client(api_client=request.user)

@@ -10,6 +10,9 @@ clients.
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.db.models import QuerySet
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -18,7 +21,8 @@ from rest_framework.views import APIView
 from agents.models import ApiClient
 from agents.readiness import readiness_report
 from agents.selectors import configuration_list_for_client
-from config.api import list_schema, named_serializer, operation_schema, paginated_response, validated
+from config.api import ListApi, list_api, named_serializer, operation_schema
+from governance.models import GovernanceEvent
 from governance.selectors import EventReader, governance_event_list
 from governance.vocabulary import Decision, EventOutcome, SourceKind
 
@@ -35,7 +39,12 @@ def _reader(client: ApiClient) -> EventReader:
     return EventReader(api_client=client.name, configurations=frozenset(identifiers))
 
 
-class GovernanceEventListApi(APIView):
+@list_api(
+    tag=TAG,
+    summary="List the governance events of this client's requests and configurations, newest first",
+    page="GovernanceEventPage",
+)
+class GovernanceEventListApi(ListApi):
     required_scope = "governance:read"
 
     class FilterSerializer(serializers.Serializer):
@@ -48,7 +57,7 @@ class GovernanceEventListApi(APIView):
         class Meta:
             ref_name = "GovernanceEventFilter"
 
-    OutputSerializer = named_serializer(
+    item = named_serializer(
         "GovernanceEvent",
         {
             "id": serializers.IntegerField(),
@@ -61,19 +70,8 @@ class GovernanceEventListApi(APIView):
         },
     )
 
-    @list_schema(
-        tag=TAG,
-        summary="List the governance events of this client's requests and configurations, newest first",
-        filters=FilterSerializer,
-        item=OutputSerializer,
-        page="GovernanceEventPage",
-    )
-    def get(self, request: Request) -> Response:
-        filters = validated(self.FilterSerializer, request.query_params)
-        items = governance_event_list(reader=_reader(request.user), **filters)
-        return paginated_response(
-            items=items, serializer_class=self.OutputSerializer, request=request, view=self
-        )
+    def rows(self, request: Request, filters: dict[str, Any]) -> QuerySet[GovernanceEvent]:
+        return governance_event_list(reader=_reader(request.user), **filters)
 
 
 class ReadinessApi(APIView):

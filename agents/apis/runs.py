@@ -5,6 +5,9 @@ A client only ever sees its own runs: another client's run id answers 404, as an
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.db.models import QuerySet
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import status
@@ -24,7 +27,7 @@ from agents.errors import NotVisible, RunFinished
 from agents.models import AgentRun
 from agents.selectors import run_get_for_client, run_list_for_client
 from agents.services import run_cancel, run_create
-from config.api import list_schema, named_serializer, operation_schema, paginated_response, validated
+from config.api import ListApi, list_api, named_serializer, operation_schema, validated
 
 TAG = "runs"
 
@@ -36,7 +39,8 @@ def client_run(request: Request, run_id: str) -> AgentRun:
     return run
 
 
-class RunCollectionApi(APIView):
+@list_api(tag=TAG, summary="List this client's runs, newest first", operation_id="runs_list", page="RunPage")
+class RunCollectionApi(ListApi):
     """``POST runs`` (scope runs:create) and ``GET runs`` (scope runs:read) share one path."""
 
     required_scope = {"GET": "runs:read", "POST": "runs:create"}
@@ -72,21 +76,13 @@ class RunCollectionApi(APIView):
             RunDetailSerializer(body).data, status=status.HTTP_202_ACCEPTED, headers={"Location": location}
         )
 
-    @list_schema(
-        tag=TAG,
-        summary="List this client's runs, newest first",
-        operation_id="runs_list",
-        item=RunSummarySerializer,
-        page="RunPage",
-    )
-    def get(self, request: Request) -> Response:
-        return paginated_response(
-            items=run_list_for_client(api_client=request.user),
-            serializer_class=RunSummarySerializer,
-            body=run_summary_body,
-            request=request,
-            view=self,
-        )
+    item = RunSummarySerializer
+
+    def rows(self, request: Request, filters: dict[str, Any]) -> QuerySet[AgentRun]:
+        return run_list_for_client(api_client=request.user)
+
+    def body(self, row: AgentRun) -> dict[str, Any]:
+        return run_summary_body(row)
 
 
 class RunDetailApi(APIView):

@@ -30,7 +30,8 @@ def database_settings(**env: str) -> dict[str, object]:
             sys.executable,
             "-c",
             "import json, django; django.setup(); from django.conf import settings as s; "
-            "d = s.DATABASES['default']; print(json.dumps({'conn_max_age': d.get('CONN_MAX_AGE'), "
+            "d = s.DATABASES['default']; print(json.dumps({'engine': d['ENGINE'], "
+            "'conn_max_age': d.get('CONN_MAX_AGE'), "
             "'health_checks': d.get('CONN_HEALTH_CHECKS'), 'options': d.get('OPTIONS', {}), "
             "'db_reuse_max': s.CELERY_DB_REUSE_MAX}))",
         ],
@@ -51,6 +52,7 @@ def database_settings(**env: str) -> dict[str, object]:
 
 def test_postgres_connections_come_from_a_pool_by_default():
     assert database_settings(DATABASE_URL=POSTGRES_URL) == {
+        "engine": "config.db.postgresql",
         "conn_max_age": 0,
         "health_checks": True,
         "options": {"pool": {"min_size": 2, "max_size": 16, "timeout": 30}},
@@ -78,6 +80,7 @@ def test_options_the_url_carries_are_kept_beside_the_pool():
 
 def test_without_the_pool_each_thread_keeps_a_persistent_connection():
     assert database_settings(DATABASE_URL=POSTGRES_URL, DATABASE_POOL="false") == {
+        "engine": "django.db.backends.postgresql",
         "conn_max_age": 60,
         "health_checks": False,
         "options": {},
@@ -87,6 +90,7 @@ def test_without_the_pool_each_thread_keeps_a_persistent_connection():
 
 def test_sqlite_has_no_pool():
     settings = database_settings(DATABASE_POOL="true")
+    assert settings["engine"] == "django.db.backends.sqlite3"
     assert "pool" not in settings["options"]  # type: ignore[operator]
     assert settings["db_reuse_max"] == 1000
 

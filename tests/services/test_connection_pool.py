@@ -14,6 +14,8 @@ from django.db import connection, connections
 from agents.models import AgentRun, AgentStep
 from agents.runtime.step import StepAction, step_run
 from agents.services import run_create
+from config.database import connections_release
+from config.db.postgresql.base import RecoveringConnectionPool
 from governance.vocabulary import DataClass
 from tests.agents.runs import fake_configuration
 from tests.fakes.provider_server import FakeProvider, Reply
@@ -117,3 +119,91 @@ def _run(configuration: Any) -> AgentRun:
     return run_create(
         configuration=configuration, input_text="Draft a note.", input_data_class=DataClass.PUBLIC_CONTENT
     )
+
+
+WIDTH = 8  # connections the pool holds idle when every other backend is killed
+THREADS = 2  # fewer threads than dead connections: each would meet several of them in turn
+ROUNDS = 4  # connections each thread takes from the pool afterwards, one after another
+
+
+def run_in_threads(count: int, work: Any) -> tuple[list[Any], list[BaseException]]:
+    """Run ``work(index)`` on ``count`` threads at once; their results and errors, each thread's
+    connection given back to the pool at the end."""
+    results: list[Any] = []
+    errors: list[BaseException] = []
+
+    def target(index: int) -> None:
+        try:
+            results.append(work(index))
+        except BaseException as exc:  # reported by the test, never swallowed
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=target, args=(index,)) for index in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    return results, errors
+
+
+def backend_pid() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return int(cursor.fetchone()[0])
+
+
+def test_the_pool_replaces_every_dead_idle_connection_at_the_first_failed_check():
+    pool = connection.pool
+    assert isinstance(pool, RecoveringConnectionPool)
+    connection.close()
+    # Grow the pool: WIDTH threads each hold a connection at the same moment, then give it back.
+    together = threading.Barrier(WIDTH)
+
+    def hold(_: int) -> int:
+        pid = backend_pid()
+        together.wait(timeout=30)
+        return pid
+
+    grown, errors = run_in_threads(WIDTH, hold)
+    assert errors == []
+    assert len(set(grown)) == WIDTH
+    idle = pool.get_stats()["pool_available"]
+    assert idle >= WIDTH
+    assert pool.get_stats()["pool_size"] == idle  # nothing checked out
+    # A failover: every backend of the database dies, the pool's idle connections with them.
+    dsn = worker.test_database_url().replace("postgres://", "postgresql://", 1)
+    with psycopg.connect(dsn, application_name=PROBE_APPLICATION, autocommit=True) as probe:
+        killed = {
+            int(pid)
+            for pid, terminated in probe.execute(
+                "SELECT pid, pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            ).fetchall()
+            if terminated
+        }
+    assert set(grown) <= killed
+    pool.pop_stats()  # the counters below count from here
+    # A short wait for a connection: meeting the dead ones one by one (psycopg backs off 1 s, then
+    # 2 s, … between failed checks) runs out of it and raises PoolTimeout.
+    timeout, pool.timeout = pool.timeout, 3.0
+    try:
+
+        def take_in_turn(_: int) -> list[int]:
+            pids = []
+            for _round in range(ROUNDS):
+                pids.append(backend_pid())
+                connections_release(waiting_for="the next round")
+            return pids
+
+        rounds, errors = run_in_threads(THREADS, take_in_turn)
+    finally:
+        pool.timeout = timeout
+    assert errors == []
+    served = [pid for pids in rounds for pid in pids]
+    assert len(served) == THREADS * ROUNDS
+    assert killed.isdisjoint(served)  # every connection handed out was a new one
+    stats = pool.get_stats()
+    assert stats["connections_lost"] == idle  # each dead idle connection was dropped, once
+    assert stats.get("requests_errors", 0) == 0

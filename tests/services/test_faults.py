@@ -155,18 +155,15 @@ def test_database_connection_dropped_mid_step_is_retried_without_half_writes(fak
 def terminate_other_backends() -> int:
     """Kill every other connection to the test database (the worker's), as a failover would.
 
-    The idle connections of this test process's own pool die too: the pool is made to check them
-    at once, so that the next test does not meet them one by one (psycopg's check backs off 1 s,
-    2 s, 4 s, … between dead connections and gives up at the pool's timeout)."""
+    The idle connections of this test process's own pool die too, and are left for the pool to find:
+    its first failed check replaces them all (config/db/postgresql/base.py,
+    tests/services/test_connection_pool.py)."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
             "WHERE datname = current_database() AND pid <> pg_backend_pid()"
         )
-        killed = int(cursor.fetchone()[0])
-    if connection.pool is not None:
-        connection.pool.check()
-    return killed
+        return int(cursor.fetchone()[0])
 
 
 def test_database_connections_dropped_while_a_step_waits_on_the_provider_cost_nothing(

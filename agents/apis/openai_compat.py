@@ -18,10 +18,11 @@ that does not declare its own ``data_class``; without it, the client's default c
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from functools import partial
 from typing import Any
 
-from django.http import StreamingHttpResponse
+from django.http import HttpResponseBase, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
@@ -30,13 +31,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agents.apis.context import MAX_OUTPUT_TOKENS, client_configuration, client_of
-from agents.apis.openai_shapes import completion_body, error_response, stream_events
+from agents.apis.openai_shapes import completion_body, error_response, stream_events, stream_events_async
 from agents.apis.run_events import JsonErrorsNegotiation
-from agents.apis.sse import sse_response
+from agents.apis.sse import PendingStream, is_asgi, release_db_connection, sse_response
 from agents.providers.values import CallOptions
 from agents.runtime.conversation import Conversation, conversation_request
 from agents.selectors import configuration_list_for_client
-from agents.services import completion_create, completion_stream_open
+from agents.services import completion_create, completion_stream_open, completion_stream_start
 from config.errors import ApplicationError
 from config.exception_handler import api_exception_handler
 from governance.vocabulary import DataClass
@@ -259,12 +260,28 @@ class ChatCompletionsApi(OpenAIApiView):
         if not data.get("stream"):
             completion = completion_create(**arguments)
             return Response(completion_body(completion, model=configuration.identifier, created=created))
-        opened = completion_stream_open(**arguments)
         include_usage = bool((data.get("stream_options") or {}).get("include_usage"))
-        events = stream_events(
-            opened, model=configuration.identifier, created=created, include_usage=include_usage
-        )
-        return sse_response(request, events)
+        shape: dict[str, Any] = {"model": configuration.identifier, "created": created}
+        shape["include_usage"] = include_usage
+        if is_asgi(request):
+            # What reads the database happens here, in the request's thread; the provider call and
+            # its wait run on the event loop (agents/apis/sse.py, PendingStream).
+            start = completion_stream_start(**arguments)
+            release_db_connection()
+
+            async def opener() -> AsyncIterator[bytes]:
+                return stream_events_async(await start.open(), **shape)
+
+            return PendingStream(opener, failed=partial(self._error_answer, request))
+        opened = completion_stream_open(**arguments)
+        return sse_response(request, stream_events(opened, **shape))
+
+    def _error_answer(self, request: Request, error: Exception) -> HttpResponseBase:
+        """The answer to ``error`` raised after this view returned (a stream that failed before its
+        first delta), made as the view makes it for an error raised inside it."""
+        response = self.finalize_response(request, self.handle_exception(error))
+        assert isinstance(response, Response)
+        return response.render()
 
 
 def _validated(request: Request) -> dict[str, Any]:

@@ -18,15 +18,16 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.db import connection
 from rest_framework.response import Response
 
 from agents.apis.sse import release_db_connection, sse_event
 from agents.providers.failures import ProviderError
-from agents.providers.streams import StreamFinish, TextDelta, ToolCallDelta
+from agents.providers.streams import StreamDelta, StreamFinish, TextDelta, ToolCallDelta
 from agents.providers.values import ProviderReply
 from agents.services import Completion, CompletionStream
 from governance.services import decision_as_dict
@@ -212,34 +213,78 @@ def stream_events(
     ``include_usage`` one chunk with no choices carrying ``usage``, ``context_usage`` and
     ``governance``, then ``[DONE]``. A provider failure after the first delta ends the stream with an
     ``error`` event in OpenAI's shape (the SDKs raise it) and no ``[DONE]``. Closes the stream."""
-    base: dict[str, Any] = {"id": f"chatcmpl-{opened.request_id}", "object": CHUNK_OBJECT, "created": created}
-    base |= {"model": model, "system_fingerprint": None}
-    if include_usage:
-        base["usage"] = None
-
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-        choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
-        return sse_event({**base, "choices": [choice]})
-
+    chunks = _Chunks(opened, model=model, created=created, include_usage=include_usage)
     with opened.stream as deltas:
         if not connection.allow_thread_sharing:  # shared only by a test's live server, which owns it
             release_db_connection()  # what the stream needs was read; nothing is held while it waits
-        yield chunk({"role": "assistant", "content": ""})
+        yield chunks.opening()
         try:
             for delta in deltas:
-                if isinstance(delta, TextDelta):
-                    yield chunk({"content": delta.text})
-                elif isinstance(delta, ToolCallDelta):
-                    yield chunk({"tool_calls": [_tool_call_piece(delta)]})
-                elif isinstance(delta, StreamFinish):
-                    completion = opened.finished(delta.reply)
-                    yield chunk({}, finish_reason(delta.reply))
-                    if include_usage:
-                        yield sse_event({**base, "choices": [], **_usage_fields(completion)})
+                if isinstance(delta, StreamFinish):
+                    yield from chunks.finish(delta.reply, opened.finished(delta.reply))
+                else:
+                    yield from chunks.piece(delta)
         except ProviderError as failure:
             yield sse_event({"error": _stream_error(failure)})
             return
     yield sse_event("[DONE]")
+
+
+async def stream_events_async(
+    opened: CompletionStream, *, model: str, created: int, include_usage: bool
+) -> AsyncIterator[bytes]:
+    """:func:`stream_events` of a stream read on the event loop (``CompletionStreamStart.open``): the
+    same events; the call's record at the finish is written in the request's thread."""
+    chunks = _Chunks(opened, model=model, created=created, include_usage=include_usage)
+    try:
+        yield chunks.opening()
+        try:
+            async for delta in opened.stream:
+                if isinstance(delta, StreamFinish):
+                    finished = sync_to_async(opened.finished, thread_sensitive=True)
+                    for event in chunks.finish(delta.reply, await finished(delta.reply)):
+                        yield event
+                else:
+                    for event in chunks.piece(delta):
+                        yield event
+        except ProviderError as failure:
+            yield sse_event({"error": _stream_error(failure)})
+            return
+        yield sse_event("[DONE]")
+    finally:
+        await opened.stream.aclose()
+
+
+class _Chunks:
+    """The ``chat.completion.chunk`` events of one stream."""
+
+    def __init__(self, opened: CompletionStream, *, model: str, created: int, include_usage: bool) -> None:
+        base: dict[str, Any] = {"id": f"chatcmpl-{opened.request_id}", "object": CHUNK_OBJECT}
+        base |= {"created": created, "model": model, "system_fingerprint": None}
+        if include_usage:
+            base["usage"] = None
+        self.base = base
+        self.include_usage = include_usage
+
+    def chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
+        return sse_event({**self.base, "choices": [choice]})
+
+    def opening(self) -> bytes:
+        return self.chunk({"role": "assistant", "content": ""})
+
+    def piece(self, delta: StreamDelta) -> list[bytes]:
+        if isinstance(delta, TextDelta):
+            return [self.chunk({"content": delta.text})]
+        if isinstance(delta, ToolCallDelta):
+            return [self.chunk({"tool_calls": [_tool_call_piece(delta)]})]
+        return []
+
+    def finish(self, reply: ProviderReply, completion: Completion) -> list[bytes]:
+        events = [self.chunk({}, finish_reason(reply))]
+        if self.include_usage:
+            events.append(sse_event({**self.base, "choices": [], **_usage_fields(completion)}))
+        return events
 
 
 def _tool_call_piece(delta: ToolCallDelta) -> dict[str, Any]:

@@ -3,11 +3,12 @@
 A stream is written once, as a plain (blocking) iterator of encoded events: it may wait on a provider
 or poll the database. :func:`sse_response` serves it:
 
-* **under ASGI** (uvicorn; see ``docs/decisions/0011-streaming.md``) as an *async* iterator, each ``next()`` of the
-  blocking iterator run by ``sync_to_async`` in the request's own thread (the one Django already keeps
-  for the request until its response closes), so the event loop never blocks, no thread is added per
-  stream, and each event is sent as soon as it exists. Django buffers a *sync* iterator to its end
-  under ASGI, which is why the view must not hand one over there;
+* **under ASGI** (uvicorn; see ``docs/decisions/0011-streaming.md``) as an *async* iterator, each
+  ``next()`` of the blocking iterator run by ``sync_to_async`` in one thread of the stream's own (not
+  one of the few threads requests share, ``config/request_thread.py``, which a stream polling for
+  minutes must not hold), so the event loop never blocks and each event is sent as soon as it exists.
+  Django buffers a *sync* iterator to its end under ASGI, which is why the view must not hand one over
+  there;
 * **under WSGI** (``manage.py runserver``, the embedded default, and Django's test ``Client``) as the
   plain iterator, which WSGI streams.
 
@@ -18,6 +19,14 @@ starts and then releasing keeps a waiting stream from holding a connection: with
 Django would otherwise keep the request's connection open until the response closes.
 
 When the client goes away the iterator is closed (``close()`` on a generator), in its thread.
+
+**A stream that waits on a provider** (a streamed chat completion) is served under ASGI without a
+thread: the view does what reads the database (in a request thread) and returns a
+:class:`PendingStream`; the outermost middleware (:class:`StreamOpenMiddleware`) opens the stream on
+the event loop through the SDK's async client, and answers either with its
+events (an async iterator) or, when it failed before its first delta, with the error the view's
+exception handling makes of it, so the status is still the error's. Under WSGI the view opens the
+stream itself and hands :func:`sse_response` a blocking iterator, as above.
 
 A streamed completion is written this way: the view builds its plan and calls
 :func:`agents.runtime.send.governed_stream` (refusals, overflows and failures before the first delta
@@ -30,14 +39,17 @@ stream's finish records its redaction events, which opens a connection again for
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from asgiref.sync import sync_to_async
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from django.core.handlers.asgi import ASGIRequest
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection
-from django.http import HttpRequest, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponseBase, StreamingHttpResponse
+
+from config.request_thread import close_connections
 
 CONTENT_TYPE = "text/event-stream; charset=utf-8"
 _DONE = object()
@@ -86,16 +98,76 @@ def sse_response(
     content: Iterable[bytes] | AsyncIterator[bytes] = events
     if is_asgi(request):
         content = iterate_in_thread(iter(events))
-    response = StreamingHttpResponse(content, content_type=CONTENT_TYPE, status=status)
+    return _event_stream(StreamingHttpResponse(content, content_type=CONTENT_TYPE, status=status))
+
+
+def _event_stream(response: StreamingHttpResponse) -> StreamingHttpResponse:
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"  # a proxy must pass events through, not buffer them
     return response
 
 
+# Opens a stream on the event loop and returns its encoded events; raises what failed before them.
+Opener = Callable[[], Awaitable[AsyncIterator[bytes]]]
+_STREAM_HEADERS = {"content-type", "cache-control", "x-accel-buffering"}
+
+
+class PendingStream(StreamingHttpResponse):
+    """An event stream under ASGI whose opening (the provider's first delta) is still to come:
+    :class:`StreamOpenMiddleware` opens it with ``opener`` before the response starts, and answers
+    ``failed(error)`` instead when that raises (the view's error answer, made in the request's
+    thread). Call :func:`release_db_connection` before returning it."""
+
+    def __init__(self, opener: Opener, failed: Callable[[Exception], HttpResponseBase]) -> None:
+        super().__init__((), content_type=CONTENT_TYPE)
+        _event_stream(self)
+        self._opener = opener
+        self._failed = failed
+
+    async def opened(self) -> HttpResponseBase:
+        try:
+            self.streaming_content = await self._opener()
+        except Exception as error:
+            answer = await sync_to_async(self._failed, thread_sensitive=True)(error)
+            for header, value in self.items():  # what the middleware set (the request id, ...)
+                if header.lower() not in _STREAM_HEADERS and header not in answer:
+                    answer[header] = value
+            return answer
+        return self
+
+
+class StreamOpenMiddleware:
+    """Opens a :class:`PendingStream` on the event loop. First in ``MIDDLEWARE``; every middleware
+    of the project works in both modes, so under ASGI the chain down to the view runs on the loop
+    (Django would otherwise run this one in the request's thread too). Under WSGI it passes through."""
+
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
+        self.get_response = get_response
+        if iscoroutinefunction(get_response):
+            markcoroutinefunction(self)
+
+    def __call__(self, request: HttpRequest) -> Any:
+        if iscoroutinefunction(self):
+            return self._acall(request)
+        return self.get_response(request)
+
+    async def _acall(self, request: HttpRequest) -> HttpResponseBase:
+        response = await self.get_response(request)
+        if isinstance(response, PendingStream):
+            return await response.opened()
+        return response
+
+
 async def iterate_in_thread(iterator: Iterator[Any]) -> AsyncIterator[Any]:
-    """The items of a blocking ``iterator``, each ``next()`` run in the request's thread
-    (``thread_sensitive``); the iterator is closed there when the consumer stops early."""
-    step = sync_to_async(_next_or_done, thread_sensitive=True)
+    """The items of a blocking ``iterator``, each ``next()`` run in one thread of the stream's own
+    (not one of the threads requests share, ``config/request_thread.py``: a stream that polls for
+    minutes must not hold one of those); the iterator is closed there when the consumer stops
+    early, and the thread's database connections closed."""
+    own = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stream")
+    step = sync_to_async(_next_or_done, thread_sensitive=False, executor=own)
     try:
         while True:
             item = await step(iterator)
@@ -103,9 +175,13 @@ async def iterate_in_thread(iterator: Iterator[Any]) -> AsyncIterator[Any]:
                 return
             yield item
     finally:
-        close = getattr(iterator, "close", None)
-        if close is not None:
-            await sync_to_async(close, thread_sensitive=True)()
+        try:
+            close = getattr(iterator, "close", None)
+            if close is not None:
+                await sync_to_async(close, thread_sensitive=False, executor=own)()
+        finally:
+            own.submit(close_connections)
+            own.shutdown(wait=False)
 
 
 def _next_or_done(iterator: Iterator[Any]) -> Any:

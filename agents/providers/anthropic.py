@@ -29,7 +29,7 @@ are not handed on.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -178,13 +178,16 @@ def _options(options: CallOptions) -> dict[str, Any]:
 _TOOL_CHOICE_MODES = {"auto": "auto", "none": "none", "required": "any"}
 
 
-class AnthropicAdapter(SdkAdapter[anthropic.Anthropic]):
+class AnthropicAdapter(SdkAdapter[anthropic.Anthropic, anthropic.AsyncAnthropic]):
     """Messages API over the ``anthropic`` SDK. Construction opens no connection."""
 
     sdk_errors = SdkErrors.of(anthropic)
 
     def _open(self, options: dict[str, Any]) -> anthropic.Anthropic:
         return anthropic.Anthropic(**options)
+
+    def _open_async(self, options: dict[str, Any]) -> anthropic.AsyncAnthropic:
+        return anthropic.AsyncAnthropic(**options)
 
     def _request_body(self, call: ProviderCall) -> dict[str, Any]:
         """The keyword arguments of ``messages.create`` for ``call`` (``extra_body`` is merged into the
@@ -237,10 +240,27 @@ class AnthropicAdapter(SdkAdapter[anthropic.Anthropic]):
         self.require_event_stream(stream.response.headers.get("content-type", ""), stream.close)
         return self._deltas(call, stream), stream.close
 
+    async def _open_async_stream(
+        self, call: ProviderCall, body: dict[str, Any]
+    ) -> tuple[AsyncIterator[StreamDelta], Callable[[], Awaitable[None]]]:
+        stream = await self.async_client().messages.create(**body)
+        await self.require_async_event_stream(stream.response.headers.get("content-type", ""), stream.close)
+        return self._async_deltas(call, stream), stream.close
+
     def _deltas(self, call: ProviderCall, stream: Any) -> Iterator[StreamDelta]:
         state = _StreamState()
         for event in stream:
             yield from state.add(event)
+        yield self._finish(call, state)
+
+    async def _async_deltas(self, call: ProviderCall, stream: Any) -> AsyncIterator[StreamDelta]:
+        state = _StreamState()
+        async for event in stream:
+            for delta in state.add(event):
+                yield delta
+        yield self._finish(call, state)
+
+    def _finish(self, call: ProviderCall, state: _StreamState) -> StreamFinish:
         if not state.stopped:
             # The body ended without message_stop: as incomplete as a dropped connection.
             raise self.error(FailureClass.CONNECTION, "the stream ended before message_stop")
@@ -252,7 +272,7 @@ class AnthropicAdapter(SdkAdapter[anthropic.Anthropic]):
             elif block.kind == "tool_use":
                 arguments = _arguments(json.loads("".join(block.pieces) or "{}"))
                 calls.append(self.tool_call(block.id, block.name, arguments, len(calls)))
-        yield StreamFinish(
+        return StreamFinish(
             ProviderReply(
                 text="".join(text),
                 tool_calls=tuple(calls),

@@ -9,12 +9,21 @@ may retry or walk fallbacks. The values an adapter takes and returns are in
 
 from __future__ import annotations
 
+import asyncio
+import weakref
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, Generic, Protocol, TypeVar
 
 from agents.providers.failures import FailureClass, ProviderError, SdkErrors, provider_error_from
-from agents.providers.streams import ProviderStream, StreamDelta, deltas_of, reply_of
+from agents.providers.streams import (
+    AsyncProviderStream,
+    ProviderStream,
+    StreamDelta,
+    deltas_of,
+    reply_of,
+    threaded_stream,
+)
 from agents.providers.values import ProviderCall, ProviderConfig, ProviderReply
 from context_assembly.messages import ToolCall
 
@@ -87,6 +96,14 @@ class ProviderAdapter(ABC):
             raise self.classify(exc) from None
         return ProviderStream(deltas, close=close, classify=self.classify)
 
+    async def astream(self, call: ProviderCall, body: dict[str, Any]) -> AsyncProviderStream:
+        """:meth:`stream` on an event loop: the request is sent when the stream is first read, and the
+        wait for the provider holds no thread. By default (an adapter without an async client) the
+        blocking stream is read in a worker thread (``threaded_stream``)."""
+        if not call.stream:
+            raise ValueError("astream() needs a call with stream=True")
+        return threaded_stream(lambda: self.stream(call, body))
+
     def _open_stream(
         self, call: ProviderCall, body: dict[str, Any]
     ) -> tuple[Iterator[StreamDelta], Callable[[], None]]:
@@ -144,16 +161,63 @@ class _Closable(Protocol):
 ClientT = TypeVar("ClientT", bound=_Closable)
 
 
-class SdkAdapter(ProviderAdapter, Generic[ClientT]):
+AsyncClientT = TypeVar("AsyncClientT")
+
+
+class SdkAdapter(ProviderAdapter, Generic[ClientT, AsyncClientT]):
     """An adapter over a vendor SDK: it opens one client from the configuration (which opens no
-    connection), closes it, and sends a call either for one whole reply or as a stream."""
+    connection), closes it, and sends a call either for one whole reply or as a stream. Streams read on
+    an event loop (:meth:`astream`) go through the SDK's async client, one per event loop (its
+    connections belong to that loop), opened on first use."""
 
     def __init__(self, config: ProviderConfig) -> None:
         super().__init__(config)
         self._client = self._open(sdk_client_options(config))
+        self._async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncClientT] = (
+            weakref.WeakKeyDictionary()
+        )
 
     @abstractmethod
     def _open(self, options: dict[str, Any]) -> ClientT: ...
+
+    @abstractmethod
+    def _open_async(self, options: dict[str, Any]) -> AsyncClientT: ...
+
+    def async_client(self) -> AsyncClientT:
+        """The SDK's async client of the running event loop."""
+        loop = asyncio.get_running_loop()
+        client = self._async_clients.get(loop)
+        if client is None:
+            client = self._async_clients[loop] = self._open_async(sdk_client_options(self.config))
+        return client
+
+    async def astream(self, call: ProviderCall, body: dict[str, Any]) -> AsyncProviderStream:
+        if not call.stream:
+            raise ValueError("astream() needs a call with stream=True")
+        try:
+            deltas, close = await self._open_async_stream(call, body)
+        except ProviderError:
+            raise
+        except Exception as exc:
+            raise self.classify(exc) from None
+        return AsyncProviderStream(deltas, close=close, classify=self.classify)
+
+    @abstractmethod
+    async def _open_async_stream(
+        self, call: ProviderCall, body: dict[str, Any]
+    ) -> tuple[AsyncIterator[StreamDelta], Callable[[], Awaitable[None]]]:
+        """:meth:`_open_stream` through the async client: sends the request, raises for an error
+        status, and returns the deltas and how to release the connection."""
+
+    async def require_async_event_stream(
+        self, content_type: str, close: Callable[[], Awaitable[None]]
+    ) -> None:
+        """:meth:`require_event_stream` for a stream opened by the async client."""
+        if not content_type.lower().startswith("text/event-stream"):
+            await close()
+            raise self.error(
+                FailureClass.MALFORMED, "the stream request was not answered with an event stream"
+            )
 
     def close(self) -> None:
         self._client.close()

@@ -31,9 +31,9 @@ from __future__ import annotations
 import itertools
 import logging
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar, cast
 
 from agents.providers.adapters import ADAPTER_POOL
 from agents.providers.base import ProviderAdapter
@@ -223,17 +223,57 @@ def _observed(deltas: Iterator[StreamDelta], observed: StreamObserved) -> Iterat
         raise
 
 
-def _first_success(
+@dataclass(frozen=True)
+class PrepareStep:
+    """A step of the walk (:func:`walk`): the call and body of target ``index``, to be run by the
+    driver where the database may be read (the runtime's ``prepare`` fits and records there)."""
+
+    index: int
+    config: ProviderConfig
+    model_id: str
+    capabilities: ModelCapabilities | None
+    call: ProviderCall
+    guard: WireGuard | None
+    prepare: Prepare | None
+    streaming: bool
+
+
+@dataclass(frozen=True)
+class WaitStep:
+    """A step of the walk: wait ``seconds`` before the next attempt on ``provider`` (a backoff)."""
+
+    seconds: float
+    provider: str
+
+
+@dataclass(frozen=True)
+class SendStep:
+    """A step of the walk: one attempt, ``body`` sent once to ``adapter`` (its outcome or its
+    :class:`ProviderError` goes back into the walk)."""
+
+    adapter: ProviderAdapter
+    call: ProviderCall
+    body: dict[str, Any]
+
+
+Step = PrepareStep | WaitStep | SendStep
+# The policy of the module docstring as a generator: it yields the steps a driver performs and is sent
+# their outcomes (or thrown their ProviderError or TargetSkipped); it returns the first success and its
+# target's index, or raises the last ProviderError with every attempt. The blocking driver
+# (_first_success) and the event loop's (agents/providers/async_dispatch.py) share it.
+Walk = Generator[Step, Any, tuple[Any, int]]
+
+
+def walk(
     targets: Sequence[Target],
     call: ProviderCall,
     attempts: list[Attempt],
     guard: WireGuard | None,
-    sleep: Callable[[float], None],
     prepare: Prepare | None,
-    perform: Perform[Outcome],
-) -> tuple[Outcome, int]:
-    """``perform``'s result on the first target where it succeeds, and that target's index (see the
-    module docstring for the walk); raises the last :class:`ProviderError` with every attempt."""
+    *,
+    streaming: bool,
+) -> Walk:
+    """The walk over ``targets`` (see the module docstring); appends every attempt to ``attempts``."""
     if not targets:
         raise ProviderError(
             "no provider to send the call to",
@@ -243,23 +283,22 @@ def _first_success(
     error: ProviderError | None = None
     for index, target in enumerate(targets):
         config, model_id, capabilities = Target(*target)
-        target_call, target_guard = call, guard
-        if prepare is not None:
-            try:
-                prepared = prepare(index)
-            except TargetSkipped as skip:
-                attempts.append(Attempt(index, config.identifier, model_id, None, skipped=skip.reason))
-                logger.warning("target %s/%s skipped: %s", config.identifier, model_id, skip.reason)
-                continue
-            target_call, target_guard = prepared.call, prepared.guard
-        target_call = _call_for(target_call, model_id, capabilities or target_call.capabilities)
-        if perform is _opened and not target_call.stream:
-            target_call = replace(target_call, stream=True)
-        outcome = _try_target(index, config, target_call, attempts, target_guard, sleep, perform)
-        if not isinstance(outcome, ProviderError):
-            return outcome, index
-        error = outcome
-        if not outcome.retryable:
+        step = PrepareStep(index, config, model_id, capabilities, call, guard, prepare, streaming)
+        try:
+            adapter, target_call, body = yield step
+        except TargetSkipped as skip:
+            attempts.append(Attempt(index, config.identifier, model_id, None, skipped=skip.reason))
+            logger.warning("target %s/%s skipped: %s", config.identifier, model_id, skip.reason)
+            continue
+        except ProviderError as exc:
+            attempts.append(_failed(index, config, model_id, exc))
+            error = exc
+        else:
+            outcome = yield from _attempts(index, config, adapter, target_call, body, attempts)
+            if not isinstance(outcome, ProviderError):
+                return outcome, index
+            error = outcome
+        if not error.retryable:
             break
         logger.warning("provider %s exhausted its retries; trying the next target", config.identifier)
     if error is None:  # every target was skipped: nothing was sent
@@ -271,40 +310,21 @@ def _first_success(
     raise _with_attempts(error, attempts)
 
 
-def _call_for(call: ProviderCall, model_id: str, capabilities: ModelCapabilities) -> ProviderCall:
-    if call.model_id == model_id and call.capabilities == capabilities:
-        return call
-    return replace(call, model_id=model_id, capabilities=capabilities)
-
-
-def _try_target(
+def _attempts(
     index: int,
     config: ProviderConfig,
+    adapter: ProviderAdapter,
     call: ProviderCall,
+    body: dict[str, Any],
     attempts: list[Attempt],
-    guard: WireGuard | None,
-    sleep: Callable[[float], None],
-    perform: Perform[Outcome],
-) -> Outcome | ProviderError:
-    """``perform``'s result, or the last error of this target; appends every attempt to ``attempts``."""
-    try:
-        adapter = ADAPTER_POOL.get(config)
-        if guard is not None:
-            call, body = guard.prepare(adapter, call, target_index=index)
-        else:
-            body = adapter.request_body(call)
-    except ProviderError as exc:
-        attempts.append(_failed(index, config, call.model_id, exc))
-        return exc
+) -> Generator[Step, Any, Any]:
+    """The attempts on one target: its outcome, or its last error."""
     errors: list[ProviderError] = []
     for retry in range(1 + config.max_retries):
-        # Nothing of the database is needed until the reply is back: the thread's connection goes
-        # back to the pool for the wait and the backoff before it (config/database.py).
-        connections_release(waiting_for=f"provider {config.identifier!r}")
         if errors:
-            sleep(backoff_seconds(retry - 1, errors[-1].retry_after))
+            yield WaitStep(backoff_seconds(retry - 1, errors[-1].retry_after), config.identifier)
         try:
-            result = perform(adapter, call, body)
+            result = yield SendStep(adapter, call, body)
         except ProviderError as exc:
             attempts.append(_failed(index, config, call.model_id, exc))
             errors.append(exc)
@@ -314,6 +334,66 @@ def _try_target(
         attempts.append(Attempt(index, config.identifier, call.model_id, None))
         return result
     return errors[-1]
+
+
+def prepared(step: PrepareStep) -> tuple[ProviderAdapter, ProviderCall, dict[str, Any]]:
+    """What a :class:`PrepareStep` stands for: the target's adapter, call and body (through its guard
+    pass). Raises :class:`TargetSkipped`, :class:`ProviderError` or the guard's
+    ``LateRedactionOverflow``."""
+    target_call, target_guard = step.call, step.guard
+    if step.prepare is not None:
+        target = step.prepare(step.index)
+        target_call, target_guard = target.call, target.guard
+    target_call = _call_for(target_call, step.model_id, step.capabilities or target_call.capabilities)
+    if step.streaming and not target_call.stream:
+        target_call = replace(target_call, stream=True)
+    adapter = ADAPTER_POOL.get(step.config)
+    if target_guard is not None:
+        target_call, body = target_guard.prepare(adapter, target_call, target_index=step.index)
+    else:
+        body = adapter.request_body(target_call)
+    return adapter, target_call, body
+
+
+def _first_success(
+    targets: Sequence[Target],
+    call: ProviderCall,
+    attempts: list[Attempt],
+    guard: WireGuard | None,
+    sleep: Callable[[float], None],
+    prepare: Prepare | None,
+    perform: Perform[Outcome],
+) -> tuple[Outcome, int]:
+    """``perform``'s result on the first target where it succeeds, and that target's index: the walk
+    driven in this thread. Nothing of the database is needed until the reply is back: the thread's
+    connection goes back to the pool for each wait (config/database.py)."""
+    steps = walk(targets, call, attempts, guard, prepare, streaming=perform is _opened)
+    sent: Any = None
+    error: Exception | None = None
+    while True:
+        try:
+            step = steps.throw(error) if error is not None else steps.send(sent)
+        except StopIteration as stop:
+            return cast(tuple[Outcome, int], stop.value)
+        sent, error = None, None
+        try:
+            if isinstance(step, PrepareStep):
+                sent = prepared(step)
+                continue
+            if isinstance(step, WaitStep):
+                connections_release(waiting_for=f"provider {step.provider!r}")
+                sleep(step.seconds)
+            else:
+                connections_release(waiting_for=f"provider {step.adapter.config.identifier!r}")
+                sent = perform(step.adapter, step.call, step.body)
+        except (ProviderError, TargetSkipped) as exc:
+            error = exc
+
+
+def _call_for(call: ProviderCall, model_id: str, capabilities: ModelCapabilities) -> ProviderCall:
+    if call.model_id == model_id and call.capabilities == capabilities:
+        return call
+    return replace(call, model_id=model_id, capabilities=capabilities)
 
 
 def _failed(index: int, config: ProviderConfig, model_id: str, error: ProviderError) -> Attempt:

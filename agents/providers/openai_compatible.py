@@ -25,7 +25,7 @@ Wire choices:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -152,13 +152,16 @@ def _json_object(value: object, what: str) -> dict[str, Any]:
     return value
 
 
-class OpenAICompatibleAdapter(SdkAdapter[openai.OpenAI]):
+class OpenAICompatibleAdapter(SdkAdapter[openai.OpenAI, openai.AsyncOpenAI]):
     """Chat Completions over the ``openai`` SDK. Construction opens no connection."""
 
     sdk_errors = SdkErrors.of(openai)
 
     def _open(self, options: dict[str, Any]) -> openai.OpenAI:
         return openai.OpenAI(**options)
+
+    def _open_async(self, options: dict[str, Any]) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(**options)
 
     def _request_body(self, call: ProviderCall) -> dict[str, Any]:
         """The keyword arguments of ``chat.completions.create`` for ``call`` (the wire body)."""
@@ -221,14 +224,39 @@ class OpenAICompatibleAdapter(SdkAdapter[openai.OpenAI]):
         self.require_event_stream(stream.response.headers.get("content-type", ""), stream.close)
         return self._deltas(call, stream), stream.close
 
+    async def _open_async_stream(
+        self, call: ProviderCall, body: dict[str, Any]
+    ) -> tuple[AsyncIterator[StreamDelta], Callable[[], Awaitable[None]]]:
+        # _open_stream through the async client: the same request, read by the same _StreamState.
+        stream = await self.async_client().post(
+            "/chat/completions",
+            body=body,
+            cast_to=ChatCompletion,
+            options={"security": {"bearer_auth": True}},
+            stream=True,
+            stream_cls=openai.AsyncStream[object],
+        )
+        await self.require_async_event_stream(stream.response.headers.get("content-type", ""), stream.close)
+        return self._async_deltas(call, stream), stream.close
+
     def _deltas(self, call: ProviderCall, stream: Any) -> Iterator[StreamDelta]:
         state = _StreamState()
         for chunk in stream:
             yield from state.add(chunk)
+        yield self._finish(call, state)
+
+    async def _async_deltas(self, call: ProviderCall, stream: Any) -> AsyncIterator[StreamDelta]:
+        state = _StreamState()
+        async for chunk in stream:
+            for delta in state.add(chunk):
+                yield delta
+        yield self._finish(call, state)
+
+    def _finish(self, call: ProviderCall, state: _StreamState) -> StreamFinish:
         if state.finish is None:
             # The body ended without the closing chunk: as incomplete as a dropped connection.
             raise self.error(FailureClass.CONNECTION, "the stream ended without a finish reason")
-        yield StreamFinish(
+        return StreamFinish(
             ProviderReply(
                 text="".join(state.text),
                 tool_calls=self._stream_calls(state),

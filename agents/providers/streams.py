@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 
 from agents.providers.failures import ProviderError
@@ -116,3 +117,67 @@ def deltas_of(reply: ProviderReply) -> Iterator[StreamDelta]:
         yield ToolCallDelta(index, tool_call.id, tool_call.name, tool_call.arguments)
     yield UsageDelta(reply.usage)
     yield StreamFinish(reply)
+
+
+class AsyncProviderStream(AsyncIterator[StreamDelta]):
+    """:class:`ProviderStream` read on an event loop (``async for``), with the same guarantees: it ends
+    right after one :class:`StreamFinish`, a stream cut short raises :class:`ProviderError`, only
+    :class:`ProviderError` escapes, and closing (:meth:`aclose`, also after an error) releases the
+    connection."""
+
+    def __init__(
+        self,
+        deltas: AsyncIterator[StreamDelta],
+        *,
+        close: Callable[[], Awaitable[None]],
+        classify: Callable[[Exception], ProviderError],
+    ) -> None:
+        self._deltas = deltas
+        self._close = close
+        self._classify = classify
+        self.closed = False
+
+    async def __anext__(self) -> StreamDelta:
+        if self.closed:
+            raise StopAsyncIteration
+        try:
+            return await anext(self._deltas)
+        except StopAsyncIteration:
+            await self.aclose()
+            raise
+        except ProviderError:
+            await self.aclose()
+            raise
+        except Exception as exc:
+            await self.aclose()
+            raise self._classify(exc) from None
+
+    async def aclose(self) -> None:
+        if not self.closed:
+            self.closed = True
+            try:
+                await self._close()
+            except Exception as exc:  # releasing a socket must not mask the stream's own outcome
+                logger.warning("closing a provider stream failed: %s", type(exc).__name__)
+
+
+def threaded_stream(open_stream: Callable[[], ProviderStream]) -> AsyncProviderStream:
+    """A blocking :class:`ProviderStream` read on an event loop: opening it and each of its deltas run
+    in a worker thread (for adapters without an async client, such as the offline ``local`` one)."""
+    opened: list[ProviderStream] = []
+
+    async def deltas() -> AsyncIterator[StreamDelta]:
+        stream = await asyncio.to_thread(open_stream)
+        opened.append(stream)
+        while (delta := await asyncio.to_thread(next, stream, None)) is not None:
+            yield delta
+
+    async def close() -> None:
+        if opened:
+            await asyncio.to_thread(opened[0].close)
+
+    return AsyncProviderStream(deltas(), close=close, classify=_unclassified)
+
+
+def _unclassified(exc: Exception) -> ProviderError:
+    raise exc  # a ProviderStream raises ProviderError only; anything else is a bug to surface

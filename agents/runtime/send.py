@@ -13,11 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, NoReturn, Protocol, TypeVar
+
+from asgiref.sync import sync_to_async
 
 from agents.errors import BudgetExhausted, ModelInactive
 from agents.models import LlmModel
+from agents.providers.async_dispatch import AsyncStreamDispatch, StreamStart, stream_start
 from agents.providers.dispatch import (
+    StreamDispatch,
     complete_with_fallbacks,
     stream_with_fallbacks,
 )
@@ -121,7 +125,62 @@ def governed_stream(
     )
     if isinstance(called, StreamOutcome):
         return called
-    finish = partial(_redacted_reply, plan=plan, events=events)
+    return _stream_outcome(called, events)
+
+
+def governed_stream_start(
+    plan: SendPlan,
+    events: EventContext,
+    *,
+    client_id: int | None,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+    limits: ClientLimits | None = None,
+) -> StreamOutcome | GovernedStreamStart:
+    """:func:`governed_stream` up to its first attempt, in this thread: the same check, events, fits,
+    reservation and the first target's guard pass. What ends the send before an attempt is its
+    outcome; otherwise the start, whose :meth:`~GovernedStreamStart.open` makes the attempts on the
+    event loop (``agents/providers/async_dispatch.py``) and answers as :func:`governed_stream` does."""
+    called = _governed_call(
+        StreamOutcome, plan, events, client_id, max_tokens, temperature, stream_start, limits
+    )
+    if isinstance(called, StreamOutcome):
+        return called
+    return GovernedStreamStart(called, events)
+
+
+class GovernedStreamStart:
+    """A governed stream prepared up to its first attempt (:func:`governed_stream_start`)."""
+
+    def __init__(self, called: _Called[StreamStart], events: EventContext) -> None:
+        self._called = called
+        self._events = events
+
+    async def open(self) -> StreamOutcome:
+        """:func:`governed_stream`'s outcome, its attempts made on the event loop and its stream read
+        there (``async for``). A failure before the first delta ends the send as there (the
+        reservation released, in the request's thread)."""
+        called = self._called
+        try:
+            dispatch = await called.result.open()
+        except BaseException as error:  # the outcome, or re-raised, once the reservation is released
+            ended = await sync_to_async(_dispatched, thread_sensitive=True)(
+                StreamOutcome, called.fits, called.decision, called.reservation, partial(_raise, error)
+            )
+            assert isinstance(ended, StreamOutcome)  # _raise never returns
+            return ended
+        opened = _Called(called.fits, called.decision, dispatch, called.reservation)
+        return _stream_outcome(opened, self._events)
+
+
+def _raise(error: BaseException) -> NoReturn:
+    raise error
+
+
+def _stream_outcome(
+    called: _Called[StreamDispatch] | _Called[AsyncStreamDispatch], events: EventContext
+) -> StreamOutcome:
+    finish = partial(_redacted_reply, plan=called.fits.plan, events=events)
     ended = called.reservation.stream_ended(called.served)
     return called.outcome(StreamOutcome, stream=GovernedStream(called.result, finish=finish, ended=ended))
 
@@ -194,8 +253,27 @@ def _governed_call(
     except BudgetExhausted as exhausted:
         fitted, clamped = primary.fitted, primary.clamped
         return outcome(plan=plan, fitted=fitted, clamped=clamped, decision=decision, exhausted=exhausted)
+    return _dispatched(
+        outcome,
+        fits,
+        decision,
+        reservation,
+        lambda: dispatch(plan.targets, fits.prepare(0).call, prepare=fits.prepare),
+    )
+
+
+def _dispatched(
+    outcome: type[Outcome],
+    fits: TargetFits,
+    decision: ContextDecision,
+    reservation: Reservation,
+    dispatch: Callable[[], Dispatched],
+) -> Outcome | _Called[Dispatched]:
+    """``dispatch()`` as the call that reached a target, or the outcome of what kept it from one (the
+    reservation released): a late redaction's overflow, or the provider's failure."""
+    plan = fits.plan
     try:
-        result = dispatch(plan.targets, fits.prepare(0).call, prepare=fits.prepare)
+        result = dispatch()
     except LateRedactionOverflow as overflow:
         reservation.release()
         late = fits.fit(overflow.late.target_index)
@@ -205,6 +283,7 @@ def _governed_call(
         )
     except ProviderError as failure:
         reservation.release()
+        primary = fits.fit(0)
         return outcome(
             plan=plan,
             fitted=primary.fitted,

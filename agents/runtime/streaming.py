@@ -7,15 +7,24 @@ deltas never comes out; ids and names are redacted whole. At the provider's fini
 redactors still hold is handed on, then the whole reply, redacted as a reply that did not stream is
 (its redaction events recorded then, once).
 
+The same stream is read either blocking (``for``, from :func:`~agents.runtime.send.governed_stream`)
+or on an event loop (``async for``, from :class:`~agents.runtime.send.GovernedStreamStart`, where the
+provider's deltas arrive through its async client): the redaction is the same code; on the loop the
+two moments that write to the database (the finish, and the end of the budget reservation) run in
+the request's thread (``sync_to_async``).
+
 A delta is handed on only once it has left the redactor: a text delta may come out shorter than it
 went in, later, or merged with the next one; nothing comes out empty.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 
+from asgiref.sync import sync_to_async
+
+from agents.providers.async_dispatch import AsyncStreamDispatch
 from agents.providers.dispatch import Attempt, StreamDispatch
 from agents.providers.streams import StreamDelta, StreamFinish, TextDelta, ToolCallDelta, UsageDelta
 from agents.providers.values import ProviderReply
@@ -31,7 +40,7 @@ class _ToolCallFilter:
     name: str | None = None
 
 
-class GovernedStream(Iterator[StreamDelta]):
+class GovernedStream(Iterator[StreamDelta], AsyncIterator[StreamDelta]):
     """The redacted deltas of one open provider stream, ending with a :class:`StreamFinish` whose reply
     is redacted whole. Raises :class:`~agents.providers.failures.ProviderError` if the provider's stream
     breaks (nothing is retried once a delta has arrived). Close it when not read to the end; the
@@ -47,7 +56,7 @@ class GovernedStream(Iterator[StreamDelta]):
 
     def __init__(
         self,
-        dispatch: StreamDispatch,
+        dispatch: StreamDispatch | AsyncStreamDispatch,
         *,
         finish: Callable[[ProviderReply], tuple[ProviderReply, dict[str, int]]],
         ended: Callable[[ProviderReply | None], None] | None = None,
@@ -67,6 +76,7 @@ class GovernedStream(Iterator[StreamDelta]):
         return self._text.max_held
 
     def __next__(self) -> StreamDelta:
+        assert isinstance(self._dispatch, StreamDispatch)
         try:
             while not self._pending:
                 self._pending = self._redacted(next(self._dispatch.deltas))
@@ -75,11 +85,40 @@ class GovernedStream(Iterator[StreamDelta]):
             raise
         return self._pending.pop(0)
 
+    def __aiter__(self) -> GovernedStream:
+        return self
+
+    async def __anext__(self) -> StreamDelta:
+        assert isinstance(self._dispatch, AsyncStreamDispatch)
+        try:
+            while not self._pending:
+                delta = await anext(self._dispatch.deltas)
+                if isinstance(delta, StreamFinish):  # it writes to the database: in the request's thread
+                    self._pending = await sync_to_async(self._finished, thread_sensitive=True)(delta)
+                else:
+                    self._pending = self._redacted(delta)
+        except BaseException:
+            await self._aend()
+            raise
+        return self._pending.pop(0)
+
     def close(self) -> None:
+        assert isinstance(self._dispatch, StreamDispatch)
         try:
             self._dispatch.close()
         finally:
             self._end(None)
+
+    async def aclose(self) -> None:
+        assert isinstance(self._dispatch, AsyncStreamDispatch)
+        try:
+            await self._dispatch.aclose()
+        finally:
+            await self._aend()
+
+    async def _aend(self) -> None:
+        if self._ended is not None:
+            await sync_to_async(self._end, thread_sensitive=True)(None)
 
     def _end(self, reply: ProviderReply | None) -> None:
         ended, self._ended = self._ended, None

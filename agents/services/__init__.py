@@ -16,6 +16,7 @@ from agents.services.completions import (
     CompletionStream,
     completion_create,
     completion_stream_open,
+    completion_stream_start,
 )
 from agents.services.runs import (
     CallerContextItem,
@@ -35,6 +36,7 @@ __all__ = [
     "api_client_rotate_token",
     "completion_create",
     "completion_stream_open",
+    "completion_stream_start",
     "configuration_save",
     "run_cancel",
     "run_create",

@@ -14,7 +14,14 @@ from agents.providers.values import ProviderReply
 from agents.runtime.budget import client_limits
 from agents.runtime.plan import SendPlan, SendRequest, send_plan
 from agents.runtime.record import reply_cost, served_model_calibrate
-from agents.runtime.send import SendOutcome, StreamOutcome, governed_send, governed_stream
+from agents.runtime.send import (
+    GovernedStreamStart,
+    SendOutcome,
+    StreamOutcome,
+    governed_send,
+    governed_stream,
+    governed_stream_start,
+)
 from agents.runtime.streaming import GovernedStream
 from agents.runtime.targets import reply_limit_check
 from config.logs import log_context_update
@@ -153,10 +160,61 @@ def _sent(
         temperature=temperature,
         limits=client_limits(api_client),  # read with the client by this request's authentication
     )
+    return outcome, _sent_of(outcome, request_id, api_client, plan)
+
+
+def _sent_of(
+    outcome: SendOutcome | StreamOutcome, request_id: str, api_client: ApiClient, plan: SendPlan
+) -> SentCompletion:
+    """What the finish of a sent ``outcome`` needs; raises what kept it from being sent."""
     _raise_unless_sent(outcome, request_id)
     assert outcome.fitted is not None and outcome.served is not None
-    sent = SentCompletion(request_id, api_client, plan, outcome.served, outcome.fitted, outcome.decision)
-    return outcome, sent
+    return SentCompletion(request_id, api_client, plan, outcome.served, outcome.fitted, outcome.decision)
+
+
+def completion_stream_start(
+    *,
+    configuration: Configuration,
+    api_client: ApiClient,
+    request: SendRequest,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+) -> CompletionStreamStart:
+    """:func:`completion_stream_open` up to the provider call, in this thread (everything that reads
+    the database: the plan, the decision and its events, the fits, the budget reservation, the first
+    target's guard pass), raising the same errors up to there; :meth:`CompletionStreamStart.open`
+    makes the call on the event loop."""
+    request_id, plan, events = _completion_start(configuration, api_client, request, max_tokens)
+    started = governed_stream_start(
+        plan,
+        events,
+        client_id=api_client.pk,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        limits=client_limits(api_client),
+    )
+    if isinstance(started, StreamOutcome):
+        _sent_of(started, request_id, api_client, plan)  # raises: nothing was sent
+        raise AssertionError("a stream that ended before its call has its reason")
+    return CompletionStreamStart(started, request_id, api_client, plan)
+
+
+@dataclass(frozen=True)
+class CompletionStreamStart:
+    """A streamed completion prepared up to its provider call (:func:`completion_stream_start`)."""
+
+    start: GovernedStreamStart
+    request_id: str
+    api_client: ApiClient
+    plan: SendPlan
+
+    async def open(self) -> CompletionStream:
+        """The open stream, its reply read on the event loop (``async for``); raises what
+        :func:`completion_stream_open` raises for a failure before the first delta."""
+        outcome = await self.start.open()
+        sent = _sent_of(outcome, self.request_id, self.api_client, self.plan)
+        assert outcome.stream is not None
+        return CompletionStream(stream=outcome.stream, sent=sent)
 
 
 def _completion_start(

@@ -1,0 +1,176 @@
+"""A stream sent with retries and fallbacks whose wait runs on an event loop (the ASGI server's).
+
+The policy is :func:`agents.providers.dispatch.walk`'s, unchanged: this module is its second driver.
+:func:`stream_start` drives the walk in the calling thread up to the first attempt (the first target's
+fit, skip and guard pass, which read the database), and returns the attempt still to make;
+:meth:`StreamStart.open` makes it on the event loop through the SDK's async client, and the retries,
+backoffs and fallbacks after it (a later target's preparation runs in the request's thread again,
+through ``sync_to_async``). The stream it returns is read on the loop too, so a request waiting on
+its provider holds no thread (docs/decisions/0011-streaming.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from asgiref.sync import sync_to_async
+
+from agents.providers.base import ProviderAdapter
+from agents.providers.dispatch import (
+    Attempt,
+    Prepare,
+    PrepareStep,
+    SendStep,
+    Step,
+    Target,
+    TargetSkipped,
+    Walk,
+    prepared,
+    walk,
+)
+from agents.providers.failures import FailureClass, ProviderError
+from agents.providers.guard import WireGuard
+from agents.providers.streams import AsyncProviderStream, StreamDelta, StreamFinish
+from agents.providers.values import ProviderCall
+from agents.telemetry import StreamObserved
+
+logger = logging.getLogger("agents.providers")
+
+
+@dataclass
+class AsyncStreamDispatch:
+    """:class:`~agents.providers.dispatch.StreamDispatch` read on an event loop: ``deltas`` yields every
+    delta of the serving target from the first on; :meth:`aclose` releases the connection."""
+
+    deltas: AsyncIterator[StreamDelta]
+    served_index: int
+    attempts: tuple[Attempt, ...]
+    stream: AsyncProviderStream
+
+    async def aclose(self) -> None:
+        await self.stream.aclose()
+
+
+class StreamStart:
+    """A streamed call prepared up to its first attempt (see the module docstring)."""
+
+    def __init__(self, steps: Walk, first: SendStep, attempts: list[Attempt], target_index: int) -> None:
+        self._steps = steps
+        self._next: Step = first
+        self._attempts = attempts
+        self.served_index = target_index  # the first attempt's target (a fallback may serve instead)
+
+    async def open(self) -> AsyncStreamDispatch:
+        """The stream of the first target whose stream yields a first delta (the walk's policy). Raises
+        :class:`ProviderError` (every attempt listed) or the guard's ``LateRedactionOverflow``."""
+        steps, step = self._steps, self._next
+        sent: Any = None
+        error: Exception | None = None
+        while True:
+            try:
+                if isinstance(step, PrepareStep):
+                    sent = await sync_to_async(prepared, thread_sensitive=True)(step)
+                elif isinstance(step, SendStep):
+                    sent = await _opened(step.adapter, step.call, step.body)
+                else:
+                    await asyncio.sleep(step.seconds)
+            except (ProviderError, TargetSkipped) as exc:
+                error = exc
+            try:
+                step = steps.throw(error) if error is not None else steps.send(sent)
+            except StopIteration as stop:
+                (first, stream), index = stop.value
+                return AsyncStreamDispatch(
+                    deltas=_prepended(first, stream),
+                    served_index=index,
+                    attempts=tuple(self._attempts),
+                    stream=stream,
+                )
+            sent, error = None, None
+
+
+def stream_start(
+    targets: Sequence[Target],
+    call: ProviderCall,
+    *,
+    guard: WireGuard | None = None,
+    prepare: Prepare | None = None,
+) -> StreamStart:
+    """:func:`~agents.providers.dispatch.stream_with_fallbacks` up to its first attempt, in this thread:
+    raises what that raises before anything is sent (every target skipped, a bad configuration, the
+    guard's ``LateRedactionOverflow``)."""
+    attempts: list[Attempt] = []
+    steps = walk(targets, call, attempts, guard, prepare, streaming=True)
+    sent: Any = None
+    error: Exception | None = None
+    index = -1
+    while True:
+        step = steps.throw(error) if error is not None else steps.send(sent)
+        sent, error = None, None
+        if isinstance(step, SendStep):
+            return StreamStart(steps, step, attempts, index)
+        assert isinstance(step, PrepareStep)  # a wait comes only after an attempt
+        index = step.index
+        try:
+            sent = prepared(step)
+        except (ProviderError, TargetSkipped) as exc:
+            error = exc
+
+
+async def _opened(
+    adapter: ProviderAdapter, call: ProviderCall, body: dict[str, Any]
+) -> tuple[StreamDelta, AsyncProviderStream]:
+    """The first delta of a new stream and the stream, observed as the blocking driver's
+    (agents/providers/dispatch.py ``_opened``); a stream that fails before its first delta is closed."""
+    config = adapter.config
+    observed = StreamObserved(provider=config.identifier, kind=config.kind, model=call.model_id)
+    stream: AsyncProviderStream | None = None
+    try:
+        stream = await adapter.astream(call, body)
+        first = await anext(stream)
+    except ProviderError as error:
+        observed.failed(error)
+        raise
+    except StopAsyncIteration:  # unreachable: a provider stream ends with a finish or raises
+        await stream.aclose()  # type: ignore[union-attr]  # set: the stream ended, so it was opened
+        raise adapter.error(FailureClass.MALFORMED, "the stream ended before its first delta") from None
+    except BaseException:  # cancelled: the client went away before the first delta
+        if stream is not None:
+            await stream.aclose()
+        observed.closed()
+        raise
+    deltas = _observed(first, stream, observed)
+
+    async def close() -> None:
+        try:
+            await deltas.aclose()  # counted as closed when the reader went away before the end
+        finally:
+            await stream.aclose()
+
+    return await anext(deltas), AsyncProviderStream(deltas, close=close, classify=adapter.classify)
+
+
+async def _observed(
+    first: StreamDelta, stream: AsyncProviderStream, observed: StreamObserved
+) -> AsyncGenerator[StreamDelta, None]:
+    try:
+        async for delta in _prepended(first, stream):
+            if isinstance(delta, StreamFinish):
+                observed.finished(delta.reply)
+            yield delta
+    except ProviderError as error:
+        observed.failed(error)
+        raise
+    except GeneratorExit:  # closed before its end: the reader went away
+        observed.closed()
+        raise
+
+
+async def _prepended(first: StreamDelta, rest: AsyncIterator[StreamDelta]) -> AsyncIterator[StreamDelta]:
+    yield first
+    async for delta in rest:
+        yield delta

@@ -10,11 +10,16 @@ The service runs in a child process on SQLite, served over HTTP on loopback by a
 * ``direct``: the SDK straight to the fake provider;
 * ``gateway``: the SDK to ``/api/openai/v1`` with the client token: authentication, the configuration's
   prompt and snippets, the conversation made caller context, the governance decision and its events,
-  redaction of every part both ways, the fit, the guard pass, the reply's shape.
+  redaction of every part both ways, the fit, the guard pass, the reply's shape;
+* ``gateway_asgi``: the same through the production stack, uvicorn serving the application as
+  ``config/asgi.py`` builds it (in a thread of the child, on the same SQLite database), where a
+  streamed completion waits on the provider on the event loop.
 
 Figures: **overhead** = median(gateway) - median(direct) for a 50-message conversation (25 user and 25
 assistant turns) answered at once; **first chunk** = time to the first streamed chunk with the fake
-answering after a fixed delay, through the gateway and direct. Target: overhead ≤ 15 ms median.
+answering after a fixed delay, through the gateway and direct. Targets: overhead ≤ 15 ms median, and
+time added to the first chunk ≤ 15 ms median (``first_chunk_added_ms``: WSGI, the figure tracked so
+far; ``asgi_first_chunk_added_ms``: uvicorn).
 """
 
 from __future__ import annotations
@@ -88,13 +93,20 @@ def measure(runs: int) -> dict[str, Any]:
     from tests.fakes.provider_server import FakeProvider, Reply
 
     conversation = _conversation()
-    with FakeProvider(default_reply="Done.") as fake, _serve() as base_url:
+    with FakeProvider(default_reply="Done.") as fake, _serve() as base_url, _serve_asgi() as asgi_url:
         model, token = _configuration(fake)
         gateway = openai.OpenAI(
             base_url=f"{base_url}/api/openai/v1", api_key=token, max_retries=0, timeout=30
         )
+        gateway_asgi = openai.OpenAI(
+            base_url=f"{asgi_url}/api/openai/v1", api_key=token, max_retries=0, timeout=30
+        )
         direct = openai.OpenAI(base_url=fake.openai_base_url, api_key="x", max_retries=0, timeout=30)
-        peers = {"direct": (direct, "gpt-4o"), "gateway": (gateway, model)}
+        peers = {
+            "direct": (direct, "gpt-4o"),
+            "gateway": (gateway, model),
+            "gateway_asgi": (gateway_asgi, model),
+        }
         whole = {
             name: _time_calls(client, name_model, conversation, runs)
             for name, (client, name_model) in peers.items()
@@ -146,6 +158,35 @@ class _serve:
     def __exit__(self, *exc_info: object) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+class _serve_asgi:
+    """The project's ASGI application under uvicorn on a loopback port, in a thread."""
+
+    def __enter__(self) -> str:
+        import socket
+
+        import uvicorn
+        from django.core.asgi import get_asgi_application
+
+        from config.request_thread import RequestThreads
+
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = int(probe.getsockname()[1])
+        config = uvicorn.Config(
+            RequestThreads(get_asgi_application()), port=port, log_level="warning", lifespan="off"
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        while not self.server.started:
+            time.sleep(0.05)
+        return f"http://127.0.0.1:{port}"
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
 
 
 def _configuration(fake: Any) -> tuple[str, str]:
@@ -206,11 +247,13 @@ def report(result: dict[str, Any], runs: int) -> None:
     whole, first = result["whole_ms"], result["first_chunk_ms"]
     overhead = round(whole["gateway"]["median"] - whole["direct"]["median"], 2)
     first_added = round(first["gateway"]["median"] - first["direct"]["median"], 2)
+    asgi_overhead = round(whole["gateway_asgi"]["median"] - whole["direct"]["median"], 2)
+    asgi_first_added = round(first["gateway_asgi"]["median"] - first["direct"]["median"], 2)
     print(f"OpenAI SDK, {result['messages']}-message conversation, {runs} requests per peer (medians, ms)")
-    print(f"{'peer':<10}{'whole':>10}{'p90':>10}{'first chunk':>14}{'p90':>10}")
-    for name in ("direct", "gateway"):
+    print(f"{'peer':<14}{'whole':>10}{'p90':>10}{'first chunk':>14}{'p90':>10}")
+    for name in ("direct", "gateway", "gateway_asgi"):
         print(
-            f"{name:<10}{whole[name]['median']:>10.2f}{whole[name]['p90']:>10.2f}"
+            f"{name:<14}{whole[name]['median']:>10.2f}{whole[name]['p90']:>10.2f}"
             f"{first[name]['median']:>14.2f}{first[name]['p90']:>10.2f}"
         )
     ratio = (
@@ -221,6 +264,7 @@ def report(result: dict[str, Any], runs: int) -> None:
     print(
         f"overhead per request: {overhead} ms median ({ratio}x direct); added to first chunk: {first_added} ms"
     )
+    print(f"under uvicorn: overhead {asgi_overhead} ms; added to first chunk: {asgi_first_added} ms")
     print(
         json.dumps(
             {
@@ -230,6 +274,8 @@ def report(result: dict[str, Any], runs: int) -> None:
                 "overhead_ms": overhead,
                 "gateway_over_direct": ratio,
                 "first_chunk_added_ms": first_added,
+                "asgi_overhead_ms": asgi_overhead,
+                "asgi_first_chunk_added_ms": asgi_first_added,
                 "fake_delay_ms": result["fake_delay_ms"],
                 **{f"{name}_whole_ms": whole[name] for name in whole},
                 **{f"{name}_first_chunk_ms": first[name] for name in first},

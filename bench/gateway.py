@@ -167,16 +167,13 @@ class _serve_asgi:
         import socket
 
         import uvicorn
-        from django.core.asgi import get_asgi_application
 
-        from config.request_thread import RequestThreads
+        from config.request_thread import asgi_application
 
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             port = int(probe.getsockname()[1])
-        config = uvicorn.Config(
-            RequestThreads(get_asgi_application()), port=port, log_level="warning", lifespan="off"
-        )
+        config = uvicorn.Config(asgi_application(), port=port, log_level="warning", lifespan="off")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()

@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import IO, Any
 
-from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from rest_framework.exceptions import ParseError
@@ -46,29 +45,14 @@ def _declared_length(request: HttpRequest) -> int:
 
 
 class RequestSizeLimitMiddleware:
-    sync_capable = True
-    async_capable = True  # under ASGI no thread is taken for it (docs/decisions/0011-streaming.md)
-
-    def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
-        if iscoroutinefunction(get_response):
-            markcoroutinefunction(self)
 
-    def __call__(self, request: HttpRequest) -> Any:
-        refused = _too_large(request)
-        if iscoroutinefunction(self):
-            return self._acall(request, refused)
-        return refused or self.get_response(request)
-
-    async def _acall(self, request: HttpRequest, refused: HttpResponse | None) -> HttpResponse:
-        return refused or await self.get_response(request)
-
-
-def _too_large(request: HttpRequest) -> HttpResponse | None:
-    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-    if request.path.startswith(API_PREFIX) and limit is not None and _declared_length(request) > limit:
-        return JsonResponse(request_too_large(limit).as_dict(), status=413)
-    return None
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        if request.path.startswith(API_PREFIX) and limit is not None and _declared_length(request) > limit:
+            return JsonResponse(request_too_large(limit).as_dict(), status=413)
+        return self.get_response(request)
 
 
 def json_depth_exceeds(text: str, limit: int) -> bool:

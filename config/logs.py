@@ -23,7 +23,6 @@ from contextvars import ContextVar, Token
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.core.signals import request_finished
 from pythonjsonlogger.json import JsonFormatter
 
@@ -116,34 +115,16 @@ class RequestLogContextMiddleware:
     returns, and a streamed body is produced after that.
     """
 
-    sync_capable = True
-    async_capable = True  # under ASGI no thread is taken for it (docs/decisions/0011-streaming.md)
-
-    def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
         request_finished.connect(_request_context_end, dispatch_uid="config.logs.request_context_end")
-        if iscoroutinefunction(get_response):
-            markcoroutinefunction(self)
 
-    def __call__(self, request: HttpRequest) -> Any:
-        if iscoroutinefunction(self):
-            return self._acall(request)
-        request_id = _request_begin()
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        request_id = uuid.uuid4().hex
+        _request_scope.set(_context.set(_with({"request_id": request_id})))
         response = self.get_response(request)
         response["X-Request-ID"] = request_id
         return response
-
-    async def _acall(self, request: HttpRequest) -> HttpResponse:
-        request_id = _request_begin()
-        response = await self.get_response(request)
-        response["X-Request-ID"] = request_id
-        return response
-
-
-def _request_begin() -> str:
-    request_id = uuid.uuid4().hex
-    _request_scope.set(_context.set(_with({"request_id": request_id})))
-    return request_id
 
 
 _request_scope: ContextVar[Token[Mapping[str, Any]] | None] = ContextVar("log_request_scope", default=None)

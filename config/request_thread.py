@@ -15,9 +15,11 @@ one at a time as before, on a thread borrowed from a small pool shared by all re
 synchronous code runs. The calls of one request may run on different threads: the thread's database
 connections are closed after each call (a pooled one goes back to its pool; Django's connections
 belong to their thread), so a call never finds another request's connection, and nothing of the
-database is held between calls. No transaction spans two calls: every middleware of the project runs
-on the event loop, so a request's synchronous calls are the ``request_started`` receivers, the view,
-and what a stream's finish records. See docs/decisions/0011-streaming.md.
+database is held between calls. No transaction spans two calls: Django runs the middleware chain
+with the view as one call, so a request's synchronous calls are the ``request_started`` receivers,
+the chain with the view, what a stream's finish records and the response's close.
+:class:`StreamingASGIHandler` opens a streamed completion's provider call on the event loop once that
+chain has returned. See docs/decisions/0011-streaming.md.
 """
 
 from __future__ import annotations
@@ -29,8 +31,12 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor, Future
 from typing import Any, TypeVar
 
-from asgiref.sync import ThreadSensitiveContext
+import django
+from asgiref.sync import ThreadSensitiveContext, sync_to_async
+from django.core.handlers.asgi import ASGIHandler
 from django.db import connections
+from django.http import HttpRequest, HttpResponseBase
+from django.utils.log import log_response
 
 R = TypeVar("R")
 Scope = dict[str, Any]
@@ -159,3 +165,37 @@ class RequestThreads:
             return
         async with ThreadSensitiveContext(executor=RequestThread()):
             await self.application(scope, receive, send)
+
+
+class StreamingASGIHandler(ASGIHandler):
+    """Django's ASGI handler, which opens a response that is still to be opened on the event loop: a
+    response with an ``opened`` coroutine method (``agents.apis.sse.PendingStream``) is awaited after
+    the middleware chain has run (in one request thread, as Django runs a synchronous chain) and
+    replaced by what it returns: itself, its events ready, or the error answer made for a failure
+    before them."""
+
+    async def get_response_async(self, request: HttpRequest) -> HttpResponseBase:
+        response = await super().get_response_async(request)
+        opened = getattr(response, "opened", None)
+        if opened is None:
+            return response
+        answer: HttpResponseBase = await opened()
+        if answer is not response:
+            # What Django did for the response it returned, done for the answer that replaces it.
+            answer._resource_closers.append(request.close)  # type: ignore[attr-defined]
+            if answer.status_code >= 400:
+                await sync_to_async(log_response, thread_sensitive=False)(
+                    "%s: %s",
+                    answer.reason_phrase,
+                    request.path,
+                    response=answer,  # type: ignore[arg-type]
+                    request=request,
+                )
+        return answer
+
+
+def asgi_application() -> RequestThreads:
+    """The project's ASGI application: Django's, opening pending streams on the loop, with its
+    requests' synchronous calls on the shared threads (``config/asgi.py``)."""
+    django.setup(set_prefix=False)
+    return RequestThreads(StreamingASGIHandler())

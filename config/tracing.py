@@ -24,7 +24,6 @@ from contextlib import contextmanager
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
-from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.core.exceptions import ImproperlyConfigured
 from opentelemetry import trace
 from opentelemetry.instrumentation.celery import CeleryInstrumentor
@@ -143,40 +142,22 @@ class TraceContextMiddleware:
     when it sends a ``traceparent`` header. Costs nothing measurable while tracing is off (the API's
     no-op tracer)."""
 
-    sync_capable = True
-    async_capable = True  # under ASGI no thread is taken for it (docs/decisions/0011-streaming.md)
-
-    def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
-        if iscoroutinefunction(get_response):
-            markcoroutinefunction(self)
 
-    def __call__(self, request: HttpRequest) -> Any:
-        if iscoroutinefunction(self):
-            return self._acall(request)
-        with _server_span(request) as span:
-            return _traced(request, span, self.get_response(request))
-
-    async def _acall(self, request: HttpRequest) -> HttpResponse:
-        with _server_span(request) as span:
-            return _traced(request, span, await self.get_response(request))
-
-
-def _server_span(request: HttpRequest) -> Any:
-    parent = extract(request.headers)
-    return TRACER.start_as_current_span(
-        f"{request.method}", context=parent, kind=SpanKind.SERVER, record_exception=False
-    )
-
-
-def _traced(request: HttpRequest, span: Any, response: HttpResponse) -> HttpResponse:
-    if span.is_recording():
-        route = getattr(request.resolver_match, "route", "") or ""
-        if route:  # an unmatched path has no route, and its span keeps the method alone
-            span.update_name(f"{request.method} /{route}")
-            span.set_attribute("http.route", f"/{route}")
-        span.set_attribute("http.request.method", request.method or "")
-        span.set_attribute("http.response.status_code", response.status_code)
-        if response.status_code >= 500:
-            span.set_status(Status(StatusCode.ERROR))
-    return response
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        parent = extract(request.headers)
+        with TRACER.start_as_current_span(
+            f"{request.method}", context=parent, kind=SpanKind.SERVER, record_exception=False
+        ) as span:
+            response = self.get_response(request)
+            if span.is_recording():
+                route = getattr(request.resolver_match, "route", "") or ""
+                if route:  # an unmatched path has no route, and its span keeps the method alone
+                    span.update_name(f"{request.method} /{route}")
+                    span.set_attribute("http.route", f"/{route}")
+                span.set_attribute("http.request.method", request.method or "")
+                span.set_attribute("http.response.status_code", response.status_code)
+                if response.status_code >= 500:
+                    span.set_status(Status(StatusCode.ERROR))
+            return response

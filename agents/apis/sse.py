@@ -22,8 +22,9 @@ When the client goes away the iterator is closed (``close()`` on a generator), i
 
 **A stream that waits on a provider** (a streamed chat completion) is served under ASGI without a
 thread: the view does what reads the database (in a request thread) and returns a
-:class:`PendingStream`; the outermost middleware (:class:`StreamOpenMiddleware`) opens the stream on
-the event loop through the SDK's async client, and answers either with its
+:class:`PendingStream`; the project's ASGI handler (``config/request_thread.py``) opens it on the
+event loop, once the middleware chain has run, through the SDK's async client, and answers either
+with its
 events (an async iterator) or, when it failed before its first delta, with the error the view's
 exception handling makes of it, so the status is still the error's. Under WSGI the view opens the
 stream itself and hands :func:`sse_response` a blocking iterator, as above.
@@ -43,7 +44,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterat
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
+from asgiref.sync import sync_to_async
 from django.core.handlers.asgi import ASGIRequest
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection
@@ -113,8 +114,9 @@ _STREAM_HEADERS = {"content-type", "cache-control", "x-accel-buffering"}
 
 
 class PendingStream(StreamingHttpResponse):
-    """An event stream under ASGI whose opening (the provider's first delta) is still to come:
-    :class:`StreamOpenMiddleware` opens it with ``opener`` before the response starts, and answers
+    """An event stream under ASGI whose opening (the provider's first delta) is still to come: the
+    project's ASGI handler (``config/request_thread.py``) awaits :meth:`opened` before the response
+    starts, which opens it with ``opener``, and answers
     ``failed(error)`` instead when that raises (the view's error answer, made in the request's
     thread). Call :func:`release_db_connection` before returning it."""
 
@@ -134,31 +136,6 @@ class PendingStream(StreamingHttpResponse):
                     answer[header] = value
             return answer
         return self
-
-
-class StreamOpenMiddleware:
-    """Opens a :class:`PendingStream` on the event loop. First in ``MIDDLEWARE``; every middleware
-    of the project works in both modes, so under ASGI the chain down to the view runs on the loop
-    (Django would otherwise run this one in the request's thread too). Under WSGI it passes through."""
-
-    sync_capable = True
-    async_capable = True
-
-    def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
-        self.get_response = get_response
-        if iscoroutinefunction(get_response):
-            markcoroutinefunction(self)
-
-    def __call__(self, request: HttpRequest) -> Any:
-        if iscoroutinefunction(self):
-            return self._acall(request)
-        return self.get_response(request)
-
-    async def _acall(self, request: HttpRequest) -> HttpResponseBase:
-        response = await self.get_response(request)
-        if isinstance(response, PendingStream):
-            return await response.opened()
-        return response
 
 
 async def iterate_in_thread(iterator: Iterator[Any]) -> AsyncIterator[Any]:

@@ -59,11 +59,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # Above every synchronous middleware: under ASGI it opens a streamed completion on the event loop,
-    # after the request's thread is let go (agents/apis/sse.py); under WSGI it passes through.
-    "agents.apis.sse.StreamOpenMiddleware",
-    # First after it, so that every log record of a request carries its request id, and its span is
-    # the root.
+    # First, so that every log record of a request carries its request id, and its span is the root.
     "config.logs.RequestLogContextMiddleware",
     "config.tracing.TraceContextMiddleware",
     # Outermost after it, so that it sees every response, including Django's own 404 and 500 pages.

@@ -28,14 +28,19 @@ def test_a_call_behind_calls_that_hold_every_thread_gets_one_more():
         held.set()
         release.wait(30)
 
+    def second() -> None:
+        threads_then.append(workers.threads)
+        ran.set()
+
+    threads_then: list[int] = []
     workers.run(holding)
     assert held.wait(10)
-    workers.run(ran.set)
+    workers.run(second)
     try:
         # The only kept thread is still held: the second call ran on a thread started for it.
         assert ran.wait(10)
         assert not release.is_set()
-        assert workers.threads == 2
+        assert threads_then == [2]
     finally:
         release.set()
     wait_until(lambda: workers.threads == 1, "the extra thread to end once nothing waits")

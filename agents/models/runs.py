@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -100,6 +101,51 @@ class AgentRunQuerySet(models.QuerySet["AgentRun"]):
             cursor.execute(sql, params)
             row = cursor.fetchone()
         return None if row is None else self._claimed(run, reads, row)
+
+    def totals_add(
+        self,
+        *,
+        run_id: str | uuid.UUID,
+        added: Mapping[str, int | Decimal],
+        values: Mapping[str, object],
+        lease_owner: str | None = None,
+    ) -> int:
+        """Add ``added`` (field: amount, counted in the statement, so concurrent writers lose nothing)
+        to run ``run_id``'s counters and set ``values`` (field: value); with ``lease_owner``, only while
+        the run is unfinished and that worker holds its lease. Returns the rows updated (0 or 1).
+
+        The same statement as ``filter(...).update(field=F(field) + amount, ...)`` in one ``UPDATE``
+        of SQL text: a step adds its usage once, and compiling the ORM's expressions cost more than
+        the statement (``agents/models/sql.py``)."""
+        connection = connections[self.db]
+        run = Table(self.model, connection)
+        sqlite = connection.vendor == "sqlite"
+        assignments: list[str] = []
+        params: list[Any] = []
+        for name, amount in added.items():
+            column = run.column(name)
+            if isinstance(amount, Decimal):  # as the ORM renders a decimal sum on each backend
+                total = (
+                    f"CAST(({run[name]} + (CAST(%s AS NUMERIC))) AS NUMERIC)"
+                    if sqlite
+                    else f"({run[name]} + %s)"
+                )
+            else:
+                total = f"({run[name]} + %s)"
+            assignments.append(f"{column} = {total}")
+            params.append(run.value(name, amount))
+        for name, value in values.items():
+            assignments.append(f"{run.column(name)} = %s")
+            params.append(run.value(name, value))
+        sql = f"UPDATE {run.name} SET {', '.join(assignments)} WHERE {run['pk']} = %s"
+        params.append(run.value("pk", uuid.UUID(str(run_id))))
+        if lease_owner is not None:
+            terminal = ", ".join(["%s"] * len(TERMINAL_STATUSES))
+            sql += f" AND {run['status']} NOT IN ({terminal}) AND {run['lease_owner']} = %s"
+            params += [*(run.value("status", status.value) for status in TERMINAL_STATUSES), lease_owner]
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return int(cursor.rowcount)
 
     def _claimed(self, run: Table, reads: tuple[Read, ...], row: tuple[Any, ...]) -> RunClaim:
         fields = run.fields()

@@ -119,25 +119,31 @@ class StepTotals:
     cost: Decimal
     calibration_ratio: float | None  # the run's last step ratio from now on
 
-    def update(self) -> dict[str, Any]:
+    def added(self) -> dict[str, int | Decimal]:
+        """The run's counters and what this step adds to each."""
         return {
-            "prompt_tokens_total": F("prompt_tokens_total") + self.prompt_tokens,
-            "cached_tokens_total": F("cached_tokens_total") + self.cached_tokens,
-            "cache_write_tokens_total": F("cache_write_tokens_total") + self.cache_write_tokens,
-            "completion_tokens_total": F("completion_tokens_total") + self.completion_tokens,
-            "cost_total": F("cost_total") + self.cost,
-            "last_calibration_ratio": self.calibration_ratio,
+            "prompt_tokens_total": self.prompt_tokens,
+            "cached_tokens_total": self.cached_tokens,
+            "cache_write_tokens_total": self.cache_write_tokens,
+            "completion_tokens_total": self.completion_tokens,
+            "cost_total": self.cost,
         }
 
 
 def run_totals_add(*, run_id: str, totals: StepTotals) -> None:
-    AgentRun.objects.filter(id=run_id).update(**totals.update())
+    AgentRun.objects.totals_add(
+        run_id=run_id, added=totals.added(), values={"last_calibration_ratio": totals.calibration_ratio}
+    )
 
 
 def run_complete_with(*, run_id: str, worker: str, totals: StepTotals) -> bool:
     """Complete the run and add ``totals`` in one statement, if ``worker`` still holds the lease."""
+    values = {
+        "last_calibration_ratio": totals.calibration_ratio,
+        **finish_fields(TerminationReason.COMPLETED),
+    }
     return bool(
-        _unfinished(run_id, worker).update(**totals.update(), **finish_fields(TerminationReason.COMPLETED))
+        AgentRun.objects.totals_add(run_id=run_id, added=totals.added(), values=values, lease_owner=worker)
     )
 
 

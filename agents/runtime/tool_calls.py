@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 import logging
+from contextlib import nullcontext
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connections, router, transaction
+from django.db.models import Model
 
 from agents.models import AgentRun, RunMessage, ToolCallRecord, ToolCallStatus
 from agents.runtime.parts import configuration_parts
@@ -36,8 +38,10 @@ def execute_tool_calls(
 ) -> None:
     """Run every call of ``assistant`` that has no result message yet, in order. ``recorded_now``:
     ``assistant`` was stored by this attempt of the step, so no call can have a result yet (results are
-    stored only after their assistant message) and the results are not read."""
+    stored only after their assistant message) and the results are not read: they take the positions
+    right after the assistant message's, in order, without counting the transcript."""
     answered: set[str] = set()
+    position = assistant.position + 1 if recorded_now else None
     if not recorded_now:
         answered = set(
             RunMessage.objects.filter(run=run, role="tool", step_index=step_index).values_list(
@@ -65,7 +69,8 @@ def execute_tool_calls(
             _record_denial(run, step_index, verdict, zone.value)
             content, data_class = f"Tool '{call['name']}' is not available.", DataClass.PUBLIC_CONTENT
         redactions = Redactions()
-        _store_result(run, step_index, call, redactions.text(content), data_class)
+        _store_result(run, step_index, call, redactions.text(content), data_class, position)
+        position = position + 1 if position is not None else None
         redaction_events_record(counts=redactions.counts, context=_events(run, step_index), zone=zone)
 
 
@@ -86,7 +91,9 @@ def _run_handler(
     tool = verdict.tool
     assert tool is not None
     try:
-        with transaction.atomic():
+        # In autocommit the insert is its own transaction, and its IntegrityError leaves nothing to
+        # roll back; inside a transaction a savepoint keeps that transaction usable after it.
+        with transaction.atomic() if _in_transaction(ToolCallRecord) else nullcontext():
             ToolCallRecord.objects.create(
                 run=run,
                 step_index=step_index,
@@ -140,14 +147,24 @@ def _record_denial(run: AgentRun, step_index: int, verdict: ToolVerdict, zone: s
     )
 
 
+def _in_transaction(model: type[Model]) -> bool:
+    return connections[router.db_for_write(model)].in_atomic_block
+
+
 def _store_result(
-    run: AgentRun, step_index: int, call: dict[str, Any], content: str, data_class: DataClass
+    run: AgentRun,
+    step_index: int,
+    call: dict[str, Any],
+    content: str,
+    data_class: DataClass,
+    position: int | None,
 ) -> None:
-    with transaction.atomic():
-        position = RunMessage.objects.filter(run=run).count()
+    """Store the result at ``position``, or (None) after every message of the run: the transcript's
+    length, counted in the same transaction as the insert."""
+    with transaction.atomic() if position is None else nullcontext():
         RunMessage.objects.create(
             run=run,
-            position=position,
+            position=RunMessage.objects.filter(run=run).count() if position is None else position,
             step_index=step_index,
             role="tool",
             content=content,

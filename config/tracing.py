@@ -84,6 +84,12 @@ def tracing_install(processors: list[SpanProcessor]) -> TracerProvider:
     return provider
 
 
+def tracing_on() -> bool:
+    """Whether a tracer provider is installed (by :func:`tracing_install` or a launcher); until then
+    OpenTelemetry's API hands out non-recording spans only."""
+    return not isinstance(trace.get_tracer_provider(), (trace.ProxyTracerProvider, trace.NoOpTracerProvider))
+
+
 def span_annotate(attributes: Mapping[str, AttributeValue | None]) -> None:
     """Set ``attributes`` (leaving out None values) on the current span, if one is recording."""
     span = trace.get_current_span()
@@ -105,7 +111,11 @@ def traced_span(
 ) -> Iterator[trace.Span]:
     """A span around the block; an exception leaving it marks the span failed with ``error.type`` =
     ``error_type(exception)`` (by default its ``code`` when it has one, else its class name; never
-    its message)."""
+    its message). While tracing is off, the block runs under the invalid span at once: the API's
+    no-op tracer would only wrap it in three more context managers to the same effect."""
+    if not tracing_on():
+        yield trace.INVALID_SPAN
+        return
     with TRACER.start_as_current_span(
         name, kind=kind, attributes=attributes, record_exception=False, set_status_on_exception=False
     ) as span:

@@ -1,7 +1,8 @@
 """Building blocks for the step's single-statement queries, every name read from model metadata.
 
-The step's claim (``AgentRunQuerySet.claim`` in ``agents/models/runs.py``) and calibration update
-(``LlmModelQuerySet.calibrate`` in ``agents/models/catalog.py``) run once per step. The ORM cannot
+The step's claim (``AgentRunQuerySet.claim`` in ``agents/models/runs.py``), its addition to the run's
+totals (``AgentRunQuerySet.totals_add``), its transcript read (``agents/runtime/transcript.py``) and
+calibration update (``LlmModelQuerySet.calibrate`` in ``agents/models/catalog.py``) run once per step. The ORM cannot
 express either as one statement (it has no ``UPDATE … RETURNING``), and compiling an ORM expression
 tree costs more at every step than the statement it compiles to (about 1 ms against 0.08 ms for the
 calibration update on SQLite). So they are SQL text, assembled from the pieces here:
@@ -13,7 +14,7 @@ and SQLite (3.35 or newer) are supported.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,9 +85,19 @@ def converted_row(
 ) -> list[Any]:
     """``row`` (one value per field, in order) as the ORM would return it: each value through the
     backend's and the field's converters (a UUID stored as text, JSON, an aware datetime ...)."""
+    return next(converted_rows(connection, alias, fields, [row]))
+
+
+def converted_rows(
+    connection: BaseDatabaseWrapper,
+    alias: str,
+    fields: Sequence[models.Field[Any, Any]],
+    rows: Iterable[Sequence[object]],
+) -> Iterator[list[Any]]:
+    """Each of ``rows`` as :func:`converted_row` converts one, the converters looked up once."""
     compiler = connection.ops.compiler("SQLCompiler")(Query(None), connection, alias)
     converters = compiler.get_converters([field.get_col(field.model._meta.db_table) for field in fields])
-    return next(compiler.apply_converters([row], converters))
+    return iter(compiler.apply_converters(rows, converters))
 
 
 def _operator(symbol: str, *, reflected: bool = False) -> Callable[[Float, Float | float], Float]:

@@ -5,7 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from django.db import connections, router
+
 from agents.models import AgentRun, AgentStep, ContextUsageNote, LlmModel, RunMessage, StepStatus
+from agents.models.sql import Table, converted_rows
 from agents.runtime.pins import PinnedContent
 from agents.runtime.plan import SendRequest, model_profile
 from config.caches import cache_register
@@ -90,11 +93,7 @@ class TranscriptCache:
     def read(self, run: AgentRun) -> Transcript:
         key = str(run.id)
         messages, classes = self.runs.get(key) or ((), ())
-        rows = (
-            RunMessage.objects.filter(run=run, position__gte=len(messages))
-            .order_by("position")
-            .values_list("position", "role", "content", "tool_calls", "tool_call_id", "data_class")
-        )
+        rows = _rows_from(run, len(messages))
         added: list[Message] = []
         added_classes: list[str] = []
         for position, role, content, tool_calls, tool_call_id, data_class in rows:
@@ -107,6 +106,27 @@ class TranscriptCache:
             messages, classes = messages + tuple(added), classes + tuple(added_classes)
             self.runs.put(key, (messages, classes))
         return messages, classes
+
+
+_ROW = ("position", "role", "content", "tool_calls", "tool_call_id", "data_class")
+
+
+def _rows_from(run: AgentRun, position: int) -> list[list[Any]]:
+    """The run's messages from ``position`` on, in order, each as :data:`_ROW`'s values: the ORM's
+    ``filter(run=run, position__gte=position).order_by("position").values_list(*_ROW)``, as SQL text,
+    since building that query cost more than running it, at every step (``agents/models/sql.py``)."""
+    alias = router.db_for_read(RunMessage)
+    connection = connections[alias]
+    table = Table(RunMessage, connection)
+    sql = (
+        f"SELECT {', '.join(table[name] for name in _ROW)} FROM {table.name} "
+        f"WHERE {table['run']} = %s AND {table['position']} >= %s ORDER BY {table['position']}"
+    )
+    params: list[Any] = [table.value("run", run.pk), position]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    return list(converted_rows(connection, alias, [table.field(name) for name in _ROW], rows))
 
 
 TRANSCRIPTS = TranscriptCache()

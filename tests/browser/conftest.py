@@ -61,15 +61,31 @@ def click_and_wait(driver: Any, element: Any, timeout: float = 20) -> None:
     one is still loading (a stale element, or an assertion about the wrong page).
     """
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions
     from selenium.webdriver.support.ui import WebDriverWait
 
     old_page = driver.find_element(By.TAG_NAME, "html")
     element.click()
-    WebDriverWait(driver, timeout).until(expected_conditions.staleness_of(old_page))
+    WebDriverWait(driver, timeout).until(lambda _: _detached(old_page))
     WebDriverWait(driver, timeout).until(
         lambda current: current.execute_script("return document.readyState") == "complete"
     )
+
+
+def _detached(element: Any) -> bool:
+    """Whether ``element`` has left the document. Chromium answers a look at a node of a page being
+    replaced either as a stale element or, in the moment the old document goes, with an inspector
+    error that says the node no longer belongs to the document: both mean it has left."""
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+
+    try:
+        element.is_enabled()
+    except StaleElementReferenceException:
+        return True
+    except WebDriverException as error:
+        if "does not belong to the document" in (error.msg or ""):
+            return True
+        raise
+    return False
 
 
 def screenshot(driver: Any, name: str) -> Path:

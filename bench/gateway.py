@@ -11,9 +11,9 @@ The service runs in a child process on SQLite, served over HTTP on loopback by a
 * ``gateway``: the SDK to ``/api/openai/v1`` with the client token: authentication, the configuration's
   prompt and snippets, the conversation made caller context, the governance decision and its events,
   redaction of every part both ways, the fit, the guard pass, the reply's shape;
-* ``gateway_asgi``: the same through the production stack, uvicorn serving the application as
-  ``config/asgi.py`` builds it (in a thread of the child, on the same SQLite database), where a
-  streamed completion waits on the provider on the event loop.
+* ``gateway_asgi``: the same through the production stack, uvicorn serving ``config.asgi:application``
+  in a process of its own (on the same SQLite database), where a streamed completion waits on the
+  provider on the event loop.
 
 Figures: **overhead** = median(gateway) - median(direct) for a 50-message conversation (25 user and 25
 assistant turns) answered at once; **first chunk** = time to the first streamed chunk with the fake
@@ -146,6 +146,10 @@ class _serve:
         from django.core.wsgi import get_wsgi_application
 
         class QuietHandler(WSGIRequestHandler):
+            # Each response written at once, as uvicorn's sockets do (TCP_NODELAY): otherwise a small
+            # write after the headers waits for the client's delayed ACK, about 40 ms on loopback.
+            disable_nagle_algorithm = True
+
             def log_message(self, *args: Any) -> None:
                 pass
 
@@ -161,29 +165,35 @@ class _serve:
 
 
 class _serve_asgi:
-    """The project's ASGI application under uvicorn on a loopback port, in a thread."""
+    """The project's ASGI application (``config.asgi:application``) under uvicorn on a loopback port, in
+    a process of its own as in production, on the child's database and settings. In a thread of the
+    child it would share one interpreter lock with the client, the fake provider and the WSGI server,
+    and the hand-overs between them would be what is measured."""
 
     def __enter__(self) -> str:
         import socket
 
-        import uvicorn
-
-        from config.request_thread import asgi_application
-
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             port = int(probe.getsockname()[1])
-        config = uvicorn.Config(asgi_application(), port=port, log_level="warning", lifespan="off")
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.thread.start()
-        while not self.server.started:
-            time.sleep(0.05)
+        env = {**os.environ, "API_RATE_LIMIT": "1000000/min"}  # the benchmark must not be throttled
+        command = [sys.executable, "-m", "uvicorn", "config.asgi:application", "--port", str(port)]
+        command += ["--log-level", "warning", "--lifespan", "off"]
+        self.server = subprocess.Popen(command, env=env, cwd=ROOT)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if self.server.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit("uvicorn did not start") from None
+                time.sleep(0.1)
         return f"http://127.0.0.1:{port}"
 
     def __exit__(self, *exc_info: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
+        self.server.terminate()
+        self.server.wait(timeout=10)
 
 
 def _configuration(fake: Any) -> tuple[str, str]:

@@ -6,6 +6,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from agents.providers.failures import ProviderError
 from agents.providers.values import ProviderReply, Usage
@@ -51,25 +52,30 @@ class StreamFinish:
 StreamDelta = TextDelta | ToolCallDelta | UsageDelta | StreamFinish
 
 
-class ProviderStream(Iterator[StreamDelta]):
+_Deltas = TypeVar("_Deltas")
+_Close = TypeVar("_Close")
+
+
+class _OpenStream(Generic[_Deltas, _Close]):
+    """What both kinds of stream hold: the provider's deltas, how to release the connection, and how to
+    turn any other failure into a :class:`ProviderError`."""
+
+    def __init__(
+        self, deltas: _Deltas, *, close: _Close, classify: Callable[[Exception], ProviderError]
+    ) -> None:
+        self._deltas = deltas
+        self._close = close
+        self._classify = classify
+        self.closed = False
+
+
+class ProviderStream(_OpenStream[Iterator[StreamDelta], Callable[[], None]], Iterator[StreamDelta]):
     """An open stream: the request was sent and the provider answered with a success status, the body
     is still arriving. Iterating yields :class:`StreamDelta` values and ends right after one
     :class:`StreamFinish`; a stream cut short (no finish from the provider) raises
     :class:`ProviderError` (``connection``), never ends quietly. Only :class:`ProviderError` escapes.
     Closing (also on leaving a ``with`` block, or after an error) releases the connection; idempotent.
     """
-
-    def __init__(
-        self,
-        deltas: Iterator[StreamDelta],
-        *,
-        close: Callable[[], None],
-        classify: Callable[[Exception], ProviderError],
-    ) -> None:
-        self._deltas = deltas
-        self._close = close
-        self._classify = classify
-        self.closed = False
 
     def __next__(self) -> StreamDelta:
         if self.closed:
@@ -119,23 +125,13 @@ def deltas_of(reply: ProviderReply) -> Iterator[StreamDelta]:
     yield StreamFinish(reply)
 
 
-class AsyncProviderStream(AsyncIterator[StreamDelta]):
+class AsyncProviderStream(
+    _OpenStream[AsyncIterator[StreamDelta], Callable[[], Awaitable[None]]], AsyncIterator[StreamDelta]
+):
     """:class:`ProviderStream` read on an event loop (``async for``), with the same guarantees: it ends
     right after one :class:`StreamFinish`, a stream cut short raises :class:`ProviderError`, only
     :class:`ProviderError` escapes, and closing (:meth:`aclose`, also after an error) releases the
     connection."""
-
-    def __init__(
-        self,
-        deltas: AsyncIterator[StreamDelta],
-        *,
-        close: Callable[[], Awaitable[None]],
-        classify: Callable[[Exception], ProviderError],
-    ) -> None:
-        self._deltas = deltas
-        self._close = close
-        self._classify = classify
-        self.closed = False
 
     async def __anext__(self) -> StreamDelta:
         if self.closed:

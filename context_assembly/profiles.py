@@ -157,19 +157,23 @@ _REASONING = (
 )
 
 
-def _claude(cache_min_tokens: int) -> tuple[ModelCapabilities, str]:
+Capabilities = tuple[ModelCapabilities, str]
+# model id, context window, max output tokens (None: not declared), tokenizer, vendor page, capabilities.
+_Row = tuple[str, int, int | None, str, str, Capabilities]
+
+
+def _claude(model_id: str, max_output: int, name: str, *, cache_min_tokens: int) -> _Row:
+    """A Claude model's row: every one has a 200K window and no published tokenizer."""
     # Anthropic documentation, "Prompt caching", section "Cache limitations": the minimum cacheable
     # prompt length per model; a shorter prefix is not cached (and no error is returned).
-    return (
+    caching = (
         ModelCapabilities(cache_min_tokens=cache_min_tokens),
         "Anthropic documentation, Prompt caching (Cache limitations)",
     )
+    return (model_id, 200_000, max_output, "approximate", f"{_ANTHROPIC}: {name}", caching)
 
 
-Capabilities = tuple[ModelCapabilities, str]
-
-# model id, context window, max output tokens (None: not declared), tokenizer, vendor page, capabilities.
-_ROWS: tuple[tuple[str, int, int | None, str, str, Capabilities], ...] = (
+_ROWS: tuple[_Row, ...] = (
     ("gpt-4o", 128_000, 16_384, "o200k_base", f"{_OPENAI}: GPT-4o", _CHAT),
     ("gpt-4o-2024-05-13", 128_000, 4_096, "o200k_base", f"{_OPENAI}: GPT-4o (gpt-4o-2024-05-13)", _CHAT),
     ("gpt-4o-mini", 128_000, 16_384, "o200k_base", f"{_OPENAI}: GPT-4o mini", _CHAT),
@@ -188,30 +192,12 @@ _ROWS: tuple[tuple[str, int, int | None, str, str, Capabilities], ...] = (
     ("gpt-3.5-turbo", 16_385, 4_096, "cl100k_base", f"{_OPENAI}: GPT-3.5 Turbo", _CHAT),
     ("gpt-3.5-turbo-0613", 4_096, 4_096, "cl100k_base", f"{_OPENAI}: GPT-3.5 Turbo (0613)", _CHAT),
     ("gpt-3.5-turbo-0301", 4_096, 4_096, "cl100k_base", f"{_OPENAI}: GPT-3.5 Turbo (0301)", _CHAT),
-    (
-        "claude-sonnet-4-5-20250929", 200_000, 64_000, "approximate",
-        f"{_ANTHROPIC}: Claude Sonnet 4.5", _claude(1_024),
-    ),
-    (
-        "claude-haiku-4-5-20251001", 200_000, 64_000, "approximate",
-        f"{_ANTHROPIC}: Claude Haiku 4.5", _claude(4_096),
-    ),
-    (
-        "claude-opus-4-1-20250805", 200_000, 32_000, "approximate",
-        f"{_ANTHROPIC}: Claude Opus 4.1", _claude(1_024),
-    ),
-    (
-        "claude-sonnet-4-20250514", 200_000, 64_000, "approximate",
-        f"{_ANTHROPIC}: Claude Sonnet 4", _claude(1_024),
-    ),
-    (
-        "claude-opus-4-20250514", 200_000, 32_000, "approximate",
-        f"{_ANTHROPIC}: Claude Opus 4", _claude(1_024),
-    ),
-    (
-        "claude-3-5-haiku-20241022", 200_000, 8_192, "approximate",
-        f"{_ANTHROPIC}: Claude Haiku 3.5", _claude(2_048),
-    ),
+    _claude("claude-sonnet-4-5-20250929", 64_000, "Claude Sonnet 4.5", cache_min_tokens=1_024),
+    _claude("claude-haiku-4-5-20251001", 64_000, "Claude Haiku 4.5", cache_min_tokens=4_096),
+    _claude("claude-opus-4-1-20250805", 32_000, "Claude Opus 4.1", cache_min_tokens=1_024),
+    _claude("claude-sonnet-4-20250514", 64_000, "Claude Sonnet 4", cache_min_tokens=1_024),
+    _claude("claude-opus-4-20250514", 32_000, "Claude Opus 4", cache_min_tokens=1_024),
+    _claude("claude-3-5-haiku-20241022", 8_192, "Claude Haiku 3.5", cache_min_tokens=2_048),
     ("llama-3.1-8b-instruct", 131_072, None, "approximate", f"{_META}: 128K context", _CHAT),
 )  # fmt: skip
 

@@ -145,6 +145,21 @@ class _StreamState:
         return deltas
 
 
+def _streamed(body: dict[str, Any]) -> dict[str, Any]:
+    """The arguments of the client's generic ``post`` (with a ``stream_cls``) that send what
+    chat.completions.create(stream=True) sends, without its TypedDict transform of the body (see
+    _send_whole): the same path and auth. The stream yields each chunk's decoded JSON, which
+    _StreamState reads (``object``: the SDK builds no model of it). It sends the request and raises
+    for an error status (or an error event) as create() does."""
+    return {
+        "path": "/chat/completions",
+        "body": body,
+        "cast_to": ChatCompletion,
+        "options": {"security": {"bearer_auth": True}},
+        "stream": True,
+    }
+
+
 def _json_object(value: object, what: str) -> dict[str, Any]:
     """``value`` if it is a JSON object; else the stream is malformed (a ``ValueError`` is classified so)."""
     if not isinstance(value, dict):
@@ -209,18 +224,7 @@ class OpenAICompatibleAdapter(SdkAdapter[openai.OpenAI, openai.AsyncOpenAI]):
     def _open_stream(
         self, call: ProviderCall, body: dict[str, Any]
     ) -> tuple[Iterator[StreamDelta], Callable[[], None]]:
-        # What chat.completions.create(stream=True) sends, without its TypedDict transform of the body
-        # (see _send_whole): the same path and auth. The stream yields each chunk's decoded JSON, which
-        # _StreamState reads (``object``: the SDK builds no model of it). It sends the request and
-        # raises for an error status (or an error event) as create() does.
-        stream = self._client.post(
-            "/chat/completions",
-            body=body,
-            cast_to=ChatCompletion,
-            options={"security": {"bearer_auth": True}},
-            stream=True,
-            stream_cls=openai.Stream[object],
-        )
+        stream: openai.Stream[object] = self._client.post(**_streamed(body), stream_cls=openai.Stream[object])
         self.require_event_stream(stream.response.headers.get("content-type", ""), stream.close)
         return self._deltas(call, stream), stream.close
 
@@ -228,13 +232,8 @@ class OpenAICompatibleAdapter(SdkAdapter[openai.OpenAI, openai.AsyncOpenAI]):
         self, call: ProviderCall, body: dict[str, Any]
     ) -> tuple[AsyncIterator[StreamDelta], Callable[[], Awaitable[None]]]:
         # _open_stream through the async client: the same request, read by the same _StreamState.
-        stream = await self.async_client().post(
-            "/chat/completions",
-            body=body,
-            cast_to=ChatCompletion,
-            options={"security": {"bearer_auth": True}},
-            stream=True,
-            stream_cls=openai.AsyncStream[object],
+        stream: openai.AsyncStream[object] = await self.async_client().post(
+            **_streamed(body), stream_cls=openai.AsyncStream[object]
         )
         await self.require_async_event_stream(stream.response.headers.get("content-type", ""), stream.close)
         return self._async_deltas(call, stream), stream.close

@@ -12,12 +12,13 @@ with the event loop.
 (asgiref's ``ThreadSensitiveContext(executor=...)``): each of the request's synchronous calls runs,
 one at a time as before, on a thread borrowed from a small pool shared by all requests
 (:data:`WORKERS`), and the thread goes back after the call. A request holds a thread only while its
-synchronous code runs. The calls of one request may run on different threads: the thread's database
-connections are closed after each call (a pooled one goes back to its pool; Django's connections
-belong to their thread), so a call never finds another request's connection, and nothing of the
-database is held between calls. No transaction spans two calls: Django runs the middleware chain
-with the view as one call, so a request's synchronous calls are the ``request_started`` receivers,
-the chain with the view, what a stream's finish records and the response's close.
+synchronous code runs. The calls of one request may run on different threads, so after each call the
+thread gives its database connections back (:func:`release_connections`): a PostgreSQL connection
+is closed (a pooled one goes back to its pool), so a request waiting on a provider holds none; a
+SQLite one stays with the thread, idle in autocommit, for its next call. No transaction spans two
+calls: the middleware chain with the view is one call (:meth:`StreamingASGIHandler.load_middleware`),
+so a request's synchronous calls are the ``request_started`` receivers, the chain with the view, what
+a stream's finish records and the response's close.
 :class:`StreamingASGIHandler` opens a streamed completion's provider call on the event loop once that
 chain has returned. See docs/decisions/0011-streaming.md.
 """
@@ -87,6 +88,7 @@ class Workers:
                 while not self._line:
                     if self._count > self.size:
                         self._count -= 1
+                        close_connections()  # the thread ends: nothing of it may stay open
                         return
                     self._idle += 1
                     self._lock.wait()
@@ -95,7 +97,7 @@ class Workers:
             try:
                 task()
             finally:
-                close_connections()
+                release_connections()
                 with self._lock:
                     self._done += 1
 
@@ -109,6 +111,21 @@ class Workers:
                 self._lock.wait(self.patience)
                 if self._line and not self._idle and self._done == done:  # nothing came free
                     self._start()
+
+
+def release_connections() -> None:
+    """Give back this thread's database connections after a task: a server's connection is closed (a
+    pooled one goes back to its pool), so no thread holds one between calls; a SQLite connection,
+    which holds nothing of a server, stays with the thread for its next task as long as
+    ``CONN_MAX_AGE`` allows, since a new one reads the whole schema before its first statement (about
+    a millisecond). One in a transaction that a test holds open stays as it is."""
+    for wrapper in connections.all(initialized_only=True):
+        if wrapper.in_atomic_block:
+            continue
+        if wrapper.vendor == "sqlite":
+            wrapper.close_if_unusable_or_obsolete()
+        else:
+            wrapper.close()
 
 
 def close_connections() -> None:
@@ -173,6 +190,18 @@ class StreamingASGIHandler(ASGIHandler):
     the middleware chain has run (in one request thread, as Django runs a synchronous chain) and
     replaced by what it returns: itself, its events ready, or the error answer made for a failure
     before them."""
+
+    def load_middleware(self, is_async: bool = False) -> None:
+        """The middleware chain with the URL resolution and the view as one synchronous call, run on a
+        request thread. Django's asynchronous chain ends in its asynchronous inner handler whatever
+        the middleware: the synchronous middleware run on a thread, step out to the event loop for
+        the URL resolution, and back onto the thread for the synchronous view, two more hand-overs
+        between the thread and the loop on every request, each waiting for the other side to be
+        scheduled. Every middleware and view of the project is synchronous."""
+        super().load_middleware(is_async=False)
+        if is_async:
+            chain: Callable[[HttpRequest], HttpResponseBase] = self._middleware_chain  # type: ignore[has-type]
+            self._middleware_chain = sync_to_async(chain, thread_sensitive=True)
 
     async def get_response_async(self, request: HttpRequest) -> HttpResponseBase:
         response = await super().get_response_async(request)

@@ -33,7 +33,7 @@ from rest_framework.views import APIView
 from agents.apis.context import MAX_OUTPUT_TOKENS, client_configuration, client_of
 from agents.apis.openai_shapes import completion_body, error_response, stream_events, stream_events_async
 from agents.apis.run_events import JsonErrorsNegotiation
-from agents.apis.sse import PendingStream, is_asgi, release_db_connection, sse_response
+from agents.apis.sse import PendingStream, is_asgi, sse_response
 from agents.providers.values import CallOptions
 from agents.runtime.conversation import Conversation, conversation_request
 from agents.selectors import configuration_list_for_client
@@ -264,10 +264,10 @@ class ChatCompletionsApi(OpenAIApiView):
         shape: dict[str, Any] = {"model": configuration.identifier, "created": created}
         shape["include_usage"] = include_usage
         if is_asgi(request):
-            # What reads the database happens here, in the request's thread; the provider call and
-            # its wait run on the event loop (agents/apis/sse.py, PendingStream).
+            # What reads the database happens here, in the request's thread, which gives its
+            # connection back when the view has returned; the provider call and its wait run on the
+            # event loop (agents/apis/sse.py, PendingStream).
             start = completion_stream_start(**arguments)
-            release_db_connection()
 
             async def opener() -> AsyncIterator[bytes]:
                 return stream_events_async(await start.open(), **shape)

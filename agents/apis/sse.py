@@ -118,7 +118,9 @@ class PendingStream(StreamingHttpResponse):
     project's ASGI handler (``config/request_thread.py``) awaits :meth:`opened` before the response
     starts, which opens it with ``opener``, and answers
     ``failed(error)`` instead when that raises (the view's error answer, made in the request's
-    thread). Call :func:`release_db_connection` before returning it."""
+    thread). Read what the stream needs before returning it: the request's thread gives its database
+    connection back once the view has returned (``config/request_thread.py``), and the stream holds
+    none while it waits."""
 
     def __init__(self, opener: Opener, failed: Callable[[Exception], HttpResponseBase]) -> None:
         super().__init__((), content_type=CONTENT_TYPE)

@@ -4,12 +4,16 @@ at a time through its executor with their results and errors."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 
 import pytest
+from asgiref.testing import ApplicationCommunicator
+from django.core.handlers.base import BaseHandler
+from django.db import connections
 
-from config.request_thread import RequestThread, Workers
+from config.request_thread import RequestThread, Workers, asgi_application
 
 
 def wait_until(condition, what: str, timeout: float = 10.0) -> None:
@@ -57,3 +61,64 @@ def test_a_request_thread_runs_calls_with_their_results_and_errors():
 
 def _refuse() -> None:
     raise ValueError("refused")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("max_age", "closed"), [(0, ["default"]), (60, [])])
+def test_a_task_gives_its_connection_back_as_the_end_of_a_request_does(monkeypatch, max_age, closed):
+    # A SQLite connection stays with the thread for its next task while CONN_MAX_AGE allows, instead
+    # of reading the schema again for every call. (A PostgreSQL one is always closed: the services
+    # suite counts the backends a waiting stream holds, tests/services/test_openai_asgi.py.)
+    monkeypatch.setitem(connections.settings["default"], "CONN_MAX_AGE", max_age)
+    wrapper_class = type(connections["default"])
+    original_close = wrapper_class.close
+    closes: list[str] = []
+
+    def recording_close(self) -> None:
+        if threading.current_thread().name.startswith("request"):
+            closes.append(self.alias)
+        original_close(self)
+
+    monkeypatch.setattr(wrapper_class, "close", recording_close)
+    workers = Workers(size=1, patience=0.05)
+    RequestThread(workers).submit(lambda: connections["default"].ensure_connection()).result(10)
+    wait_until(lambda: workers._done == 1, "the task's connections to be given back")
+    assert closes == closed
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_middleware_chain_and_the_view_are_one_call_on_a_request_thread(monkeypatch):
+    # Django's asynchronous handler would step out of the request thread to the event loop after the
+    # last middleware (its asynchronous inner handler) and back onto the thread for the view.
+    inner_calls: list[str] = []
+    original = BaseHandler._get_response_async
+
+    async def recording(self, request):
+        inner_calls.append(request.path)
+        return await original(self, request)
+
+    monkeypatch.setattr(BaseHandler, "_get_response_async", recording)
+    application = asgi_application()
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": "/healthz",
+        "raw_path": b"/healthz",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"testserver")],
+        "client": ("127.0.0.1", 40000),
+        "server": ("testserver", 80),
+    }
+
+    async def get() -> dict:
+        communicator = ApplicationCommunicator(application, scope)
+        await communicator.send_input({"type": "http.request", "body": b"", "more_body": False})
+        return await communicator.receive_output(timeout=30)
+
+    start = asyncio.run(get())
+    assert start["status"] == 200
+    assert inner_calls == []

@@ -3,17 +3,19 @@
 Run: ``.venv/bin/python bench/gateway.py [--quick]``. Prints a table and ends with exactly one JSON
 line (``{"benchmark": "gateway", ...}``). Never passes or fails on time.
 
-The service runs in a child process on SQLite, served over HTTP on loopback by a threaded WSGI server
-(the ``runserver`` stack), with a configuration served by the loopback fake provider. The official
-``openai`` SDK is the client throughout; peers in the same run, on the same request:
+The service runs on SQLite, served over HTTP on loopback, with a configuration served by the loopback
+fake provider; each server is a process of its own, as in production (in a thread of the process that
+runs the client and the fake it would share one interpreter lock with them, and the hand-overs between
+them would be what is measured). The official ``openai`` SDK is the client throughout; peers in the
+same run, on the same request:
 
 * ``direct``: the SDK straight to the fake provider;
-* ``gateway``: the SDK to ``/api/openai/v1`` with the client token: authentication, the configuration's
+* ``gateway``: the SDK to ``/api/openai/v1`` with the client token, served by Django's threaded WSGI
+  server (the ``runserver`` stack, writing without Nagle's delay as uvicorn does): authentication, the configuration's
   prompt and snippets, the conversation made caller context, the governance decision and its events,
   redaction of every part both ways, the fit, the guard pass, the reply's shape;
 * ``gateway_asgi``: the same through the production stack, uvicorn serving ``config.asgi:application``
-  in a process of its own (on the same SQLite database), where a streamed completion waits on the
-  provider on the event loop.
+  (on the same SQLite database), where a streamed completion waits on the provider on the event loop.
 
 Figures: **overhead** = median(gateway) - median(direct) for a 50-message conversation (25 user and 25
 assistant turns) answered at once; **first chunk** = time to the first streamed chunk with the fake
@@ -30,7 +32,6 @@ import os
 import statistics
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from pathlib import Path
@@ -49,8 +50,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--child", action="store_true")
+    parser.add_argument("--serve-wsgi", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = parser.parse_args()
     runs = 15 if args.quick else 60
+    if args.serve_wsgi:
+        serve_wsgi(args.serve_wsgi)
+        return
     if args.child:
         print(json.dumps(measure(runs)))
         return
@@ -85,9 +90,6 @@ def measure(runs: int) -> dict[str, Any]:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    from django.conf import settings
-
-    settings.API_RATE_LIMIT = "1000000/min"  # the benchmark's requests must not be throttled
     import openai
 
     from tests.fakes.provider_server import FakeProvider, Reply
@@ -138,37 +140,34 @@ def _conversation() -> list[dict[str, str]]:
     return turns
 
 
-class _serve:
-    """The project's WSGI application on a loopback port, in a thread."""
+def serve_wsgi(port: int) -> None:
+    """The project's WSGI application on ``port`` under Django's threaded WSGI server (``runserver``'s),
+    until the process is terminated."""
+    import django
 
-    def __enter__(self) -> str:
-        from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
-        from django.core.wsgi import get_wsgi_application
+    django.setup()
+    from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
+    from django.core.wsgi import get_wsgi_application
 
-        class QuietHandler(WSGIRequestHandler):
-            # Each response written at once, as uvicorn's sockets do (TCP_NODELAY): otherwise a small
-            # write after the headers waits for the client's delayed ACK, about 40 ms on loopback.
-            disable_nagle_algorithm = True
+    class QuietHandler(WSGIRequestHandler):
+        # Each response written at once, as uvicorn's sockets do (TCP_NODELAY): otherwise a small
+        # write after the headers waits for the client's delayed ACK, about 40 ms on loopback.
+        disable_nagle_algorithm = True
 
-            def log_message(self, *args: Any) -> None:
-                pass
+        def log_message(self, *args: Any) -> None:
+            pass
 
-        self.server = ThreadedWSGIServer(("127.0.0.1", 0), QuietHandler, allow_reuse_address=True)
-        self.server.set_app(get_wsgi_application())
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    server = ThreadedWSGIServer(("127.0.0.1", port), QuietHandler, allow_reuse_address=True)
+    server.set_app(get_wsgi_application())
+    server.serve_forever()
 
 
-class _serve_asgi:
-    """The project's ASGI application (``config.asgi:application``) under uvicorn on a loopback port, in
-    a process of its own as in production, on the child's database and settings. In a thread of the
-    child it would share one interpreter lock with the client, the fake provider and the WSGI server,
-    and the hand-overs between them would be what is measured."""
+class _server_process:
+    """A server of the project on a loopback port, in a process of its own as in production, on the
+    child's database and settings."""
+
+    def command(self, port: int) -> list[str]:
+        raise NotImplementedError
 
     def __enter__(self) -> str:
         import socket
@@ -177,9 +176,7 @@ class _serve_asgi:
             probe.bind(("127.0.0.1", 0))
             port = int(probe.getsockname()[1])
         env = {**os.environ, "API_RATE_LIMIT": "1000000/min"}  # the benchmark must not be throttled
-        command = [sys.executable, "-m", "uvicorn", "config.asgi:application", "--port", str(port)]
-        command += ["--log-level", "warning", "--lifespan", "off"]
-        self.server = subprocess.Popen(command, env=env, cwd=ROOT)
+        self.server = subprocess.Popen(self.command(port), env=env, cwd=ROOT)
         deadline = time.monotonic() + 60
         while True:
             try:
@@ -187,13 +184,28 @@ class _serve_asgi:
                 break
             except OSError:
                 if self.server.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit("uvicorn did not start") from None
+                    raise SystemExit(f"{' '.join(self.command(port))} did not start") from None
                 time.sleep(0.1)
         return f"http://127.0.0.1:{port}"
 
     def __exit__(self, *exc_info: object) -> None:
         self.server.terminate()
         self.server.wait(timeout=10)
+
+
+class _serve(_server_process):
+    """The project's WSGI application under Django's threaded WSGI server (:func:`serve_wsgi`)."""
+
+    def command(self, port: int) -> list[str]:
+        return [sys.executable, __file__, "--serve-wsgi", str(port)]
+
+
+class _serve_asgi(_server_process):
+    """The project's ASGI application (``config.asgi:application``) under uvicorn."""
+
+    def command(self, port: int) -> list[str]:
+        command = [sys.executable, "-m", "uvicorn", "config.asgi:application", "--port", str(port)]
+        return command + ["--log-level", "warning", "--lifespan", "off"]
 
 
 def _configuration(fake: Any) -> tuple[str, str]:

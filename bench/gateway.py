@@ -204,8 +204,8 @@ class _serve_asgi(_server_process):
     """The project's ASGI application (``config.asgi:application``) under uvicorn."""
 
     def command(self, port: int) -> list[str]:
-        command = [sys.executable, "-m", "uvicorn", "config.asgi:application", "--port", str(port)]
-        return command + ["--log-level", "warning", "--lifespan", "off"]
+        application = ["uvicorn", "config.asgi:application", "--port", str(port)]
+        return [sys.executable, "-m", *application, "--log-level", "warning", "--lifespan", "off"]
 
 
 def _configuration(fake: Any) -> tuple[str, str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from decimal import Decimal
 from typing import Any, cast
 
 from django.core.exceptions import ValidationError
@@ -78,7 +79,18 @@ class CatalogVersion(models.Model):
         return self.token
 
 
-class Provider(models.Model):
+class _InTrustZone:
+    """A row with a ``trust_zone`` column: the zone a provider serves from, the zone a client receives in."""
+
+    trust_zone: str
+
+    @property
+    def zone(self) -> TrustZone:
+        """The stored zone, read fail-closed: an empty or unknown value is ``external_global``."""
+        return TrustZone.parse(self.trust_zone)
+
+
+class Provider(_InTrustZone, models.Model):
     """Where models are served. The API key is read from the named environment variable, never stored."""
 
     identifier = models.SlugField(max_length=100, unique=True)
@@ -104,10 +116,6 @@ class Provider(models.Model):
 
     def __str__(self) -> str:
         return self.identifier
-
-    @property
-    def zone(self) -> TrustZone:
-        return TrustZone.parse(self.trust_zone)
 
 
 class LlmModelQuerySet(models.QuerySet["LlmModel"]):
@@ -148,6 +156,18 @@ class LlmModelQuerySet(models.QuerySet["LlmModel"]):
         return None if row is None else CalibrationState(factor=float(row[0]), samples=int(row[1]))
 
 
+def _cache_price(what: str) -> models.DecimalField[Decimal | None, Decimal | None]:
+    """A price of cached prompt tokens: optional, and when empty the input price applies."""
+    return models.DecimalField(
+        max_digits=10,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+        help_text=f"{what} Empty: the input price.",
+    )
+
+
 class LlmModel(models.Model):
     provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="models")
     model_id = models.CharField(max_length=200, help_text="The provider's name for the model.")
@@ -157,22 +177,10 @@ class LlmModel(models.Model):
     input_price_per_million = models.DecimalField(max_digits=10, decimal_places=4, default=0)
     output_price_per_million = models.DecimalField(max_digits=10, decimal_places=4, default=0)
     # Prices of prompt tokens read from and written to the provider's cache (agents/pricing.py).
-    cached_input_price_per_million = models.DecimalField(
-        max_digits=10,
-        decimal_places=4,
-        null=True,
-        blank=True,
-        validators=[MinValueValidator(0)],
-        help_text="Per million prompt tokens read from the provider's cache. Empty: the input price.",
-    )
-    cache_write_price_per_million = models.DecimalField(
-        max_digits=10,
-        decimal_places=4,
-        null=True,
-        blank=True,
-        validators=[MinValueValidator(0)],
-        help_text="Per million prompt tokens written to the provider's cache (Anthropic charges 1.25 "
-        "times the input price). Empty: the input price.",
+    cached_input_price_per_million = _cache_price("Per million prompt tokens read from the provider's cache.")
+    cache_write_price_per_million = _cache_price(
+        "Per million prompt tokens written to the provider's cache (Anthropic charges 1.25 times the input "
+        "price)."
     )
     # Calibration of our estimate against provider-reported prompt tokens (context_assembly.calibration).
     calibration_factor = models.FloatField(default=1.0, editable=False)
@@ -342,7 +350,7 @@ class ConfigurationFallback(models.Model):
         return f"{self.configuration.identifier}#{self.position}: {self.model}"
 
 
-class ApiClient(models.Model):
+class ApiClient(_InTrustZone, models.Model):
     """A consumer app. Its token is shown once at creation; only its SHA-256 digest is stored."""
 
     name = models.CharField(max_length=100, unique=True)
@@ -384,11 +392,6 @@ class ApiClient(models.Model):
 
     def __str__(self) -> str:
         return self.name
-
-    @property
-    def zone(self) -> TrustZone:
-        """The receiver zone, read fail-closed: an empty or unknown stored value is ``external_global``."""
-        return TrustZone.parse(self.trust_zone)
 
     def as_actor(self) -> Actor:
         """The client as the author of its writes (audit, history, governance events)."""

@@ -23,6 +23,7 @@ from agents.models import ClientDailyUsage, CompletionRecord, ProviderKind
 from config.request_thread import WORKERS, asgi_application
 from governance.vocabulary import TrustZone
 from tests.agents.runs import fake_configuration
+from tests.asgi import http_scope
 from tests.factories import configuration_make, model_make, provider_make
 from tests.fakes.provider_server import Reply, server_error
 
@@ -45,25 +46,12 @@ async def post(token: str, body: dict[str, Any]) -> tuple[ApplicationCommunicato
     """A POST to the chat completions through the ASGI application: its communicator and its
     ``http.response.start`` message."""
     raw = json.dumps(body).encode()
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": CHAT,
-        "raw_path": CHAT.encode(),
-        "query_string": b"",
-        "root_path": "",
-        "headers": [
-            (b"host", b"testserver"),
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(raw)).encode()),
-            (b"authorization", f"Bearer {token}".encode()),
-        ],
-        "client": ("127.0.0.1", 40000),
-        "server": ("testserver", 80),
-    }
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(raw)).encode()),
+        (b"authorization", f"Bearer {token}".encode()),
+    ]
+    scope = http_scope("POST", CHAT, headers)
     communicator = ApplicationCommunicator(application, scope)
     await communicator.send_input({"type": "http.request", "body": raw, "more_body": False})
     return communicator, await communicator.receive_output(timeout=30)

@@ -14,6 +14,7 @@ from django.core.handlers.base import BaseHandler
 from django.db import connections
 
 from config.request_thread import RequestThread, Workers, asgi_application
+from tests.asgi import http_scope
 
 
 def wait_until(condition, what: str, timeout: float = 10.0) -> None:
@@ -99,23 +100,9 @@ def test_the_middleware_chain_and_the_view_are_one_call_on_a_request_thread(monk
 
     monkeypatch.setattr(BaseHandler, "_get_response_async", recording)
     application = asgi_application()
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "GET",
-        "scheme": "http",
-        "path": "/healthz",
-        "raw_path": b"/healthz",
-        "query_string": b"",
-        "root_path": "",
-        "headers": [(b"host", b"testserver")],
-        "client": ("127.0.0.1", 40000),
-        "server": ("testserver", 80),
-    }
 
     async def get() -> dict:
-        communicator = ApplicationCommunicator(application, scope)
+        communicator = ApplicationCommunicator(application, http_scope("GET", "/healthz"))
         await communicator.send_input({"type": "http.request", "body": b"", "more_body": False})
         return await communicator.receive_output(timeout=30)
 

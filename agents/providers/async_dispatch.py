@@ -22,6 +22,7 @@ from asgiref.sync import sync_to_async
 from agents.providers.base import ProviderAdapter
 from agents.providers.dispatch import (
     Attempt,
+    ObservedReading,
     Prepare,
     PrepareStep,
     SendStep,
@@ -34,7 +35,7 @@ from agents.providers.dispatch import (
 )
 from agents.providers.failures import FailureClass, ProviderError
 from agents.providers.guard import WireGuard
-from agents.providers.streams import AsyncProviderStream, StreamDelta, StreamFinish
+from agents.providers.streams import AsyncProviderStream, StreamDelta
 from agents.providers.values import ProviderCall
 from agents.telemetry import StreamObserved
 
@@ -157,17 +158,9 @@ async def _opened(
 async def _observed(
     first: StreamDelta, stream: AsyncProviderStream, observed: StreamObserved
 ) -> AsyncGenerator[StreamDelta, None]:
-    try:
+    with ObservedReading(observed) as reading:
         async for delta in _prepended(first, stream):
-            if isinstance(delta, StreamFinish):
-                observed.finished(delta.reply)
-            yield delta
-    except ProviderError as error:
-        observed.failed(error)
-        raise
-    except GeneratorExit:  # closed before its end: the reader went away
-        observed.closed()
-        raise
+            yield reading.read(delta)
 
 
 async def _prepended(first: StreamDelta, rest: AsyncIterator[StreamDelta]) -> AsyncIterator[StreamDelta]:

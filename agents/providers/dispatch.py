@@ -33,6 +33,7 @@ import logging
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
+from types import TracebackType
 from typing import Any, NamedTuple, TypeVar, cast
 
 from agents.providers.adapters import ADAPTER_POOL
@@ -210,17 +211,35 @@ def _opened(
 
 
 def _observed(deltas: Iterator[StreamDelta], observed: StreamObserved) -> Iterator[StreamDelta]:
-    try:
+    with ObservedReading(observed) as reading:
         for delta in deltas:
-            if isinstance(delta, StreamFinish):
-                observed.finished(delta.reply)
-            yield delta
-    except ProviderError as error:
-        observed.failed(error)
-        raise
-    except GeneratorExit:  # closed before its end: the reader went away
-        observed.closed()
-        raise
+            yield reading.read(delta)
+
+
+@dataclass(frozen=True)
+class ObservedReading:
+    """The reading of one attempt's stream (by either driver), ``with`` around the loop and each delta
+    passed through :meth:`read`: the stream's finish ends the observed attempt as finished, a
+    provider's error as failed, a close before the end (``GeneratorExit``: the reader went away) as
+    closed. The error propagates."""
+
+    observed: StreamObserved
+
+    def __enter__(self) -> ObservedReading:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        if isinstance(error, ProviderError):
+            self.observed.failed(error)
+        elif isinstance(error, GeneratorExit):
+            self.observed.closed()
+
+    def read(self, delta: StreamDelta) -> StreamDelta:
+        if isinstance(delta, StreamFinish):
+            self.observed.finished(delta.reply)
+        return delta
 
 
 @dataclass(frozen=True)

@@ -178,7 +178,7 @@ def _options(options: CallOptions) -> dict[str, Any]:
 _TOOL_CHOICE_MODES = {"auto": "auto", "none": "none", "required": "any"}
 
 
-class AnthropicAdapter(SdkAdapter[anthropic.Anthropic, anthropic.AsyncAnthropic]):
+class AnthropicAdapter(SdkAdapter[anthropic.Anthropic, anthropic.AsyncAnthropic, _StreamState]):
     """Messages API over the ``anthropic`` SDK. Construction opens no connection."""
 
     sdk_errors = SdkErrors.of(anthropic)
@@ -247,18 +247,8 @@ class AnthropicAdapter(SdkAdapter[anthropic.Anthropic, anthropic.AsyncAnthropic]
         await self.require_async_event_stream(stream.response.headers.get("content-type", ""), stream.close)
         return self._async_deltas(call, stream), stream.close
 
-    def _deltas(self, call: ProviderCall, stream: Any) -> Iterator[StreamDelta]:
-        state = _StreamState()
-        for event in stream:
-            yield from state.add(event)
-        yield self._finish(call, state)
-
-    async def _async_deltas(self, call: ProviderCall, stream: Any) -> AsyncIterator[StreamDelta]:
-        state = _StreamState()
-        async for event in stream:
-            for delta in state.add(event):
-                yield delta
-        yield self._finish(call, state)
+    def _stream_state(self) -> _StreamState:
+        return _StreamState()
 
     def _finish(self, call: ProviderCall, state: _StreamState) -> StreamFinish:
         if not state.stopped:

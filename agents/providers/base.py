@@ -20,6 +20,7 @@ from agents.providers.streams import (
     AsyncProviderStream,
     ProviderStream,
     StreamDelta,
+    StreamFinish,
     deltas_of,
     reply_of,
     threaded_stream,
@@ -164,11 +165,19 @@ ClientT = TypeVar("ClientT", bound=_Closable)
 AsyncClientT = TypeVar("AsyncClientT")
 
 
-class SdkAdapter(ProviderAdapter, Generic[ClientT, AsyncClientT]):
+class _StreamReading(Protocol):
+    def add(self, event: Any) -> list[StreamDelta]: ...
+
+
+StateT = TypeVar("StateT", bound=_StreamReading)
+
+
+class SdkAdapter(ProviderAdapter, Generic[ClientT, AsyncClientT, StateT]):
     """An adapter over a vendor SDK: it opens one client from the configuration (which opens no
     connection), closes it, and sends a call either for one whole reply or as a stream. Streams read on
     an event loop (:meth:`astream`) go through the SDK's async client, one per event loop (its
-    connections belong to that loop), opened on first use."""
+    connections belong to that loop), opened on first use. Either client's stream is read the same
+    way: each event added to a new :meth:`_stream_state`, then :meth:`_finish` on what they said."""
 
     def __init__(self, config: ProviderConfig) -> None:
         super().__init__(config)
@@ -235,3 +244,24 @@ class SdkAdapter(ProviderAdapter, Generic[ClientT, AsyncClientT]):
     def _open_stream(
         self, call: ProviderCall, body: dict[str, Any]
     ) -> tuple[Iterator[StreamDelta], Callable[[], None]]: ...
+
+    @abstractmethod
+    def _stream_state(self) -> StateT:
+        """What the events of one stream have said so far (none yet)."""
+
+    @abstractmethod
+    def _finish(self, call: ProviderCall, state: StateT) -> StreamFinish:
+        """The whole reply of a stream whose events ended; raises when they ended before its end."""
+
+    def _deltas(self, call: ProviderCall, stream: Any) -> Iterator[StreamDelta]:
+        state = self._stream_state()
+        for event in stream:
+            yield from state.add(event)
+        yield self._finish(call, state)
+
+    async def _async_deltas(self, call: ProviderCall, stream: Any) -> AsyncIterator[StreamDelta]:
+        state = self._stream_state()
+        async for event in stream:
+            for delta in state.add(event):
+                yield delta
+        yield self._finish(call, state)

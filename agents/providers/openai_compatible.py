@@ -167,7 +167,7 @@ def _json_object(value: object, what: str) -> dict[str, Any]:
     return value
 
 
-class OpenAICompatibleAdapter(SdkAdapter[openai.OpenAI, openai.AsyncOpenAI]):
+class OpenAICompatibleAdapter(SdkAdapter[openai.OpenAI, openai.AsyncOpenAI, _StreamState]):
     """Chat Completions over the ``openai`` SDK. Construction opens no connection."""
 
     sdk_errors = SdkErrors.of(openai)
@@ -238,18 +238,8 @@ class OpenAICompatibleAdapter(SdkAdapter[openai.OpenAI, openai.AsyncOpenAI]):
         await self.require_async_event_stream(stream.response.headers.get("content-type", ""), stream.close)
         return self._async_deltas(call, stream), stream.close
 
-    def _deltas(self, call: ProviderCall, stream: Any) -> Iterator[StreamDelta]:
-        state = _StreamState()
-        for chunk in stream:
-            yield from state.add(chunk)
-        yield self._finish(call, state)
-
-    async def _async_deltas(self, call: ProviderCall, stream: Any) -> AsyncIterator[StreamDelta]:
-        state = _StreamState()
-        async for chunk in stream:
-            for delta in state.add(chunk):
-                yield delta
-        yield self._finish(call, state)
+    def _stream_state(self) -> _StreamState:
+        return _StreamState()
 
     def _finish(self, call: ProviderCall, state: _StreamState) -> StreamFinish:
         if state.finish is None:

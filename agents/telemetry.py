@@ -64,7 +64,8 @@ class StreamObserved:
     """One attempt of a streamed provider call, observed as :func:`provider_call_observed` observes a
     whole one: its ``chat {model}`` span starts at the request and ends with the stream (the span is
     not made current, so what the caller does between deltas is not its child), and the call is
-    counted and timed to its end (``agents/metrics.py``). Call :meth:`finished` or :meth:`failed` once."""
+    counted and timed to its end (``agents/metrics.py``). Call :meth:`finished` or :meth:`failed` once.
+    A whole call made on an event loop is observed alike (its end is its reply)."""
 
     def __init__(self, *, provider: str, kind: str, model: str) -> None:
         self.provider, self.model = provider, model

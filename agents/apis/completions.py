@@ -21,8 +21,10 @@ from agents.apis.context import (
     send_request,
 )
 from agents.apis.costs import cost_field
+from agents.apis.on_loop import LoopAnswers
+from agents.apis.sse import PendingAnswer, is_asgi
 from agents.runtime.preview import context_preview
-from agents.services import Completion, completion_create
+from agents.services import Completion, completion_create, completion_start
 from config.api import named_serializer, operation_schema, validated
 from governance.vocabulary import Provenance
 
@@ -87,7 +89,7 @@ class ContextPreviewApi(APIView):
         return Response(self.OutputSerializer(body).data)
 
 
-class CompletionApi(APIView):
+class CompletionApi(LoopAnswers):
     required_scope = "configurations:use"
 
     InputSerializer = named_serializer("CompletionInput", base=ContextRequestSerializer)
@@ -130,16 +132,23 @@ class CompletionApi(APIView):
         s409="configuration_inactive, or model_inactive (every target or its provider is "
         "switched off; extra.inactive; nothing was sent)",
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: Request) -> Response | PendingAnswer:
         data = validated(self.InputSerializer, request.data)
         configuration = client_configuration(request, data["configuration"])
-        completion = completion_create(
-            configuration=configuration,
-            api_client=request.user,
-            request=send_request(request, data, configuration),
-            max_tokens=data.get("max_tokens"),
-        )
-        return Response(self.OutputSerializer(completion_body(completion)).data)
+        arguments: dict[str, Any] = {
+            "configuration": configuration,
+            "api_client": request.user,
+            "request": send_request(request, data, configuration),
+            "max_tokens": data.get("max_tokens"),
+        }
+        if is_asgi(request):  # the provider's wait on the event loop (agents/apis/on_loop.py)
+            start = completion_start(**arguments)
+
+            async def body() -> dict[str, Any]:
+                return self.OutputSerializer(completion_body(await start.complete())).data
+
+            return self.answer_on_loop(request, body)
+        return Response(self.OutputSerializer(completion_body(completion_create(**arguments))).data)
 
 
 def completion_body(completion: Completion) -> dict[str, Any]:

@@ -22,22 +22,27 @@ from collections.abc import AsyncIterator, Callable
 from functools import partial
 from typing import Any
 
-from django.http import HttpResponseBase, StreamingHttpResponse
+from django.http import HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from agents.apis.context import MAX_OUTPUT_TOKENS, client_configuration, client_of
+from agents.apis.on_loop import LoopAnswers
 from agents.apis.openai_shapes import completion_body, error_response, stream_events, stream_events_async
 from agents.apis.run_events import JsonErrorsNegotiation
 from agents.apis.sse import PendingStream, is_asgi, sse_response
 from agents.providers.values import CallOptions
 from agents.runtime.conversation import Conversation, conversation_request
 from agents.selectors import configuration_list_for_client
-from agents.services import completion_create, completion_stream_open, completion_stream_start
+from agents.services import (
+    completion_create,
+    completion_start,
+    completion_stream_open,
+    completion_stream_start,
+)
 from config.errors import ApplicationError
 from config.exception_handler import api_exception_handler
 from governance.vocabulary import DataClass
@@ -61,7 +66,7 @@ def openai_exception_handler(exc: Exception, context: dict[str, Any]) -> Respons
     return error_response(response) if response is not None else None
 
 
-class OpenAIApiView(APIView):
+class OpenAIApiView(LoopAnswers):
     """A view of ``/api/openai/v1``: the API's authentication, scopes and throttles; OpenAI's errors."""
 
     required_scope = "configurations:use"
@@ -237,7 +242,7 @@ class ChatCompletionsApi(OpenAIApiView):
             **openai_errors(400, 404, 409, 413, 502),
         },
     )
-    def post(self, request: Request) -> Response | StreamingHttpResponse:
+    def post(self, request: Request) -> HttpResponseBase:
         # Only the validated data outlives validation: a streamed request waits for the provider's
         # first delta in this frame, and the serializer's per-instance field copies would wait too.
         data = _validated(request)
@@ -256,13 +261,19 @@ class ChatCompletionsApi(OpenAIApiView):
             "max_tokens": data.get("max_completion_tokens") or data.get("max_tokens"),
             "temperature": data.get("temperature"),
         }
-        created = int(time.time())
+        model, created = configuration.identifier, int(time.time())
         if not data.get("stream"):
-            completion = completion_create(**arguments)
-            return Response(completion_body(completion, model=configuration.identifier, created=created))
+            if is_asgi(request):
+                # As a stream below: what reads the database here, the provider's wait on the loop.
+                whole = completion_start(**arguments)
+
+                async def body() -> dict[str, Any]:
+                    return completion_body(await whole.complete(), model=model, created=created)
+
+                return self.answer_on_loop(request, body)
+            return Response(completion_body(completion_create(**arguments), model=model, created=created))
         include_usage = bool((data.get("stream_options") or {}).get("include_usage"))
-        shape: dict[str, Any] = {"model": configuration.identifier, "created": created}
-        shape["include_usage"] = include_usage
+        shape: dict[str, Any] = {"model": model, "created": created, "include_usage": include_usage}
         if is_asgi(request):
             # What reads the database happens here, in the request's thread, which gives its
             # connection back when the view has returned; the provider call and its wait run on the
@@ -272,16 +283,9 @@ class ChatCompletionsApi(OpenAIApiView):
             async def opener() -> AsyncIterator[bytes]:
                 return stream_events_async(await start.open(), **shape)
 
-            return PendingStream(opener, failed=partial(self._error_answer, request))
+            return PendingStream(opener, failed=partial(self.error_answer, request))
         opened = completion_stream_open(**arguments)
         return sse_response(request, stream_events(opened, **shape))
-
-    def _error_answer(self, request: Request, error: Exception) -> HttpResponseBase:
-        """The answer to ``error`` raised after this view returned (a stream that failed before its
-        first delta), made as the view makes it for an error raised inside it."""
-        response = self.finalize_response(request, self.handle_exception(error))
-        assert isinstance(response, Response)
-        return response.render()
 
 
 def _validated(request: Request) -> dict[str, Any]:

@@ -48,7 +48,7 @@ from asgiref.sync import sync_to_async
 from django.core.handlers.asgi import ASGIRequest
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection
-from django.http import HttpRequest, HttpResponseBase, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
 
 from config.request_thread import close_connections
 
@@ -133,11 +133,40 @@ class PendingStream(StreamingHttpResponse):
             self.streaming_content = await self._opener()
         except Exception as error:
             answer = await sync_to_async(self._failed, thread_sensitive=True)(error)
-            for header, value in self.items():  # what the middleware set (the request id, ...)
-                if header.lower() not in _STREAM_HEADERS and header not in answer:
-                    answer[header] = value
-            return answer
+            return _with_headers_of(self, answer, _STREAM_HEADERS)
         return self
+
+
+class PendingAnswer(HttpResponse):
+    """A whole answer under ASGI whose provider call is still to be made: the project's ASGI handler
+    awaits :meth:`opened`, which awaits ``answer()`` (the call on the event loop, its answer made in
+    the request's thread) or makes ``failed(error)`` when that raises, as :class:`PendingStream` does.
+    This response itself is never sent: what the middleware set on it is carried over to the answer."""
+
+    def __init__(
+        self,
+        answer: Callable[[], Awaitable[HttpResponseBase]],
+        failed: Callable[[Exception], HttpResponseBase],
+    ) -> None:
+        super().__init__()
+        self._answer = answer
+        self._failed = failed
+
+    async def opened(self) -> HttpResponseBase:
+        try:
+            answer = await self._answer()
+        except Exception as error:
+            answer = await sync_to_async(self._failed, thread_sensitive=True)(error)
+        return _with_headers_of(self, answer, {"content-type", "content-length"})
+
+
+def _with_headers_of(pending: HttpResponseBase, answer: HttpResponseBase, own: set[str]) -> HttpResponseBase:
+    """``answer`` with the headers the middleware set on ``pending`` (the request id, ...) but ``own``
+    (the pending response's own) and those ``answer`` sets itself."""
+    for header, value in pending.items():
+        if header.lower() not in own and header not in answer:
+            answer[header] = value
+    return answer
 
 
 async def iterate_in_thread(iterator: Iterator[Any]) -> AsyncIterator[Any]:

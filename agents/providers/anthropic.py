@@ -215,7 +215,12 @@ class AnthropicAdapter(SdkAdapter[anthropic.Anthropic, anthropic.AsyncAnthropic,
         return body
 
     def _send_whole(self, call: ProviderCall, body: dict[str, Any]) -> ProviderReply:
-        reply = self._client.messages.create(**body)
+        return self._reply(call, self._client.messages.create(**body))
+
+    async def _send_whole_async(self, call: ProviderCall, body: dict[str, Any]) -> ProviderReply:
+        return self._reply(call, await self.async_client().messages.create(**body))
+
+    def _reply(self, call: ProviderCall, reply: Any) -> ProviderReply:
         text: list[str] = []
         calls: list[ToolCall] = []
         for block in reply.content:

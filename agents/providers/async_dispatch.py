@@ -1,11 +1,12 @@
-"""A stream sent with retries and fallbacks whose wait runs on an event loop (the ASGI server's).
+"""A call sent with retries and fallbacks whose wait runs on an event loop (the ASGI server's).
 
 The policy is :func:`agents.providers.dispatch.walk`'s, unchanged: this module is its second driver.
-:func:`stream_start` drives the walk in the calling thread up to the first attempt (the first target's
-fit, skip and guard pass, which read the database), and returns the attempt still to make;
-:meth:`StreamStart.open` makes it on the event loop through the SDK's async client, and the retries,
+:func:`stream_start` (and :func:`send_start` for a whole reply) drives the walk in the calling thread up
+to the first attempt (the first target's fit, skip and guard pass, which read the database), and
+returns the attempt still to make; :meth:`StreamStart.open` (:meth:`SendStart.send`) makes it on the
+event loop through the SDK's async client, and the retries,
 backoffs and fallbacks after it (a later target's preparation runs in the request's thread again,
-through ``sync_to_async``). The stream it returns is read on the loop too, so a request waiting on
+through ``sync_to_async``). A stream it returns is read on the loop too, so a request waiting on
 its provider holds no thread (docs/decisions/0011-streaming.md).
 """
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,7 @@ from asgiref.sync import sync_to_async
 from agents.providers.base import ProviderAdapter
 from agents.providers.dispatch import (
     Attempt,
+    DispatchResult,
     ObservedReading,
     Prepare,
     PrepareStep,
@@ -36,7 +38,7 @@ from agents.providers.dispatch import (
 from agents.providers.failures import FailureClass, ProviderError
 from agents.providers.guard import WireGuard
 from agents.providers.streams import AsyncProviderStream, StreamDelta
-from agents.providers.values import ProviderCall
+from agents.providers.values import ProviderCall, ProviderReply
 from agents.telemetry import StreamObserved
 
 logger = logging.getLogger("agents.providers")
@@ -56,8 +58,8 @@ class AsyncStreamDispatch:
         await self.stream.aclose()
 
 
-class StreamStart:
-    """A streamed call prepared up to its first attempt (see the module docstring)."""
+class _Start:
+    """A call prepared up to its first attempt (see the module docstring)."""
 
     def __init__(self, steps: Walk, first: SendStep, attempts: list[Attempt], target_index: int) -> None:
         self._steps = steps
@@ -65,9 +67,12 @@ class StreamStart:
         self._attempts = attempts
         self.served_index = target_index  # the first attempt's target (a fallback may serve instead)
 
-    async def open(self) -> AsyncStreamDispatch:
-        """The stream of the first target whose stream yields a first delta (the walk's policy). Raises
-        :class:`ProviderError` (every attempt listed) or the guard's ``LateRedactionOverflow``."""
+    async def _walked(
+        self, perform: Callable[[ProviderAdapter, ProviderCall, dict[str, Any]], Awaitable[Any]]
+    ) -> Any:
+        """The rest of the walk driven on the loop, each attempt made by ``perform``: what the first
+        target where it succeeds returned, and that target's index. Raises :class:`ProviderError`
+        (every attempt listed) or the guard's ``LateRedactionOverflow``."""
         steps, step = self._steps, self._next
         sent: Any = None
         error: Exception | None = None
@@ -76,7 +81,7 @@ class StreamStart:
                 if isinstance(step, PrepareStep):
                     sent = await sync_to_async(prepared, thread_sensitive=True)(step)
                 elif isinstance(step, SendStep):
-                    sent = await _opened(step.adapter, step.call, step.body)
+                    sent = await perform(step.adapter, step.call, step.body)
                 else:
                     await asyncio.sleep(step.seconds)
             except (ProviderError, TargetSkipped) as exc:
@@ -84,14 +89,31 @@ class StreamStart:
             try:
                 step = steps.throw(error) if error is not None else steps.send(sent)
             except StopIteration as stop:
-                (first, stream), index = stop.value
-                return AsyncStreamDispatch(
-                    deltas=_prepended(first, stream),
-                    served_index=index,
-                    attempts=tuple(self._attempts),
-                    stream=stream,
-                )
+                return stop.value
             sent, error = None, None
+
+
+class StreamStart(_Start):
+    """A streamed call prepared up to its first attempt (:func:`stream_start`)."""
+
+    async def open(self) -> AsyncStreamDispatch:
+        """The stream of the first target whose stream yields a first delta (the walk's policy)."""
+        (first, stream), index = await self._walked(_opened)
+        return AsyncStreamDispatch(
+            deltas=_prepended(first, stream),
+            served_index=index,
+            attempts=tuple(self._attempts),
+            stream=stream,
+        )
+
+
+class SendStart(_Start):
+    """A whole call prepared up to its first attempt (:func:`send_start`)."""
+
+    async def send(self) -> DispatchResult:
+        """The reply of the first target that answers (the walk's policy)."""
+        reply, index = await self._walked(_sent)
+        return DispatchResult(reply=reply, served_index=index, attempts=tuple(self._attempts))
 
 
 def stream_start(
@@ -104,8 +126,33 @@ def stream_start(
     """:func:`~agents.providers.dispatch.stream_with_fallbacks` up to its first attempt, in this thread:
     raises what that raises before anything is sent (every target skipped, a bad configuration, the
     guard's ``LateRedactionOverflow``)."""
+    return StreamStart(*_started(targets, call, guard, prepare, streaming=True))
+
+
+def send_start(
+    targets: Sequence[Target],
+    call: ProviderCall,
+    *,
+    guard: WireGuard | None = None,
+    prepare: Prepare | None = None,
+) -> SendStart:
+    """:func:`~agents.providers.dispatch.complete_with_fallbacks` up to its first attempt, in this
+    thread, as :func:`stream_start`; :meth:`SendStart.send` makes the attempts on the event loop."""
+    return SendStart(*_started(targets, call, guard, prepare, streaming=False))
+
+
+def _started(
+    targets: Sequence[Target],
+    call: ProviderCall,
+    guard: WireGuard | None,
+    prepare: Prepare | None,
+    *,
+    streaming: bool,
+) -> tuple[Walk, SendStep, list[Attempt], int]:
+    """The walk driven in this thread up to its first attempt: the walk, that attempt, the attempts
+    list and the attempt's target index."""
     attempts: list[Attempt] = []
-    steps = walk(targets, call, attempts, guard, prepare, streaming=True)
+    steps = walk(targets, call, attempts, guard, prepare, streaming=streaming)
     sent: Any = None
     error: Exception | None = None
     index = -1
@@ -113,13 +160,30 @@ def stream_start(
         step = steps.throw(error) if error is not None else steps.send(sent)
         sent, error = None, None
         if isinstance(step, SendStep):
-            return StreamStart(steps, step, attempts, index)
+            return steps, step, attempts, index
         assert isinstance(step, PrepareStep)  # a wait comes only after an attempt
         index = step.index
         try:
             sent = prepared(step)
         except (ProviderError, TargetSkipped) as exc:
             error = exc
+
+
+async def _sent(adapter: ProviderAdapter, call: ProviderCall, body: dict[str, Any]) -> ProviderReply:
+    """One whole attempt through the adapter's async client, observed as the blocking driver's
+    (agents/providers/dispatch.py ``_sent``)."""
+    config = adapter.config
+    observed = StreamObserved(provider=config.identifier, kind=config.kind, model=call.model_id)
+    try:
+        reply = await adapter.asend(call, body)
+    except ProviderError as error:
+        observed.failed(error)
+        raise
+    except BaseException:  # cancelled: the client went away
+        observed.closed()
+        raise
+    observed.finished(reply)
+    return reply
 
 
 async def _opened(

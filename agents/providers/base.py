@@ -15,6 +15,8 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, Generic, Protocol, TypeVar
 
+from asgiref.sync import sync_to_async
+
 from agents.providers.failures import FailureClass, ProviderError, SdkErrors, provider_error_from
 from agents.providers.streams import (
     AsyncProviderStream,
@@ -96,6 +98,11 @@ class ProviderAdapter(ABC):
         except Exception as exc:
             raise self.classify(exc) from None
         return ProviderStream(deltas, close=close, classify=self.classify)
+
+    async def asend(self, call: ProviderCall, body: dict[str, Any]) -> ProviderReply:
+        """:meth:`send` on an event loop, the wait for the provider holding no thread. By default (an
+        adapter without an async client) the blocking send runs in a worker thread."""
+        return await sync_to_async(self.send, thread_sensitive=False)(call, body)
 
     async def astream(self, call: ProviderCall, body: dict[str, Any]) -> AsyncProviderStream:
         """:meth:`stream` on an event loop: the request is sent when the stream is first read, and the
@@ -199,6 +206,20 @@ class SdkAdapter(ProviderAdapter, Generic[ClientT, AsyncClientT, StateT]):
         if client is None:
             client = self._async_clients[loop] = self._open_async(sdk_client_options(self.config))
         return client
+
+    async def asend(self, call: ProviderCall, body: dict[str, Any]) -> ProviderReply:
+        if call.stream:
+            raise ValueError("asend() sends a whole call; astream() a streamed one")
+        try:
+            return await self._send_whole_async(call, body)
+        except ProviderError:
+            raise
+        except Exception as exc:
+            raise self.classify(exc) from None
+
+    @abstractmethod
+    async def _send_whole_async(self, call: ProviderCall, body: dict[str, Any]) -> ProviderReply:
+        """:meth:`_send_whole` through the async client."""
 
     async def astream(self, call: ProviderCall, body: dict[str, Any]) -> AsyncProviderStream:
         if not call.stream:

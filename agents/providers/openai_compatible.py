@@ -200,7 +200,13 @@ class OpenAICompatibleAdapter(SdkAdapter[openai.OpenAI, openai.AsyncOpenAI, _Str
         # The body is already in wire shape (Message.to_openai); the SDK's generic post sends it as is.
         # chat.completions.create would first walk every message through its TypedDict transform,
         # which costs ~0.5 ms per message: 100 ms per call at a 200-message transcript.
-        completion = self._client.post("/chat/completions", body=body, cast_to=ChatCompletion)
+        return self._reply(call, self._client.post("/chat/completions", body=body, cast_to=ChatCompletion))
+
+    async def _send_whole_async(self, call: ProviderCall, body: dict[str, Any]) -> ProviderReply:
+        completion = await self.async_client().post("/chat/completions", body=body, cast_to=ChatCompletion)
+        return self._reply(call, completion)
+
+    def _reply(self, call: ProviderCall, completion: ChatCompletion) -> ProviderReply:
         if not completion.choices:
             raise self.error(FailureClass.MALFORMED, "the reply has no choices")
         choice = completion.choices[0]

@@ -10,7 +10,7 @@ Each target's fit, skip and reply limit live in ``agents/runtime/targets.py``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, Generic, NoReturn, Protocol, TypeVar
@@ -19,8 +19,15 @@ from asgiref.sync import sync_to_async
 
 from agents.errors import BudgetExhausted, ModelInactive
 from agents.models import LlmModel
-from agents.providers.async_dispatch import AsyncStreamDispatch, StreamStart, stream_start
+from agents.providers.async_dispatch import (
+    AsyncStreamDispatch,
+    SendStart,
+    StreamStart,
+    send_start,
+    stream_start,
+)
 from agents.providers.dispatch import (
+    DispatchResult,
     StreamDispatch,
     complete_with_fallbacks,
     stream_with_fallbacks,
@@ -90,9 +97,32 @@ def governed_send(
     )
     if isinstance(called, SendOutcome):
         return called
+    return _send_outcome(called, events)
+
+
+def _send_outcome(called: _Called[DispatchResult], events: EventContext) -> SendOutcome:
+    """The outcome of a whole call that was answered: the reservation settled with the reported usage,
+    the reply redacted (its redaction events recorded)."""
     called.reservation.settle(served=called.served, usage=called.result.reply.usage)
-    reply, reply_redactions = _redacted_reply(called.result.reply, plan, events)
+    reply, reply_redactions = _redacted_reply(called.result.reply, called.fits.plan, events)
     return called.outcome(SendOutcome, reply=reply, reply_redactions=reply_redactions)
+
+
+def governed_send_start(
+    plan: SendPlan,
+    events: EventContext,
+    *,
+    client_id: int | None,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+    limits: ClientLimits | None = None,
+) -> SendOutcome | GovernedSendStart:
+    """:func:`governed_send` up to its first attempt, in this thread, as :func:`governed_stream_start`
+    is for a stream; :meth:`GovernedSendStart.send` makes the attempts on the event loop."""
+    called = _governed_call(SendOutcome, plan, events, client_id, max_tokens, temperature, send_start, limits)
+    if isinstance(called, SendOutcome):
+        return called
+    return GovernedSendStart(called, events)
 
 
 @dataclass(frozen=True)
@@ -149,28 +179,56 @@ def governed_stream_start(
     return GovernedStreamStart(called, events)
 
 
-class GovernedStreamStart:
-    """A governed stream prepared up to its first attempt (:func:`governed_stream_start`)."""
+Started = TypeVar("Started", StreamStart, SendStart)
 
-    def __init__(self, called: _Called[StreamStart], events: EventContext) -> None:
-        self._called = called
+
+class _GovernedStart(Generic[Started]):
+    """A governed call prepared up to its first attempt, to be made on the event loop."""
+
+    def __init__(self, called: _Called[Started], events: EventContext) -> None:
+        self._called: _Called[Started] = called
         self._events = events
+
+    async def _attempted(
+        self, outcome: type[Outcome], attempts: Callable[[], Awaitable[Dispatched]]
+    ) -> Outcome | _Called[Dispatched]:
+        """The call that reached a target through ``attempts()``, or the outcome of the failure that
+        ended the send (the reservation released, in the request's thread); re-raises anything else
+        (a cancellation: the client went away) once the reservation is released."""
+        called = self._called
+        try:
+            result = await attempts()
+        except BaseException as error:
+            ended = await sync_to_async(_dispatched, thread_sensitive=True)(
+                outcome, called.fits, called.decision, called.reservation, partial(_raise, error)
+            )
+            assert isinstance(ended, outcome)  # _raise never returns
+            return ended
+        return _Called(called.fits, called.decision, result, called.reservation)
+
+
+class GovernedStreamStart(_GovernedStart[StreamStart]):
+    """A governed stream prepared up to its first attempt (:func:`governed_stream_start`)."""
 
     async def open(self) -> StreamOutcome:
         """:func:`governed_stream`'s outcome, its attempts made on the event loop and its stream read
-        there (``async for``). A failure before the first delta ends the send as there (the
-        reservation released, in the request's thread)."""
-        called = self._called
-        try:
-            dispatch = await called.result.open()
-        except BaseException as error:  # the outcome, or re-raised, once the reservation is released
-            ended = await sync_to_async(_dispatched, thread_sensitive=True)(
-                StreamOutcome, called.fits, called.decision, called.reservation, partial(_raise, error)
-            )
-            assert isinstance(ended, StreamOutcome)  # _raise never returns
-            return ended
-        opened = _Called(called.fits, called.decision, dispatch, called.reservation)
+        there (``async for``). A failure before the first delta ends the send as there."""
+        opened = await self._attempted(StreamOutcome, self._called.result.open)
+        if isinstance(opened, StreamOutcome):
+            return opened
         return _stream_outcome(opened, self._events)
+
+
+class GovernedSendStart(_GovernedStart[SendStart]):
+    """A governed whole call prepared up to its first attempt (:func:`governed_send_start`)."""
+
+    async def send(self) -> SendOutcome:
+        """:func:`governed_send`'s outcome, its attempts made on the event loop; the reservation's
+        settlement and the reply's redaction (its events recorded) in the request's thread."""
+        sent = await self._attempted(SendOutcome, self._called.result.send)
+        if isinstance(sent, SendOutcome):
+            return sent
+        return await sync_to_async(_send_outcome, thread_sensitive=True)(sent, self._events)
 
 
 def _raise(error: BaseException) -> NoReturn:

@@ -15,6 +15,7 @@ from agents.services.completions import (
     Completion,
     CompletionStream,
     completion_create,
+    completion_start,
     completion_stream_open,
     completion_stream_start,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "api_client_create",
     "api_client_rotate_token",
     "completion_create",
+    "completion_start",
     "completion_stream_open",
     "completion_stream_start",
     "configuration_save",

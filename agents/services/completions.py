@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TypeVar
 
+from asgiref.sync import sync_to_async
+
 from agents.errors import ConfigurationInactive
 from agents.models import ApiClient, CompletionRecord, Configuration, LlmModel
 from agents.providers.values import ProviderReply
@@ -15,10 +17,12 @@ from agents.runtime.budget import client_limits
 from agents.runtime.plan import SendPlan, SendRequest, send_plan
 from agents.runtime.record import reply_cost, served_model_calibrate
 from agents.runtime.send import (
+    GovernedSendStart,
     GovernedStreamStart,
     SendOutcome,
     StreamOutcome,
     governed_send,
+    governed_send_start,
     governed_stream,
     governed_stream_start,
 )
@@ -184,8 +188,43 @@ def completion_stream_start(
     the database: the plan, the decision and its events, the fits, the budget reservation, the first
     target's guard pass), raising the same errors up to there; :meth:`CompletionStreamStart.open`
     makes the call on the event loop."""
+    started, request_id, plan = _started(
+        governed_stream_start, configuration, api_client, request, max_tokens, temperature
+    )
+    assert isinstance(started, GovernedStreamStart)
+    return CompletionStreamStart(started, request_id, api_client, plan)
+
+
+def completion_start(
+    *,
+    configuration: Configuration,
+    api_client: ApiClient,
+    request: SendRequest,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+) -> CompletionStart:
+    """:func:`completion_create` up to the provider call, in this thread, as
+    :func:`completion_stream_start` is for a stream; :meth:`CompletionStart.complete` makes the call
+    on the event loop."""
+    started, request_id, plan = _started(
+        governed_send_start, configuration, api_client, request, max_tokens, temperature
+    )
+    assert isinstance(started, GovernedSendStart)
+    return CompletionStart(started, request_id, api_client, plan)
+
+
+def _started(
+    start: Callable[..., SendOutcome | StreamOutcome | GovernedSendStart | GovernedStreamStart],
+    configuration: Configuration,
+    api_client: ApiClient,
+    request: SendRequest,
+    max_tokens: int | None,
+    temperature: float | None,
+) -> tuple[GovernedSendStart | GovernedStreamStart, str, SendPlan]:
+    """The call prepared by ``start`` up to its first attempt, its request id and plan; raises what
+    kept it from being sent."""
     request_id, plan, events = _completion_start(configuration, api_client, request, max_tokens)
-    started = governed_stream_start(
+    started = start(
         plan,
         events,
         client_id=api_client.pk,
@@ -193,10 +232,32 @@ def completion_stream_start(
         temperature=temperature,
         limits=client_limits(api_client),
     )
-    if isinstance(started, StreamOutcome):
+    if isinstance(started, SendOutcome | StreamOutcome):
         _sent_of(started, request_id, api_client, plan)  # raises: nothing was sent
-        raise AssertionError("a stream that ended before its call has its reason")
-    return CompletionStreamStart(started, request_id, api_client, plan)
+        raise AssertionError("a call that ended before it was sent has its reason")
+    return started, request_id, plan
+
+
+@dataclass(frozen=True)
+class CompletionStart:
+    """A whole completion prepared up to its provider call (:func:`completion_start`)."""
+
+    start: GovernedSendStart
+    request_id: str
+    api_client: ApiClient
+    plan: SendPlan
+
+    async def complete(self) -> Completion:
+        """The completion, its provider call made on the event loop and its finish (calibration,
+        ledger row) written in the request's thread; raises what :func:`completion_create` raises
+        for a failed call."""
+        outcome = await self.start.send()
+        return await sync_to_async(self._finished, thread_sensitive=True)(outcome)
+
+    def _finished(self, outcome: SendOutcome) -> Completion:
+        sent = _sent_of(outcome, self.request_id, self.api_client, self.plan)
+        assert outcome.reply is not None
+        return sent.finished(outcome.reply, outcome.reply_redactions)
 
 
 @dataclass(frozen=True)

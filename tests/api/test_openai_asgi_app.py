@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import threading
 from typing import Any
 
@@ -197,3 +198,141 @@ def _reserved() -> int:
         return ClientDailyUsage.objects.get().tokens_reserved
     finally:
         connection.close()
+
+
+def whole_body(configuration) -> dict[str, Any]:
+    return {
+        "model": configuration.identifier,
+        "messages": [{"role": "user", "content": "Describe our tone."}],
+    }
+
+
+async def sent(token: str, body: dict[str, Any], path: str = CHAT) -> ApplicationCommunicator:
+    """A POST (by default to the chat completions) through the ASGI application, its answer still to be
+    read."""
+    raw = json.dumps(body).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(raw)).encode()),
+        (b"authorization", f"Bearer {token}".encode()),
+    ]
+    communicator = ApplicationCommunicator(application, http_scope("POST", path, headers))
+    await communicator.send_input({"type": "http.request", "body": raw, "more_body": False})
+    return communicator
+
+
+async def answer_of(communicator: ApplicationCommunicator) -> tuple[int, dict[str, Any]]:
+    start = await communicator.receive_output(timeout=30)
+    body = await communicator.receive_output(timeout=30)
+    return start["status"], json.loads(body["body"])
+
+
+def test_whole_completions_waiting_on_the_provider_hold_no_thread_each(setup, fake_provider):
+    configuration, caller = setup
+    gates = [threading.Event() for _ in range(STREAMS)]
+    fake_provider.script(*[Reply(text=TEXT, gate=gate) for gate in gates])
+    before = set(threading.enumerate())
+
+    async def main() -> tuple[list[tuple[int, dict[str, Any]]], list[threading.Thread]]:
+        # Sent one after the other (the in-memory test database takes one writer at a time), each left
+        # waiting on the provider, which holds its answer until its gate opens.
+        pending: list[ApplicationCommunicator] = []
+        try:
+            for count in range(1, STREAMS + 1):
+                pending.append(await sent(caller.token, whole_body(configuration)))
+                while len(fake_provider.requests) < count:
+                    await asyncio.sleep(0.01)
+            waiting = [t for t in threading.enumerate() if t not in before and not _fake_connection(t)]
+            answers = []
+            for communicator, gate in zip(pending, gates, strict=True):
+                gate.set()
+                answers.append(await answer_of(communicator))
+        finally:
+            for gate in gates:
+                gate.set()
+        return answers, waiting
+
+    answers, waiting = asyncio.run(main())
+
+    assert [status for status, _ in answers] == [200] * STREAMS
+    assert [body["choices"][0]["message"]["content"] for _, body in answers] == [TEXT] * STREAMS
+    assert all("stream" not in request.body for request in fake_provider.requests)  # whole calls
+    assert CompletionRecord.objects.count() == STREAMS
+    request_threads = [t for t in waiting if t.name.startswith("request")]
+    assert [t.name for t in waiting if t not in request_threads and not t.name.startswith("asyncio_")] == []
+    assert len(request_threads) <= WORKERS.size
+    assert len(waiting) < STREAMS
+
+
+def test_a_whole_completion_that_fails_is_answered_with_its_status(setup, fake_provider):
+    configuration, caller = setup
+    fake_provider.script(server_error())
+
+    async def main() -> tuple[int, dict[str, Any]]:
+        return await answer_of(await sent(caller.token, whole_body(configuration)))
+
+    status, body = asyncio.run(main())
+
+    assert status == 502
+    assert body["error"]["code"] == "provider_error" and body["error"]["type"] == "api_error"
+    assert ClientDailyUsage.objects.get().tokens_reserved == 0  # released: nothing was served
+    assert not CompletionRecord.objects.exists()
+
+
+def test_a_client_that_goes_away_ends_the_whole_call_and_its_reservation(setup, fake_provider):
+    configuration, caller = setup
+    gate = threading.Event()
+    fake_provider.script(Reply(text=TEXT, gate=gate))
+
+    async def main() -> int:
+        communicator = await sent(caller.token, whole_body(configuration))
+        while not fake_provider.requests:
+            await asyncio.sleep(0.01)
+        reserved = await asyncio.to_thread(_reserved)
+        await communicator.send_input({"type": "http.disconnect"})
+        await communicator.wait(timeout=30)  # the application returns: the call was cancelled
+        return reserved
+
+    try:
+        reserved_while_waiting = asyncio.run(main())
+    finally:
+        gate.set()
+
+    assert reserved_while_waiting > 0
+    assert _reserved() == 0
+    assert not CompletionRecord.objects.exists()
+
+
+def test_the_native_completion_waits_on_the_provider_on_the_loop_too(setup, fake_provider):
+    configuration, caller = setup
+    gate = threading.Event()
+    fake_provider.script(Reply(text=TEXT, gate=gate))
+    body = {"configuration": configuration.identifier, "input": "Describe our tone."}
+
+    async def main() -> tuple[int, dict[str, Any], list[str]]:
+        communicator = await sent(caller.token, body, path="/api/v1/completions")
+        while not fake_provider.requests:
+            await asyncio.sleep(0.01)
+        # Waiting on the provider: no request thread runs the call (each is idle or gone).
+        busy = [t.name for t in threading.enumerate() if t.name.startswith("request") and _running_a_call(t)]
+        gate.set()
+        status, answer = await answer_of(communicator)
+        return status, answer, busy
+
+    try:
+        status, answer, busy = asyncio.run(main())
+    finally:
+        gate.set()
+
+    assert (status, answer["text"], busy) == (200, TEXT, [])
+    assert CompletionRecord.objects.get().request_id == answer["request_id"]
+
+
+def _running_a_call(thread: threading.Thread) -> bool:
+    """Whether ``thread`` is inside an SDK's blocking send right now."""
+    frame = sys._current_frames().get(thread.ident or 0)
+    while frame is not None:
+        if frame.f_code.co_name in {"_send_whole", "send"} and "providers" in frame.f_code.co_filename:
+            return True
+        frame = frame.f_back
+    return False

@@ -75,9 +75,10 @@ class Reply:
     ``latency`` seconds pass before anything is sent. ``malformed`` sends a 200 whose JSON (or, when
     streaming, one event) does not parse. ``truncate_stream`` sends the first half of the events and
     closes the connection mid-body. ``include_usage=False`` leaves usage out entirely.
-    Streaming only: ``chunk_interval`` seconds pass between events; ``gate`` (an event the test sets)
-    holds the stream after its first content event until it is set, so a test can see a delta arrive
-    while the rest has not been sent.
+    ``gate`` (an event the test sets) holds a stream after its first content event until it is set,
+    so a test can see a delta arrive while the rest has not been sent, and a whole answer before it
+    is sent, so a test can see a request wait on the provider. Streaming only: ``chunk_interval``
+    seconds pass between events.
     ``cached_tokens`` is part of the prompt: OpenAI reports it in ``prompt_tokens_details``, Anthropic as
     ``cache_read_input_tokens`` with ``input_tokens`` = prompt - cached, as the real APIs do.
     """
@@ -531,6 +532,8 @@ class _Handler(BaseHTTPRequestHandler):
         model, rid = str(body.get("model", "")), self.server.fake._next_id(wire)
         render_json, render_events = RENDERERS[wire]
         if not body.get("stream"):
+            if reply.gate is not None:
+                reply.gate.wait(timeout=30)
             payload = b'{"id": "' + rid.encode() + b'", "choices": [{' if reply.malformed else None
             return self._send(200, payload or json.dumps(render_json(reply, usage, model, rid)).encode())
         include = wire == "anthropic" or bool((body.get("stream_options") or {}).get("include_usage"))

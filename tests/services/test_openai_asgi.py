@@ -83,3 +83,41 @@ def test_the_sdk_streams_through_uvicorn_and_a_waiting_stream_holds_no_database_
     assert text == "Short sentences. Warm and direct. No jargon at all."
     assert usage is not None and usage.completion_tokens > 0
     assert held_while_waiting == [idle]
+
+
+def test_a_whole_completion_through_uvicorn_holds_no_database_connection_while_it_waits(server):
+    gate = threading.Event()
+    with FakeProvider() as fake:
+        configuration = fake_configuration(fake, zone=TrustZone.EXTERNAL_EU)
+        issued = api_client_create(
+            name="asgi-whole", scopes=["configurations:use"], configurations=[configuration]
+        )
+        fake.script(Reply(text="Short sentences. Warm and direct. No jargon at all.", gate=gate))
+        test_backend = backend_pid()
+        idle = in_thread(count_backends, test_backend)
+
+        async def main() -> tuple[str, int]:
+            client = openai.AsyncOpenAI(
+                base_url=f"{server}/api/openai/v1", api_key=issued.token, max_retries=0, timeout=30
+            )
+            async with client:
+                call = asyncio.create_task(
+                    client.chat.completions.create(
+                        model=configuration.identifier,
+                        messages=[{"role": "user", "content": "Describe our tone."}],
+                    )
+                )
+                while not fake.requests:  # the call waits on the provider
+                    await asyncio.sleep(0.01)
+                held = await asyncio.to_thread(count_backends, test_backend)
+                gate.set()
+                completion = await call
+            return completion.choices[0].message.content or "", held
+
+        try:
+            text, held_while_waiting = asyncio.run(main())
+        finally:
+            gate.set()
+
+    assert text == "Short sentences. Warm and direct. No jargon at all."
+    assert held_while_waiting == idle

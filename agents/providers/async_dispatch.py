@@ -1,9 +1,9 @@
 """A call sent with retries and fallbacks whose wait runs on an event loop (the ASGI server's).
 
 The policy is :func:`agents.providers.dispatch.walk`'s, unchanged: this module is its second driver.
-:func:`stream_start` (and :func:`send_start` for a whole reply) drives the walk in the calling thread up
+:class:`StreamStart` (:class:`SendStart` for a whole reply) drives the walk in the calling thread up
 to the first attempt (the first target's fit, skip and guard pass, which read the database), and
-returns the attempt still to make; :meth:`StreamStart.open` (:meth:`SendStart.send`) makes it on the
+holds the attempt still to make; :meth:`StreamStart.open` (:meth:`SendStart.send`) makes it on the
 event loop through the SDK's async client, and the retries,
 backoffs and fallbacks after it (a later target's preparation runs in the request's thread again,
 through ``sync_to_async``). A stream it returns is read on the loop too, so a request waiting on
@@ -16,7 +16,7 @@ import asyncio
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from asgiref.sync import sync_to_async
 
@@ -31,7 +31,6 @@ from agents.providers.dispatch import (
     Step,
     Target,
     TargetSkipped,
-    Walk,
     prepared,
     walk,
 )
@@ -59,13 +58,39 @@ class AsyncStreamDispatch:
 
 
 class _Start:
-    """A call prepared up to its first attempt (see the module docstring)."""
+    """A call prepared up to its first attempt (see the module docstring): constructing it drives the
+    walk in this thread up to there, and raises what
+    :func:`~agents.providers.dispatch.complete_with_fallbacks` raises before anything is sent (every
+    target skipped, a bad configuration, the guard's ``LateRedactionOverflow``)."""
 
-    def __init__(self, steps: Walk, first: SendStep, attempts: list[Attempt], target_index: int) -> None:
-        self._steps = steps
-        self._next: Step = first
-        self._attempts = attempts
-        self.served_index = target_index  # the first attempt's target (a fallback may serve instead)
+    streaming: ClassVar[bool]
+
+    def __init__(
+        self,
+        targets: Sequence[Target],
+        call: ProviderCall,
+        *,
+        guard: WireGuard | None = None,
+        prepare: Prepare | None = None,
+    ) -> None:
+        self._attempts: list[Attempt] = []
+        self._steps = walk(targets, call, self._attempts, guard, prepare, streaming=self.streaming)
+        sent: Any = None
+        error: Exception | None = None
+        index = -1
+        while True:
+            step = self._steps.throw(error) if error is not None else self._steps.send(sent)
+            sent, error = None, None
+            if isinstance(step, SendStep):
+                break
+            assert isinstance(step, PrepareStep)  # a wait comes only after an attempt
+            index = step.index
+            try:
+                sent = prepared(step)
+            except (ProviderError, TargetSkipped) as exc:
+                error = exc
+        self._next: Step = step
+        self.served_index = index  # the first attempt's target (a fallback may serve instead)
 
     async def _walked(
         self, perform: Callable[[ProviderAdapter, ProviderCall, dict[str, Any]], Awaitable[Any]]
@@ -94,7 +119,9 @@ class _Start:
 
 
 class StreamStart(_Start):
-    """A streamed call prepared up to its first attempt (:func:`stream_start`)."""
+    """:func:`~agents.providers.dispatch.stream_with_fallbacks` prepared up to its first attempt."""
+
+    streaming = True
 
     async def open(self) -> AsyncStreamDispatch:
         """The stream of the first target whose stream yields a first delta (the walk's policy)."""
@@ -108,65 +135,14 @@ class StreamStart(_Start):
 
 
 class SendStart(_Start):
-    """A whole call prepared up to its first attempt (:func:`send_start`)."""
+    """:func:`~agents.providers.dispatch.complete_with_fallbacks` prepared up to its first attempt."""
+
+    streaming = False
 
     async def send(self) -> DispatchResult:
         """The reply of the first target that answers (the walk's policy)."""
         reply, index = await self._walked(_sent)
         return DispatchResult(reply=reply, served_index=index, attempts=tuple(self._attempts))
-
-
-def stream_start(
-    targets: Sequence[Target],
-    call: ProviderCall,
-    *,
-    guard: WireGuard | None = None,
-    prepare: Prepare | None = None,
-) -> StreamStart:
-    """:func:`~agents.providers.dispatch.stream_with_fallbacks` up to its first attempt, in this thread:
-    raises what that raises before anything is sent (every target skipped, a bad configuration, the
-    guard's ``LateRedactionOverflow``)."""
-    return StreamStart(*_started(targets, call, guard, prepare, streaming=True))
-
-
-def send_start(
-    targets: Sequence[Target],
-    call: ProviderCall,
-    *,
-    guard: WireGuard | None = None,
-    prepare: Prepare | None = None,
-) -> SendStart:
-    """:func:`~agents.providers.dispatch.complete_with_fallbacks` up to its first attempt, in this
-    thread, as :func:`stream_start`; :meth:`SendStart.send` makes the attempts on the event loop."""
-    return SendStart(*_started(targets, call, guard, prepare, streaming=False))
-
-
-def _started(
-    targets: Sequence[Target],
-    call: ProviderCall,
-    guard: WireGuard | None,
-    prepare: Prepare | None,
-    *,
-    streaming: bool,
-) -> tuple[Walk, SendStep, list[Attempt], int]:
-    """The walk driven in this thread up to its first attempt: the walk, that attempt, the attempts
-    list and the attempt's target index."""
-    attempts: list[Attempt] = []
-    steps = walk(targets, call, attempts, guard, prepare, streaming=streaming)
-    sent: Any = None
-    error: Exception | None = None
-    index = -1
-    while True:
-        step = steps.throw(error) if error is not None else steps.send(sent)
-        sent, error = None, None
-        if isinstance(step, SendStep):
-            return steps, step, attempts, index
-        assert isinstance(step, PrepareStep)  # a wait comes only after an attempt
-        index = step.index
-        try:
-            sent = prepared(step)
-        except (ProviderError, TargetSkipped) as exc:
-            error = exc
 
 
 async def _sent(adapter: ProviderAdapter, call: ProviderCall, body: dict[str, Any]) -> ProviderReply:

@@ -13,19 +13,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any, Generic, NoReturn, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, NoReturn, Protocol, Self, TypeVar, cast
 
 from asgiref.sync import sync_to_async
 
 from agents.errors import BudgetExhausted, ModelInactive
 from agents.models import LlmModel
-from agents.providers.async_dispatch import (
-    AsyncStreamDispatch,
-    SendStart,
-    StreamStart,
-    send_start,
-    stream_start,
-)
+from agents.providers.async_dispatch import AsyncStreamDispatch, SendStart, StreamStart
 from agents.providers.dispatch import (
     DispatchResult,
     StreamDispatch,
@@ -108,23 +102,6 @@ def _send_outcome(called: _Called[DispatchResult], events: EventContext) -> Send
     return called.outcome(SendOutcome, reply=reply, reply_redactions=reply_redactions)
 
 
-def governed_send_start(
-    plan: SendPlan,
-    events: EventContext,
-    *,
-    client_id: int | None,
-    max_tokens: int | None = None,
-    temperature: float | None = None,
-    limits: ClientLimits | None = None,
-) -> SendOutcome | GovernedSendStart:
-    """:func:`governed_send` up to its first attempt, in this thread, as :func:`governed_stream_start`
-    is for a stream; :meth:`GovernedSendStart.send` makes the attempts on the event loop."""
-    called = _governed_call(SendOutcome, plan, events, client_id, max_tokens, temperature, send_start, limits)
-    if isinstance(called, SendOutcome):
-        return called
-    return GovernedSendStart(called, events)
-
-
 @dataclass(frozen=True)
 class StreamOutcome(_OutcomeFields):
     """As :class:`SendOutcome`, with an open ``stream`` in place of the reply (``failure``: nothing
@@ -158,32 +135,38 @@ def governed_stream(
     return _stream_outcome(called, events)
 
 
-def governed_stream_start(
-    plan: SendPlan,
-    events: EventContext,
-    *,
-    client_id: int | None,
-    max_tokens: int | None = None,
-    temperature: float | None = None,
-    limits: ClientLimits | None = None,
-) -> StreamOutcome | GovernedStreamStart:
-    """:func:`governed_stream` up to its first attempt, in this thread: the same check, events, fits,
-    reservation and the first target's guard pass. What ends the send before an attempt is its
-    outcome; otherwise the start, whose :meth:`~GovernedStreamStart.open` makes the attempts on the
-    event loop (``agents/providers/async_dispatch.py``) and answers as :func:`governed_stream` does."""
-    called = _governed_call(
-        StreamOutcome, plan, events, client_id, max_tokens, temperature, stream_start, limits
-    )
-    if isinstance(called, StreamOutcome):
-        return called
-    return GovernedStreamStart(called, events)
-
-
 Started = TypeVar("Started", StreamStart, SendStart)
 
 
 class _GovernedStart(Generic[Started]):
     """A governed call prepared up to its first attempt, to be made on the event loop."""
+
+    outcome: ClassVar[type[SendOutcome | StreamOutcome]]
+    attempts: ClassVar[type[SendStart | StreamStart]]
+
+    @classmethod
+    def prepared(
+        cls,
+        plan: SendPlan,
+        events: EventContext,
+        *,
+        client_id: int | None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        limits: ClientLimits | None = None,
+    ) -> SendOutcome | StreamOutcome | Self:
+        """The governed call up to its first attempt, in this thread: the same check, events, fits,
+        reservation and the first target's guard pass as :func:`governed_send`. What ends the call
+        before an attempt is its outcome; otherwise the start, whose attempts are made on the event
+        loop (``agents/providers/async_dispatch.py``) and answer as the blocking send does."""
+        # The subclass's own outcome and attempts (mypy cannot tie class variables to ``Started``).
+        outcome: Any = cls.outcome
+        called = _governed_call(
+            outcome, plan, events, client_id, max_tokens, temperature, cls.attempts, limits
+        )
+        if isinstance(called, SendOutcome | StreamOutcome):
+            return called
+        return cls(cast(_Called[Started], called), events)
 
     def __init__(self, called: _Called[Started], events: EventContext) -> None:
         self._called: _Called[Started] = called
@@ -208,7 +191,10 @@ class _GovernedStart(Generic[Started]):
 
 
 class GovernedStreamStart(_GovernedStart[StreamStart]):
-    """A governed stream prepared up to its first attempt (:func:`governed_stream_start`)."""
+    """:func:`governed_stream` prepared up to its first attempt (:meth:`prepared`)."""
+
+    outcome = StreamOutcome
+    attempts = StreamStart
 
     async def open(self) -> StreamOutcome:
         """:func:`governed_stream`'s outcome, its attempts made on the event loop and its stream read
@@ -220,7 +206,10 @@ class GovernedStreamStart(_GovernedStart[StreamStart]):
 
 
 class GovernedSendStart(_GovernedStart[SendStart]):
-    """A governed whole call prepared up to its first attempt (:func:`governed_send_start`)."""
+    """:func:`governed_send` prepared up to its first attempt (:meth:`prepared`)."""
+
+    outcome = SendOutcome
+    attempts = SendStart
 
     async def send(self) -> SendOutcome:
         """:func:`governed_send`'s outcome, its attempts made on the event loop; the reservation's

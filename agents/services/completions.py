@@ -22,9 +22,7 @@ from agents.runtime.send import (
     SendOutcome,
     StreamOutcome,
     governed_send,
-    governed_send_start,
     governed_stream,
-    governed_stream_start,
 )
 from agents.runtime.streaming import GovernedStream
 from agents.runtime.targets import reply_limit_check
@@ -189,7 +187,7 @@ def completion_stream_start(
     target's guard pass), raising the same errors up to there; :meth:`CompletionStreamStart.open`
     makes the call on the event loop."""
     started, request_id, plan = _started(
-        governed_stream_start, configuration, api_client, request, max_tokens, temperature
+        GovernedStreamStart.prepared, configuration, api_client, request, max_tokens, temperature
     )
     assert isinstance(started, GovernedStreamStart)
     return CompletionStreamStart(started, request_id, api_client, plan)
@@ -207,7 +205,7 @@ def completion_start(
     :func:`completion_stream_start` is for a stream; :meth:`CompletionStart.complete` makes the call
     on the event loop."""
     started, request_id, plan = _started(
-        governed_send_start, configuration, api_client, request, max_tokens, temperature
+        GovernedSendStart.prepared, configuration, api_client, request, max_tokens, temperature
     )
     assert isinstance(started, GovernedSendStart)
     return CompletionStart(started, request_id, api_client, plan)

@@ -46,16 +46,22 @@ def setup(fake_provider, make_caller):
 async def post(token: str, body: dict[str, Any]) -> tuple[ApplicationCommunicator, dict[str, Any]]:
     """A POST to the chat completions through the ASGI application: its communicator and its
     ``http.response.start`` message."""
+    communicator = await sent(token, body)
+    return communicator, await communicator.receive_output(timeout=30)
+
+
+async def sent(token: str, body: dict[str, Any], path: str = CHAT) -> ApplicationCommunicator:
+    """A POST (by default to the chat completions) through the ASGI application, its answer still to be
+    read."""
     raw = json.dumps(body).encode()
     headers = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(raw)).encode()),
         (b"authorization", f"Bearer {token}".encode()),
     ]
-    scope = http_scope("POST", CHAT, headers)
-    communicator = ApplicationCommunicator(application, scope)
+    communicator = ApplicationCommunicator(application, http_scope("POST", path, headers))
     await communicator.send_input({"type": "http.request", "body": raw, "more_body": False})
-    return communicator, await communicator.receive_output(timeout=30)
+    return communicator
 
 
 async def read_until(communicator: ApplicationCommunicator, marker: bytes, body: list[bytes]) -> None:
@@ -205,20 +211,6 @@ def whole_body(configuration) -> dict[str, Any]:
         "model": configuration.identifier,
         "messages": [{"role": "user", "content": "Describe our tone."}],
     }
-
-
-async def sent(token: str, body: dict[str, Any], path: str = CHAT) -> ApplicationCommunicator:
-    """A POST (by default to the chat completions) through the ASGI application, its answer still to be
-    read."""
-    raw = json.dumps(body).encode()
-    headers = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(raw)).encode()),
-        (b"authorization", f"Bearer {token}".encode()),
-    ]
-    communicator = ApplicationCommunicator(application, http_scope("POST", path, headers))
-    await communicator.send_input({"type": "http.request", "body": raw, "more_body": False})
-    return communicator
 
 
 async def answer_of(communicator: ApplicationCommunicator) -> tuple[int, dict[str, Any]]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 import openai
 import pytest
@@ -40,84 +42,86 @@ def in_thread(function, *args):
     return result[0]
 
 
-def test_the_sdk_streams_through_uvicorn_and_a_waiting_stream_holds_no_database_connection(server):
+TEXT = "Short sentences. Warm and direct. No jargon at all."
+MESSAGES = [{"role": "user", "content": "Describe our tone."}]
+
+
+@dataclass
+class Gated:
+    """A configuration served by a fake whose one answer waits for ``gate``, a client token for it,
+    the test's own backend and the backends the server holds with no request in flight."""
+
+    fake: FakeProvider
+    model: str
+    token: str
+    gate: threading.Event
+    test_backend: int
+    idle: int
+
+    def client(self, server: str) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(
+            base_url=f"{server}/api/openai/v1", api_key=self.token, max_retries=0, timeout=30
+        )
+
+    def held(self) -> int:
+        return count_backends(self.test_backend)
+
+
+@pytest.fixture
+def gated(server) -> Iterator[Gated]:
     gate = threading.Event()
     with FakeProvider() as fake:
         configuration = fake_configuration(fake, zone=TrustZone.EXTERNAL_EU)
         issued = api_client_create(
             name="asgi-openai", scopes=["configurations:use"], configurations=[configuration]
         )
-        fake.script(Reply(text="Short sentences. Warm and direct. No jargon at all.", gate=gate))
+        fake.script(Reply(text=TEXT, gate=gate))
         test_backend = backend_pid()
-        held_while_waiting: list[int] = []
-        # What the server holds with no request in flight (its own background work, if any).
         idle = in_thread(count_backends, test_backend)
-
-        async def main() -> tuple[str, object]:
-            client = openai.AsyncOpenAI(
-                base_url=f"{server}/api/openai/v1", api_key=issued.token, max_retries=0, timeout=30
-            )
-            text, usage = [], None
-            async with client:
-                stream = await client.chat.completions.create(
-                    model=configuration.identifier,
-                    messages=[{"role": "user", "content": "Describe our tone."}],
-                    stream=True,
-                    stream_options={"include_usage": True},
-                )
-                async for chunk in stream:
-                    if chunk.choices and chunk.choices[0].delta.content:
-                        if not gate.is_set():  # the first delta: the provider still holds the rest
-                            held_while_waiting.append(await asyncio.to_thread(count_backends, test_backend))
-                            gate.set()
-                        text.append(chunk.choices[0].delta.content)
-                    if chunk.usage is not None:
-                        usage = chunk.usage
-            return "".join(text), usage
-
         try:
-            text, usage = asyncio.run(main())
+            yield Gated(fake, configuration.identifier, issued.token, gate, test_backend, idle)
         finally:
             gate.set()
 
-    assert text == "Short sentences. Warm and direct. No jargon at all."
+
+def test_the_sdk_streams_through_uvicorn_and_a_waiting_stream_holds_no_database_connection(server, gated):
+    held_while_waiting: list[int] = []
+
+    async def main() -> tuple[str, object]:
+        text, usage = [], None
+        async with gated.client(server) as client:
+            stream = await client.chat.completions.create(
+                model=gated.model, messages=MESSAGES, stream=True, stream_options={"include_usage": True}
+            )
+            async for chunk in stream:
+                if chunk.choices and chunk.choices[0].delta.content:
+                    if not gated.gate.is_set():  # the first delta: the provider still holds the rest
+                        held_while_waiting.append(await asyncio.to_thread(gated.held))
+                        gated.gate.set()
+                    text.append(chunk.choices[0].delta.content)
+                if chunk.usage is not None:
+                    usage = chunk.usage
+        return "".join(text), usage
+
+    text, usage = asyncio.run(main())
+
+    assert text == TEXT
     assert usage is not None and usage.completion_tokens > 0
-    assert held_while_waiting == [idle]
+    assert held_while_waiting == [gated.idle]
 
 
-def test_a_whole_completion_through_uvicorn_holds_no_database_connection_while_it_waits(server):
-    gate = threading.Event()
-    with FakeProvider() as fake:
-        configuration = fake_configuration(fake, zone=TrustZone.EXTERNAL_EU)
-        issued = api_client_create(
-            name="asgi-whole", scopes=["configurations:use"], configurations=[configuration]
-        )
-        fake.script(Reply(text="Short sentences. Warm and direct. No jargon at all.", gate=gate))
-        test_backend = backend_pid()
-        idle = in_thread(count_backends, test_backend)
+def test_a_whole_completion_through_uvicorn_holds_no_database_connection_while_it_waits(server, gated):
+    async def main() -> tuple[str, int]:
+        async with gated.client(server) as client:
+            call = asyncio.create_task(client.chat.completions.create(model=gated.model, messages=MESSAGES))
+            while not gated.fake.requests:  # the call waits on the provider
+                await asyncio.sleep(0.01)
+            held = await asyncio.to_thread(gated.held)
+            gated.gate.set()
+            completion = await call
+        return completion.choices[0].message.content or "", held
 
-        async def main() -> tuple[str, int]:
-            client = openai.AsyncOpenAI(
-                base_url=f"{server}/api/openai/v1", api_key=issued.token, max_retries=0, timeout=30
-            )
-            async with client:
-                call = asyncio.create_task(
-                    client.chat.completions.create(
-                        model=configuration.identifier,
-                        messages=[{"role": "user", "content": "Describe our tone."}],
-                    )
-                )
-                while not fake.requests:  # the call waits on the provider
-                    await asyncio.sleep(0.01)
-                held = await asyncio.to_thread(count_backends, test_backend)
-                gate.set()
-                completion = await call
-            return completion.choices[0].message.content or "", held
+    text, held_while_waiting = asyncio.run(main())
 
-        try:
-            text, held_while_waiting = asyncio.run(main())
-        finally:
-            gate.set()
-
-    assert text == "Short sentences. Warm and direct. No jargon at all."
-    assert held_while_waiting == idle
+    assert text == TEXT
+    assert held_while_waiting == gated.idle

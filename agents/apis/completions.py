@@ -142,13 +142,11 @@ class CompletionApi(LoopAnswers):
             "max_tokens": data.get("max_tokens"),
         }
         if is_asgi(request):  # the provider's wait on the event loop (agents/apis/on_loop.py)
-            start = completion_start(**arguments)
+            return self.answer_on_loop(request, completion_start(**arguments), self._body)
+        return Response(self._body(completion_create(**arguments)))
 
-            async def body() -> dict[str, Any]:
-                return self.OutputSerializer(completion_body(await start.complete())).data
-
-            return self.answer_on_loop(request, body)
-        return Response(self.OutputSerializer(completion_body(completion_create(**arguments))).data)
+    def _body(self, completion: Completion) -> dict[str, Any]:
+        return dict(self.OutputSerializer(completion_body(completion)).data)
 
 
 def completion_body(completion: Completion) -> dict[str, Any]:

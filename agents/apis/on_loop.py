@@ -8,30 +8,32 @@ done, in a request thread again.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from django.http import HttpResponseBase
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agents.apis.sse import PendingAnswer
+from agents.services import Completion, CompletionStart
 
 
 class LoopAnswers(APIView):
     """An API view some of whose answers wait on the event loop."""
 
     def answer_on_loop(
-        self, request: Request, body: Callable[[], Awaitable[dict[str, Any]]]
+        self, request: Request, start: CompletionStart, body: Callable[[Completion], dict[str, Any]]
     ) -> PendingAnswer:
-        """The answer with ``await body()`` as its data, the wait on the loop."""
+        """The answer with ``body(completion)`` as its data: the provider's wait on the loop, the
+        completion's finish and the answer's rendering in one call on the request's thread."""
 
         async def answer() -> HttpResponseBase:
-            data = await body()
-            return await sync_to_async(self._rendered, thread_sensitive=True)(request, Response(data))
+            return await start.complete(
+                lambda completion: self._rendered(request, Response(body(completion)))
+            )
 
         return PendingAnswer(answer, failed=partial(self.error_answer, request))
 

@@ -265,12 +265,8 @@ class ChatCompletionsApi(OpenAIApiView):
         if not data.get("stream"):
             if is_asgi(request):
                 # As a stream below: what reads the database here, the provider's wait on the loop.
-                whole = completion_start(**arguments)
-
-                async def body() -> dict[str, Any]:
-                    return completion_body(await whole.complete(), model=model, created=created)
-
-                return self.answer_on_loop(request, body)
+                body = partial(completion_body, model=model, created=created)
+                return self.answer_on_loop(request, completion_start(**arguments), body)
             return Response(completion_body(completion_create(**arguments), model=model, created=created))
         include_usage = bool((data.get("stream_options") or {}).get("include_usage"))
         shape: dict[str, Any] = {"model": model, "created": created, "include_usage": include_usage}

@@ -136,6 +136,7 @@ def governed_stream(
 
 
 Started = TypeVar("Started", StreamStart, SendStart)
+R = TypeVar("R")
 
 
 class _GovernedStart(Generic[Started]):
@@ -211,13 +212,14 @@ class GovernedSendStart(_GovernedStart[SendStart]):
     outcome = SendOutcome
     attempts = SendStart
 
-    async def send(self) -> SendOutcome:
-        """:func:`governed_send`'s outcome, its attempts made on the event loop; the reservation's
-        settlement and the reply's redaction (its events recorded) in the request's thread."""
+    async def send(self, then: Callable[[SendOutcome], R]) -> R:
+        """``then`` of :func:`governed_send`'s outcome, its attempts made on the event loop; the
+        reservation's settlement, the reply's redaction (its events recorded) and ``then`` in one call
+        on the request's thread."""
         sent = await self._attempted(SendOutcome, self._called.result.send)
         if isinstance(sent, SendOutcome):
-            return sent
-        return await sync_to_async(_send_outcome, thread_sensitive=True)(sent, self._events)
+            return await sync_to_async(then, thread_sensitive=True)(sent)
+        return await sync_to_async(lambda: then(_send_outcome(sent, self._events)), thread_sensitive=True)()
 
 
 def _raise(error: BaseException) -> NoReturn:

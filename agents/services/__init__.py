@@ -13,6 +13,7 @@ from agents.services.clients import (
 )
 from agents.services.completions import (
     Completion,
+    CompletionStart,
     CompletionStream,
     completion_create,
     completion_start,
@@ -31,6 +32,7 @@ __all__ = [
     "TOKEN_PREFIX",
     "CallerContextItem",
     "Completion",
+    "CompletionStart",
     "CompletionStream",
     "IssuedClient",
     "api_client_create",

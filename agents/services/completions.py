@@ -8,8 +8,6 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TypeVar
 
-from asgiref.sync import sync_to_async
-
 from agents.errors import ConfigurationInactive
 from agents.models import ApiClient, CompletionRecord, Configuration, LlmModel
 from agents.providers.values import ProviderReply
@@ -141,6 +139,7 @@ def completion_stream_open(
 
 
 Outcome = TypeVar("Outcome", SendOutcome, StreamOutcome)
+R = TypeVar("R")
 
 
 def _sent(
@@ -245,12 +244,11 @@ class CompletionStart:
     api_client: ApiClient
     plan: SendPlan
 
-    async def complete(self) -> Completion:
-        """The completion, its provider call made on the event loop and its finish (calibration,
-        ledger row) written in the request's thread; raises what :func:`completion_create` raises
-        for a failed call."""
-        outcome = await self.start.send()
-        return await sync_to_async(self._finished, thread_sensitive=True)(outcome)
+    async def complete(self, then: Callable[[Completion], R]) -> R:
+        """``then`` of the completion, its provider call made on the event loop; its finish
+        (calibration, ledger row) and ``then`` in the request's thread, in the call that settles it.
+        Raises what :func:`completion_create` raises for a failed call."""
+        return await self.start.send(lambda outcome: then(self._finished(outcome)))
 
     def _finished(self, outcome: SendOutcome) -> Completion:
         sent = _sent_of(outcome, self.request_id, self.api_client, self.plan)

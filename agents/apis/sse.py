@@ -30,7 +30,7 @@ exception handling makes of it, so the status is still the error's. Under WSGI t
 stream itself and hands :func:`sse_response` a blocking iterator, as above.
 
 A streamed completion is written this way: the view builds its plan and calls
-:func:`agents.runtime.send.governed_stream` (refusals, overflows and failures before the first delta
+:meth:`agents.runtime.send.GovernedSend.stream` (refusals, overflows and failures before the first delta
 are answered as errors before any event), then hands :func:`sse_response` a generator that calls
 :func:`release_db_connection`, iterates the governed stream (its text and tool-call deltas already
 redacted) encoding each delta with :func:`sse_event`, and closes the stream in a ``finally``. The

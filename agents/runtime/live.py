@@ -36,7 +36,7 @@ from agents.providers.failures import ProviderError
 from agents.providers.streams import StreamFinish, TextDelta
 from agents.providers.values import ProviderReply
 from agents.runtime.plan import SendPlan
-from agents.runtime.send import SendOutcome, governed_stream
+from agents.runtime.send import GovernedSend, SendOutcome
 from governance.services import EventContext
 
 logger = logging.getLogger(__name__)
@@ -161,10 +161,10 @@ def streamed_send(
     run_id: str,
     step_index: int,
 ) -> SendOutcome:
-    """:func:`~agents.runtime.send.governed_send` of a run's step with the reply streamed: the same
+    """:meth:`~agents.runtime.send.GovernedSend.send` of a run's step with the reply streamed: the same
     outcome, and the step's live events published while the reply arrives. A stream that breaks
     after its first delta is the outcome's ``failure`` (nothing is retried once text went out)."""
-    outcome = governed_stream(plan, events, client_id=client_id, max_tokens=max_tokens)
+    outcome = GovernedSend(plan, events, client_id=client_id, max_tokens=max_tokens).stream()
     sent = SendOutcome(
         plan=plan,
         fitted=outcome.fitted,

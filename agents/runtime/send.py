@@ -11,7 +11,7 @@ Each target's fit, skip and reply limit live in ``agents/runtime/targets.py``.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import KW_ONLY, dataclass, field, replace
 from functools import partial
 from typing import Any, ClassVar, Generic, NoReturn, Protocol, Self, TypeVar, cast
 
@@ -73,27 +73,6 @@ class SendOutcome(_OutcomeFields):
     reply_redactions: dict[str, int] = field(default_factory=dict)  # by kind, in the reply
 
 
-def governed_send(
-    plan: SendPlan,
-    events: EventContext,
-    *,
-    client_id: int | None,
-    max_tokens: int | None = None,
-    temperature: float | None = None,
-    limits: ClientLimits | None = None,
-) -> SendOutcome:
-    """Check every source against the zone (recording events), then fit, reserve the send's estimate
-    from the budget of the client ``client_id`` (None: a send no client made), call, and settle the
-    reservation with the reported usage. Never raises for a refusal, an overflow, an exhausted budget
-    or a provider failure: the outcome says which happened."""
-    called = _governed_call(
-        SendOutcome, plan, events, client_id, max_tokens, temperature, complete_with_fallbacks, limits
-    )
-    if isinstance(called, SendOutcome):
-        return called
-    return _send_outcome(called, events)
-
-
 def _send_outcome(called: _Called[DispatchResult], events: EventContext) -> SendOutcome:
     """The outcome of a whole call that was answered: the reservation settled with the reported usage,
     the reply redacted (its redaction events recorded)."""
@@ -110,29 +89,46 @@ class StreamOutcome(_OutcomeFields):
     stream: GovernedStream | None = None
 
 
-def governed_stream(
-    plan: SendPlan,
-    events: EventContext,
-    *,
-    client_id: int | None,
-    max_tokens: int | None = None,
-    temperature: float | None = None,
-    limits: ClientLimits | None = None,
-) -> StreamOutcome:
-    """:func:`governed_send` with the reply as a stream: the same check, events, per-target fits and
-    guard pass, then a stream opened on the first target that yields a first delta (retries and
-    fallbacks apply up to there: ``agents/providers/dispatch.py``). The stream's deltas are redacted
-    as they pass (``agents/runtime/streaming.py``); its finish carries the reply redacted as
-    :func:`governed_send` redacts it, and the reply's redaction events are recorded when the finish is
-    read. The client's budget reservation is taken as :func:`governed_send` takes it and handed to the
-    stream, which settles it at the finish or releases it when closed or broken before. Never raises
-    for a refusal, an overflow, an exhausted budget or a provider failure before the first delta."""
-    called = _governed_call(
-        StreamOutcome, plan, events, client_id, max_tokens, temperature, stream_with_fallbacks, limits
-    )
-    if isinstance(called, StreamOutcome):
-        return called
-    return _stream_outcome(called, events)
+@dataclass(frozen=True)
+class GovernedSend:
+    """One governed send of ``plan``, its events recorded with ``events``, charged to the budget of the
+    client ``client_id`` (None: a send no client made; ``limits``: its limits as already read), with
+    the reply limit ``max_tokens`` and ``temperature`` when given: made whole (:meth:`send`), streamed
+    (:meth:`stream`), or prepared up to its first attempt to be made on the event loop
+    (:meth:`GovernedStreamStart.prepared`, :meth:`GovernedSendStart.prepared`)."""
+
+    plan: SendPlan
+    events: EventContext
+    _: KW_ONLY
+    client_id: int | None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    limits: ClientLimits | None = None
+
+    def send(self) -> SendOutcome:
+        """Check every source against the zone (recording events), then fit, reserve the send's
+        estimate from the client's budget, call, and settle the reservation with the reported usage.
+        Never raises for a refusal, an overflow, an exhausted budget or a provider failure: the
+        outcome says which happened."""
+        called = _governed_call(SendOutcome, self, complete_with_fallbacks)
+        if isinstance(called, SendOutcome):
+            return called
+        return _send_outcome(called, self.events)
+
+    def stream(self) -> StreamOutcome:
+        """:meth:`send` with the reply as a stream: the same check, events, per-target fits and guard
+        pass, then a stream opened on the first target that yields a first delta (retries and
+        fallbacks apply up to there: ``agents/providers/dispatch.py``). The stream's deltas are
+        redacted as they pass (``agents/runtime/streaming.py``); its finish carries the reply redacted
+        as :meth:`send` redacts it, and the reply's redaction events are recorded when the finish is
+        read. The client's budget reservation is taken as :meth:`send` takes it and handed to the
+        stream, which settles it at the finish or releases it when closed or broken before. Never
+        raises for a refusal, an overflow, an exhausted budget or a provider failure before the first
+        delta."""
+        called = _governed_call(StreamOutcome, self, stream_with_fallbacks)
+        if isinstance(called, StreamOutcome):
+            return called
+        return _stream_outcome(called, self.events)
 
 
 Started = TypeVar("Started", StreamStart, SendStart)
@@ -146,28 +142,17 @@ class _GovernedStart(Generic[Started]):
     attempts: ClassVar[type[SendStart | StreamStart]]
 
     @classmethod
-    def prepared(
-        cls,
-        plan: SendPlan,
-        events: EventContext,
-        *,
-        client_id: int | None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        limits: ClientLimits | None = None,
-    ) -> SendOutcome | StreamOutcome | Self:
-        """The governed call up to its first attempt, in this thread: the same check, events, fits,
-        reservation and the first target's guard pass as :func:`governed_send`. What ends the call
+    def prepared(cls, send: GovernedSend) -> SendOutcome | StreamOutcome | Self:
+        """``send`` up to its first attempt, in this thread: the same check, events, fits,
+        reservation and the first target's guard pass as :meth:`GovernedSend.send`. What ends the call
         before an attempt is its outcome; otherwise the start, whose attempts are made on the event
         loop (``agents/providers/async_dispatch.py``) and answer as the blocking send does."""
         # The subclass's own outcome and attempts (mypy cannot tie class variables to ``Started``).
         outcome: Any = cls.outcome
-        called = _governed_call(
-            outcome, plan, events, client_id, max_tokens, temperature, cls.attempts, limits
-        )
+        called = _governed_call(outcome, send, cls.attempts)
         if isinstance(called, SendOutcome | StreamOutcome):
             return called
-        return cls(cast(_Called[Started], called), events)
+        return cls(cast(_Called[Started], called), send.events)
 
     def __init__(self, called: _Called[Started], events: EventContext) -> None:
         self._called: _Called[Started] = called
@@ -192,13 +177,13 @@ class _GovernedStart(Generic[Started]):
 
 
 class GovernedStreamStart(_GovernedStart[StreamStart]):
-    """:func:`governed_stream` prepared up to its first attempt (:meth:`prepared`)."""
+    """:meth:`GovernedSend.stream` prepared up to its first attempt (:meth:`prepared`)."""
 
     outcome = StreamOutcome
     attempts = StreamStart
 
     async def open(self) -> StreamOutcome:
-        """:func:`governed_stream`'s outcome, its attempts made on the event loop and its stream read
+        """:meth:`GovernedSend.stream`'s outcome, its attempts made on the event loop and its stream read
         there (``async for``). A failure before the first delta ends the send as there."""
         opened = await self._attempted(StreamOutcome, self._called.result.open)
         if isinstance(opened, StreamOutcome):
@@ -207,13 +192,13 @@ class GovernedStreamStart(_GovernedStart[StreamStart]):
 
 
 class GovernedSendStart(_GovernedStart[SendStart]):
-    """:func:`governed_send` prepared up to its first attempt (:meth:`prepared`)."""
+    """:meth:`GovernedSend.send` prepared up to its first attempt (:meth:`prepared`)."""
 
     outcome = SendOutcome
     attempts = SendStart
 
     async def send(self, then: Callable[[SendOutcome], R]) -> R:
-        """``then`` of :func:`governed_send`'s outcome, its attempts made on the event loop; the
+        """``then`` of :meth:`GovernedSend.send`'s outcome, its attempts made on the event loop; the
         reservation's settlement, the reply's redaction (its events recorded) and ``then`` in one call
         on the request's thread."""
         sent = await self._attempted(SendOutcome, self._called.result.send)
@@ -272,20 +257,14 @@ class _Called(Generic[Dispatched]):
 
 
 def _governed_call(
-    outcome: type[Outcome],
-    plan: SendPlan,
-    events: EventContext,
-    client_id: int | None,
-    max_tokens: int | None,
-    temperature: float | None,
-    dispatch: Callable[..., Dispatched],
-    limits: ClientLimits | None = None,
+    outcome: type[Outcome], send: GovernedSend, dispatch: Callable[..., Dispatched]
 ) -> Outcome | _Called[Dispatched]:
-    """Both sends up to the reply: an active target, the sources checked against the zone, the
+    """Every send up to the reply: an active target, the sources checked against the zone, the
     redaction events, the serving model's fit, the reservation of its estimate from the client's
     budget (agents/runtime/budget.py; released here when nothing reached a target), then ``dispatch``
     over the targets (each target it reaches is prepared: fit, skip, guard pass). An ``outcome`` when
     the send ended before a reply, else the call that reached a target."""
+    plan, events = send.plan, send.events
     if not plan.targets:
         return outcome(plan=plan, inactive=model_inactive_record(plan=plan, context=events))
     try:
@@ -293,12 +272,12 @@ def _governed_call(
     except ContextRefused as refusal:
         return outcome(plan=plan, refusal=refusal)
     redaction_events_record(counts=plan.redactions, context=events, zone=plan.zone)
-    fits = TargetFits(plan, events, max_tokens, temperature=temperature)
+    fits = TargetFits(plan, events, send.max_tokens, temperature=send.temperature)
     primary = fits.fit(0)
     if primary.fitted.overflow:
         return outcome(plan=plan, fitted=primary.fitted, clamped=primary.clamped, decision=decision)
     try:
-        reservation = fits.reserve(client_id, limits)
+        reservation = fits.reserve(send.client_id, send.limits)
     except BudgetExhausted as exhausted:
         fitted, clamped = primary.fitted, primary.clamped
         return outcome(plan=plan, fitted=fitted, clamped=clamped, decision=decision, exhausted=exhausted)

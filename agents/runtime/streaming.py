@@ -1,13 +1,13 @@
 """A governed stream: the deltas of a provider stream, redacted for whoever reads them as they arrive.
 
-:func:`agents.runtime.send.governed_stream` opens it after the same check, fit and guard pass as every
+:meth:`agents.runtime.send.GovernedSend.stream` opens it after the same check, fit and guard pass as every
 send; this module only reads the open stream. Text and each tool call's arguments pass through their
 own :class:`~governance.guardrails.redaction.streaming.StreamRedactor`, so a secret split across
 deltas never comes out; ids and names are redacted whole. At the provider's finish, what the
 redactors still hold is handed on, then the whole reply, redacted as a reply that did not stream is
 (its redaction events recorded then, once).
 
-The same stream is read either blocking (``for``, from :func:`~agents.runtime.send.governed_stream`)
+The same stream is read either blocking (``for``, from :meth:`~agents.runtime.send.GovernedSend.stream`)
 or on an event loop (``async for``, from :class:`~agents.runtime.send.GovernedStreamStart`, where the
 provider's deltas arrive through its async client): the redaction is the same code; on the loop the
 two moments that write to the database (the finish, and the end of the budget reservation) run in

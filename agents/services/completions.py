@@ -15,12 +15,11 @@ from agents.runtime.budget import client_limits
 from agents.runtime.plan import SendPlan, SendRequest, send_plan
 from agents.runtime.record import reply_cost, served_model_calibrate
 from agents.runtime.send import (
+    GovernedSend,
     GovernedSendStart,
     GovernedStreamStart,
     SendOutcome,
     StreamOutcome,
-    governed_send,
-    governed_stream,
 )
 from agents.runtime.streaming import GovernedStream
 from agents.runtime.targets import reply_limit_check
@@ -61,7 +60,7 @@ def completion_create(
     ``ProviderError`` (sent, the provider failed), :class:`MaxTokensTooLarge` or :class:`BudgetExhausted`
     (the client's daily budget; nothing sent), or :class:`ConfigurationInactive`. Stores no run; the
     serving model's calibration takes the provider-reported prompt size as a step's does."""
-    outcome, sent = _sent(governed_send, configuration, api_client, request, max_tokens, temperature)
+    outcome, sent = _sent(GovernedSend.send, configuration, api_client, request, max_tokens, temperature)
     assert outcome.reply is not None
     return sent.finished(outcome.reply, outcome.reply_redactions)
 
@@ -133,7 +132,7 @@ def completion_stream_open(
     """:func:`completion_create` with the reply streamed: raises the same errors up to the provider's
     first delta (a target that fails before it is retried or falls back); after that a broken stream
     raises ``ProviderError`` from the stream. The caller must read the stream to its end or close it."""
-    outcome, sent = _sent(governed_stream, configuration, api_client, request, max_tokens, temperature)
+    outcome, sent = _sent(GovernedSend.stream, configuration, api_client, request, max_tokens, temperature)
     assert outcome.stream is not None
     return CompletionStream(stream=outcome.stream, sent=sent)
 
@@ -143,7 +142,7 @@ R = TypeVar("R")
 
 
 def _sent(
-    send: Callable[..., Outcome],
+    send: Callable[[GovernedSend], Outcome],
     configuration: Configuration,
     api_client: ApiClient,
     request: SendRequest,
@@ -152,16 +151,9 @@ def _sent(
 ) -> tuple[Outcome, SentCompletion]:
     """The call governed and sent by ``send`` (the whole or the streamed send), or raised for what kept
     it from being sent; its outcome and what its finish needs."""
-    request_id, plan, events = _completion_start(configuration, api_client, request, max_tokens)
-    outcome = send(
-        plan,
-        events,
-        client_id=api_client.pk,
-        max_tokens=max_tokens,
-        temperature=temperature,
-        limits=client_limits(api_client),  # read with the client by this request's authentication
-    )
-    return outcome, _sent_of(outcome, request_id, api_client, plan)
+    request_id, governed = _completion_start(configuration, api_client, request, max_tokens, temperature)
+    outcome = send(governed)
+    return outcome, _sent_of(outcome, request_id, api_client, governed.plan)
 
 
 def _sent_of(
@@ -211,7 +203,7 @@ def completion_start(
 
 
 def _started(
-    start: Callable[..., SendOutcome | StreamOutcome | GovernedSendStart | GovernedStreamStart],
+    start: Callable[[GovernedSend], SendOutcome | StreamOutcome | GovernedSendStart | GovernedStreamStart],
     configuration: Configuration,
     api_client: ApiClient,
     request: SendRequest,
@@ -220,19 +212,12 @@ def _started(
 ) -> tuple[GovernedSendStart | GovernedStreamStart, str, SendPlan]:
     """The call prepared by ``start`` up to its first attempt, its request id and plan; raises what
     kept it from being sent."""
-    request_id, plan, events = _completion_start(configuration, api_client, request, max_tokens)
-    started = start(
-        plan,
-        events,
-        client_id=api_client.pk,
-        max_tokens=max_tokens,
-        temperature=temperature,
-        limits=client_limits(api_client),
-    )
+    request_id, governed = _completion_start(configuration, api_client, request, max_tokens, temperature)
+    started = start(governed)
     if isinstance(started, SendOutcome | StreamOutcome):
-        _sent_of(started, request_id, api_client, plan)  # raises: nothing was sent
+        _sent_of(started, request_id, api_client, governed.plan)  # raises: nothing was sent
         raise AssertionError("a call that ended before it was sent has its reason")
-    return started, request_id, plan
+    return started, request_id, governed.plan
 
 
 @dataclass(frozen=True)
@@ -275,8 +260,14 @@ class CompletionStreamStart:
 
 
 def _completion_start(
-    configuration: Configuration, api_client: ApiClient, request: SendRequest, max_tokens: int | None
-) -> tuple[str, SendPlan, EventContext]:
+    configuration: Configuration,
+    api_client: ApiClient,
+    request: SendRequest,
+    max_tokens: int | None,
+    temperature: float | None,
+) -> tuple[str, GovernedSend]:
+    """The call's request id and its send for ``api_client``: the plan, its events' context and the
+    client's budget limits."""
     if not configuration.is_active:
         raise ConfigurationInactive(f"Configuration {configuration.identifier!r} is not active.")
     request_id = uuid.uuid4().hex
@@ -291,7 +282,11 @@ def _completion_start(
         configuration=configuration.identifier,
         api_client=api_client.name,
     )
-    return request_id, plan, events
+    limits = client_limits(api_client)  # read with the client by this request's authentication
+    send = GovernedSend(
+        plan, events, client_id=api_client.pk, max_tokens=max_tokens, temperature=temperature, limits=limits
+    )
+    return request_id, send
 
 
 def _raise_unless_sent(outcome: SendOutcome | StreamOutcome, request_id: str) -> None:

@@ -12,7 +12,7 @@ from agents.models import ApiClient, ClientDailyUsage
 from agents.providers.values import Usage
 from agents.runtime.budget import SendEstimate, budget_day, budget_reserve
 from agents.runtime.plan import SendRequest, send_plan
-from agents.runtime.send import governed_stream
+from agents.runtime.send import GovernedSend
 from agents.services import api_client_create
 from governance.services import EventContext
 from governance.vocabulary import DataClass
@@ -74,7 +74,7 @@ def test_a_stream_closed_before_its_finish_gives_its_reservation_back(client, fa
         request=SendRequest(task_input="Go.", input_data_class=DataClass.PUBLIC_CONTENT),
     )
 
-    outcome = governed_stream(plan, events(), client_id=client.pk, max_tokens=100)
+    outcome = GovernedSend(plan, events(), client_id=client.pk, max_tokens=100).stream()
     assert outcome.stream is not None
     _, reserved, _, _ = row(client)
     assert reserved == outcome.fitted.breakdown.estimated + 100

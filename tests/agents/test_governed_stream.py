@@ -1,5 +1,5 @@
 """A governed stream: the same check, fit and guard pass as a send, and a reply redacted as it streams
-(agents/runtime/send.py governed_stream, agents/runtime/streaming.py)."""
+(agents/runtime/send.py GovernedSend.stream, agents/runtime/streaming.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from agents.models import ProviderKind
 from agents.providers.streams import StreamFinish, TextDelta, ToolCallDelta, UsageDelta
 from agents.runtime.plan import SendRequest, send_plan
-from agents.runtime.send import governed_stream
+from agents.runtime.send import GovernedSend
 from governance.guardrails.redaction import redact
 from governance.models import GovernanceEvent
 from governance.services import EventContext
@@ -40,7 +40,7 @@ def stream_of(
         configuration=config, request=SendRequest(task_input=task_input, input_data_class=input_class)
     )
     events = EventContext(correlation_id="stream-test", configuration=config.identifier)
-    return governed_stream(plan, events, client_id=None)
+    return GovernedSend(plan, events, client_id=None).stream()
 
 
 KINDS = [ProviderKind.OPENAI_COMPATIBLE, ProviderKind.ANTHROPIC]

@@ -14,17 +14,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from asgiref.sync import sync_to_async
 
+from agents.providers.attempts import opened_async, prepended, sent_async
 from agents.providers.base import ProviderAdapter
 from agents.providers.dispatch import (
     Attempt,
     DispatchResult,
-    ObservedReading,
     Prepare,
     PrepareStep,
     SendStep,
@@ -34,11 +34,10 @@ from agents.providers.dispatch import (
     prepared,
     walk,
 )
-from agents.providers.failures import FailureClass, ProviderError
+from agents.providers.failures import ProviderError
 from agents.providers.guard import WireGuard
 from agents.providers.streams import AsyncProviderStream, StreamDelta
-from agents.providers.values import ProviderCall, ProviderReply
-from agents.telemetry import StreamObserved
+from agents.providers.values import ProviderCall
 
 logger = logging.getLogger("agents.providers")
 
@@ -125,9 +124,9 @@ class StreamStart(_Start):
 
     async def open(self) -> AsyncStreamDispatch:
         """The stream of the first target whose stream yields a first delta (the walk's policy)."""
-        (first, stream), index = await self._walked(_opened)
+        (first, stream), index = await self._walked(opened_async)
         return AsyncStreamDispatch(
-            deltas=_prepended(first, stream),
+            deltas=prepended(first, stream),
             served_index=index,
             attempts=tuple(self._attempts),
             stream=stream,
@@ -141,69 +140,5 @@ class SendStart(_Start):
 
     async def send(self) -> DispatchResult:
         """The reply of the first target that answers (the walk's policy)."""
-        reply, index = await self._walked(_sent)
+        reply, index = await self._walked(sent_async)
         return DispatchResult(reply=reply, served_index=index, attempts=tuple(self._attempts))
-
-
-async def _sent(adapter: ProviderAdapter, call: ProviderCall, body: dict[str, Any]) -> ProviderReply:
-    """One whole attempt through the adapter's async client, observed as the blocking driver's
-    (agents/providers/dispatch.py ``_sent``)."""
-    config = adapter.config
-    observed = StreamObserved(provider=config.identifier, kind=config.kind, model=call.model_id)
-    try:
-        reply = await adapter.asend(call, body)
-    except ProviderError as error:
-        observed.failed(error)
-        raise
-    except BaseException:  # cancelled: the client went away
-        observed.closed()
-        raise
-    observed.finished(reply)
-    return reply
-
-
-async def _opened(
-    adapter: ProviderAdapter, call: ProviderCall, body: dict[str, Any]
-) -> tuple[StreamDelta, AsyncProviderStream]:
-    """The first delta of a new stream and the stream, observed as the blocking driver's
-    (agents/providers/dispatch.py ``_opened``); a stream that fails before its first delta is closed."""
-    config = adapter.config
-    observed = StreamObserved(provider=config.identifier, kind=config.kind, model=call.model_id)
-    stream: AsyncProviderStream | None = None
-    try:
-        stream = await adapter.astream(call, body)
-        first = await anext(stream)
-    except ProviderError as error:
-        observed.failed(error)
-        raise
-    except StopAsyncIteration:  # unreachable: a provider stream ends with a finish or raises
-        await stream.aclose()  # type: ignore[union-attr]  # set: the stream ended, so it was opened
-        raise adapter.error(FailureClass.MALFORMED, "the stream ended before its first delta") from None
-    except BaseException:  # cancelled: the client went away before the first delta
-        if stream is not None:
-            await stream.aclose()
-        observed.closed()
-        raise
-    deltas = _observed(first, stream, observed)
-
-    async def close() -> None:
-        try:
-            await deltas.aclose()  # counted as closed when the reader went away before the end
-        finally:
-            await stream.aclose()
-
-    return await anext(deltas), AsyncProviderStream(deltas, close=close, classify=adapter.classify)
-
-
-async def _observed(
-    first: StreamDelta, stream: AsyncProviderStream, observed: StreamObserved
-) -> AsyncGenerator[StreamDelta, None]:
-    with ObservedReading(observed) as reading:
-        async for delta in _prepended(first, stream):
-            yield reading.read(delta)
-
-
-async def _prepended(first: StreamDelta, rest: AsyncIterator[StreamDelta]) -> AsyncIterator[StreamDelta]:
-    yield first
-    async for delta in rest:
-        yield delta

@@ -33,16 +33,15 @@ import logging
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
-from types import TracebackType
 from typing import Any, NamedTuple, TypeVar, cast
 
 from agents.providers.adapters import ADAPTER_POOL
+from agents.providers.attempts import opened, sent
 from agents.providers.base import ProviderAdapter
 from agents.providers.failures import FailureClass, ProviderError
 from agents.providers.guard import WireGuard
-from agents.providers.streams import ProviderStream, StreamDelta, StreamFinish
+from agents.providers.streams import ProviderStream, StreamDelta
 from agents.providers.values import ProviderCall, ProviderConfig, ProviderReply
-from agents.telemetry import StreamObserved, provider_call_observed
 from config.database import connections_release
 from context_assembly.profiles import ModelCapabilities
 
@@ -160,7 +159,7 @@ def complete_with_fallbacks(
     ``LateRedactionOverflow`` (then nothing was sent to that target).
     """
     attempts: list[Attempt] = []
-    reply, index = _first_success(targets, call, attempts, guard, sleep, prepare, _sent)
+    reply, index = _first_success(targets, call, attempts, guard, sleep, prepare, sent)
     return DispatchResult(reply=reply, served_index=index, attempts=tuple(attempts))
 
 
@@ -177,69 +176,10 @@ def stream_with_fallbacks(
     (see the module docstring). Raises :class:`ProviderError` (every attempt listed) or the guard's
     ``LateRedactionOverflow``."""
     attempts: list[Attempt] = []
-    (first, stream), index = _first_success(targets, call, attempts, guard, sleep, prepare, _opened)
+    (first, stream), index = _first_success(targets, call, attempts, guard, sleep, prepare, opened)
     return StreamDispatch(
         deltas=itertools.chain((first,), stream), served_index=index, attempts=tuple(attempts), stream=stream
     )
-
-
-def _sent(adapter: ProviderAdapter, call: ProviderCall, body: dict[str, Any]) -> ProviderReply:
-    config = adapter.config
-    return provider_call_observed(
-        lambda: adapter.send(call, body), provider=config.identifier, kind=config.kind, model=call.model_id
-    )
-
-
-def _opened(
-    adapter: ProviderAdapter, call: ProviderCall, body: dict[str, Any]
-) -> tuple[StreamDelta, ProviderStream]:
-    """The first delta of a new stream, and the stream (traced, counted and timed to its end:
-    ``agents/telemetry.py``); a stream that fails before its first delta is closed."""
-    config = adapter.config
-    observed = StreamObserved(provider=config.identifier, kind=config.kind, model=call.model_id)
-    try:
-        stream = adapter.stream(call, body)
-        first = next(stream)
-    except ProviderError as error:
-        observed.failed(error)
-        raise
-    except StopIteration:  # unreachable: a provider stream ends with a finish or raises
-        stream.close()
-        raise adapter.error(FailureClass.MALFORMED, "the stream ended before its first delta") from None
-    deltas = _observed(itertools.chain((first,), stream), observed)
-    return next(deltas), ProviderStream(deltas, close=stream.close, classify=adapter.classify)
-
-
-def _observed(deltas: Iterator[StreamDelta], observed: StreamObserved) -> Iterator[StreamDelta]:
-    with ObservedReading(observed) as reading:
-        for delta in deltas:
-            yield reading.read(delta)
-
-
-@dataclass(frozen=True)
-class ObservedReading:
-    """The reading of one attempt's stream (by either driver), ``with`` around the loop and each delta
-    passed through :meth:`read`: the stream's finish ends the observed attempt as finished, a
-    provider's error as failed, a close before the end (``GeneratorExit``: the reader went away) as
-    closed. The error propagates."""
-
-    observed: StreamObserved
-
-    def __enter__(self) -> ObservedReading:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
-    ) -> None:
-        if isinstance(error, ProviderError):
-            self.observed.failed(error)
-        elif isinstance(error, GeneratorExit):
-            self.observed.closed()
-
-    def read(self, delta: StreamDelta) -> StreamDelta:
-        if isinstance(delta, StreamFinish):
-            self.observed.finished(delta.reply)
-        return delta
 
 
 @dataclass(frozen=True)
@@ -386,7 +326,7 @@ def _first_success(
     """``perform``'s result on the first target where it succeeds, and that target's index: the walk
     driven in this thread. Nothing of the database is needed until the reply is back: the thread's
     connection goes back to the pool for each wait (config/database.py)."""
-    steps = walk(targets, call, attempts, guard, prepare, streaming=perform is _opened)
+    steps = walk(targets, call, attempts, guard, prepare, streaming=perform is opened)
     sent: Any = None
     error: Exception | None = None
     while True:

@@ -45,13 +45,22 @@ _TOKEN_ASCII = frozenset(string.ascii_letters + string.digits + "_-+/=")
 # A fullwidth form or an escape stands for exactly one ASCII character, so its dot and tilde (which
 # tokens hold too) call for a view; the ellipsis and other prose forms folding to dots do not.
 _TOKEN_EXACT = _TOKEN_ASCII | frozenset(".~")
+# The backslash too: a fullwidth one in a JSON "\n" splits a key block as an escaped one does.
+_TOKEN_EXACT_OR_BACKSLASH = _TOKEN_EXACT | frozenset("\\")
 # %20-%7E (printable ASCII) and %09, %0A, %0D, after any number of %25 (an escaped '%'). Only escapes
-# of token characters (letters, digits, + - . / = _) call for a view: %20 and %3A hide no token. So do
-# escaped line breaks (%0A, %0D) and backslashes (%5C, the start of a JSON "\n"), which join the lines
-# of a key block: one of them escaped splits the block in two halves that look like neither a key nor
-# an encoded one.
+# of token characters (letters, digits, + - . / = _) call for a view: %20 hides no token, nor does a %3A
+# that joins no token characters (see _JOINED_COLON). So do escaped line breaks (%0A, %0D) and backslashes (%5C, the
+# start of a JSON "\n"), which join the lines of a key block: one of them escaped splits the block in
+# two halves that look like neither a key nor an encoded one.
 _ESCAPE = r"%(?:25)*(?:[2-6][0-9A-Fa-f]|7[0-9A-Ea-e]|0[9AaDd])"
 _TOKEN_ESCAPE = re.compile(r"%(?:25)*(?:3[0-9Dd]|[46][1-9A-Fa-f]|[57][0-9Aa]|5[CcFf]|2[BbDdEeFf]|0[AaDd])")
+# An escaped space or tab in a line's indentation splits an indented key block (YAML, a here-document)
+# the way an escaped line break does.
+_INDENT_ESCAPE = re.compile(r"\n[ \t]*%(?:25)*(?:20|09)")
+# A colon joins the parts of some tokens (a Telegram bot token is "<digits>:<secret>"). Escaped or
+# fullwidth between two token characters, it calls for a view; the fullwidth colon of CJK prose and the
+# escaped one before a space or another escape, do not.
+_JOINED_COLON = re.compile(r"[0-9A-Za-z_\-](?:%(?:25)*3[Aa]|\uff1a|\\u003[Aa])[0-9A-Za-z_\-]")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _UNICODE_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})")
 _SPECIAL = re.compile(_ESCAPE + r"|\\u[0-9A-Fa-f]{4}|[^\x00-\x7f]+")
@@ -96,6 +105,8 @@ def normalised_view(text: str) -> View | None:
     if not (
         ("%" in text and _TOKEN_ESCAPE.search(text))
         or _hiding_characters(text)
+        or _JOINED_COLON.search(text)
+        or ("%" in text and _INDENT_ESCAPE.search(text))
         or ("\\u" in text and any(_hiding_escape(m.group(1)) for m in _UNICODE_ESCAPE.finditer(text)))
     ):
         return None
@@ -123,7 +134,7 @@ def _hiding_characters(text: str) -> bool:
 def _hiding_escape(hex_digits: str) -> str | None:
     """The character a ``\\uXXXX`` escape stands for, when it can hide or form a token."""
     char = chr(int(hex_digits, 16))
-    if char in _INVISIBLE or char in _TOKEN_EXACT or _folds_to_token(char):
+    if char in _INVISIBLE or char in _TOKEN_EXACT or char == ":" or _folds_to_token(char):
         return char
     return None
 
@@ -131,7 +142,7 @@ def _hiding_escape(hex_digits: str) -> str | None:
 def _folds_to_token(character: str) -> bool:
     folded = unicodedata.normalize("NFKC", character)
     if "\uff01" <= character <= "\uff5e":  # the fullwidth form of one ASCII character
-        return folded in _TOKEN_EXACT
+        return folded in _TOKEN_EXACT_OR_BACKSLASH
     return folded != character and not _TOKEN_ASCII.isdisjoint(folded)
 
 

@@ -35,15 +35,12 @@ from decimal import Decimal
 from types import TracebackType
 
 from django.db import DatabaseError
-from django.db.models import DecimalField, F, Value
 from django.utils import timezone
 
 from agents.errors import BudgetExhausted
 from agents.metrics import budget_refusal_counted
 from agents.models import ApiClient, ClientDailyUsage, LlmModel
 from agents.pricing import (
-    COST_DECIMAL_PLACES,
-    COST_MAX_DIGITS,
     COST_QUANTUM,
     ZERO,
     Prices,
@@ -57,7 +54,6 @@ from governance.vocabulary import Decision, TrustZone
 logger = logging.getLogger(__name__)
 
 TOKENS, COST = "tokens", "cost"
-_COST_FIELD = DecimalField(max_digits=COST_MAX_DIGITS, decimal_places=COST_DECIMAL_PLACES)
 
 
 @dataclass(frozen=True)
@@ -138,16 +134,17 @@ class Reservation:
 
     def _end(self, tokens: int, cost: Decimal) -> None:
         with self._lock:
-            if not self._open:
+            if not self._open or self.client_id is None:  # open only with a client
                 return
             self._open = False
         try:
-            ClientDailyUsage.objects.filter(client_id=self.client_id, day=self.day).update(
-                tokens_reserved=F("tokens_reserved") - self.estimate.tokens,
-                cost_reserved=F("cost_reserved") - self.estimate.cost,
-                tokens_used=F("tokens_used") + tokens,
-                cost_used=F("cost_used") + cost,
-                updated_at=timezone.now(),
+            ClientDailyUsage.objects.settle(
+                client_id=self.client_id,
+                day=self.day,
+                reserved_tokens=self.estimate.tokens,
+                reserved_cost=self.estimate.cost,
+                tokens=tokens,
+                cost=cost,
             )
         except DatabaseError:
             # Fail closed: the estimate stays reserved, counting against the budget until the day ends.
@@ -213,18 +210,14 @@ def _reserved(
     cost_limit: Decimal | None,
 ) -> bool:
     """One conditional ``UPDATE``: add ``estimate`` to today's reservations if it fits every limit."""
-    rows = ClientDailyUsage.objects.filter(client_id=client_id, day=day)
-    if token_limit is not None:
-        rows = rows.filter(tokens_used__lte=Value(token_limit - estimate.tokens) - F("tokens_reserved"))
-    if cost_limit is not None:
-        room = Value(cost_limit - estimate.cost, output_field=_COST_FIELD)
-        rows = rows.filter(cost_used__lte=room - F("cost_reserved"))
-    updated = rows.update(
-        tokens_reserved=F("tokens_reserved") + estimate.tokens,
-        cost_reserved=F("cost_reserved") + estimate.cost,
-        updated_at=timezone.now(),
+    return ClientDailyUsage.objects.reserve(
+        client_id=client_id,
+        day=day,
+        tokens=estimate.tokens,
+        cost=estimate.cost,
+        token_room=None if token_limit is None else token_limit - estimate.tokens,
+        cost_room=None if cost_limit is None else cost_limit - estimate.cost,
     )
-    return updated == 1
 
 
 @dataclass(frozen=True)

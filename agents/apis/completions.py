@@ -24,7 +24,7 @@ from agents.apis.costs import cost_field
 from agents.apis.on_loop import LoopAnswers
 from agents.apis.sse import PendingAnswer, is_asgi
 from agents.runtime.preview import context_preview
-from agents.services import Completion, completion_create, completion_start
+from agents.services import Completion, CompletionAsk
 from config.api import named_serializer, operation_schema, validated
 from governance.vocabulary import Provenance
 
@@ -135,15 +135,15 @@ class CompletionApi(LoopAnswers):
     def post(self, request: Request) -> Response | PendingAnswer:
         data = validated(self.InputSerializer, request.data)
         configuration = client_configuration(request, data["configuration"])
-        arguments: dict[str, Any] = {
-            "configuration": configuration,
-            "api_client": request.user,
-            "request": send_request(request, data, configuration),
-            "max_tokens": data.get("max_tokens"),
-        }
+        ask = CompletionAsk(
+            configuration=configuration,
+            api_client=request.user,
+            request=send_request(request, data, configuration),
+            max_tokens=data.get("max_tokens"),
+        )
         if is_asgi(request):  # the provider's wait on the event loop (agents/apis/on_loop.py)
-            return self.answer_on_loop(request, completion_start(**arguments), self._body)
-        return Response(self._body(completion_create(**arguments)))
+            return self.answer_on_loop(request, ask.start(), self._body)
+        return Response(self._body(ask.create()))
 
     def _body(self, completion: Completion) -> dict[str, Any]:
         return dict(self.OutputSerializer(completion_body(completion)).data)

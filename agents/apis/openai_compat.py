@@ -37,12 +37,7 @@ from agents.apis.sse import PendingStream, is_asgi, sse_response
 from agents.providers.values import CallOptions
 from agents.runtime.conversation import Conversation, conversation_request
 from agents.selectors import configuration_list_for_client
-from agents.services import (
-    completion_create,
-    completion_start,
-    completion_stream_open,
-    completion_stream_start,
-)
+from agents.services import CompletionAsk
 from config.errors import ApplicationError
 from config.exception_handler import api_exception_handler
 from governance.vocabulary import DataClass
@@ -254,33 +249,33 @@ class ChatCompletionsApi(OpenAIApiView):
             tool_choice=data.get("tool_choice"),
             options=_options(data),
         )
-        arguments: dict[str, Any] = {
-            "configuration": configuration,
-            "api_client": client_of(request),
-            "request": conversation_request(data["messages"], conversation),
-            "max_tokens": data.get("max_completion_tokens") or data.get("max_tokens"),
-            "temperature": data.get("temperature"),
-        }
+        ask = CompletionAsk(
+            configuration=configuration,
+            api_client=client_of(request),
+            request=conversation_request(data["messages"], conversation),
+            max_tokens=data.get("max_completion_tokens") or data.get("max_tokens"),
+            temperature=data.get("temperature"),
+        )
         model, created = configuration.identifier, int(time.time())
         if not data.get("stream"):
             if is_asgi(request):
                 # As a stream below: what reads the database here, the provider's wait on the loop.
                 body = partial(completion_body, model=model, created=created)
-                return self.answer_on_loop(request, completion_start(**arguments), body)
-            return Response(completion_body(completion_create(**arguments), model=model, created=created))
+                return self.answer_on_loop(request, ask.start(), body)
+            return Response(completion_body(ask.create(), model=model, created=created))
         include_usage = bool((data.get("stream_options") or {}).get("include_usage"))
         shape: dict[str, Any] = {"model": model, "created": created, "include_usage": include_usage}
         if is_asgi(request):
             # What reads the database happens here, in the request's thread, which gives its
             # connection back when the view has returned; the provider call and its wait run on the
             # event loop (agents/apis/sse.py, PendingStream).
-            start = completion_stream_start(**arguments)
+            start = ask.stream_start()
 
             async def opener() -> AsyncIterator[bytes]:
                 return stream_events_async(await start.open(), **shape)
 
             return PendingStream(opener, failed=partial(self.error_answer, request))
-        opened = completion_stream_open(**arguments)
+        opened = ask.stream_open()
         return sse_response(request, stream_events(opened, **shape))
 
 

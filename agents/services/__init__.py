@@ -13,12 +13,9 @@ from agents.services.clients import (
 )
 from agents.services.completions import (
     Completion,
+    CompletionAsk,
     CompletionStart,
     CompletionStream,
-    completion_create,
-    completion_start,
-    completion_stream_open,
-    completion_stream_start,
 )
 from agents.services.runs import (
     CallerContextItem,
@@ -32,15 +29,12 @@ __all__ = [
     "TOKEN_PREFIX",
     "CallerContextItem",
     "Completion",
+    "CompletionAsk",
     "CompletionStart",
     "CompletionStream",
     "IssuedClient",
     "api_client_create",
     "api_client_rotate_token",
-    "completion_create",
-    "completion_start",
-    "completion_stream_open",
-    "completion_stream_start",
     "configuration_save",
     "run_cancel",
     "run_create",

@@ -46,23 +46,104 @@ class Completion:
     reply_redactions: dict[str, int] = field(default_factory=dict)
 
 
-def completion_create(
-    *,
-    configuration: Configuration,
-    api_client: ApiClient,
-    request: SendRequest,
-    max_tokens: int | None = None,
-    temperature: float | None = None,
-) -> Completion:
-    """One governed call outside any run; the request id correlates its governance events.
+@dataclass(frozen=True)
+class CompletionAsk:
+    """One governed call outside any run, as a client asked for it: made whole (:meth:`create`),
+    streamed (:meth:`stream_open`), or prepared up to its provider call in this thread, for the event
+    loop to make (:meth:`start`, :meth:`stream_start`). Each builds its send once; a new request id
+    correlates its governance events.
 
     Raises :class:`ContextRefused` (events recorded, nothing sent), ``ContextOverflow`` (nothing sent),
     ``ProviderError`` (sent, the provider failed), :class:`MaxTokensTooLarge` or :class:`BudgetExhausted`
     (the client's daily budget; nothing sent), or :class:`ConfigurationInactive`. Stores no run; the
     serving model's calibration takes the provider-reported prompt size as a step's does."""
-    outcome, sent = _sent(GovernedSend.send, configuration, api_client, request, max_tokens, temperature)
-    assert outcome.reply is not None
-    return sent.finished(outcome.reply, outcome.reply_redactions)
+
+    configuration: Configuration
+    api_client: ApiClient
+    request: SendRequest
+    max_tokens: int | None = None
+    temperature: float | None = None
+
+    def create(self) -> Completion:
+        """The whole call, answered."""
+        outcome, sent = self._sent(GovernedSend.send)
+        assert outcome.reply is not None
+        return sent.finished(outcome.reply, outcome.reply_redactions)
+
+    def stream_open(self) -> CompletionStream:
+        """The call with its reply streamed: raises the same errors up to the provider's first delta (a
+        target that fails before it is retried or falls back); after that a broken stream raises
+        ``ProviderError`` from the stream. The caller must read the stream to its end or close it."""
+        outcome, sent = self._sent(GovernedSend.stream)
+        assert outcome.stream is not None
+        return CompletionStream(stream=outcome.stream, sent=sent)
+
+    def start(self) -> CompletionStart:
+        """:meth:`create` up to the provider call, in this thread (everything that reads the database:
+        the plan, the decision and its events, the fits, the budget reservation, the first target's
+        guard pass), raising the same errors up to there; :meth:`CompletionStart.complete` makes the
+        call on the event loop."""
+        started, request_id, plan = self._started(GovernedSendStart.prepared)
+        assert isinstance(started, GovernedSendStart)
+        return CompletionStart(started, request_id, self.api_client, plan)
+
+    def stream_start(self) -> CompletionStreamStart:
+        """:meth:`stream_open` up to the provider call, as :meth:`start` is for a whole reply;
+        :meth:`CompletionStreamStart.open` makes the call on the event loop."""
+        started, request_id, plan = self._started(GovernedStreamStart.prepared)
+        assert isinstance(started, GovernedStreamStart)
+        return CompletionStreamStart(started, request_id, self.api_client, plan)
+
+    def _sent(self, send: Callable[[GovernedSend], Outcome]) -> tuple[Outcome, SentCompletion]:
+        """The call governed and sent by ``send`` (the whole or the streamed send), or raised for what
+        kept it from being sent; its outcome and what its finish needs."""
+        request_id, governed = self._governed()
+        outcome = send(governed)
+        return outcome, _sent_of(outcome, request_id, self.api_client, governed.plan)
+
+    def _started(
+        self,
+        start: Callable[
+            [GovernedSend], SendOutcome | StreamOutcome | GovernedSendStart | GovernedStreamStart
+        ],
+    ) -> tuple[GovernedSendStart | GovernedStreamStart, str, SendPlan]:
+        """The call prepared by ``start`` up to its first attempt, its request id and plan; raises what
+        kept it from being sent."""
+        request_id, governed = self._governed()
+        started = start(governed)
+        if isinstance(started, SendOutcome | StreamOutcome):
+            _sent_of(started, request_id, self.api_client, governed.plan)  # raises: nothing was sent
+            raise AssertionError("a call that ended before it was sent has its reason")
+        return started, request_id, governed.plan
+
+    def _governed(self) -> tuple[str, GovernedSend]:
+        """The call's request id and its send for the client: the plan, its events' context and the
+        client's budget limits."""
+        configuration = self.configuration
+        if not configuration.is_active:
+            raise ConfigurationInactive(f"Configuration {configuration.identifier!r} is not active.")
+        request_id = uuid.uuid4().hex
+        log_context_update(correlation_id=request_id)  # the id of this call's governance events
+        plan = send_plan(configuration=configuration, request=self.request)
+        if plan.targets:
+            reply_limit_check((plan.model, *plan.fallbacks), self.max_tokens)
+        events = EventContext(
+            correlation_id=request_id,
+            provider=plan.model.provider.identifier,
+            model=plan.model.model_id,
+            configuration=configuration.identifier,
+            api_client=self.api_client.name,
+        )
+        limits = client_limits(self.api_client)  # read with the client by this request's authentication
+        send = GovernedSend(
+            plan,
+            events,
+            client_id=self.api_client.pk,
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+            limits=limits,
+        )
+        return request_id, send
 
 
 @dataclass(frozen=True)
@@ -116,44 +197,13 @@ class CompletionStream:
         return self.sent.served
 
     def finished(self, reply: ProviderReply) -> Completion:
-        """The finished call as :func:`completion_create` answers it (``reply`` is the stream's finish);
+        """The finished call as :meth:`CompletionAsk.create` answers it (``reply`` is the stream's finish);
         the serving model's calibration takes the reported prompt size and its ledger row is written, as there."""
         return self.sent.finished(reply, self.stream.reply_redactions)
 
 
-def completion_stream_open(
-    *,
-    configuration: Configuration,
-    api_client: ApiClient,
-    request: SendRequest,
-    max_tokens: int | None = None,
-    temperature: float | None = None,
-) -> CompletionStream:
-    """:func:`completion_create` with the reply streamed: raises the same errors up to the provider's
-    first delta (a target that fails before it is retried or falls back); after that a broken stream
-    raises ``ProviderError`` from the stream. The caller must read the stream to its end or close it."""
-    outcome, sent = _sent(GovernedSend.stream, configuration, api_client, request, max_tokens, temperature)
-    assert outcome.stream is not None
-    return CompletionStream(stream=outcome.stream, sent=sent)
-
-
 Outcome = TypeVar("Outcome", SendOutcome, StreamOutcome)
 R = TypeVar("R")
-
-
-def _sent(
-    send: Callable[[GovernedSend], Outcome],
-    configuration: Configuration,
-    api_client: ApiClient,
-    request: SendRequest,
-    max_tokens: int | None,
-    temperature: float | None,
-) -> tuple[Outcome, SentCompletion]:
-    """The call governed and sent by ``send`` (the whole or the streamed send), or raised for what kept
-    it from being sent; its outcome and what its finish needs."""
-    request_id, governed = _completion_start(configuration, api_client, request, max_tokens, temperature)
-    outcome = send(governed)
-    return outcome, _sent_of(outcome, request_id, api_client, governed.plan)
 
 
 def _sent_of(
@@ -165,64 +215,9 @@ def _sent_of(
     return SentCompletion(request_id, api_client, plan, outcome.served, outcome.fitted, outcome.decision)
 
 
-def completion_stream_start(
-    *,
-    configuration: Configuration,
-    api_client: ApiClient,
-    request: SendRequest,
-    max_tokens: int | None = None,
-    temperature: float | None = None,
-) -> CompletionStreamStart:
-    """:func:`completion_stream_open` up to the provider call, in this thread (everything that reads
-    the database: the plan, the decision and its events, the fits, the budget reservation, the first
-    target's guard pass), raising the same errors up to there; :meth:`CompletionStreamStart.open`
-    makes the call on the event loop."""
-    started, request_id, plan = _started(
-        GovernedStreamStart.prepared, configuration, api_client, request, max_tokens, temperature
-    )
-    assert isinstance(started, GovernedStreamStart)
-    return CompletionStreamStart(started, request_id, api_client, plan)
-
-
-def completion_start(
-    *,
-    configuration: Configuration,
-    api_client: ApiClient,
-    request: SendRequest,
-    max_tokens: int | None = None,
-    temperature: float | None = None,
-) -> CompletionStart:
-    """:func:`completion_create` up to the provider call, in this thread, as
-    :func:`completion_stream_start` is for a stream; :meth:`CompletionStart.complete` makes the call
-    on the event loop."""
-    started, request_id, plan = _started(
-        GovernedSendStart.prepared, configuration, api_client, request, max_tokens, temperature
-    )
-    assert isinstance(started, GovernedSendStart)
-    return CompletionStart(started, request_id, api_client, plan)
-
-
-def _started(
-    start: Callable[[GovernedSend], SendOutcome | StreamOutcome | GovernedSendStart | GovernedStreamStart],
-    configuration: Configuration,
-    api_client: ApiClient,
-    request: SendRequest,
-    max_tokens: int | None,
-    temperature: float | None,
-) -> tuple[GovernedSendStart | GovernedStreamStart, str, SendPlan]:
-    """The call prepared by ``start`` up to its first attempt, its request id and plan; raises what
-    kept it from being sent."""
-    request_id, governed = _completion_start(configuration, api_client, request, max_tokens, temperature)
-    started = start(governed)
-    if isinstance(started, SendOutcome | StreamOutcome):
-        _sent_of(started, request_id, api_client, governed.plan)  # raises: nothing was sent
-        raise AssertionError("a call that ended before it was sent has its reason")
-    return started, request_id, governed.plan
-
-
 @dataclass(frozen=True)
 class CompletionStart:
-    """A whole completion prepared up to its provider call (:func:`completion_start`)."""
+    """A whole completion prepared up to its provider call (:meth:`CompletionAsk.start`)."""
 
     start: GovernedSendStart
     request_id: str
@@ -232,7 +227,7 @@ class CompletionStart:
     async def complete(self, then: Callable[[Completion], R]) -> R:
         """``then`` of the completion, its provider call made on the event loop; its finish
         (calibration, ledger row) and ``then`` in the request's thread, in the call that settles it.
-        Raises what :func:`completion_create` raises for a failed call."""
+        Raises what :meth:`CompletionAsk.create` raises for a failed call."""
         return await self.start.send(lambda outcome: then(self._finished(outcome)))
 
     def _finished(self, outcome: SendOutcome) -> Completion:
@@ -243,7 +238,7 @@ class CompletionStart:
 
 @dataclass(frozen=True)
 class CompletionStreamStart:
-    """A streamed completion prepared up to its provider call (:func:`completion_stream_start`)."""
+    """A streamed completion prepared up to its provider call (:meth:`CompletionAsk.stream_start`)."""
 
     start: GovernedStreamStart
     request_id: str
@@ -252,41 +247,11 @@ class CompletionStreamStart:
 
     async def open(self) -> CompletionStream:
         """The open stream, its reply read on the event loop (``async for``); raises what
-        :func:`completion_stream_open` raises for a failure before the first delta."""
+        :meth:`CompletionAsk.stream_open` raises for a failure before the first delta."""
         outcome = await self.start.open()
         sent = _sent_of(outcome, self.request_id, self.api_client, self.plan)
         assert outcome.stream is not None
         return CompletionStream(stream=outcome.stream, sent=sent)
-
-
-def _completion_start(
-    configuration: Configuration,
-    api_client: ApiClient,
-    request: SendRequest,
-    max_tokens: int | None,
-    temperature: float | None,
-) -> tuple[str, GovernedSend]:
-    """The call's request id and its send for ``api_client``: the plan, its events' context and the
-    client's budget limits."""
-    if not configuration.is_active:
-        raise ConfigurationInactive(f"Configuration {configuration.identifier!r} is not active.")
-    request_id = uuid.uuid4().hex
-    log_context_update(correlation_id=request_id)  # the id of this call's governance events
-    plan = send_plan(configuration=configuration, request=request)
-    if plan.targets:
-        reply_limit_check((plan.model, *plan.fallbacks), max_tokens)
-    events = EventContext(
-        correlation_id=request_id,
-        provider=plan.model.provider.identifier,
-        model=plan.model.model_id,
-        configuration=configuration.identifier,
-        api_client=api_client.name,
-    )
-    limits = client_limits(api_client)  # read with the client by this request's authentication
-    send = GovernedSend(
-        plan, events, client_id=api_client.pk, max_tokens=max_tokens, temperature=temperature, limits=limits
-    )
-    return request_id, send
 
 
 def _raise_unless_sent(outcome: SendOutcome | StreamOutcome, request_id: str) -> None:

@@ -11,9 +11,10 @@ view undoes all three, and escapes:
   comes from exactly one original character);
 - every ``%XX`` escape of a printable ASCII character (or tab, line feed, carriage return) is decoded,
   an escape escaped again as well (``%2541``, ``%252541``: ``A``; a URL inside a URL is encoded twice);
-- every ``\\uXXXX`` escape (JSON, JavaScript, Python) of an invisible character, a token character or
-  a compatibility form of one is read as that character: a JSON text (a tool call's arguments, a
-  pasted document) writes ``\\u200b`` where a reader of the decoded value sees nothing.
+- every ``\\uXXXX`` escape (JSON, JavaScript, Python) of an invisible character, a token character, a
+  compatibility form of one, a space, tab, line break, backslash or colon is read as that character:
+  a JSON text (a tool call's arguments, a pasted document) writes ``\\u200b`` where a reader of the
+  decoded value sees nothing.
 
 Detection runs on the view and each finding is mapped back to the original text, so the redacted span
 is the original one, escapes and invisible characters included. Building the view costs one pass in
@@ -61,6 +62,10 @@ _INDENT_ESCAPE = re.compile(r"\n[ \t]*%(?:25)*(?:20|09)")
 # fullwidth between two token characters, it calls for a view; the fullwidth colon of CJK prose and the
 # escaped one before a space or another escape, do not.
 _JOINED_COLON = re.compile(r"[0-9A-Za-z_\-](?:%(?:25)*3[Aa]|\uff1a|\\u003[Aa])[0-9A-Za-z_\-]")
+# What a ``\uXXXX`` escape of these stands for is read in the view too: line breaks, the indentation
+# and the backslash of a JSON "\n" join a key block's lines (one escaped splits the block, as with
+# percent-escapes), and the colon joins a token's halves.
+_ESCAPED_LAYOUT = frozenset(" \t\n\r\\:")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _UNICODE_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})")
 _SPECIAL = re.compile(_ESCAPE + r"|\\u[0-9A-Fa-f]{4}|[^\x00-\x7f]+")
@@ -134,7 +139,7 @@ def _hiding_characters(text: str) -> bool:
 def _hiding_escape(hex_digits: str) -> str | None:
     """The character a ``\\uXXXX`` escape stands for, when it can hide or form a token."""
     char = chr(int(hex_digits, 16))
-    if char in _INVISIBLE or char in _TOKEN_EXACT or char == ":" or _folds_to_token(char):
+    if char in _INVISIBLE or char in _TOKEN_EXACT or char in _ESCAPED_LAYOUT or _folds_to_token(char):
         return char
     return None
 

@@ -448,7 +448,7 @@ def test_a_kind_inside_a_placeholder_is_not_read_as_a_key():
 _INVISIBLES = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad")
 
 
-def _hide(value: str, how: str, at: int, length: int, mark: str) -> str:
+def hide(value: str, how: str, at: int, length: int, mark: str) -> str:
     """``value`` with one invisible character inserted, or a slice percent-encoded, written as
     ``\\uXXXX`` escapes or made fullwidth."""
     start = at % len(value)
@@ -511,7 +511,7 @@ def test_property_a_canary_hidden_anywhere_is_still_removed_whole(
 ):
     canaries = [canary for canary in generate_canaries(seed) if reveal(canary.value) == canary.value]
     canary = canaries[index % len(canaries)]
-    context = canary.context.replace(canary.value, _hide(canary.value, how, at, length, mark))
+    context = canary.context.replace(canary.value, hide(canary.value, how, at, length, mark))
 
     result = redact(f"{before}{joiner}{context}{joiner}{after}")
 

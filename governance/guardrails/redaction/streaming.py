@@ -9,7 +9,8 @@ follows from the detectors (``catalogue``, ``assignments``, ``library``, ``block
    run of non-white-space characters (a token), except the shapes listed below: catalogue shapes match
    token characters, assignment values are bare tokens unless quoted, detect-secrets candidates are
    widened to their token run, and the normalised view only removes invisible characters and decodes
-   escapes, neither of which is white space. So a cut at white space never splits such a span, and the
+   escapes, neither of which is white space as written (an escaped line break is not a line break
+   until decoded). So a cut at white space never splits such a span, and the
    trailing run is held until white space follows it. This is the usual holdback: one word.
 2. **An open PEM or PuTTY block** (``-----BEGIN …``, ``PuTTY-User-Key-File-``) is held from its
    opening until its closing line (``END …``, ``Private-MAC:``) has arrived; a trailing line of dashes
@@ -19,7 +20,9 @@ follows from the detectors (``catalogue``, ``assignments``, ``library``, ``block
    (``;Password=…``, which may hold spaces) from its ``=`` until the ``;`` or the line break.
 4. **A base64 block that may continue**: lines of 40 or more base64 characters, unpadded, are held while
    the next line could extend the block (the block rule joins full lines), so a private key body wrapped
-   over lines is judged whole.
+   over lines is judged whole. A line is read as the detectors read it, in its normalised view (a
+   hidden character undone, an escaped line break ending a full line), and the last line without an
+   escape still arriving (``%3``, ``\\u00``).
 5. **The start of a value already found**: once a value is detected it is redacted at every later
    occurrence (as :func:`~governance.guardrails.redaction.redact` does within one text); a trailing
    text that is the beginning of such a value containing white space is held.
@@ -44,6 +47,7 @@ import re
 from collections import Counter
 
 from .findings import Finding
+from .normalise import normalised_view
 from .scan import detect
 from .spans import apply
 
@@ -57,6 +61,7 @@ _CLOSINGS = {
     "-": re.compile(r"-{4,5} ?END [A-Z0-9 ]*?(?:KEY|BLOCK) ?-{4,5}(?=[^-])"),
     "P": re.compile(r"Private-MAC: *[0-9A-Fa-f]+(?=[^0-9A-Fa-f])"),
 }
+_PARTIAL_ESCAPE = re.compile(r"(?:%(?:25)*[0-9A-Fa-f]?|\\(?:u[0-9A-Fa-f]{0,3})?)\Z")
 _PARTIAL_ARMOUR = re.compile(r"-{4,5} ?[A-Z ]*\Z")
 _CONNECTION_PASSWORD = re.compile(r"(?:^|;)[ \t]*(?:password|pwd)[ \t]*=", re.I | re.M)
 # A quoted value under a secret-bearing key (the keys ``assignments`` reads), after its separator or,
@@ -172,14 +177,28 @@ def _open_value(line: str) -> int:
 def _open_base64(held: str) -> int:
     """Where a run of full base64 lines starts that the next line may continue (else ``len(held)``)."""
     lines = held.split("\n")
-    if len(lines) < 2 or not _BASE64_CHARS.fullmatch(lines[-1]):
+    # The last line may end in an escape still arriving ("%3", "\\u00"): read without it.
+    if len(lines) < 2 or not _base64_shaped(_PARTIAL_ESCAPE.sub("", lines[-1]), _BASE64_CHARS):
         return len(held)
     first = len(lines) - 1
-    while first > 0 and _BASE64_LINE.fullmatch(lines[first - 1]):
+    while first > 0 and _base64_shaped(lines[first - 1], _BASE64_LINE):
         first -= 1
     if first == len(lines) - 1:
         return len(held)
     return sum(len(line) + 1 for line in lines[:first])
+
+
+def _base64_shaped(line: str, pattern: re.Pattern[str]) -> bool:
+    """Whether ``line`` matches ``pattern`` as the detectors read it: in its normalised view too, where
+    a hidden character (invisible, fullwidth, escaped) is undone, and where an escaped line break
+    makes full base64 lines of what comes before it."""
+    if pattern.fullmatch(line):
+        return True
+    view = normalised_view(line)
+    if view is None:
+        return False
+    *full, last = view.text.split("\n")
+    return all(_BASE64_LINE.fullmatch(part) for part in full) and pattern.fullmatch(last) is not None
 
 
 def _value_prefix(held: str, value: str) -> int:

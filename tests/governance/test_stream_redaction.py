@@ -74,24 +74,25 @@ KEY_BODIES = {
     "rsa_key_body_without_armour",
     "openssh_key_body_without_armour",
     "random_key_body_without_armour",
+    "pkcs8_private_key",  # armoured: a hidden character may fall in the armour
 }
 EC_IN_YAML = next(c for c in generate_canaries(1) if c.kind == "ec_key_in_yaml_block")
 
 
 @pytest.mark.parametrize("how", ["invisible", "percent", "unicode_escape", "fullwidth"])
-def test_a_key_body_with_a_hidden_character_streamed_is_redacted_as_in_the_whole_text(how):
+def test_a_key_with_a_hidden_character_streamed_is_redacted_as_in_the_whole_text(how):
     # Found by streaming hidden canaries: a key body line holding a hidden character (or ending in an
-    # escape still arriving) did not look like base64, so the lines before it were handed on alone.
+    # escape still arriving) did not look like base64, so the lines before it were handed on alone;
+    # an armour with a hidden character did not open a block, so its lines were handed on apart.
     rng = random.Random(11)
     for canary in [c for c in generate_canaries(0) if c.kind in KEY_BODIES] + [EC_IN_YAML]:
-        for _ in range(3):
-            hidden = canary.context.replace(
-                canary.value, hide(canary.value, how, rng.randrange(len(canary.value)), 0, "\u2060")
-            )
+        # Inside the opening and closing armour of an armoured key, and three places at random.
+        for at in [2, len(canary.value) - 3, *(rng.randrange(len(canary.value)) for _ in range(3))]:
+            hidden = canary.context.replace(canary.value, hide(canary.value, how, at, 0, "\u2060"))
             text = LEAD + hidden + TAIL
             out, _ = streamed(list(text))
-            assert out == redact(text).text, (canary.kind, how)
-            assert canary.leaks(out) == [], (canary.kind, how)
+            assert out == redact(text).text, (canary.kind, how, at)
+            assert canary.leaks(out) == [], (canary.kind, how, at)
 
 
 def test_texts_without_secrets_pass_through_unchanged_word_by_word():

@@ -14,7 +14,8 @@ follows from the detectors (``catalogue``, ``assignments``, ``library``, ``block
    trailing run is held until white space follows it. This is the usual holdback: one word.
 2. **An open PEM or PuTTY block** (``-----BEGIN …``, ``PuTTY-User-Key-File-``) is held from its
    opening until its closing line (``END …``, ``Private-MAC:``) has arrived; a trailing line of dashes
-   followed by capitals only (an armour not yet complete) is held too.
+   followed by capitals only (an armour not yet complete) is held too. An armour with a hidden
+   character is found in the normalised view, as the detectors find it.
 3. **A quoted value after a secret-bearing key** on the current line (``password = "two words``) is
    held from its opening quote until the quote closes; a connection-string password
    (``;Password=…``, which may hold spaces) from its ``=`` until the ``;`` or the line break.
@@ -45,6 +46,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 
 from .findings import Finding
 from .normalise import normalised_view
@@ -148,15 +150,25 @@ def _after_last_space(held: str) -> int:
 
 
 def _outside_blocks(held: str, cut: int) -> int:
-    """``cut``, moved back to the start of an armoured block that is still open or that it would split."""
-    for opening in _OPENINGS.finditer(held):
-        if opening.start() >= cut:
+    """``cut``, moved back to the start of an armoured block that is still open or that it would split,
+    the armour read as written and, when a character of it is hidden, in the normalised view."""
+    cut = _outside_blocks_of(held, cut, lambda start, end: (start, end))
+    view = normalised_view(held)
+    return cut if view is None else _outside_blocks_of(view.text, cut, view.original_span)
+
+
+def _outside_blocks_of(text: str, cut: int, original: Callable[[int, int], tuple[int, int]]) -> int:
+    """:func:`_outside_blocks` on ``text``, whose span ``start:end`` is ``original(start, end)`` of the
+    held text (``cut`` is in the held text)."""
+    for opening in _OPENINGS.finditer(text):
+        start = original(opening.start(), opening.end())[0]
+        if start >= cut:
             break
-        closing = _CLOSINGS[opening.group()[0]].search(held, opening.end())
-        if closing is None or cut < closing.end():
-            return opening.start()
-    partial = _PARTIAL_ARMOUR.search(held, max(0, len(held) - 64))
-    return min(cut, partial.start()) if partial else cut
+        closing = _CLOSINGS[opening.group()[0]].search(text, opening.end())
+        if closing is None or cut < original(closing.start(), closing.end())[1]:
+            return start
+    partial = _PARTIAL_ARMOUR.search(text, max(0, len(text) - 64))
+    return min(cut, original(partial.start(), partial.end())[0]) if partial else cut
 
 
 def _open_value(line: str) -> int:
@@ -194,10 +206,10 @@ def _base64_shaped(line: str, pattern: re.Pattern[str]) -> bool:
     makes full base64 lines of what comes before it."""
     if pattern.fullmatch(line):
         return True
-    view = normalised_view(line)
+    view = normalised_view("\n" + line)  # at the start of a line, where an escaped indentation hides
     if view is None:
         return False
-    *full, last = view.text.split("\n")
+    *full, last = view.text[1:].split("\n")
     return all(_BASE64_LINE.fullmatch(part) for part in full) and pattern.fullmatch(last) is not None
 
 

@@ -95,6 +95,20 @@ def test_a_key_with_a_hidden_character_streamed_is_redacted_as_in_the_whole_text
             assert canary.leaks(out) == [], (canary.kind, how, at)
 
 
+def test_a_key_line_ended_by_an_escaped_line_break_is_held_with_the_lines_after_it():
+    # The escaped line break ends the block's first line inside a line as written: the block starts
+    # there, although no full line stands before it.
+    value = EC_IN_YAML.value
+    at = value.index("\n") - 3
+    text = LEAD + EC_IN_YAML.context.replace(value, hide(value, "unicode_escape", at, 3, "")) + TAIL
+    assert "\\u000a    " in text
+
+    out, _ = streamed(list(text))
+
+    assert out == redact(text).text
+    assert EC_IN_YAML.leaks(out) == []
+
+
 def test_texts_without_secrets_pass_through_unchanged_word_by_word():
     for negative in generate_negatives():
         text = LEAD + negative.text + TAIL

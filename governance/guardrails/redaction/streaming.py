@@ -190,27 +190,23 @@ def _open_base64(held: str) -> int:
     """Where a run of full base64 lines starts that the next line may continue (else ``len(held)``)."""
     lines = held.split("\n")
     # The last line may end in an escape still arriving ("%3", "\\u00"): read without it.
-    if len(lines) < 2 or not _base64_shaped(_PARTIAL_ESCAPE.sub("", lines[-1]), _BASE64_CHARS):
+    *full, last = _as_read(_PARTIAL_ESCAPE.sub("", lines[-1]))
+    if not (_BASE64_CHARS.fullmatch(last) and all(_BASE64_LINE.fullmatch(part) for part in full)):
         return len(held)
     first = len(lines) - 1
-    while first > 0 and _base64_shaped(lines[first - 1], _BASE64_LINE):
+    while first > 0 and all(_BASE64_LINE.fullmatch(part) for part in _as_read(lines[first - 1])):
         first -= 1
-    if first == len(lines) - 1:
+    if first == len(lines) - 1 and not full:
         return len(held)
     return sum(len(line) + 1 for line in lines[:first])
 
 
-def _base64_shaped(line: str, pattern: re.Pattern[str]) -> bool:
-    """Whether ``line`` matches ``pattern`` as the detectors read it: in its normalised view too, where
-    a hidden character (invisible, fullwidth, escaped) is undone, and where an escaped line break
-    makes full base64 lines of what comes before it."""
-    if pattern.fullmatch(line):
-        return True
-    view = normalised_view("\n" + line)  # at the start of a line, where an escaped indentation hides
-    if view is None:
-        return False
-    *full, last = view.text[1:].split("\n")
-    return all(_BASE64_LINE.fullmatch(part) for part in full) and pattern.fullmatch(last) is not None
+def _as_read(line: str) -> list[str]:
+    """The lines ``line`` is as the detectors read it: in its normalised view, where a hidden character
+    (invisible, fullwidth, escaped) is undone and an escaped line break ends a line; read at a line's
+    start, where an escaped indentation hides. ``[line]`` when nothing in it is hidden."""
+    view = normalised_view("\n" + line)
+    return [line] if view is None else view.text[1:].split("\n")
 
 
 def _value_prefix(held: str, value: str) -> int:

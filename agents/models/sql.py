@@ -7,8 +7,8 @@ express either as one statement (it has no ``UPDATE … RETURNING``), and compil
 tree costs more at every step than the statement it compiles to (about 1 ms against 0.08 ms for the
 calibration update on SQLite). The reads a request makes before its provider call (the client by
 its token, the configuration it names) and the budget's reserve and settle updates
-(``agents/runtime/budget.py``) are ORM statements compiled once (:class:`Compiled`,
-:class:`CompiledUpdate`). The rest
+(``ClientDailyUsageQuerySet`` in ``agents/models/usage.py``) are ORM statements compiled once
+(:class:`Compiled`, :class:`CompiledUpdate`). The rest
 is SQL text, assembled from the pieces here:
 :class:`Table` reads table and column names from ``Model._meta`` and quotes them for the connection,
 :func:`converted_row` passes a returned row through each field's own converters (as the ORM does),

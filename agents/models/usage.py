@@ -44,7 +44,7 @@ def _cost_field() -> models.DecimalField:
     return models.DecimalField(max_digits=COST_MAX_DIGITS, decimal_places=COST_DECIMAL_PLACES, default=0)
 
 
-_COST = models.DecimalField(max_digits=COST_MAX_DIGITS, decimal_places=COST_DECIMAL_PLACES)
+_COST = _cost_field()  # the output field of the statements' cost values
 
 
 class ClientDailyUsageQuerySet(models.QuerySet["ClientDailyUsage"]):

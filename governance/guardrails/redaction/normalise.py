@@ -49,10 +49,10 @@ _TOKEN_EXACT = _TOKEN_ASCII | frozenset(".~")
 # The backslash too: a fullwidth one in a JSON "\n" splits a key block as an escaped one does.
 _TOKEN_EXACT_OR_BACKSLASH = _TOKEN_EXACT | frozenset("\\")
 # %20-%7E (printable ASCII) and %09, %0A, %0D, after any number of %25 (an escaped '%'). Only escapes
-# of token characters (letters, digits, + - . / = _) call for a view: %20 hides no token, nor does a %3A
-# that joins no token characters (see _JOINED_COLON). So do escaped line breaks (%0A, %0D) and backslashes (%5C, the
-# start of a JSON "\n"), which join the lines of a key block: one of them escaped splits the block in
-# two halves that look like neither a key nor an encoded one.
+# of token characters (letters, digits, + - . / = _) call for a view: %20 hides no token, nor does a
+# %3A that joins no token characters (see _JOINED_COLON). So do escaped line breaks (%0A, %0D) and
+# backslashes (%5C, the start of a JSON "\n"), which join the lines of a key block: one of them
+# escaped splits the block in two halves that look like neither a key nor an encoded one.
 _ESCAPE = r"%(?:25)*(?:[2-6][0-9A-Fa-f]|7[0-9A-Ea-e]|0[9AaDd])"
 _TOKEN_ESCAPE = re.compile(r"%(?:25)*(?:3[0-9Dd]|[46][1-9A-Fa-f]|[57][0-9Aa]|5[CcFf]|2[BbDdEeFf]|0[AaDd])")
 # An escaped space or tab in a line's indentation splits an indented key block (YAML, a here-document)

@@ -154,6 +154,30 @@ def test_an_open_connection_string_password_is_held_until_its_semicolon():
     assert safe_cut(held + ";Encrypt=true ") == len(held + ";Encrypt=true ")
 
 
+# Found by streaming a quoted password a character at a time: when its closing quote (or a
+# connection-string password's ";") arrived with nothing after it, the cut fell after the last white
+# space inside the value, and its first words were handed on before the whole value was seen.
+def test_a_closed_quoted_password_is_held_until_white_space_follows_its_quote():
+    held = 'db:\n  password: "two words here"'
+    assert safe_cut(held) == held.index('"')
+    assert safe_cut(held + " ") == len(held) + 1
+
+
+def test_a_connection_string_password_is_held_until_white_space_follows_its_semicolon():
+    held = "Server=db;Password=with space;Encrypt=true"
+    assert safe_cut(held) == held.index("=with") + 1
+    assert safe_cut(held + " ") == len(held) + 1
+
+
+@pytest.mark.parametrize("quote", ['"', "'"])
+def test_a_quoted_password_streamed_one_character_at_a_time_is_redacted_whole(quote):
+    text = f"config: password={quote}two words here{quote} end\n"
+
+    out, _ = streamed(list(text))
+
+    assert out == redact(text).text == f"config: password={quote}[REDACTED:password]{quote} end\n"
+
+
 def test_an_unclosed_key_block_is_held_from_its_armour():
     opening = "-----" + "BEGIN RSA PRIVATE KEY" + "-----"
     held = f"key:\n{opening}\nMIIEowIBAAKCAQEA\nabc "

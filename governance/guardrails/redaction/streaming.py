@@ -64,6 +64,7 @@ _CLOSINGS = {
     "P": re.compile(r"Private-MAC: *[0-9A-Fa-f]+(?=[^0-9A-Fa-f])"),
 }
 _PARTIAL_ESCAPE = re.compile(r"(?:%(?:25)*[0-9A-Fa-f]?|\\(?:u[0-9A-Fa-f]{0,3})?)\Z")
+_SPACE = re.compile(r"\s")
 _PARTIAL_ARMOUR = re.compile(r"-{4,5} ?[A-Z ]*\Z")
 _CONNECTION_PASSWORD = re.compile(r"(?:^|;)[ \t]*(?:password|pwd)[ \t]*=", re.I | re.M)
 # A quoted value under a secret-bearing key (the keys ``assignments`` reads), after its separator or,
@@ -174,15 +175,20 @@ def _outside_blocks_of(text: str, cut: int, original: Callable[[int, int], tuple
 def _open_value(line: str) -> int:
     """Where a value on ``line`` (the current line, no line break) that may still grow across white
     space starts: an unclosed quote after a secret-bearing key, or a connection-string password not
-    yet ended by ``;``. ``len(line)`` when there is none."""
+    yet ended by ``;``. ``len(line)`` when there is none. A value whose end has arrived still counts
+    as open until white space follows that end: the cut falls after the last white space, so before
+    that it would fall inside the value (``"two words`` handed on while ``here"`` is held)."""
     position = len(line)
     for match in _CONNECTION_PASSWORD.finditer(line):
-        if ";" not in line[match.end() :]:
+        end = line.find(";", match.end())
+        if end < 0 or not _SPACE.search(line, end + 1):
             position = min(position, match.end())
             break
     quoted = next(reversed(list(_QUOTED_VALUE.finditer(line))), None)
-    if quoted is not None and quoted.group(1) not in line[quoted.end() :]:
-        position = min(position, quoted.start(1))
+    if quoted is not None:
+        end = line.find(quoted.group(1), quoted.end())
+        if end < 0 or not _SPACE.search(line, end + 1):
+            position = min(position, quoted.start(1))
     return position
 
 

@@ -270,6 +270,26 @@ def test_the_normalised_view_maps_every_character_back_to_its_original_span():
     assert view.soft_starts == frozenset({1})
 
 
+def test_an_html_character_reference_maps_back_to_the_whole_reference():
+    text = "x&#x41;&lowbar;&#66;y"
+
+    view = normalised_view(text)
+
+    assert view is not None and view.text == "xA_By"
+    spans = [view.original_span(i, i + 1) for i in range(len(view.text))]
+    assert spans == [(0, 1), (1, 7), (7, 15), (15, 20), (20, 21)]
+
+
+def test_a_secret_written_as_html_character_references_is_removed_whole():
+    value = next(c for c in generate_canaries(8) if c.kind == "stripe_live_secret_key").value
+    referenced = "".join(_html_reference(char, n) for n, char in enumerate(value))
+
+    result = redact(f"<p>Key: <code>{referenced}</code> &amp; more</p>")
+
+    assert result.text == "<p>Key: <code>[REDACTED:stripe_key]</code> &amp; more</p>"
+    assert result.counts_by_kind() == {"stripe_key": 1}
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -278,6 +298,7 @@ def test_the_normalised_view_maps_every_character_back_to_its_original_span():
         "Wait\u00a0for it\u2026 \uff08\u7ea6\uff09\uff0c\u3000done",
         "na\u00efve caf\u00e9 \u2014 \u201cquoted\u201d",
         "\u65e5\u672c\u8a9e\u306e\u30c6\u30ad\u30b9\u30c8\u3002",
+        "Tom &amp; Jerry, &lt;b&gt;, &#169; caf&eacute;&nbsp;&hellip; &#1114112; &#0;",
     ],
 )
 def test_a_text_with_nothing_to_undo_gets_no_normalised_view(text: str):
@@ -301,6 +322,13 @@ def test_a_text_with_nothing_to_undo_gets_no_normalised_view(text: str):
         "key:\n  %20  MHcC",
         "MHcC\\u000aAwEH",
         "blob\\u005cnAwEH",
+        "a&#x41;b",
+        "a&#65;b",
+        "123&#58;AB",
+        "123&colon;AB",
+        "zero&#x200B;width",
+        "MHcC&NewLine;AwEH",
+        "&Aopf;&Popf;&Iopf;",
     ],
 )
 def test_a_text_with_an_escape_an_invisible_or_a_compatibility_character_gets_a_view(text: str):
@@ -450,7 +478,7 @@ _INVISIBLES = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad")
 
 def hide(value: str, how: str, at: int, length: int, mark: str) -> str:
     """``value`` with one invisible character inserted, or a slice percent-encoded, written as
-    ``\\uXXXX`` escapes or made fullwidth."""
+    ``\\uXXXX`` escapes or HTML character references (hexadecimal, decimal, named) or made fullwidth."""
     start = at % len(value)
     end = min(len(value), start + 1 + length)
     if how == "invisible":
@@ -459,9 +487,29 @@ def hide(value: str, how: str, at: int, length: int, mark: str) -> str:
         middle = "".join(f"%{ord(c):02X}" if c.isascii() else c for c in value[start:end])
     elif how == "unicode_escape":
         middle = "".join(f"\\u{ord(c):04x}" for c in value[start:end])
+    elif how == "html_reference":
+        middle = "".join(_html_reference(c, n) for n, c in enumerate(value[start:end]))
     else:
         middle = "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in value[start:end])
     return value[:start] + middle + value[end:]
+
+
+_NAMED_REFERENCES = {
+    ":": "&colon;",
+    "_": "&lowbar;",
+    "=": "&equals;",
+    "+": "&plus;",
+    "/": "&sol;",
+    "\n": "&NewLine;",
+}
+
+
+def _html_reference(char: str, n: int) -> str:
+    """``char`` as an HTML character reference: its name where it has one, else hexadecimal and
+    decimal in turns."""
+    if char in _NAMED_REFERENCES:
+        return _NAMED_REFERENCES[char]
+    return f"&#x{ord(char):x};" if n % 2 == 0 else f"&#{ord(char)};"
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -498,7 +546,7 @@ def hide(value: str, how: str, at: int, length: int, mark: str) -> str:
 @given(
     seed=st.integers(min_value=0, max_value=10_000),
     index=st.integers(min_value=0, max_value=200),
-    how=st.sampled_from(["invisible", "percent", "unicode_escape", "fullwidth"]),
+    how=st.sampled_from(["invisible", "percent", "unicode_escape", "html_reference", "fullwidth"]),
     at=st.integers(min_value=0, max_value=4096),
     length=st.integers(min_value=0, max_value=80),
     mark=st.sampled_from(_INVISIBLES),

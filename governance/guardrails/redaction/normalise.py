@@ -14,7 +14,13 @@ view undoes all three, and escapes:
 - every ``\\uXXXX`` escape (JSON, JavaScript, Python) of an invisible character, a token character, a
   compatibility form of one, a space, tab, line break, backslash or colon is read as that character:
   a JSON text (a tool call's arguments, a pasted document) writes ``\\u200b`` where a reader of the
-  decoded value sees nothing.
+  decoded value sees nothing;
+- every HTML character reference of such a character or of any printable ASCII character is read as
+  that character, as percent-escapes are: numeric (``&#65;``, ``&#x41;``) or named (``&colon;``,
+  ``&ast;``, ``&NewLine;``, ``&ZeroWidthSpace;``, ``&Aopf;``), with its closing semicolon. An HTML page
+  or an e-mail body writes them and a browser, or a model, reads the character; as written, their
+  ``&``, ``#`` and ``;`` would also end a value where the character they stand for does not. Only the
+  references every HTML text holds (``&amp;``, ``&lt;``, ``&gt;``) do not call for the view alone.
 
 Detection runs on the view and each finding is mapped back to the original text, so the redacted span
 is the original one, escapes and invisible characters included. Building the view costs one pass in
@@ -32,6 +38,7 @@ import re
 import string
 import unicodedata
 from dataclasses import dataclass
+from html.entities import html5
 
 # Unicode format characters that render as nothing.
 _INVISIBLE = frozenset(
@@ -61,14 +68,19 @@ _INDENT_ESCAPE = re.compile(r"\n[ \t]*%(?:25)*(?:20|09)")
 # A colon joins the parts of some tokens (a Telegram bot token is "<digits>:<secret>"). Escaped or
 # fullwidth between two token characters, it calls for a view; the fullwidth colon of CJK prose and the
 # escaped one before a space or another escape, do not.
-_JOINED_COLON = re.compile(r"[0-9A-Za-z_\-](?:%(?:25)*3[Aa]|\uff1a|\\u003[Aa])[0-9A-Za-z_\-]")
+_JOINED_COLON = re.compile(
+    r"[0-9A-Za-z_\-](?:%(?:25)*3[Aa]|\uff1a|\\u003[Aa]|&#0*58;|&#[xX]0*3[Aa];|&colon;)[0-9A-Za-z_\-]"
+)
 # What a ``\uXXXX`` escape of these stands for is read in the view too: line breaks, the indentation
 # and the backslash of a JSON "\n" join a key block's lines (one escaped splits the block, as with
 # percent-escapes), and the colon joins a token's halves.
 _ESCAPED_LAYOUT = frozenset(" \t\n\r\\:")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _UNICODE_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})")
-_SPECIAL = re.compile(_ESCAPE + r"|\\u[0-9A-Fa-f]{4}|[^\x00-\x7f]+")
+# HTML character references, numeric (decimal or hexadecimal) or named, closed by their semicolon.
+_REFERENCE = r"&(?:#[xX][0-9A-Fa-f]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{1,31});"
+_HTML_REFERENCE = re.compile(_REFERENCE)
+_SPECIAL = re.compile(_ESCAPE + r"|\\u[0-9A-Fa-f]{4}|" + _REFERENCE + r"|[^\x00-\x7f]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +124,11 @@ def normalised_view(text: str) -> View | None:
         or _hiding_characters(text)
         or _JOINED_COLON.search(text)
         or ("%" in text and _INDENT_ESCAPE.search(text))
-        or ("\\u" in text and any(_hiding_escape(m.group(1)) for m in _UNICODE_ESCAPE.finditer(text)))
+        or ("\\u" in text and any(_hiding(chr(int(m.group(1), 16))) for m in _UNICODE_ESCAPE.finditer(text)))
+        or (
+            "&" in text
+            and any(_reference_view(m.group()) not in _QUIET for m in _HTML_REFERENCE.finditer(text))
+        )
     ):
         return None
     return _Builder(text).build()
@@ -136,12 +152,27 @@ def _hiding_characters(text: str) -> bool:
     return not unicodedata.is_normalized("NFKC", text) and any(map(_folds_to_token, characters))
 
 
-def _hiding_escape(hex_digits: str) -> str | None:
-    """The character a ``\\uXXXX`` escape stands for, when it can hide or form a token."""
-    char = chr(int(hex_digits, 16))
+def _hiding(char: str | None) -> str | None:
+    """``char`` (what an escape or a reference stands for) when it can hide or form a token."""
+    if char is None:
+        return None
     if char in _INVISIBLE or char in _TOKEN_EXACT or char in _ESCAPED_LAYOUT or _folds_to_token(char):
         return char
     return None
+
+
+def _reference_view(reference: str) -> str | None:
+    """What the view reads for an HTML character reference (``&#65;``, ``&#x41;``, ``&colon;``): the
+    character it stands for when :func:`_in_view` keeps it, else None (the reference stays as written)."""
+    if reference[1] != "#":
+        return _NAMED.get(reference[1:])
+    code = int(reference[3:-1], 16) if reference[2] in "xX" else int(reference[2:-1])
+    return _in_view(chr(code)) if 0 < code <= 0x10FFFF else None
+
+
+def _in_view(char: str) -> str | None:
+    """``char`` when it is printable ASCII, a tab or a line break, or can hide or form a token."""
+    return char if " " <= char <= "~" or char in "\t\n\r" else _hiding(char)
 
 
 def _folds_to_token(character: str) -> bool:
@@ -149,6 +180,15 @@ def _folds_to_token(character: str) -> bool:
     if "\uff01" <= character <= "\uff5e":  # the fullwidth form of one ASCII character
         return folded in _TOKEN_EXACT_OR_BACKSLASH
     return folded != character and not _TOKEN_ASCII.isdisjoint(folded)
+
+
+# The named references the view reads (a few hundred of HTML's 2,000): those of one character that
+# _in_view keeps.
+_NAMED = {
+    name: value for name, value in html5.items() if name.endswith(";") and len(value) == 1 and _in_view(value)
+}
+# What the references every HTML text holds stand for; alone, they do not call for the view.
+_QUIET = frozenset({None, "&", "<", ">"})
 
 
 class _Builder:
@@ -168,7 +208,9 @@ class _Builder:
             if special[0] == "%":
                 self._replace(match.start(), len(special), chr(int(special[-2:], 16)))
             elif special[0] == "\\":
-                self._escaped(match.start(), special)
+                self._escaped(match.start(), special, _hiding(chr(int(special[2:], 16))))
+            elif special[0] == "&":
+                self._escaped(match.start(), special, _reference_view(special))
             elif _INVISIBLE.isdisjoint(special) and unicodedata.is_normalized("NFKC", special):
                 self._copy(match.start(), match.end())
             else:
@@ -196,10 +238,9 @@ class _Builder:
         else:
             self._replace(offset, 1, normal)
 
-    def _escaped(self, offset: int, escape: str) -> None:
-        """A ``\\uXXXX`` escape: the character it stands for when that can hide or form a token (an
-        invisible one is dropped), else the escape as written."""
-        char = _hiding_escape(escape[2:])
+    def _escaped(self, offset: int, escape: str, char: str | None) -> None:
+        """A ``\\uXXXX`` escape or an HTML reference read as ``char`` (an invisible one is dropped), or
+        as written when ``char`` is None."""
         if char is None:
             self._copy(offset, offset + len(escape))
         elif char in _INVISIBLE:

@@ -23,7 +23,7 @@ follows from the detectors (``catalogue``, ``assignments``, ``library``, ``block
    the next line could extend the block (the block rule joins full lines), so a private key body wrapped
    over lines is judged whole. A line is read as the detectors read it, in its normalised view (a
    hidden character undone, an escaped line break ending a full line), and the last line without an
-   escape still arriving (``%3``, ``\\u00``).
+   escape or character reference still arriving (``%3``, ``\\u00``, ``&#x4``).
 5. **The start of a value already found**: once a value is detected it is redacted at every later
    occurrence (as :func:`~governance.guardrails.redaction.redact` does within one text); a trailing
    text that is the beginning of such a value containing white space is held.
@@ -63,7 +63,9 @@ _CLOSINGS = {
     "-": re.compile(r"-{4,5} ?END [A-Z0-9 ]*?(?:KEY|BLOCK) ?-{4,5}(?=[^-])"),
     "P": re.compile(r"Private-MAC: *[0-9A-Fa-f]+(?=[^0-9A-Fa-f])"),
 }
-_PARTIAL_ESCAPE = re.compile(r"(?:%(?:25)*[0-9A-Fa-f]?|\\(?:u[0-9A-Fa-f]{0,3})?)\Z")
+_PARTIAL_ESCAPE = re.compile(
+    r"(?:%(?:25)*[0-9A-Fa-f]?|\\(?:u[0-9A-Fa-f]{0,3})?|&(?:#[xX]?[0-9A-Fa-f]{0,7}|[A-Za-z][A-Za-z0-9]{0,31})?)\Z"
+)
 _SPACE = re.compile(r"\s")
 _PARTIAL_ARMOUR = re.compile(r"-{4,5} ?[A-Z ]*\Z")
 _CONNECTION_PASSWORD = re.compile(r"(?:^|;)[ \t]*(?:password|pwd)[ \t]*=", re.I | re.M)
@@ -175,9 +177,19 @@ def _outside_blocks_of(text: str, cut: int, original: Callable[[int, int], tuple
 def _open_value(line: str) -> int:
     """Where a value on ``line`` (the current line, no line break) that may still grow across white
     space starts: an unclosed quote after a secret-bearing key, or a connection-string password not
-    yet ended by ``;``. ``len(line)`` when there is none. A value whose end has arrived still counts
-    as open until white space follows that end: the cut falls after the last white space, so before
-    that it would fall inside the value (``"two words`` handed on while ``here"`` is held)."""
+    yet ended by ``;``. ``len(line)`` when there is none. Read as written and, as the detectors read
+    it, in the normalised view (a quote written ``&quot;``)."""
+    position = _open_value_of(line)
+    view = normalised_view(line)
+    if view is not None and (start := _open_value_of(view.text)) < len(view.text):
+        position = min(position, view.original_span(start, start + 1)[0])
+    return position
+
+
+def _open_value_of(line: str) -> int:
+    """:func:`_open_value` on ``line`` as it reads. A value whose end has arrived still counts as open
+    until white space follows that end: the cut falls after the last white space, so before that it
+    would fall inside the value (``"two words`` handed on while ``here"`` is held)."""
     position = len(line)
     for match in _CONNECTION_PASSWORD.finditer(line):
         end = line.find(";", match.end())
@@ -195,7 +207,7 @@ def _open_value(line: str) -> int:
 def _open_base64(held: str) -> int:
     """Where a run of full base64 lines starts that the next line may continue (else ``len(held)``)."""
     lines = held.split("\n")
-    # The last line may end in an escape still arriving ("%3", "\\u00"): read without it.
+    # The last line may end in an escape still arriving ("%3", "\\u00", "&#x4"): read without it.
     *full, last = _as_read(_PARTIAL_ESCAPE.sub("", lines[-1]))
     if not (_BASE64_CHARS.fullmatch(last) and all(_BASE64_LINE.fullmatch(part) for part in full)):
         return len(held)

@@ -127,10 +127,11 @@ def celery_workers(
     name: str = "bench",
     env: dict[str, str] | None = None,
     stop_seconds: float = 30,
+    app: str = "config",
 ) -> Iterator[list[subprocess.Popen]]:
-    """``WORKERS`` Celery worker processes (``--pool=threads``, ``concurrency`` threads each) on the
-    benchmark's database and Redis, with ``env`` on top; stopped (killed after ``stop_seconds``) on exit.
-    Each logs to ``<log_dir>/<name>-worker<n>.log``."""
+    """``WORKERS`` Celery worker processes of ``app`` (``--pool=threads``, ``concurrency`` threads each)
+    on the benchmark's database and Redis, with ``env`` on top; stopped (killed after ``stop_seconds``)
+    on exit. Each logs to ``<log_dir>/<name>-worker<n>.log``."""
     celery = Path(sys.executable).with_name("celery")
     worker_env = {
         **os.environ,
@@ -143,7 +144,7 @@ def celery_workers(
     processes = []
     try:
         for number in range(WORKERS):
-            command = [str(celery), "-A", "config", "worker", "--pool=threads"]
+            command = [str(celery), "-A", app, "worker", "--pool=threads"]
             command += [f"--concurrency={concurrency}", "--loglevel=WARNING", "-n", f"{name}{number}@%h"]
             command += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
             log = (log_dir / f"{name}-worker{number}.log").open("w")
@@ -169,8 +170,10 @@ def celery_workers(
                 process.wait(timeout=10)
 
 
-def wait_ready(count: int, timeout: float = 60) -> None:
-    from config.celery import app
+def wait_ready(count: int, timeout: float = 60, app: Any = None) -> None:
+    """Until ``count`` workers answer a ping through ``app`` (the project's Celery app by default)."""
+    if app is None:
+        from config.celery import app
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

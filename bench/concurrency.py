@@ -11,14 +11,20 @@ Services: as ``bench/throughput.py`` (``DATABASE_URL``, ``REDIS_URL``, defaults 
 Workload: each run is a tool call (``snippets_by_tag``) then a final answer ("Done."); the loopback fake
 provider answers every request after ``--latency`` seconds (2 s; ``--quick`` 0.5 s). N runs (512;
 ``--quick`` 128) are created in one transaction, so all their first steps are enqueued at once, after a
-warm-up batch that is not measured (32 runs; ``--quick`` 8). The same batch runs on two settings, each
-on 2 fresh worker processes (``--pool=threads``), in this order:
+warm-up batch that is not measured (32 runs; ``--quick`` 8). The same batch runs on three settings,
+each on 2 fresh worker processes (``--pool=threads``), in this order:
 
 * ``today``: the settings before the pool: ``DATABASE_POOL=false`` (one persistent connection per
   worker thread, kept across tasks) and ``--concurrency=8``; in ``--quick`` mode it runs a quarter of
   the batch (its slots are 16, so the whole batch would take N / 4 x latency seconds);
 * ``pooled``: the recommended production settings: the PostgreSQL pool (``DATABASE_POOL_MAX_SIZE``
-  16 per process; a step gives its connection back before the provider call) and ``--concurrency=256``.
+  16 per process; a step gives its connection back before the provider call) and ``--concurrency=256``;
+* ``floor``: the same steps' provider calls with nothing of the service around them
+  (``bench/_floor_worker.py``: a Celery task replays the body each step index sent in the pooled
+  batch through the official ``openai`` SDK, reads the streamed reply and enqueues the next step; no
+  Django, no database), ``--concurrency=256``. What it reaches bounds what the service can reach on
+  the same machine, since every step does its work and more; ``pooled_share_of_floor`` is the pooled
+  throughput over the floor's. Its steps in flight are the requests the fake held at once.
 
 Figures:
 
@@ -89,6 +95,10 @@ TODAY = Setting("today", 8, {"DATABASE_POOL": "false"}, "no pool, a connection p
 def pooled_setting(concurrency: int) -> Setting:
     env = {"DATABASE_POOL": "true", "DATABASE_POOL_MAX_SIZE": "16"}
     return Setting("pooled", concurrency, env, f"pool of 16, {concurrency} threads")
+
+
+def floor_setting(concurrency: int) -> Setting:
+    return Setting("floor", concurrency, {}, f"Celery + openai SDK only, {concurrency} threads")
 
 
 # --- the fake provider -------------------------------------------------------------------------------------
@@ -216,6 +226,67 @@ def steps_overlap_peak(ids: list[str]) -> int:
     return peak
 
 
+@dataclass
+class Batch:
+    """What one setting's measured batch left behind, before it is turned into figures."""
+
+    setting: Setting
+    runs: int
+    latency: float
+    wall: float
+    worker_cpu: float
+    model_calls: int
+    provider_peak: int
+    in_flight: int
+    samples: Samples
+    idle_rss: dict[int, int]
+    problems: list[str]
+    retried: dict[str, int] = field(default_factory=dict)  # failed calls retried, by exception class
+
+
+def figures(batch: Batch) -> dict[str, Any]:
+    setting, runs = batch.setting, batch.runs
+    slots = WORKERS * setting.concurrency
+    rate = runs / batch.wall if batch.wall > 0 else 0.0
+    ceiling = min(slots, runs) / (STEPS * batch.latency)
+    cpu_per_step = batch.worker_cpu / (runs * STEPS)
+    pids = list(batch.idle_rss)
+    held = batch.samples.in_flight
+    mib = 1024 * 1024
+    return {
+        "setting": setting.name,
+        "description": setting.description,
+        "runs": runs,
+        "concurrency_per_worker": setting.concurrency,
+        "slots": slots,
+        "env": setting.env,
+        "wall_seconds": round(batch.wall, 2),
+        "runs_per_second": round(rate, 2),
+        "ceiling_runs_per_second": round(ceiling, 2),
+        "share_of_ceiling": round(rate / ceiling, 3),
+        "steps_in_flight_peak": batch.in_flight,
+        "provider_calls_at_once_peak": batch.provider_peak,
+        "provider_calls_at_once_mean": round(sum(held) / len(held), 1) if held else 0,
+        "peak_slot_share": round(batch.in_flight / slots, 3),
+        "connections_peak": max(batch.samples.connections, default=0),
+        "worker_connections_peak": max(batch.samples.worker_connections, default=0),
+        "worker_rss_idle_mib": [round(batch.idle_rss[pid] / mib, 1) for pid in pids],
+        "worker_rss_peak_mib": [round(max(batch.samples.rss[pid], default=0) / mib, 1) for pid in pids],
+        "worker_cpu_ms_per_step": round(cpu_per_step * 1000, 1),
+        "cpu_bound_ceiling_runs_per_second": round((os.cpu_count() or 1) / (STEPS * cpu_per_step), 2)
+        if cpu_per_step
+        else None,
+        "model_calls": batch.model_calls,
+        "retried_calls": batch.retried,
+        "correct": not batch.problems,
+        "problems": batch.problems[:20],
+    }
+
+
+def batch_timeout(setting: Setting, runs: int, latency: float) -> float:
+    return 120 + runs * STEPS * latency / min(WORKERS * setting.concurrency, runs) * 3
+
+
 def measure(
     services: Services,
     setting: Setting,
@@ -225,7 +296,7 @@ def measure(
     fake: Any,
     configuration: Any,
     log_dir: Path,
-) -> dict[str, Any]:
+) -> Batch:
     from django.db.models import Max
 
     from agents.models import AgentRun
@@ -249,52 +320,134 @@ def measure(
         with sampler(services, fake, pids) as samples:
             fake.peak_reset()
             ids, committed = create_runs(configuration, runs)
-            slots = WORKERS * setting.concurrency
-            timeout = 120 + runs * STEPS * latency / min(slots, runs) * 3
+            timeout = batch_timeout(setting, runs, latency)
             finished = wait_terminal(ids, timeout=timeout)
         worker_cpu = sum(cpu_seconds(pid) for pid in pids) - cpu_before
         model_calls = len(fake.requests)
-        peak_in_flight = fake.peak
+        provider_peak = fake.peak
     problems = [] if finished else [f"runs still unfinished after {timeout:.0f}s"]
     problems += check_runs(ids, STEPS) + answer_problems(ids)
     if model_calls != runs * STEPS:
         problems.append(f"{model_calls} model calls for {runs * STEPS} steps")
     last = AgentRun.objects.filter(id__in=ids).aggregate(last=Max("finished_at"))["last"]
     wall = (last.timestamp() if last else time.time()) - committed
-    rate = runs / wall if wall > 0 else 0.0
-    ceiling = min(slots, runs) / (STEPS * latency)
-    cpu_per_step = worker_cpu / (runs * STEPS)
-    in_flight = steps_overlap_peak(ids)
-    mib = 1024 * 1024
-    return {
-        "setting": setting.name,
-        "description": setting.description,
-        "runs": runs,
-        "concurrency_per_worker": setting.concurrency,
-        "slots": slots,
-        "env": setting.env,
-        "wall_seconds": round(wall, 2),
-        "runs_per_second": round(rate, 2),
-        "ceiling_runs_per_second": round(ceiling, 2),
-        "share_of_ceiling": round(rate / ceiling, 3),
-        "steps_in_flight_peak": in_flight,
-        "provider_calls_at_once_peak": peak_in_flight,
-        "provider_calls_at_once_mean": round(sum(samples.in_flight) / len(samples.in_flight), 1)
-        if samples.in_flight
-        else 0,
-        "peak_slot_share": round(in_flight / slots, 3),
-        "connections_peak": max(samples.connections, default=0),
-        "worker_connections_peak": max(samples.worker_connections, default=0),
-        "worker_rss_idle_mib": [round(idle_rss[pid] / mib, 1) for pid in pids],
-        "worker_rss_peak_mib": [round(max(samples.rss[pid], default=0) / mib, 1) for pid in pids],
-        "worker_cpu_ms_per_step": round(cpu_per_step * 1000, 1),
-        "cpu_bound_ceiling_runs_per_second": round((os.cpu_count() or 1) / (STEPS * cpu_per_step), 2)
-        if cpu_per_step
-        else None,
-        "model_calls": model_calls,
-        "correct": not problems,
-        "problems": problems[:20],
-    }
+    return Batch(
+        setting,
+        runs,
+        latency,
+        wall,
+        worker_cpu,
+        model_calls,
+        provider_peak,
+        steps_overlap_peak(ids),
+        samples,
+        idle_rss,
+        problems,
+    )
+
+
+# --- the floor --------------------------------------------------------------------------------------------
+
+
+def step_bodies(fake: Any) -> list[dict[str, Any]]:
+    """A request body per step index, as the pooled setting's steps sent them (step n carries n tool
+    results)."""
+    bodies: dict[int, dict[str, Any]] = {}
+    for body in fake.bodies():
+        tools = sum(1 for m in body.get("messages") or () if isinstance(m, dict) and m.get("role") == "tool")
+        bodies.setdefault(tools, body)
+    if sorted(bodies) != list(range(STEPS)):
+        raise RuntimeError(f"the pooled batch sent no body for some step: {sorted(bodies)}")
+    return [bodies[index] for index in range(STEPS)]
+
+
+def floor_wait(store: Any, runs: int, timeout: float) -> bool:
+    from bench import _floor_worker as floor
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if int(store.get(floor.DONE) or 0) + int(store.get(floor.WRONG) or 0) >= runs:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def measure_floor(
+    services: Services,
+    setting: Setting,
+    runs: int,
+    warm_up_runs: int,
+    latency: float,
+    fake: Any,
+    log_dir: Path,
+) -> Batch:
+    """The same batch as bench/_floor_worker.py's bare steps: Celery and the official SDK only."""
+    import redis
+
+    from bench import _floor_worker as floor
+
+    bodies = log_dir / "floor-bodies.json"
+    bodies.write_text(json.dumps(step_bodies(fake)))
+    floor.app.conf.broker_url = services.redis_url
+    store = redis.Redis.from_url(services.redis_url)
+    keys = (floor.DONE, floor.WRONG, floor.LAST, floor.FAILURES)
+    env = {"FLOOR_BROKER_URL": services.redis_url, "FLOOR_PROVIDER_URL": fake.openai_base_url}
+    env["FLOOR_BODIES"] = str(bodies)
+    with celery_workers(
+        services,
+        concurrency=setting.concurrency,
+        log_dir=log_dir,
+        name=setting.name,
+        env=env,
+        app="bench._floor_worker",
+    ) as workers:
+        wait_ready(len(workers), app=floor.app)
+        pids = [worker.pid for worker in workers]
+        store.delete(*keys)
+        for run in range(warm_up_runs):
+            floor.step.apply_async((run, 0), queue=floor.QUEUE)
+        if not floor_wait(store, warm_up_runs, timeout=120 + 4 * latency * warm_up_runs):
+            raise RuntimeError(f"the floor warm-up did not finish; see the worker logs in {log_dir}")
+        store.delete(*keys)
+        fake.reset()
+        idle_rss = {pid: rss_bytes(pid) for pid in pids}
+        cpu_before = sum(cpu_seconds(pid) for pid in pids)
+        with sampler(services, fake, pids) as samples:
+            fake.peak_reset()
+            started = time.time()
+            for run in range(runs):
+                floor.step.apply_async((run, 0), queue=floor.QUEUE)
+            timeout = batch_timeout(setting, runs, latency)
+            finished = floor_wait(store, runs, timeout)
+        worker_cpu = sum(cpu_seconds(pid) for pid in pids) - cpu_before
+        model_calls = len(fake.requests)
+        provider_peak = fake.peak
+    done, wrong, last = (store.get(key) for key in keys[:3])
+    failures = {key.decode(): int(count) for key, count in store.hgetall(floor.FAILURES).items()}
+    store.delete(*keys)
+    problems = [] if finished else [f"runs still unfinished after {timeout:.0f}s"]
+    if int(done or 0) != runs or wrong:
+        problems.append(
+            f"{int(done or 0)} of {runs} runs ended with the expected answer, {int(wrong or 0)} wrong"
+        )
+    if model_calls < runs * STEPS:
+        problems.append(f"{model_calls} model calls for {runs * STEPS} steps")
+    wall = (float(last) if last else time.time()) - started
+    # No step records here: the steps in flight are the requests the fake held at once.
+    return Batch(
+        setting,
+        runs,
+        latency,
+        wall,
+        worker_cpu,
+        model_calls,
+        provider_peak,
+        provider_peak,
+        samples,
+        idle_rss,
+        problems,
+        failures,
+    )
 
 
 def print_table(result: dict[str, Any]) -> None:
@@ -322,6 +475,7 @@ def print_table(result: dict[str, Any]) -> None:
     )
     row("worker RSS idle -> peak", lambda p: _rss(p))
     row("worker CPU per step", lambda p: f"{p['worker_cpu_ms_per_step']} ms")
+    row("failed calls retried", lambda p: ", ".join(f"{k} {v}" for k, v in p["retried_calls"].items()) or "-")
     row("every run correct", lambda p: "yes" if p["correct"] else "NO")
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     print(
@@ -334,6 +488,7 @@ def print_table(result: dict[str, Any]) -> None:
         "targets (pooled): >= {steps_in_flight} steps in flight, <= {connections} connections, "
         ">= {share:.0%} of the ceiling".format(share=TARGETS["share_of_ceiling"], **TARGETS)
     )
+    print(f"pooled throughput / floor throughput: {result['pooled_share_of_floor']:.0%}")
 
 
 def _rss(peer: dict[str, Any]) -> str:
@@ -350,16 +505,20 @@ def run(services: Services, args: argparse.Namespace, log_dir: Path) -> dict[str
 
     load_before = round(os.getloadavg()[0], 2)
     call_command("migrate", verbosity=0, interactive=False)
-    peers = []
+    warm_up = 8 if args.quick else 32
+    batches = []
     with counting_provider(args.latency) as fake:
         configuration = bench_configuration(fake)
         for setting in (TODAY, pooled_setting(args.concurrency)):
             runs = args.runs if setting.name == "pooled" or not args.quick else max(16, args.runs // 4)
-            warm_up = 8 if args.quick else 32
-            peers.append(
+            batches.append(
                 measure(services, setting, runs, warm_up, args.latency, fake, configuration, log_dir)
             )
-    pooled = next(peer for peer in peers if peer["setting"] == "pooled")
+        # Last: it replays the bodies the pooled batch sent.
+        floor = floor_setting(args.concurrency)
+        batches.append(measure_floor(services, floor, args.runs, warm_up, args.latency, fake, log_dir))
+    peers = [figures(batch) for batch in batches]
+    pooled, bare = (next(peer for peer in peers if peer["setting"] == name) for name in ("pooled", "floor"))
     return {
         "benchmark": "concurrency",
         "quick": args.quick,
@@ -376,6 +535,9 @@ def run(services: Services, args: argparse.Namespace, log_dir: Path) -> dict[str
             "connections": pooled["connections_peak"] <= TARGETS["connections"],
             "share_of_ceiling": pooled["share_of_ceiling"] >= TARGETS["share_of_ceiling"],
         },
+        "pooled_share_of_floor": round(pooled["runs_per_second"] / bare["runs_per_second"], 3)
+        if bare["runs_per_second"]
+        else None,
         "peers": peers,
         "correct": all(peer["correct"] for peer in peers),
     }

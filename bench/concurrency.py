@@ -227,31 +227,53 @@ def steps_overlap_peak(ids: list[str]) -> int:
 
 
 @dataclass
+class Window:
+    """What the workers and the fake did while one batch ran (see :func:`measuring`)."""
+
+    idle_rss: dict[int, int]
+    samples: Samples = field(default_factory=Samples)
+    worker_cpu: float = 0.0
+    model_calls: int = 0
+    provider_peak: int = 0
+
+
+@contextmanager
+def measuring(services: Services, fake: Any, pids: list[int]) -> Iterator[Window]:
+    """Measures the workers ``pids`` and the fake while the block runs the batch: their CPU, memory and
+    connections, the requests the fake received and held at once (its record is reset first)."""
+    fake.reset()
+    window = Window(idle_rss={pid: rss_bytes(pid) for pid in pids})
+    cpu_before = sum(cpu_seconds(pid) for pid in pids)
+    with sampler(services, fake, pids) as window.samples:
+        fake.peak_reset()
+        yield window
+    window.worker_cpu = sum(cpu_seconds(pid) for pid in pids) - cpu_before
+    window.model_calls = len(fake.requests)
+    window.provider_peak = fake.peak
+
+
+@dataclass
 class Batch:
     """What one setting's measured batch left behind, before it is turned into figures."""
 
     setting: Setting
-    runs: int
-    latency: float
+    work: Workload
     wall: float
-    worker_cpu: float
-    model_calls: int
-    provider_peak: int
+    window: Window
     in_flight: int
-    samples: Samples
-    idle_rss: dict[int, int]
     problems: list[str]
     retried: dict[str, int] = field(default_factory=dict)  # failed calls retried, by exception class
 
 
 def figures(batch: Batch) -> dict[str, Any]:
-    setting, runs = batch.setting, batch.runs
+    setting, runs = batch.setting, batch.work.runs
     slots = WORKERS * setting.concurrency
     rate = runs / batch.wall if batch.wall > 0 else 0.0
-    ceiling = min(slots, runs) / (STEPS * batch.latency)
-    cpu_per_step = batch.worker_cpu / (runs * STEPS)
-    pids = list(batch.idle_rss)
-    held = batch.samples.in_flight
+    ceiling = min(slots, runs) / (STEPS * batch.work.latency)
+    window = batch.window
+    cpu_per_step = window.worker_cpu / (runs * STEPS)
+    pids = list(window.idle_rss)
+    held = window.samples.in_flight
     mib = 1024 * 1024
     return {
         "setting": setting.name,
@@ -265,37 +287,42 @@ def figures(batch: Batch) -> dict[str, Any]:
         "ceiling_runs_per_second": round(ceiling, 2),
         "share_of_ceiling": round(rate / ceiling, 3),
         "steps_in_flight_peak": batch.in_flight,
-        "provider_calls_at_once_peak": batch.provider_peak,
+        "provider_calls_at_once_peak": window.provider_peak,
         "provider_calls_at_once_mean": round(sum(held) / len(held), 1) if held else 0,
         "peak_slot_share": round(batch.in_flight / slots, 3),
-        "connections_peak": max(batch.samples.connections, default=0),
-        "worker_connections_peak": max(batch.samples.worker_connections, default=0),
-        "worker_rss_idle_mib": [round(batch.idle_rss[pid] / mib, 1) for pid in pids],
-        "worker_rss_peak_mib": [round(max(batch.samples.rss[pid], default=0) / mib, 1) for pid in pids],
+        "connections_peak": max(window.samples.connections, default=0),
+        "worker_connections_peak": max(window.samples.worker_connections, default=0),
+        "worker_rss_idle_mib": [round(window.idle_rss[pid] / mib, 1) for pid in pids],
+        "worker_rss_peak_mib": [round(max(window.samples.rss[pid], default=0) / mib, 1) for pid in pids],
         "worker_cpu_ms_per_step": round(cpu_per_step * 1000, 1),
         "cpu_bound_ceiling_runs_per_second": round((os.cpu_count() or 1) / (STEPS * cpu_per_step), 2)
         if cpu_per_step
         else None,
-        "model_calls": batch.model_calls,
+        "model_calls": window.model_calls,
         "retried_calls": batch.retried,
         "correct": not batch.problems,
         "problems": batch.problems[:20],
     }
 
 
-def batch_timeout(setting: Setting, runs: int, latency: float) -> float:
-    return 120 + runs * STEPS * latency / min(WORKERS * setting.concurrency, runs) * 3
+@dataclass(frozen=True)
+class Workload:
+    """One setting's batch: ``runs`` runs of STEPS steps at ``latency`` seconds per model call, after
+    ``warm_up`` runs that are not measured."""
+
+    runs: int
+    warm_up: int
+    latency: float
+
+    def timeout(self, setting: Setting) -> float:
+        return 120 + self.runs * STEPS * self.latency / min(WORKERS * setting.concurrency, self.runs) * 3
+
+    def warm_up_timeout(self) -> float:
+        return 120 + 4 * self.latency * self.warm_up
 
 
 def measure(
-    services: Services,
-    setting: Setting,
-    runs: int,
-    warm_up_runs: int,
-    latency: float,
-    fake: Any,
-    configuration: Any,
-    log_dir: Path,
+    services: Services, setting: Setting, work: Workload, fake: Any, configuration: Any, log_dir: Path
 ) -> Batch:
     from django.db.models import Max
 
@@ -309,41 +336,21 @@ def measure(
         env={"PGAPPNAME": WORKER_APPLICATION, **setting.env},  # the sampler counts by application_name
     ) as workers:
         wait_ready(len(workers))
-        pids = [worker.pid for worker in workers]
         # Not measured: loads the SDKs and opens the pools in both workers.
-        warm_up, _ = create_runs(configuration, warm_up_runs)
-        if not wait_terminal(warm_up, timeout=120 + 4 * latency * len(warm_up)):
+        warm_up, _ = create_runs(configuration, work.warm_up)
+        if not wait_terminal(warm_up, timeout=work.warm_up_timeout()):
             raise RuntimeError(f"the {setting.name} warm-up did not finish; see the worker logs in {log_dir}")
-        fake.reset()
-        idle_rss = {pid: rss_bytes(pid) for pid in pids}
-        cpu_before = sum(cpu_seconds(pid) for pid in pids)
-        with sampler(services, fake, pids) as samples:
-            fake.peak_reset()
-            ids, committed = create_runs(configuration, runs)
-            timeout = batch_timeout(setting, runs, latency)
+        with measuring(services, fake, [worker.pid for worker in workers]) as window:
+            ids, committed = create_runs(configuration, work.runs)
+            timeout = work.timeout(setting)
             finished = wait_terminal(ids, timeout=timeout)
-        worker_cpu = sum(cpu_seconds(pid) for pid in pids) - cpu_before
-        model_calls = len(fake.requests)
-        provider_peak = fake.peak
     problems = [] if finished else [f"runs still unfinished after {timeout:.0f}s"]
     problems += check_runs(ids, STEPS) + answer_problems(ids)
-    if model_calls != runs * STEPS:
-        problems.append(f"{model_calls} model calls for {runs * STEPS} steps")
+    if window.model_calls != work.runs * STEPS:
+        problems.append(f"{window.model_calls} model calls for {work.runs * STEPS} steps")
     last = AgentRun.objects.filter(id__in=ids).aggregate(last=Max("finished_at"))["last"]
     wall = (last.timestamp() if last else time.time()) - committed
-    return Batch(
-        setting,
-        runs,
-        latency,
-        wall,
-        worker_cpu,
-        model_calls,
-        provider_peak,
-        steps_overlap_peak(ids),
-        samples,
-        idle_rss,
-        problems,
-    )
+    return Batch(setting, work, wall, window, steps_overlap_peak(ids), problems)
 
 
 # --- the floor --------------------------------------------------------------------------------------------
@@ -372,15 +379,7 @@ def floor_wait(store: Any, runs: int, timeout: float) -> bool:
     return False
 
 
-def measure_floor(
-    services: Services,
-    setting: Setting,
-    runs: int,
-    warm_up_runs: int,
-    latency: float,
-    fake: Any,
-    log_dir: Path,
-) -> Batch:
+def measure_floor(services: Services, setting: Setting, work: Workload, fake: Any, log_dir: Path) -> Batch:
     """The same batch as bench/_floor_worker.py's bare steps: Celery and the official SDK only."""
     import redis
 
@@ -402,52 +401,31 @@ def measure_floor(
         app="bench._floor_worker",
     ) as workers:
         wait_ready(len(workers), app=floor.app)
-        pids = [worker.pid for worker in workers]
         store.delete(*keys)
-        for run in range(warm_up_runs):
+        for run in range(work.warm_up):
             floor.step.apply_async((run, 0), queue=floor.QUEUE)
-        if not floor_wait(store, warm_up_runs, timeout=120 + 4 * latency * warm_up_runs):
+        if not floor_wait(store, work.warm_up, timeout=work.warm_up_timeout()):
             raise RuntimeError(f"the floor warm-up did not finish; see the worker logs in {log_dir}")
         store.delete(*keys)
-        fake.reset()
-        idle_rss = {pid: rss_bytes(pid) for pid in pids}
-        cpu_before = sum(cpu_seconds(pid) for pid in pids)
-        with sampler(services, fake, pids) as samples:
-            fake.peak_reset()
+        with measuring(services, fake, [worker.pid for worker in workers]) as window:
             started = time.time()
-            for run in range(runs):
+            for run in range(work.runs):
                 floor.step.apply_async((run, 0), queue=floor.QUEUE)
-            timeout = batch_timeout(setting, runs, latency)
-            finished = floor_wait(store, runs, timeout)
-        worker_cpu = sum(cpu_seconds(pid) for pid in pids) - cpu_before
-        model_calls = len(fake.requests)
-        provider_peak = fake.peak
+            timeout = work.timeout(setting)
+            finished = floor_wait(store, work.runs, timeout)
     done, wrong, last = (store.get(key) for key in keys[:3])
     failures = {key.decode(): int(count) for key, count in store.hgetall(floor.FAILURES).items()}
     store.delete(*keys)
     problems = [] if finished else [f"runs still unfinished after {timeout:.0f}s"]
-    if int(done or 0) != runs or wrong:
+    if int(done or 0) != work.runs or wrong:
         problems.append(
-            f"{int(done or 0)} of {runs} runs ended with the expected answer, {int(wrong or 0)} wrong"
+            f"{int(done or 0)} of {work.runs} runs ended with the expected answer, {int(wrong or 0)} wrong"
         )
-    if model_calls < runs * STEPS:
-        problems.append(f"{model_calls} model calls for {runs * STEPS} steps")
+    if window.model_calls < work.runs * STEPS:
+        problems.append(f"{window.model_calls} model calls for {work.runs * STEPS} steps")
     wall = (float(last) if last else time.time()) - started
     # No step records here: the steps in flight are the requests the fake held at once.
-    return Batch(
-        setting,
-        runs,
-        latency,
-        wall,
-        worker_cpu,
-        model_calls,
-        provider_peak,
-        provider_peak,
-        samples,
-        idle_rss,
-        problems,
-        failures,
-    )
+    return Batch(setting, work, wall, window, window.provider_peak, problems, failures)
 
 
 def print_table(result: dict[str, Any]) -> None:
@@ -511,12 +489,11 @@ def run(services: Services, args: argparse.Namespace, log_dir: Path) -> dict[str
         configuration = bench_configuration(fake)
         for setting in (TODAY, pooled_setting(args.concurrency)):
             runs = args.runs if setting.name == "pooled" or not args.quick else max(16, args.runs // 4)
-            batches.append(
-                measure(services, setting, runs, warm_up, args.latency, fake, configuration, log_dir)
-            )
+            work = Workload(runs, warm_up, args.latency)
+            batches.append(measure(services, setting, work, fake, configuration, log_dir))
         # Last: it replays the bodies the pooled batch sent.
-        floor = floor_setting(args.concurrency)
-        batches.append(measure_floor(services, floor, args.runs, warm_up, args.latency, fake, log_dir))
+        work = Workload(args.runs, warm_up, args.latency)
+        batches.append(measure_floor(services, floor_setting(args.concurrency), work, fake, log_dir))
     peers = [figures(batch) for batch in batches]
     pooled, bare = (next(peer for peer in peers if peer["setting"] == name) for name in ("pooled", "floor"))
     return {

@@ -1,7 +1,7 @@
 """Redaction of one text: every source of spans, merged and replaced.
 
 Detection runs on the text as written and, when the text holds invisible characters, compatibility
-forms or percent-escapes, once more on its normalised view (``normalise``), whose findings are mapped
+forms, escapes or HTML character references, once more on its normalised view (``normalise``), whose findings are mapped
 back to original spans. The view only adds findings: whatever the text as written yields stays.
 """
 
@@ -42,7 +42,8 @@ def redact(text: str) -> Redaction:
 
     Cost is linear in the text: about 40 ms per 200 KB of prose, code and config; dense single-line
     payloads (minified JSON full of keys) cost up to ~0.3 s, spent in detect-secrets' own regexes.
-    A text holding invisible characters, compatibility forms or percent-escapes is scanned twice.
+    A text holding invisible characters, compatibility forms, escapes or character references (other
+    than ``&amp;``, ``&lt;`` and ``&gt;``) is scanned twice.
     Raises RedactionFailed when the scanner fails (the caller refuses the call)."""
     if not text:
         return Redaction(text=text, findings=())

@@ -280,6 +280,16 @@ def test_an_html_character_reference_maps_back_to_the_whole_reference():
     assert spans == [(0, 1), (1, 7), (7, 15), (15, 20), (20, 21)]
 
 
+def test_a_secret_spelt_in_hex_escapes_in_a_string_literal_is_removed_whole():
+    value = next(c for c in generate_canaries(8) if c.kind == "stripe_live_secret_key").value
+    escaped = "".join(f"\\x{ord(char):02x}" for char in value)
+
+    result = redact(f'charge(key=b"{escaped}")\n')
+
+    assert result.text == 'charge(key=b"[REDACTED:stripe_key]")\n'
+    assert result.counts_by_kind() == {"stripe_key": 1}
+
+
 def test_a_secret_written_as_html_character_references_is_removed_whole():
     value = next(c for c in generate_canaries(8) if c.kind == "stripe_live_secret_key").value
     referenced = "".join(_html_reference(char, n) for n, char in enumerate(value))
@@ -299,6 +309,7 @@ def test_a_secret_written_as_html_character_references_is_removed_whole():
         "na\u00efve caf\u00e9 \u2014 \u201cquoted\u201d",
         "\u65e5\u672c\u8a9e\u306e\u30c6\u30ad\u30b9\u30c8\u3002",
         "Tom &amp; Jerry, &lt;b&gt;, &#169; caf&eacute;&nbsp;&hellip; &#1114112; &#0;",
+        "print('\\x1b[0m') and C:\\xfiles\\x0",
     ],
 )
 def test_a_text_with_nothing_to_undo_gets_no_normalised_view(text: str):
@@ -322,6 +333,9 @@ def test_a_text_with_nothing_to_undo_gets_no_normalised_view(text: str):
         "key:\n  %20  MHcC",
         "MHcC\\u000aAwEH",
         "blob\\u005cnAwEH",
+        "a\\x41b",
+        "123\\x3aAB",
+        "MHcC\\x0aAwEH",
         "a&#x41;b",
         "a&#65;b",
         "123&#58;AB",
@@ -478,7 +492,8 @@ _INVISIBLES = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad")
 
 def hide(value: str, how: str, at: int, length: int, mark: str) -> str:
     """``value`` with one invisible character inserted, or a slice percent-encoded, written as
-    ``\\uXXXX`` escapes or HTML character references (hexadecimal, decimal, named) or made fullwidth."""
+    ``\\uXXXX`` or ``\\xXX`` escapes or HTML character references (hexadecimal, decimal, named) or made
+    fullwidth."""
     start = at % len(value)
     end = min(len(value), start + 1 + length)
     if how == "invisible":
@@ -487,6 +502,8 @@ def hide(value: str, how: str, at: int, length: int, mark: str) -> str:
         middle = "".join(f"%{ord(c):02X}" if c.isascii() else c for c in value[start:end])
     elif how == "unicode_escape":
         middle = "".join(f"\\u{ord(c):04x}" for c in value[start:end])
+    elif how == "hex_escape":
+        middle = "".join(f"\\x{ord(c):02x}" if c.isascii() else c for c in value[start:end])
     elif how == "html_reference":
         middle = "".join(_html_reference(c, n) for n, c in enumerate(value[start:end]))
     else:
@@ -546,7 +563,9 @@ def _html_reference(char: str, n: int) -> str:
 @given(
     seed=st.integers(min_value=0, max_value=10_000),
     index=st.integers(min_value=0, max_value=200),
-    how=st.sampled_from(["invisible", "percent", "unicode_escape", "html_reference", "fullwidth"]),
+    how=st.sampled_from(
+        ["invisible", "percent", "unicode_escape", "hex_escape", "html_reference", "fullwidth"]
+    ),
     at=st.integers(min_value=0, max_value=4096),
     length=st.integers(min_value=0, max_value=80),
     mark=st.sampled_from(_INVISIBLES),

@@ -79,7 +79,9 @@ KEY_BODIES = {
 EC_IN_YAML = next(c for c in generate_canaries(1) if c.kind == "ec_key_in_yaml_block")
 
 
-@pytest.mark.parametrize("how", ["invisible", "percent", "unicode_escape", "html_reference", "fullwidth"])
+@pytest.mark.parametrize(
+    "how", ["invisible", "percent", "unicode_escape", "hex_escape", "html_reference", "fullwidth"]
+)
 def test_a_key_with_a_hidden_character_streamed_is_redacted_as_in_the_whole_text(how):
     # Found by streaming hidden canaries: a key body line holding a hidden character (or ending in an
     # escape still arriving) did not look like base64, so the lines before it were handed on alone;

@@ -11,10 +11,11 @@ view undoes all three, and escapes:
   comes from exactly one original character);
 - every ``%XX`` escape of a printable ASCII character (or tab, line feed, carriage return) is decoded,
   an escape escaped again as well (``%2541``, ``%252541``: ``A``; a URL inside a URL is encoded twice);
-- every ``\\uXXXX`` escape (JSON, JavaScript, Python) of an invisible character, a token character, a
-  compatibility form of one, a space, tab, line break, backslash or colon is read as that character:
-  a JSON text (a tool call's arguments, a pasted document) writes ``\\u200b`` where a reader of the
-  decoded value sees nothing;
+- every ``\\uXXXX`` escape (JSON, JavaScript, Python) or ``\\xXX`` escape (Python, JavaScript, C) of
+  an invisible character, a token character, a compatibility form of one, a space, tab, line break,
+  backslash or colon is read as that character: a JSON text (a tool call's arguments, a pasted
+  document) writes ``\\u200b`` where a reader of the decoded value sees nothing, and a string literal
+  in code can spell a whole token as ``\\x67\\x68\\x70…``;
 - every HTML character reference of such a character or of any printable ASCII character is read as
   that character, as percent-escapes are: numeric (``&#65;``, ``&#x41;``) or named (``&colon;``,
   ``&ast;``, ``&NewLine;``, ``&ZeroWidthSpace;``, ``&Aopf;``), with its closing semicolon. An HTML page
@@ -69,18 +70,19 @@ _INDENT_ESCAPE = re.compile(r"\n[ \t]*%(?:25)*(?:20|09)")
 # fullwidth between two token characters, it calls for a view; the fullwidth colon of CJK prose and the
 # escaped one before a space or another escape, do not.
 _JOINED_COLON = re.compile(
-    r"[0-9A-Za-z_\-](?:%(?:25)*3[Aa]|\uff1a|\\u003[Aa]|&#0*58;|&#[xX]0*3[Aa];|&colon;)[0-9A-Za-z_\-]"
+    r"[0-9A-Za-z_\-](?:%(?:25)*3[Aa]|\uff1a|\\u003[Aa]|\\x3[Aa]|&#0*58;|&#[xX]0*3[Aa];|&colon;)[0-9A-Za-z_\-]"
 )
-# What a ``\uXXXX`` escape of these stands for is read in the view too: line breaks, the indentation
+# What a ``\uXXXX`` or ``\xXX`` escape of these stands for is read in the view too: line breaks, the indentation
 # and the backslash of a JSON "\n" join a key block's lines (one escaped splits the block, as with
 # percent-escapes), and the colon joins a token's halves.
 _ESCAPED_LAYOUT = frozenset(" \t\n\r\\:")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
-_UNICODE_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})")
+_BACKSLASH_ESCAPE = r"\\u[0-9A-Fa-f]{4}|\\x[0-9A-Fa-f]{2}"
 # HTML character references, numeric (decimal or hexadecimal) or named, closed by their semicolon.
 _REFERENCE = r"&(?:#[xX][0-9A-Fa-f]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{1,31});"
 _HTML_REFERENCE = re.compile(_REFERENCE)
-_SPECIAL = re.compile(_ESCAPE + r"|\\u[0-9A-Fa-f]{4}|" + _REFERENCE + r"|[^\x00-\x7f]+")
+_SPECIAL = re.compile(_ESCAPE + "|" + _BACKSLASH_ESCAPE + "|" + _REFERENCE + r"|[^\x00-\x7f]+")
+_BACKSLASH_ESCAPES = re.compile(_BACKSLASH_ESCAPE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +126,7 @@ def normalised_view(text: str) -> View | None:
         or _hiding_characters(text)
         or _JOINED_COLON.search(text)
         or ("%" in text and _INDENT_ESCAPE.search(text))
-        or ("\\u" in text and any(_hiding(chr(int(m.group(1), 16))) for m in _UNICODE_ESCAPE.finditer(text)))
+        or ("\\" in text and any(_hiding(_unescaped(m.group())) for m in _BACKSLASH_ESCAPES.finditer(text)))
         or (
             "&" in text
             and any(_reference_view(m.group()) not in _QUIET for m in _HTML_REFERENCE.finditer(text))
@@ -159,6 +161,11 @@ def _hiding(char: str | None) -> str | None:
     if char in _INVISIBLE or char in _TOKEN_EXACT or char in _ESCAPED_LAYOUT or _folds_to_token(char):
         return char
     return None
+
+
+def _unescaped(escape: str) -> str:
+    """The character a ``\\uXXXX`` or ``\\xXX`` escape stands for."""
+    return chr(int(escape[2:], 16))
 
 
 def _reference_view(reference: str) -> str | None:
@@ -208,7 +215,7 @@ class _Builder:
             if special[0] == "%":
                 self._replace(match.start(), len(special), chr(int(special[-2:], 16)))
             elif special[0] == "\\":
-                self._escaped(match.start(), special, _hiding(chr(int(special[2:], 16))))
+                self._escaped(match.start(), special, _hiding(_unescaped(special)))
             elif special[0] == "&":
                 self._escaped(match.start(), special, _reference_view(special))
             elif _INVISIBLE.isdisjoint(special) and unicodedata.is_normalized("NFKC", special):
@@ -239,8 +246,8 @@ class _Builder:
             self._replace(offset, 1, normal)
 
     def _escaped(self, offset: int, escape: str, char: str | None) -> None:
-        """A ``\\uXXXX`` escape or an HTML reference read as ``char`` (an invisible one is dropped), or
-        as written when ``char`` is None."""
+        """A ``\\uXXXX`` or ``\\xXX`` escape or an HTML reference read as ``char`` (an invisible one
+        is dropped), or as written when ``char`` is None."""
         if char is None:
             self._copy(offset, offset + len(escape))
         elif char in _INVISIBLE:

@@ -23,7 +23,7 @@ follows from the detectors (``catalogue``, ``assignments``, ``library``, ``block
    the next line could extend the block (the block rule joins full lines), so a private key body wrapped
    over lines is judged whole. A line is read as the detectors read it, in its normalised view (a
    hidden character undone, an escaped line break ending a full line), and the last line without an
-   escape or character reference still arriving (``%3``, ``\\u00``, ``&#x4``).
+   escape or character reference still arriving (``%3``, ``\\u00``, ``\\x4``, ``&#x4``).
 5. **The start of a value already found**: once a value is detected it is redacted at every later
    occurrence (as :func:`~governance.guardrails.redaction.redact` does within one text); a trailing
    text that is the beginning of such a value containing white space is held.
@@ -64,7 +64,7 @@ _CLOSINGS = {
     "P": re.compile(r"Private-MAC: *[0-9A-Fa-f]+(?=[^0-9A-Fa-f])"),
 }
 _PARTIAL_ESCAPE = re.compile(
-    r"(?:%(?:25)*[0-9A-Fa-f]?|\\(?:u[0-9A-Fa-f]{0,3})?|&(?:#[xX]?[0-9A-Fa-f]{0,7}|[A-Za-z][A-Za-z0-9]{0,31})?)\Z"
+    r"(?:%(?:25)*[0-9A-Fa-f]?|\\(?:u[0-9A-Fa-f]{0,3}|x[0-9A-Fa-f]?)?|&(?:#[xX]?[0-9A-Fa-f]{0,7}|[A-Za-z][A-Za-z0-9]{0,31})?)\Z"
 )
 _SPACE = re.compile(r"\s")
 _PARTIAL_ARMOUR = re.compile(r"-{4,5} ?[A-Z ]*\Z")
@@ -207,7 +207,7 @@ def _open_value_of(line: str) -> int:
 def _open_base64(held: str) -> int:
     """Where a run of full base64 lines starts that the next line may continue (else ``len(held)``)."""
     lines = held.split("\n")
-    # The last line may end in an escape still arriving ("%3", "\\u00", "&#x4"): read without it.
+    # The last line may end in an escape still arriving ("%3", "\\u00", "\\x4", "&#x4"): read without it.
     *full, last = _as_read(_PARTIAL_ESCAPE.sub("", lines[-1]))
     if not (_BASE64_CHARS.fullmatch(last) and all(_BASE64_LINE.fullmatch(part) for part in full)):
         return len(held)

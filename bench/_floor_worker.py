@@ -4,10 +4,11 @@ around it.
 A Celery task replays the request body a real step sent (recorded by the fake during the pooled
 setting) through the official ``openai`` SDK on the same lean path as the service's adapter (the
 client's generic ``post`` with a stream of decoded JSON chunks, no TypedDict transform, no pydantic
-model per chunk), reads the reply to its end and enqueues the run's next step; a run's last step counts the run done in Redis. No Django, no
-database, no assembly, governance, fit or record: what is left is the part of a step's CPU that any
-implementation on Celery and the official SDK pays, so its share of the slot ceiling bounds what the
-service can reach on the same machine.
+model per chunk), reads the reply to its end and enqueues the run's next step; a run's last step
+counts the run done in Redis. The app's Celery settings are the service's (late acknowledgement, a
+prefetch of one). No Django, no database, no assembly, governance, fit or record: what is left is the
+part of a step's CPU that any implementation on Celery and the official SDK pays, so its share of the
+slot ceiling bounds what the service can reach on the same machine.
 
 Not a benchmark itself (the Makefile runs only ``bench/[a-z]*.py``). Started by ``bench/concurrency.py``
 as ``celery -A bench._floor_worker worker`` and configured by the environment: ``FLOOR_BROKER_URL``,

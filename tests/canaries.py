@@ -20,6 +20,7 @@ how many negatives were touched.
 from __future__ import annotations
 
 import base64
+import html
 import json
 import random
 import re
@@ -67,10 +68,16 @@ class Canary:
 _INVISIBLE = re.compile("[\u00ad\u200b-\u200f\u2060-\u2064\ufeff]")
 
 
+_BACKSLASH_ESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|x([0-9A-Fa-f]{2})|(/))")
+
+
 def reveal(text: str) -> str:
-    """``text`` as a reader takes it: no invisible characters, compatibility forms folded, ASCII
-    percent-escapes decoded. Written independently of the redactor's own normalisation."""
-    return urllib.parse.unquote(unicodedata.normalize("NFKC", _INVISIBLE.sub("", text)))
+    """``text`` as a reader takes it: ``\\uXXXX``, ``\\xXX`` and JSON ``\\/`` escapes and HTML character
+    references decoded, no invisible characters, compatibility forms folded, ASCII percent-escapes
+    decoded. Written independently of the redactor's own normalisation (the standard library's HTML
+    unescaping)."""
+    text = _BACKSLASH_ESCAPE.sub(lambda m: m.group(3) or chr(int(m.group(1) or m.group(2), 16)), text)
+    return urllib.parse.unquote(unicodedata.normalize("NFKC", _INVISIBLE.sub("", html.unescape(text))))
 
 
 def generate_canaries(seed: int) -> list[Canary]:

@@ -280,6 +280,39 @@ def test_an_html_character_reference_maps_back_to_the_whole_reference():
     assert spans == [(0, 1), (1, 7), (7, 15), (15, 20), (20, 21)]
 
 
+def test_every_secret_holding_a_slash_is_removed_whole_when_json_escapes_its_slashes():
+    # Some JSON encoders (PHP's by default) write every "/" as "\/": a key body, an AWS secret or a
+    # webhook URL then reads, as written, as pieces between backslashes.
+    for seed in range(3):
+        for canary in [c for c in generate_canaries(seed) if "/" in c.value]:
+            in_place = canary.context.replace(canary.value, canary.value.replace("/", "\\/"))
+            document = json.dumps({"note": canary.context}).replace("/", "\\/")
+
+            for text in (in_place, document):
+                assert canary.leaks(redact(text).text) == [], (seed, canary.kind, text[:40])
+
+
+# Found by the test above: in a JSON string a key body's first line follows its "\n" escape and was read
+# with that "n", one character longer than the lines under it, so the lines were never joined into the
+# block and the last, shorter one was handed on; JSON in a JSON string escapes the "\n" again.
+@pytest.mark.parametrize(
+    ("kind", "placeholder"),
+    [
+        ("rsa_key_body_without_armour", "private_key"),
+        ("openssh_key_body_without_armour", "private_key"),
+        ("random_key_body_without_armour", "high_entropy_string"),
+    ],
+)
+def test_a_key_body_in_a_json_string_is_removed_whole_once_or_twice_encoded(kind, placeholder):
+    value = next(c for c in generate_canaries(0) if c.kind == kind).value
+    once = json.dumps({"note": f"Key:\n{value}\nKeep it safe."})
+
+    assert redact(once).text == json.dumps({"note": f"Key:\n[REDACTED:{placeholder}]\nKeep it safe."})
+    assert redact(json.dumps({"tool_result": once})).text == json.dumps(
+        {"tool_result": json.dumps({"note": f"Key:\n[REDACTED:{placeholder}]\nKeep it safe."})}
+    )
+
+
 def test_a_secret_spelt_in_hex_escapes_in_a_string_literal_is_removed_whole():
     value = next(c for c in generate_canaries(8) if c.kind == "stripe_live_secret_key").value
     escaped = "".join(f"\\x{ord(char):02x}" for char in value)
@@ -336,6 +369,7 @@ def test_a_text_with_nothing_to_undo_gets_no_normalised_view(text: str):
         "a\\x41b",
         "123\\x3aAB",
         "MHcC\\x0aAwEH",
+        "wJalrXUtnFEMI\\/K7MDENG",
         "a&#x41;b",
         "a&#65;b",
         "123&#58;AB",

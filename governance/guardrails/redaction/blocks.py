@@ -47,7 +47,8 @@ _STANDARD = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 _URL_SAFE = re.compile(r"[A-Za-z0-9\-_]+={0,2}")
 _NEXT_STANDARD = re.compile(r"[A-Za-z0-9+/]{4,}={0,2}")
 _NEXT_URL_SAFE = re.compile(r"[A-Za-z0-9\-_]{4,}={0,2}")
-_BREAK = re.compile(r"(?:\r?\n|\\r\\n|\\n)[ \t]*")
+# A line break as written, or escaped once or more (JSON in a JSON string escapes its "\n" again).
+_BREAK = re.compile(r"(?:\r?\n|\\+r\\+n|\\+n)[ \t]*")
 _LINE_END = re.compile(r"[ \t]*(?:\Z|[\r\n\\\"'`,;)\]}])")
 FULL_LINE = 40  # the narrowest wrapped line, and the shortest single-line run, that can be a key
 SHORTEST_RUN = 16
@@ -90,12 +91,22 @@ def base64_blocks(text: str, runs: Sequence[re.Match[str]], hints: Sequence[int]
         shortest = SHORTEST_RUN if hinted else FULL_LINE
         if end <= cursor or end - start < shortest:
             continue
-        for run in _RUN.finditer(text, max(cursor, start), end):
+        for run in _RUN.finditer(text, _after_escape(text, max(cursor, start)), end):
             for first in _first_lines(run, shortest):
                 if first.start() >= cursor:
                     block = _block(text, first)
                     cursor = block.end
                     yield block
+
+
+def _after_escape(text: str, position: int) -> int:
+    """``position``, moved past the letter of a JSON escape (``\\n``, ``\\r``, ``\\t``) that a run of
+    token characters starts with: in a JSON string, a key body's first line follows its ``\\n``, and
+    read with that ``n`` it is one character longer than the lines under it (which the block rule
+    then does not join)."""
+    if 0 < position < len(text) and text[position - 1] == "\\" and text[position] in "nrt":
+        return position + 1
+    return position
 
 
 def _first_lines(run: re.Match[str], shortest: int) -> Iterator[re.Match[str]]:

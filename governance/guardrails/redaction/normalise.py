@@ -16,6 +16,8 @@ view undoes all three, and escapes:
   backslash or colon is read as that character: a JSON text (a tool call's arguments, a pasted
   document) writes ``\\u200b`` where a reader of the decoded value sees nothing, and a string literal
   in code can spell a whole token as ``\\x67\\x68\\x70…``;
+- every JSON ``\\/`` is read as ``/``: some JSON encoders (PHP's by default) escape every slash, which
+  splits a base64 key, an AWS secret or a webhook URL where a reader of the decoded value sees one;
 - every HTML character reference of such a character or of any printable ASCII character is read as
   that character, as percent-escapes are: numeric (``&#65;``, ``&#x41;``) or named (``&colon;``,
   ``&ast;``, ``&NewLine;``, ``&ZeroWidthSpace;``, ``&Aopf;``), with its closing semicolon. An HTML page
@@ -77,7 +79,7 @@ _JOINED_COLON = re.compile(
 # percent-escapes), and the colon joins a token's halves.
 _ESCAPED_LAYOUT = frozenset(" \t\n\r\\:")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
-_BACKSLASH_ESCAPE = r"\\u[0-9A-Fa-f]{4}|\\x[0-9A-Fa-f]{2}"
+_BACKSLASH_ESCAPE = r"\\u[0-9A-Fa-f]{4}|\\x[0-9A-Fa-f]{2}|\\/"
 # HTML character references, numeric (decimal or hexadecimal) or named, closed by their semicolon.
 _REFERENCE = r"&(?:#[xX][0-9A-Fa-f]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{1,31});"
 _HTML_REFERENCE = re.compile(_REFERENCE)
@@ -164,8 +166,8 @@ def _hiding(char: str | None) -> str | None:
 
 
 def _unescaped(escape: str) -> str:
-    """The character a ``\\uXXXX`` or ``\\xXX`` escape stands for."""
-    return chr(int(escape[2:], 16))
+    """The character a ``\\uXXXX``, ``\\xXX`` or ``\\/`` escape stands for."""
+    return "/" if escape == "\\/" else chr(int(escape[2:], 16))
 
 
 def _reference_view(reference: str) -> str | None:

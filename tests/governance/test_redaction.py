@@ -369,7 +369,7 @@ def test_a_text_with_nothing_to_undo_gets_no_normalised_view(text: str):
         "a\\x41b",
         "123\\x3aAB",
         "MHcC\\x0aAwEH",
-        "wJalrXUtnFEMI\\/K7MDENG",
+        "abcDEF123\\/ghiJKL456",
         "a&#x41;b",
         "a&#65;b",
         "123&#58;AB",

@@ -9,6 +9,7 @@ format ``{"code", "message", "extra"}`` for each status a view can answer.
 from __future__ import annotations
 
 import dataclasses
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar, TypeVar
 
@@ -184,12 +185,13 @@ def paginated_response(
 # serialized by ``item``. ``FilterSerializer`` validates the query (None: the list takes no filters).
 # Document a subclass with list_api. (No docstring: the schema would show it as every list's
 # description.)
-class ListApi(APIView):
+class ListApi(APIView, ABC):
     item: ClassVar[type[serializers.Serializer]]
     FilterSerializer: ClassVar[type[serializers.Serializer] | None] = None
 
+    @abstractmethod
     def rows(self, request: Request, filters: dict[str, Any]) -> Iterable[Any]:
-        raise NotImplementedError
+        """The rows of the list for the validated ``filters``, in order."""
 
     def body(self, row: Any) -> Any:
         """What ``item`` serializes of ``row`` (the row itself unless a subclass says otherwise)."""

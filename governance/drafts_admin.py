@@ -13,6 +13,7 @@ An interface module: it calls governance services and imports no other app.
 from __future__ import annotations
 
 import json
+from abc import ABCMeta, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -24,6 +25,7 @@ from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import FieldDoesNotExist, PermissionDenied, ValidationError
 from django.db import models, transaction
 from django.db.models import QuerySet
+from django.forms.widgets import MediaDefiningClass
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
@@ -83,7 +85,12 @@ class HasDraftFilter(admin.SimpleListFilter):
         return queryset
 
 
-class DraftAdmin(admin.ModelAdmin):
+class _AbstractAdminMetaclass(MediaDefiningClass, ABCMeta):
+    """``ModelAdmin``'s metaclass with ``abc``'s: an admin that leaves an abstract method unimplemented
+    fails when the admin site instantiates it at registration, not at its first save."""
+
+
+class DraftAdmin(admin.ModelAdmin, metaclass=_AbstractAdminMetaclass):
     """The base of a drafted model's ``ModelAdmin`` (put it before ``ClassifiedAdmin`` in the bases).
 
     Its rows are annotated with ``has_draft``: put ``"has_draft"`` in ``list_display`` and
@@ -98,12 +105,12 @@ class DraftAdmin(admin.ModelAdmin):
     def has_draft(self, obj: Any) -> bool:
         return bool(getattr(obj, "has_draft", False))
 
+    @abstractmethod
     def live_save(
         self, request: HttpRequest, obj: Any, *, values: dict[str, Any] | None, reason: str
     ) -> None:
         """Save ``obj`` live through the app's service; ``values`` are the draft's (``None`` when only
         the classification changes)."""
-        raise NotImplementedError
 
     # Values: the form's cleaned data as JSON, and back onto a row.
 

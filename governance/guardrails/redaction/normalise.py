@@ -74,9 +74,9 @@ _INDENT_ESCAPE = re.compile(r"\n[ \t]*%(?:25)*(?:20|09)")
 _JOINED_COLON = re.compile(
     r"[0-9A-Za-z_\-](?:%(?:25)*3[Aa]|\uff1a|\\u003[Aa]|\\x3[Aa]|&#0*58;|&#[xX]0*3[Aa];|&colon;)[0-9A-Za-z_\-]"
 )
-# What a ``\uXXXX`` or ``\xXX`` escape of these stands for is read in the view too: line breaks, the indentation
-# and the backslash of a JSON "\n" join a key block's lines (one escaped splits the block, as with
-# percent-escapes), and the colon joins a token's halves.
+# What a ``\uXXXX`` or ``\xXX`` escape of these stands for is read in the view too: line breaks, the
+# indentation and the backslash of a JSON "\n" join a key block's lines (one escaped splits the block,
+# as with percent-escapes), and the colon joins a token's halves.
 _ESCAPED_LAYOUT = frozenset(" \t\n\r\\:")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _BACKSLASH_ESCAPE = r"\\u[0-9A-Fa-f]{4}|\\x[0-9A-Fa-f]{2}|\\/"
@@ -156,10 +156,8 @@ def _hiding_characters(text: str) -> bool:
     return not unicodedata.is_normalized("NFKC", text) and any(map(_folds_to_token, characters))
 
 
-def _hiding(char: str | None) -> str | None:
+def _hiding(char: str) -> str | None:
     """``char`` (what an escape or a reference stands for) when it can hide or form a token."""
-    if char is None:
-        return None
     if char in _INVISIBLE or char in _TOKEN_EXACT or char in _ESCAPED_LAYOUT or _folds_to_token(char):
         return char
     return None
@@ -248,8 +246,8 @@ class _Builder:
             self._replace(offset, 1, normal)
 
     def _escaped(self, offset: int, escape: str, char: str | None) -> None:
-        """A ``\\uXXXX`` or ``\\xXX`` escape or an HTML reference read as ``char`` (an invisible one
-        is dropped), or as written when ``char`` is None."""
+        """A backslash escape or an HTML reference read as ``char`` (an invisible one is dropped), or
+        as written when ``char`` is None."""
         if char is None:
             self._copy(offset, offset + len(escape))
         elif char in _INVISIBLE:

@@ -1,8 +1,9 @@
 """Redaction of one text: every source of spans, merged and replaced.
 
 Detection runs on the text as written and, when the text holds invisible characters, compatibility
-forms, escapes or HTML character references, once more on its normalised view (``normalise``), whose findings are mapped
-back to original spans. The view only adds findings: whatever the text as written yields stays.
+forms, escapes or HTML character references, once more on its normalised view (``normalise``), whose
+findings are mapped back to original spans. The view only adds findings: whatever the text as written
+yields stays.
 """
 
 from __future__ import annotations

@@ -64,7 +64,9 @@ _CLOSINGS = {
     "P": re.compile(r"Private-MAC: *[0-9A-Fa-f]+(?=[^0-9A-Fa-f])"),
 }
 _PARTIAL_ESCAPE = re.compile(
-    r"(?:%(?:25)*[0-9A-Fa-f]?|\\(?:u[0-9A-Fa-f]{0,3}|x[0-9A-Fa-f]?)?|&(?:#[xX]?[0-9A-Fa-f]{0,7}|[A-Za-z][A-Za-z0-9]{0,31})?)\Z"
+    r"(?:%(?:25)*[0-9A-Fa-f]?"  # a percent-escape
+    r"|\\(?:u[0-9A-Fa-f]{0,3}|x[0-9A-Fa-f]?)?"  # a backslash escape
+    r"|&(?:#[xX]?[0-9A-Fa-f]{0,7}|[A-Za-z][A-Za-z0-9]{0,31})?)\Z"  # an HTML character reference
 )
 _SPACE = re.compile(r"\s")
 _PARTIAL_ARMOUR = re.compile(r"-{4,5} ?[A-Z ]*\Z")
@@ -207,7 +209,7 @@ def _open_value_of(line: str) -> int:
 def _open_base64(held: str) -> int:
     """Where a run of full base64 lines starts that the next line may continue (else ``len(held)``)."""
     lines = held.split("\n")
-    # The last line may end in an escape still arriving ("%3", "\\u00", "\\x4", "&#x4"): read without it.
+    # The last line may end in an escape still arriving ("%3", "\\u00", "&#x4"): read without it.
     *full, last = _as_read(_PARTIAL_ESCAPE.sub("", lines[-1]))
     if not (_BASE64_CHARS.fullmatch(last) and all(_BASE64_LINE.fullmatch(part) for part in full)):
         return len(held)

@@ -11,7 +11,7 @@ it and sends the result back as a ``tool`` message.
 
 Unknown body fields are ignored, as OpenAI-compatible servers do; known ones this service cannot
 honour (``n`` > 1, ``logprobs``, ``top_logprobs``) are a 400 naming the parameter. Errors are in
-OpenAI's shape (:mod:`agents.apis.openai_shapes`). ``X-Data-Class`` sets the class of every message
+OpenAI's shape (:mod:`agents.apis.openai_errors`). ``X-Data-Class`` sets the class of every message
 that does not declare its own ``data_class``; without it, the client's default class applies.
 """
 
@@ -31,7 +31,8 @@ from rest_framework.response import Response
 
 from agents.apis.context import MAX_OUTPUT_TOKENS, client_configuration, client_of
 from agents.apis.on_loop import LoopAnswers
-from agents.apis.openai_shapes import completion_body, error_response, stream_events, stream_events_async
+from agents.apis.openai_errors import error_response
+from agents.apis.openai_shapes import completion_body, stream_events, stream_events_async
 from agents.apis.run_events import JsonErrorsNegotiation
 from agents.apis.sse import PendingStream, is_asgi, sse_response
 from agents.providers.values import CallOptions

@@ -63,7 +63,9 @@ MIDDLEWARE = [
     # First, so that every log record of a request carries its request id, and its span is the root.
     "config.logs.RequestLogContextMiddleware",
     "config.tracing.TraceContextMiddleware",
-    # Outermost after it, so that it sees every response, including Django's own 404 and 500 pages.
+    # Outside the API's error shape: /api/openai/v1 answers every error in OpenAI's instead.
+    "agents.apis.openai_errors.OpenAIErrorShapeMiddleware",
+    # Outermost after them, so that it sees every response, including Django's own 404 and 500 pages.
     "config.errors.ApiErrorShapeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

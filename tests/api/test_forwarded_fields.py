@@ -1,5 +1,5 @@
 """Every request field that reaches a provider is a classified source or a bounded parameter: ``stop``
-is caller input of the request's class and at most 4 × 64 characters; ``user`` and ``metadata`` are
+is caller input of the request's class and at most 4 sequences of 64 characters; ``user`` and ``metadata`` are
 accepted and never forwarded."""
 
 from __future__ import annotations

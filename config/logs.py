@@ -41,6 +41,8 @@ if TYPE_CHECKING:  # the settings module imports this one: nothing here may need
 
 CONTEXT_FIELDS = ("run_id", "step_index", "client", "correlation_id", "request_id")
 JSON_FIELDS = ("time", "level", "logger", "message", *CONTEXT_FIELDS, "exc_info", "stack_info")
+# JSON fields the code writes itself from identifiers: no text to redact.
+_OURS = frozenset(("time", "level", "logger", "run_id", "step_index", "correlation_id", "request_id"))
 LOG_FORMATS = ("text", "json")
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 # The one redactor (governance.guardrails.redaction), by path: config imports no app.
@@ -143,7 +145,10 @@ class JsonLogFormatter(JsonFormatter):
 
     def process_log_record(self, log_data: dict[str, Any]) -> dict[str, Any]:
         kept = {name: log_data[name] for name in JSON_FIELDS if name in log_data}
-        return {name: self.redact(value) if isinstance(value, str) else value for name, value in kept.items()}
+        return {
+            name: self.redact(value) if isinstance(value, str) and name not in _OURS else value
+            for name, value in kept.items()
+        }
 
 
 def logging_config(*, log_format: str, level: str) -> dict[str, Any]:

@@ -206,3 +206,19 @@ def test_reverting_a_deleted_row_recreates_it_inactive(client, writer, live, fak
     assert_created_inactive_with_its_activation_drafted(recreated, response)
     assert sent_system_prompt(caller, configuration, fake_provider) == PROMPT
     assert NEW not in fake_provider.wire_text()
+
+
+def test_a_publisher_publishing_the_activation_puts_the_new_row_in_use(
+    client, writer, live, fake_provider, admin_client
+):
+    _, configuration, caller = live
+    client.post(f"{SNIPPETS}/add/", {**new_snippet_form("refunds"), "tag_names": "tone"})
+    created = Snippet.objects.get(identifier="refunds")
+
+    assert admin_client.post(f"{SNIPPETS}/{created.pk}/publish/").status_code == 302
+
+    assert Snippet.objects.get(pk=created.pk).is_active is True
+    assert Draft.objects.count() == 0
+    assert sent_system_prompt(caller, configuration, fake_provider) == (
+        f"{PROMPT}\n\nRefunds:\n{NEW}\n\nTone of voice:\n{OLD}"
+    )

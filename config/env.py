@@ -6,6 +6,7 @@ be parsed is a start-up error naming the variable, never a silent fallback to a 
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 import secrets
@@ -102,6 +103,17 @@ def env_names(name: str, default: list[str]) -> list[str]:
         if not _ENV_NAME.fullmatch(item):
             raise ImproperlyConfigured(f"{name} must list variable names (A-Z, 0-9, _), got {item!r}")
     return names
+
+
+def env_networks(name: str, default: list[str]) -> list[str]:
+    """A comma-separated list of IP networks or addresses (``10.0.0.0/8``, ``::1``), canonical."""
+    networks = []
+    for item in env_list(name, default):
+        try:
+            networks.append(str(ipaddress.ip_network(item, strict=False)))
+        except ValueError:
+            raise ImproperlyConfigured(f"{name} must list IP networks or addresses, got {item!r}") from None
+    return networks
 
 
 def env_url(name: str, *, schemes: tuple[str, ...]) -> str | None:

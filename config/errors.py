@@ -87,6 +87,18 @@ def input_too_deep(limit: int) -> InputTooDeep:
     return InputTooDeep(message, extra=extra)
 
 
+class InvalidText(ApplicationError):
+    """A string in a JSON body holds a NUL character or an unpaired surrogate: no provider, database
+    or log can carry it faithfully, so the request is refused before any view sees it."""
+
+    code = "invalid_text"
+
+
+def invalid_text(field: str) -> InvalidText:
+    message = f"{field}: text must not contain NUL (U+0000) or an unpaired surrogate (U+D800 to U+DFFF)."
+    return InvalidText(message, extra={"field": field})
+
+
 # What a non-JSON error under /api/ becomes (Django's own pages, or an API view rendering HTML such as
 # the docs page); any other status gets the generic "error" or "server_error".
 _STATUS_CODES = {

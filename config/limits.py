@@ -9,11 +9,15 @@ limits.
 :class:`BoundedJSONParser` (the API's only parser) refuses a body nested deeper than
 :data:`MAX_JSON_DEPTH` with ``400 invalid_input``. Python's ``json`` module recurses once per level,
 so a deep enough body would otherwise end in a ``RecursionError``; the depth is measured first, without
-recursion, in one pass over the body.
+recursion, in one pass over the body. It also refuses, with ``400 invalid_text`` naming the field, a
+string (a value or a key) holding NUL or an unpaired surrogate, which JSON's ``\\u`` escapes can
+write: a provider's client cannot encode such text and PostgreSQL cannot store NUL, so letting it
+through would end as a provider failure or a 500 instead of the caller's error.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import IO, Any
 
@@ -23,7 +27,7 @@ from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser, get_encoding
 from rest_framework.utils import json
 
-from config.errors import input_too_deep, request_too_large
+from config.errors import input_too_deep, invalid_text, request_too_large
 
 API_PREFIX = "/api/"
 
@@ -91,6 +95,34 @@ class BoundedJSONParser(JSONParser):
             raise input_too_deep(MAX_JSON_DEPTH)
         parse_constant = json.strict_constant if self.strict else None
         try:
-            return json.loads(text, parse_constant=parse_constant)
+            data = json.loads(text, parse_constant=parse_constant)
         except ValueError as exc:
             raise ParseError(f"JSON parse error - {exc}") from None
+        field = bad_text_field(data)
+        if field is not None:
+            raise invalid_text(field)
+        return data
+
+
+_BAD_TEXT = re.compile("[\x00\ud800-\udfff]")
+
+
+def bad_text_field(data: Any) -> str | None:
+    """The path (``messages[0].content``) of the first string in ``data`` (parsed JSON) holding NUL
+    or an unpaired surrogate (a pair is decoded to one character by the parser, so any surrogate
+    left is unpaired), or None. Without recursion: the depth is bounded, but not by much."""
+    pending: list[tuple[str, Any]] = [("", data)]
+    while pending:
+        path, value = pending.pop()
+        if isinstance(value, str):
+            if _BAD_TEXT.search(value):
+                return path or "(body)"
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                name = f"{path}.{key}" if path else str(key)
+                if _BAD_TEXT.search(key):
+                    return f"{path}.(key)" if path else "(key)"
+                pending.append((name, item))
+        elif isinstance(value, list):
+            pending.extend((f"{path}[{index}]", item) for index, item in enumerate(value))
+    return None

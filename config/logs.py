@@ -11,11 +11,20 @@ A JSON line holds those fields, ``time`` (UTC, ISO 8601), ``level``, ``logger``,
 exception's traceback, and nothing else: values passed to a log call as ``extra`` are dropped, since
 any of them could carry content. Messages themselves name things by identifier, never by content
 (the code redacts before it logs).
+
+Whatever logger wrote a line, it is redacted as it is formatted, in both formats: Django's own
+(``django.request`` names the path, ``django.security.DisallowedHost`` the ``Host`` header), the
+ASGI server's (uvicorn's access log names the path and query string) and any library's. The
+formatters call the service's one redactor (:data:`REDACTOR`, loaded by its dotted path on first
+use: this module is imported by the settings, before any app can be); a line the redactor fails on
+is replaced by :data:`WITHHELD`, never written raw. uvicorn's loggers are given no handler of their
+own and propagate to the root's, so its access log follows ``LOG_FORMAT`` too.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
@@ -24,6 +33,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from django.core.signals import request_finished
+from django.utils.module_loading import import_string
 from pythonjsonlogger.json import JsonFormatter
 
 if TYPE_CHECKING:  # the settings module imports this one: nothing here may need Django set up
@@ -31,8 +41,15 @@ if TYPE_CHECKING:  # the settings module imports this one: nothing here may need
 
 CONTEXT_FIELDS = ("run_id", "step_index", "client", "correlation_id", "request_id")
 JSON_FIELDS = ("time", "level", "logger", "message", *CONTEXT_FIELDS, "exc_info", "stack_info")
+# JSON fields the code writes itself from identifiers: no text to redact.
+_OURS = frozenset(("time", "level", "logger", "run_id", "step_index", "correlation_id", "request_id"))
 LOG_FORMATS = ("text", "json")
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
+# The one redactor (governance.guardrails.redaction), by path: config imports no app.
+REDACTOR = "governance.guardrails.redaction.redact"
+WITHHELD = "[log line withheld: it could not be redacted]"
+# uvicorn configures these with handlers and formats of its own; ours replace them.
+SERVER_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access")
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 _context: ContextVar[Mapping[str, Any]] = ContextVar("log_context", default=_EMPTY)
@@ -73,28 +90,75 @@ class LogContextFilter(logging.Filter):
         return True
 
 
-class JsonLogFormatter(JsonFormatter):
-    """One JSON object per record, holding only :data:`JSON_FIELDS` (python-json-logger)."""
+class Redactor:
+    """``redactor`` (a dotted path to a function returning an object with ``.text``) applied to a
+    string, loaded on first use. Fails closed: any failure gives :data:`WITHHELD`."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, redactor: str) -> None:
+        self.path = redactor
+        self.function: Callable[[str], Any] | None = None
+        self.loading = False
+        self.lock = threading.RLock()  # re-entrant: the import may log in the same thread
+
+    def __call__(self, text: str) -> str:
+        try:
+            return str(self.loaded()(text).text)
+        except Exception:  # fail closed: whatever went wrong, the raw line is never written
+            return WITHHELD
+
+    def loaded(self) -> Callable[[str], Any]:
+        with self.lock:
+            if self.function is None:
+                if self.loading:  # a record logged while the redactor itself is being imported
+                    raise RuntimeError("the redactor is loading")
+                self.loading = True
+                try:
+                    self.function = import_string(self.path)
+                finally:
+                    self.loading = False
+            return self.function
+
+
+class TextLogFormatter(logging.Formatter):
+    """:data:`TEXT_FORMAT`, the whole line (traceback included) redacted."""
+
+    def __init__(self, *, redactor: str = "") -> None:
+        super().__init__(TEXT_FORMAT)
+        self.redact = Redactor(redactor or REDACTOR)
+
+    def format(self, record: logging.LogRecord) -> str:
+        return self.redact(super().format(record))
+
+
+class JsonLogFormatter(JsonFormatter):
+    """One JSON object per record, holding only :data:`JSON_FIELDS` (python-json-logger), every
+    string in it redacted."""
+
+    def __init__(self, *args: Any, redactor: str = "", **kwargs: Any) -> None:
         super().__init__(
             "{levelname}{name}{message}",
             style="{",
             rename_fields={"levelname": "level", "name": "logger"},
             timestamp="time",
         )
+        self.redact = Redactor(redactor or REDACTOR)
 
     def process_log_record(self, log_data: dict[str, Any]) -> dict[str, Any]:
-        return {name: log_data[name] for name in JSON_FIELDS if name in log_data}
+        kept = {name: log_data[name] for name in JSON_FIELDS if name in log_data}
+        return {
+            name: self.redact(value) if isinstance(value, str) and name not in _OURS else value
+            for name, value in kept.items()
+        }
 
 
 def logging_config(*, log_format: str, level: str) -> dict[str, Any]:
-    """Django's ``LOGGING``: one console handler in ``log_format``, with the context filter."""
+    """Django's ``LOGGING``: one console handler in ``log_format``, with the context filter; the
+    ASGI server's loggers write through it."""
     return {
         "version": 1,
         "disable_existing_loggers": False,
         "filters": {"context": {"()": LogContextFilter}},
-        "formatters": {"text": {"format": TEXT_FORMAT}, "json": {"()": JsonLogFormatter}},
+        "formatters": {"text": {"()": TextLogFormatter}, "json": {"()": JsonLogFormatter}},
         "handlers": {
             "console": {
                 "class": "logging.StreamHandler",
@@ -103,6 +167,7 @@ def logging_config(*, log_format: str, level: str) -> dict[str, Any]:
             }
         },
         "root": {"handlers": ["console"], "level": level},
+        "loggers": {name: {"handlers": [], "propagate": True} for name in SERVER_LOGGERS},
     }
 
 

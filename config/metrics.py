@@ -1,6 +1,6 @@
 """``/metrics``: the Prometheus exposition of every process's counters, and gauges read at scrape time.
 
-Who may scrape: a loopback client (the address as ``config.throttling.client_address`` counts it, so
+Who may scrape: a loopback client (the address as ``config.client_address.client_ip`` counts it, so
 behind ``API_TRUSTED_PROXIES`` the proxied client's address), and any other client only with
 ``Authorization: Bearer <METRICS_TOKEN>`` when that is set. Anyone else gets a 404: the endpoint
 does not say that it exists.
@@ -23,7 +23,6 @@ never content.
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import os
 from collections.abc import Iterable, Iterator
 
@@ -35,20 +34,13 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
-from config.throttling import client_address
+from config.client_address import client_ip
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 
 def multiprocess_dir() -> str | None:
     return os.environ.get(MULTIPROC_ENV) or None
-
-
-def _is_loopback(address: str) -> bool:
-    try:
-        return ipaddress.ip_address(address).is_loopback
-    except ValueError:
-        return False
 
 
 def _has_token(request: HttpRequest) -> bool:
@@ -84,7 +76,8 @@ def _collectors() -> Iterable[Collector]:
 
 
 def metrics(request: HttpRequest) -> HttpResponse:
-    if not (_is_loopback(client_address(request)) or _has_token(request)):
+    address = client_ip(request)
+    if not ((address is not None and address.is_loopback) or _has_token(request)):
         # A plain 404 (not Http404, whose DEBUG page would list the URL patterns).
         return HttpResponseNotFound(b"Not Found", content_type="text/plain")
     return HttpResponse(generate_latest(scrape_registry()), content_type=CONTENT_TYPE_LATEST)

@@ -11,9 +11,9 @@ Everything else shares one budget per address, ``API_ANON_RATE_LIMIT``:
   and answers ``429 throttled`` once the address is over its rate.
 
 A valid, permitted request is never slowed by others' failures at the same address: it is counted
-only against its own client. The address is the peer's, or the one ``API_TRUSTED_PROXIES`` proxies in
-front of the service wrote into ``X-Forwarded-For`` (DRF's ``NUM_PROXIES``); with no trusted proxy a
-client cannot choose its address by sending that header.
+only against its own client. The address is :func:`config.client_address.client_ip`'s: the peer's,
+or the one our trusted proxies wrote into ``X-Forwarded-For``; a client cannot choose it by sending
+that header. Requests whose address cannot be known share one budget.
 """
 
 from __future__ import annotations
@@ -21,14 +21,10 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.http import HttpRequest
 from rest_framework.request import Request
-from rest_framework.throttling import BaseThrottle, SimpleRateThrottle
+from rest_framework.throttling import SimpleRateThrottle
 
-
-def client_address(request: HttpRequest | Request) -> str:
-    """The address throttles and the admin login lockout count against (see the module docstring)."""
-    return str(BaseThrottle().get_ident(request) or "unknown")
+from config.client_address import UNKNOWN, client_address
 
 
 class AddressRateThrottle(SimpleRateThrottle):
@@ -46,7 +42,7 @@ class AddressRateThrottle(SimpleRateThrottle):
         return self.address_key(request)
 
     def address_key(self, request: Request) -> str:
-        return self.cache_format % {"scope": self.scope, "ident": client_address(request)}
+        return self.cache_format % {"scope": self.scope, "ident": client_address(request) or UNKNOWN}
 
 
 class _RefusalThrottle(AddressRateThrottle):

@@ -5,7 +5,10 @@ save service (validation, reclassification guard, history). Saving a change stor
 as the row's draft (``governance.drafts``); a stricter classification in it reaches the live row at
 once. The change form shows the draft; "Publish draft" shows each changed field against live and, on
 confirmation, applies the draft in one transaction; "Discard draft" drops it. Creating a row is live
-(docs/decisions/0014-drafts-and-publishing.md).
+(docs/decisions/0014-drafts-and-publishing.md), but inactive for a user without the publish
+permission, with the activation as its draft: the add form, "Save as new", deleting and adding again
+and a history revert of a deleted row all go through :meth:`DraftAdmin.save_model`, so none of them
+puts unpublished text in use.
 
 An interface module: it calls governance services and imports no other app.
 """
@@ -47,6 +50,12 @@ from governance.errors import ReclassifyForbidden
 from governance.models import Draft
 
 SAVED_AS_DRAFT = "Saved as a draft: the live {name} is unchanged until the draft is published."
+CREATED_INACTIVE = (
+    "Created inactive: publishing needs the publish permission, so the {name} is not in use until its "
+    "draft is published."
+)
+# The field that takes a drafted model's row out of use (snippets and configurations have it).
+ACTIVE_FIELD = "is_active"
 
 
 @dataclass(frozen=True)
@@ -158,15 +167,20 @@ class DraftAdmin(admin.ModelAdmin, metaclass=_AbstractAdminMetaclass):
             changes.append(FieldChange(name, label.capitalize(), before, after, tuple(diff)))
         return changes
 
-    # Saving: a change is a draft; a new row is created live.
+    # Saving: a change is a draft; a new row is created live, or inactive without the publish permission.
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
-        if not change:
-            self.live_save(request, obj, values=self.draft_values(form), reason="created in admin")
-            return
-        actor = request_actor(request)
+        """Every admin write of a row comes here: the add form, "Save as new", the change form, the
+        change list's editable fields and a history version's "Revert" (which on a deleted row
+        recreates it)."""
         with transaction.atomic():
-            live = self.model._default_manager.select_for_update().get(pk=obj.pk)
+            live = (
+                self.model._default_manager.select_for_update().filter(pk=obj.pk).first() if change else None
+            )
+            if live is None:
+                self._create(request, obj, self.draft_values(form))
+                return
+            actor = request_actor(request)
             draft_save(row=live, values=self.draft_values(form), actor=actor)
             tightened = classification_tightened(live.classification, obj.classification)
             if tightened is not None:
@@ -174,10 +188,26 @@ class DraftAdmin(admin.ModelAdmin, metaclass=_AbstractAdminMetaclass):
                 self.live_save(request, live, values=None, reason="classification tightened by a draft")
         request._saved_as_draft = True  # type: ignore[attr-defined]
 
+    def _create(self, request: HttpRequest, obj: Any, values: dict[str, Any]) -> None:
+        """Create ``obj`` live. Without the publish permission it is created inactive, so none of its
+        text is in use until someone who may publish activates it: an activation it asked for waits
+        as its draft (adding a row must not be a way round publishing a change)."""
+        if request.user.has_perm(self.publish_permission):
+            self.live_save(request, obj, values=values, reason="created in admin")
+            return
+        wants_active = bool(getattr(obj, ACTIVE_FIELD))
+        setattr(obj, ACTIVE_FIELD, False)
+        self.live_save(request, obj, values=values, reason="created inactive in admin: awaiting publish")
+        if wants_active:
+            draft_save(row=obj, values={**values, ACTIVE_FIELD: True}, actor=request_actor(request))
+        request._created_inactive = True  # type: ignore[attr-defined]
+
     def message_user(self, request: HttpRequest, message: Any, *args: Any, **kwargs: Any) -> None:
         level = kwargs.get("level", args[0] if args else messages.INFO)
         if getattr(request, "_saved_as_draft", False) and level == messages.SUCCESS:
             message = SAVED_AS_DRAFT.format(name=self.model._meta.verbose_name)
+        elif getattr(request, "_created_inactive", False) and level == messages.SUCCESS:
+            message = CREATED_INACTIVE.format(name=self.model._meta.verbose_name)
         super().message_user(request, message, *args, **kwargs)
 
     def delete_model(self, request: HttpRequest, obj: Any) -> None:

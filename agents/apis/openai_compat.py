@@ -11,7 +11,7 @@ it and sends the result back as a ``tool`` message.
 
 Unknown body fields are ignored, as OpenAI-compatible servers do; known ones this service cannot
 honour (``n`` > 1, ``logprobs``, ``top_logprobs``) are a 400 naming the parameter. Errors are in
-OpenAI's shape (:mod:`agents.apis.openai_shapes`). ``X-Data-Class`` sets the class of every message
+OpenAI's shape (:mod:`agents.apis.openai_errors`). ``X-Data-Class`` sets the class of every message
 that does not declare its own ``data_class``; without it, the client's default class applies.
 """
 
@@ -31,7 +31,8 @@ from rest_framework.response import Response
 
 from agents.apis.context import MAX_OUTPUT_TOKENS, client_configuration, client_of
 from agents.apis.on_loop import LoopAnswers
-from agents.apis.openai_shapes import completion_body, error_response, stream_events, stream_events_async
+from agents.apis.openai_errors import error_response
+from agents.apis.openai_shapes import completion_body, stream_events, stream_events_async
 from agents.apis.run_events import JsonErrorsNegotiation
 from agents.apis.sse import PendingStream, is_asgi, sse_response
 from agents.providers.values import CallOptions
@@ -46,7 +47,9 @@ TAG = "openai"
 DATA_CLASS_HEADER = "X-Data-Class"
 MAX_MESSAGES = 1000
 MAX_TOOLS = 128
-MAX_STOP_SEQUENCES = 4
+MAX_STOP_SEQUENCES = 4  # OpenAI's limit
+# Stop sequences end a reply at a delimiter; none needs more. Bounded, so a parameter cannot carry text.
+MAX_STOP_CHARS = 64
 
 
 class UnsupportedParameter(ApplicationError):
@@ -90,14 +93,28 @@ class ChatCompletionInputSerializer(serializers.Serializer):
     )
     temperature = serializers.FloatField(min_value=0, max_value=2, required=False, allow_null=True)
     top_p = serializers.FloatField(min_value=0, max_value=1, required=False, allow_null=True)
-    stop = serializers.JSONField(required=False, allow_null=True, help_text="A string or up to 4 strings.")
-    seed = serializers.IntegerField(required=False, allow_null=True)
+    stop = serializers.JSONField(
+        required=False,
+        allow_null=True,
+        help_text=f"A string or up to {MAX_STOP_SEQUENCES} strings of at most {MAX_STOP_CHARS} characters; "
+        "classified as caller input (the X-Data-Class header's class, else the client's default).",
+    )
+    seed = serializers.IntegerField(required=False, allow_null=True, min_value=-(2**63), max_value=2**63 - 1)
     response_format = serializers.DictField(required=False, allow_null=True)
     stream = serializers.BooleanField(required=False, allow_null=True, default=False)
     stream_options = serializers.DictField(required=False, allow_null=True)
-    user = serializers.CharField(max_length=256, required=False, allow_null=True, allow_blank=True)
+    user = serializers.CharField(
+        max_length=256,
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        help_text="Accepted and never forwarded: an end user's identifier is the caller's data.",
+    )
     metadata = serializers.DictField(
-        child=serializers.CharField(max_length=512), required=False, allow_null=True
+        child=serializers.CharField(max_length=512),
+        required=False,
+        allow_null=True,
+        help_text="Accepted and never forwarded.",
     )
     n = serializers.IntegerField(required=False, allow_null=True, help_text="Only 1.")
     logprobs = serializers.BooleanField(required=False, allow_null=True, help_text="Not supported.")
@@ -114,6 +131,8 @@ class ChatCompletionInputSerializer(serializers.Serializer):
             raise serializers.ValidationError("Expected a string or a list of non-empty strings.")
         if len(stops) > MAX_STOP_SEQUENCES:
             raise serializers.ValidationError(f"At most {MAX_STOP_SEQUENCES} stop sequences.")
+        if any(len(stop) > MAX_STOP_CHARS for stop in stops):
+            raise serializers.ValidationError(f"A stop sequence has at most {MAX_STOP_CHARS} characters.")
         return stops
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -302,7 +321,9 @@ def _options(data: dict[str, Any]) -> CallOptions:
         stop=tuple(data.get("stop") or ()),
         seed=data.get("seed"),
         response_format=data.get("response_format"),
-        user=data.get("user") or None,
+        # ``user`` is never forwarded: an end user's identifier (often an e-mail address) is the
+        # caller's data, and as a parameter it would reach the provider outside every classified
+        # source. ``metadata`` is not forwarded either (docs/governance.md lists what is).
     )
 
 

@@ -1,29 +1,20 @@
-"""OpenAI's wire shapes for ``/api/openai/v1``: a chat completion, its stream of chunks, and errors.
+"""OpenAI's wire shapes for ``/api/openai/v1``: a chat completion and its stream of chunks (errors:
+:mod:`agents.apis.openai_errors`).
 
 What the official SDKs read is kept exactly (openai-python's ``ChatCompletion``,
 ``ChatCompletionChunk`` and ``{"error": {"message", "type", "param", "code"}}``); what this service
 adds rides in extension fields the SDKs keep and ignore: ``context_usage`` (the prompt size of this
 call with its provenance, beside the window of the model that served it) and ``governance`` (the
 decision and the redaction counts; identifiers and classes, never content).
-
-Errors keep the status the rest of the API answers, except where an SDK expects another: a context
-that cannot fit is ``400 context_length_exceeded`` (the SDKs' and LangChain's overflow handling
-looks for that), a provider's rate limit is ``429`` with its ``Retry-After``, and so is a client's
-exhausted daily budget (``budget_exhausted``, with ``error.budget`` and ``x-should-retry: false``:
-it resets at the next UTC midnight, not within an SDK's retries). The SDKs raise
-their usual exception for each status (403 ``PermissionDeniedError``, 400 ``BadRequestError``, ...).
 """
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.db import connection
-from rest_framework.response import Response
 
 from agents.apis.sse import release_db_connection, sse_event
 from agents.providers.failures import ProviderError
@@ -35,95 +26,6 @@ from governance.vocabulary import Provenance
 
 COMPLETION_OBJECT = "chat.completion"
 CHUNK_OBJECT = "chat.completion.chunk"
-
-# Our error codes in OpenAI's terms: (error.type, error.code or None to keep ours).
-_ERROR_TYPES: dict[str, tuple[str, str | None]] = {
-    "invalid_input": ("invalid_request_error", "invalid_value"),
-    "invalid_message": ("invalid_request_error", "invalid_value"),
-    "transcript_invalid": ("invalid_request_error", "invalid_value"),
-    "parse_error": ("invalid_request_error", "invalid_json"),
-    "unsupported_parameter": ("invalid_request_error", None),
-    "max_tokens_too_large": ("invalid_request_error", "invalid_value"),
-    "not_authenticated": ("authentication_error", "invalid_api_key"),
-    "authentication_failed": ("authentication_error", "invalid_api_key"),
-    "permission_denied": ("permission_error", None),
-    "not_found": ("invalid_request_error", "model_not_found"),
-    "context_refused": ("permission_error", None),
-    "context_overflow": ("invalid_request_error", "context_length_exceeded"),
-    "throttled": ("rate_limit_error", "rate_limit_exceeded"),
-    "budget_exhausted": ("rate_limit_error", None),
-    "provider_error": ("api_error", None),
-    "configuration_inactive": ("invalid_request_error", None),
-    "model_inactive": ("invalid_request_error", None),
-    "request_too_large": ("invalid_request_error", None),
-}
-
-
-def error_response(response: Response) -> Response:
-    """``response`` (the API's one error shape, ``{"code", "message", "extra"}``) in OpenAI's shape,
-    with the status and headers an OpenAI client expects."""
-    body = response.data if isinstance(response.data, dict) else {}
-    code = str(body.get("code", "error"))
-    extra = body.get("extra") or {}
-    kind, openai_code = _ERROR_TYPES.get(code, ("api_error", None))
-    error: dict[str, Any] = {
-        "message": str(body.get("message", "The request failed.")),
-        "type": kind,
-        "param": _param(code, extra),
-        "code": openai_code or code,
-    }
-    status = response.status_code
-    if code == "context_refused":
-        error["governance"] = extra.get("decision")
-        error["request_id"] = extra.get("request_id")
-    elif code == "context_overflow":
-        status, error["breakdown"] = 400, extra.get("breakdown")
-    elif code == "provider_error":
-        error["failure_class"] = extra.get("failure_class")
-        if extra.get("failure_class") == "rate_limit":
-            status, error["type"], error["code"] = 429, "rate_limit_error", "rate_limit_exceeded"
-            retry_after = extra.get("retry_after")
-            if retry_after is not None:
-                response["Retry-After"] = str(math.ceil(float(retry_after)))
-    elif code == "budget_exhausted":
-        error["budget"] = {key: value for key, value in extra.items() if key != "retry_after"}
-        response["x-should-retry"] = "false"  # the budget resets at error.budget.reset_at, not sooner
-    elif code == "invalid_input":
-        error["message"] = _first_field_message(extra) or error["message"]
-    response.data = {"error": error}
-    response.status_code = status
-    if status == 409:
-        response["x-should-retry"] = "false"  # switched off: retrying cannot help (the SDKs retry 409)
-    return response
-
-
-def _param(code: str, extra: dict[str, Any]) -> str | None:
-    if code in ("invalid_message", "transcript_invalid"):
-        return str(extra["field"]) if extra.get("field") else "messages"
-    if code == "invalid_input":
-        fields = extra.get("fields")
-        return next(iter(fields), None) if isinstance(fields, dict) and fields else None
-    if code == "unsupported_parameter":
-        return extra.get("param")
-    if code == "max_tokens_too_large":
-        return "max_tokens"
-    if code in ("not_found", "configuration_inactive", "model_inactive"):
-        return "model"
-    if code == "context_overflow":
-        return "messages"
-    return None
-
-
-def _first_field_message(extra: dict[str, Any]) -> str | None:
-    fields = extra.get("fields")
-    if not isinstance(fields, dict) or not fields:
-        return None
-    name, problems = next(iter(fields.items()))
-    first = problems[0] if isinstance(problems, list) and problems else problems
-    if isinstance(first, dict):  # a nested serializer's errors
-        first = json.dumps(first)
-    return f"{name}: {first}"
-
 
 # --- a completion ---------------------------------------------------------------------------------------
 

@@ -14,8 +14,9 @@ governed alike. Where each message goes (the assembly's order, docs/architecture
   message labelled with its role: a system message after the head would pass as the configuration's;
 * every caller message is a classified source named by its position (``messages[3]``): its class is
   the message's ``data_class`` (an extension field), else the request's default class (a header or
-  the native API's ``input_data_class``), else the client's default. The caller's tools and response
-  format are sources too (``tools``, ``response_format``), of the request's default class.
+  the native API's ``input_data_class``), else the client's default. The caller's tools, response
+  format and stop sequences are sources too (``tools``, ``response_format``, ``stop``), of the
+  request's default class.
 
 Content is text: a string or a list of text parts (joined with a line break); image, audio and file
 parts are refused with :class:`InvalidMessage` naming the field, as is every unknown role or key.

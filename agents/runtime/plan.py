@@ -264,8 +264,9 @@ def _configuration_sources(
 
 
 def _caller_sources(request: SendRequest) -> list[Source]:
-    """The caller's system text that overrides the prompt, and the caller's tool specs and response
-    format (caller text sent to the provider, classified like the rest of the request)."""
+    """The caller's system text that overrides the prompt, and the caller's tool specs, response
+    format and stop sequences (caller text sent to the provider, classified like the rest of the
+    request)."""
     sources = [
         Source(
             SourceKind.CALLER_CONTEXT, item.identifier or "system", item.data_class, None, Enforcement.ENFORCE
@@ -276,16 +277,13 @@ def _caller_sources(request: SendRequest) -> list[Source]:
         sources.append(
             Source(SourceKind.CALLER_CONTEXT, "tools", request.client_tools_class, None, Enforcement.ENFORCE)
         )
-    if request.options.response_format is not None:
-        sources.append(
-            Source(
-                SourceKind.CALLER_CONTEXT,
-                "response_format",
-                request.client_tools_class or request.input_data_class,
-                None,
-                Enforcement.ENFORCE,
-            )
-        )
+    option_class = request.client_tools_class or request.input_data_class
+    for name, present in (
+        ("response_format", request.options.response_format is not None),
+        ("stop", bool(request.options.stop)),
+    ):
+        if present:
+            sources.append(Source(SourceKind.CALLER_CONTEXT, name, option_class, None, Enforcement.ENFORCE))
     return sources
 
 

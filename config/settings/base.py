@@ -22,6 +22,7 @@ from config.env import (
     env_int,
     env_list,
     env_names,
+    env_networks,
     env_rate,
     env_str,
     env_url,
@@ -62,7 +63,9 @@ MIDDLEWARE = [
     # First, so that every log record of a request carries its request id, and its span is the root.
     "config.logs.RequestLogContextMiddleware",
     "config.tracing.TraceContextMiddleware",
-    # Outermost after it, so that it sees every response, including Django's own 404 and 500 pages.
+    # Outside the API's error shape: /api/openai/v1 answers every error in OpenAI's instead.
+    "agents.apis.openai_errors.OpenAIErrorShapeMiddleware",
+    # Outermost after them, so that it sees every response, including Django's own 404 and 500 pages.
     "config.errors.ApiErrorShapeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -91,8 +94,9 @@ AXES_FAILURE_LIMIT = env_int("ADMIN_LOGIN_FAILURE_LIMIT", 5, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("ADMIN_LOGIN_COOLOFF_MINUTES", 15, minimum=1))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
-# The same client address as the API throttles (API_TRUSTED_PROXIES below).
-AXES_CLIENT_IP_CALLABLE = "config.throttling.client_address"
+# The same client address as the API throttles (API_TRUSTED_PROXIES below): a validated address or
+# None (stored as NULL: such attempts are counted together per username).
+AXES_CLIENT_IP_CALLABLE = "config.client_address.client_address"
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
@@ -267,6 +271,12 @@ API_ANON_RATE_LIMIT = env_rate("API_ANON_RATE_LIMIT", "60/min")
 # How many proxies in front of the service append to X-Forwarded-For. 0: the peer address is the
 # client's, and the header (which any client can write) is ignored.
 API_TRUSTED_PROXIES = env_int("API_TRUSTED_PROXIES", 0, minimum=0)
+# The proxies' own addresses (networks): the header is read only from a peer in them, or from a Unix
+# socket (config.client_address). Default: this host and the private ranges.
+API_TRUSTED_PROXY_NETWORKS = env_networks(
+    "API_TRUSTED_PROXY_NETWORKS",
+    ["127.0.0.0/8", "::1", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7"],
+)
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "config.exception_handler.api_exception_handler",
@@ -276,7 +286,6 @@ REST_FRAMEWORK = {
         "agents.authentication.ClientRateThrottle",
         "config.throttling.AddressRateThrottle",
     ],
-    "NUM_PROXIES": API_TRUSTED_PROXIES,
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     # JSON only, nested at most config.limits.MAX_JSON_DEPTH levels.
     "DEFAULT_PARSER_CLASSES": ["config.limits.BoundedJSONParser"],

@@ -183,7 +183,7 @@ def test_secrets_are_redacted_in_tools_options_and_the_reply(setup, fake_provide
     body = response.json()
     assert body["choices"][0]["message"]["content"] == "The key is [REDACTED:github_token]."
     assert body["governance"]["redactions"] == {
-        "sent": {"github_token": 2, "stripe_key": 1},
+        "sent": {"github_token": 1, "stripe_key": 1},  # the stop sequence's (user is never sent)
         "reply": {"github_token": 1},
     }
     assert (
@@ -258,8 +258,7 @@ def test_sampling_and_output_parameters_reach_an_openai_compatible_provider(setu
     assert response.status_code == 200, response.content
     sent = fake_provider.bodies()[0]
     assert {
-        key: sent[key]
-        for key in ("max_tokens", "temperature", "top_p", "stop", "seed", "response_format", "user")
+        key: sent[key] for key in ("max_tokens", "temperature", "top_p", "stop", "seed", "response_format")
     } == {
         "max_tokens": 300,
         "temperature": 0.3,
@@ -267,9 +266,8 @@ def test_sampling_and_output_parameters_reach_an_openai_compatible_provider(setu
         "stop": ["END"],
         "seed": 7,
         "response_format": {"type": "json_object"},
-        "user": "end-user-1",
     }
-    assert "metadata" not in sent and "some_future_field" not in sent
+    assert "metadata" not in sent and "some_future_field" not in sent and "user" not in sent
 
 
 def test_parameters_reach_an_anthropic_provider_in_its_own_shape(fake_provider, make_caller):
@@ -299,12 +297,8 @@ def test_parameters_reach_an_anthropic_provider_in_its_own_shape(fake_provider, 
     sent = fake_provider.bodies()[0]
     assert fake_provider.requests[0].path == "/v1/messages"
     assert sent["tool_choice"] == {"type": "any"}
-    assert (sent["stop_sequences"], sent["top_p"], sent["metadata"]) == (
-        ["END"],
-        0.5,
-        {"user_id": "end-user-1"},
-    )
-    assert "seed" not in sent
+    assert (sent["stop_sequences"], sent["top_p"]) == (["END"], 0.5)
+    assert "seed" not in sent and "metadata" not in sent
     assert response.json()["choices"][0]["finish_reason"] == "tool_calls"
 
 

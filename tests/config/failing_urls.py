@@ -1,5 +1,5 @@
 """The project's URLs plus test-only views that fail unexpectedly: two API views (DRF and plain
-Django) and one page outside the API."""
+Django), one under the OpenAI API and one page outside the API."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ def failing_view(request: HttpRequest) -> HttpResponse:
 urlpatterns = [
     path("api/v1/test-failing-api", FailingApi.as_view()),
     path("api/v1/test-failing-view", failing_view),
+    path("api/openai/v1/test-failing-view", failing_view),
     path("test-failing-page", failing_view),
     *project_urlpatterns,
 ]

@@ -12,7 +12,8 @@ from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 from django.urls import URLPattern, path
 
-from agents.admin.budget_bar import UsagePoint, budget_bar, usage_chart
+from agents.admin.budget_bar import budget_bar
+from agents.admin.charts import UsagePoint, usage_chart
 from agents.admin.costs import cost_view
 from agents.models import AgentRun, AgentStep, StepStatus
 from agents.runtime.transcript import run_usage
@@ -152,7 +153,7 @@ class AgentRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     def versions(self, obj: AgentRun) -> str:
         return pins_label(obj.pins)
 
-    @admin.display(description="Used tokens per step")
+    @admin.display(description="Context used per step")
     def usage_chart(self, obj: AgentRun) -> str:
         steps = AgentStep.objects.filter(run=obj, status=StepStatus.COMPLETED).order_by("index")
         points = [
@@ -161,7 +162,7 @@ class AgentRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         ]
         if not points:
             return "No completed step yet."
-        return usage_chart(points, run_usage(obj).context_window)
+        return usage_chart(points, run_usage(obj).context_window).html()
 
     def has_cancel_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm(CANCEL_PERMISSION)

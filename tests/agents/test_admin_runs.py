@@ -39,8 +39,11 @@ def test_run_page_shows_usage_per_step_against_the_window(admin_client, finished
     html = response.content.decode()
     assert response.status_code == 200
     assert "1,500 of 128,000 (provider_reported, gpt-4o)" in html
-    assert "<title>step 0: 1,234 tokens (provider_reported)</title>" in html
-    assert "<title>step 1: 1,500 tokens (provider_reported)</title>" in html
+    assert "<title>Step 0: 1,234 of 128,000 tokens (0.96% of the window), provider reported</title>" in html
+    assert "<title>Step 1: 1,500 of 128,000 tokens (1.2% of the window), provider reported</title>" in html
+    assert ">Context used (tokens)</text>" in html and ">Share of the window</text>" in html
+    assert ">1,500</text>" in html  # the tick at the top of the axis, and step 1's figure
+    assert "The window, 128,000 tokens, is above this scale" in html
     assert 'name="_save"' not in html  # read-only
 
 

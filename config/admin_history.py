@@ -73,6 +73,18 @@ def word_diff(old: str, new: str) -> WordDiff:
 
 
 def _append(spans: list[Span], text: str, changed: bool) -> None:
+    """Add ``text`` after ``spans``; the spaces around a changed run are not marked (the words are)."""
+    if changed and text.strip():
+        core = text.strip()
+        start = text.index(core)
+        _append(spans, text[:start], False)
+        _append_span(spans, core, True)
+        _append(spans, text[start + len(core) :], False)
+        return
+    _append_span(spans, text, changed)
+
+
+def _append_span(spans: list[Span], text: str, changed: bool) -> None:
     if not text:
         return
     if spans and spans[-1].changed == changed:

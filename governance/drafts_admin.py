@@ -102,7 +102,7 @@ class DraftAdmin(admin.ModelAdmin, metaclass=_AbstractAdminMetaclass):
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         return with_has_draft(super().get_queryset(request))
 
-    @admin.display(description="Has draft", boolean=True, ordering="has_draft")
+    @admin.display(description="Draft", boolean=True, ordering="has_draft")
     def has_draft(self, obj: Any) -> bool:
         return bool(getattr(obj, "has_draft", False))
 

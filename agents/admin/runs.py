@@ -11,6 +11,7 @@ from django.db.models import Count, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 from django.urls import URLPattern, path
+from django.utils.html import format_html
 
 from agents.admin.budget_bar import budget_bar
 from agents.admin.charts import UsagePoint, usage_chart
@@ -20,13 +21,20 @@ from agents.runtime.transcript import run_usage
 from agents.services import run_cancel
 from context_assembly.usage import usage_from_step
 from governance.admin import ReadOnlyAdminMixin
+from governance.vocabulary import Provenance
 
 CANCEL_PERMISSION = "agents.change_agentrun"
+SHORT_ID = 8  # characters of a run's id in the list: enough to tell runs apart at a glance
 
 
 def _usage_label(step: AgentStep) -> str:
     usage = usage_from_step(step.reported_prompt_tokens, step.estimated_prompt_tokens)
-    return "—" if usage.value is None else f"{usage.value:,} ({usage.provenance})"
+    return "—" if usage.value is None else f"{usage.value:,} ({_provenance(usage.provenance)})"
+
+
+def _provenance(provenance: str) -> str:
+    """A provenance as it reads in a sentence ("provider reported", "estimated")."""
+    return str(Provenance(provenance).label).lower()
 
 
 class StepColumnsMixin:
@@ -85,9 +93,10 @@ def _skipped_label(step: AgentStep) -> str:
 
 @admin.register(AgentRun)
 class AgentRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    # Fits a 1,400-pixel screen beside the filters: a short run id (the full one in its tooltip and on
+    # the run page), status and reason in one column, prompt and completion tokens in one.
     list_display = (
-        "id", "configuration", "status", "termination_reason", "step_count", "context_usage",
-        "prompt_tokens_total", "completion_tokens_total", "cost_total", "created_at",
+        "short_id", "configuration_name", "outcome", "step_count", "context_used", "tokens", "cost", "started",
     )  # fmt: skip
     list_filter = ("status", "termination_reason", "configuration")
     search_fields = ("id", "configuration__identifier", "error_code")
@@ -141,13 +150,58 @@ class AgentRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     def step_count(self, obj: AgentRun) -> int:
         return obj.step_total  # type: ignore[attr-defined]
 
+    @admin.display(description="Run", ordering="id")
+    def short_id(self, obj: AgentRun) -> str:
+        return format_html('<span title="{}">{}</span>', obj.id, str(obj.id)[:SHORT_ID])
+
+    # Columns of their own rather than the fields: admin keeps a foreign key or a date on one line.
+    @admin.display(description="Configuration", ordering="configuration__identifier")
+    def configuration_name(self, obj: AgentRun) -> str:
+        return obj.configuration.identifier
+
+    @admin.display(description="Started", ordering="created_at")
+    def started(self, obj: AgentRun) -> str:
+        return format_html("{}<br>{} UTC", f"{obj.created_at:%Y-%m-%d}", f"{obj.created_at:%H:%M:%S}")
+
+    @admin.display(description="Cost", ordering="cost_total")
+    def cost(self, obj: AgentRun) -> str:
+        """The total without the stored trailing zeros (ten decimal places), the stored value in its tooltip."""
+        shown = f"{obj.cost_total.normalize():f}" if obj.cost_total else "0"
+        return format_html('<span title="{}">{}</span>', obj.cost_total, shown)
+
+    @admin.display(description="Status", ordering="status")
+    def outcome(self, obj: AgentRun) -> str:
+        status = obj.get_status_display()
+        return f"{status}: {obj.get_termination_reason_display()}" if obj.termination_reason else status
+
+    @admin.display(description="Tokens")
+    def tokens(self, obj: AgentRun) -> str:
+        return format_html(
+            "{} in<br>{} out", f"{obj.prompt_tokens_total:,}", f"{obj.completion_tokens_total:,}"
+        )
+
     @admin.display(description="Context used")
     def context_usage(self, obj: AgentRun) -> str:
         usage = run_usage(obj)
         used, window = usage.used_tokens, f"{usage.context_window:,}"
         if used.value is None:
             return f"unavailable (window {window}, {usage.model})"
-        return f"{used.value:,} of {window} ({used.provenance}, {usage.model})"
+        return f"{used.value:,} of {window} ({_provenance(used.provenance)}, {usage.model})"
+
+    @admin.display(description="Context used")
+    def context_used(self, obj: AgentRun) -> str:
+        """:meth:`context_usage` on two lines, for the list."""
+        usage = run_usage(obj)
+        used, window = usage.used_tokens, f"{usage.context_window:,}"
+        if used.value is None:
+            return format_html("unavailable<br><small>window {}, {}</small>", window, usage.model)
+        return format_html(
+            "{} of {}<br><small>{}, {}</small>",
+            f"{used.value:,}",
+            window,
+            _provenance(used.provenance),
+            usage.model,
+        )
 
     @admin.display(description="Versions the run started with")
     def versions(self, obj: AgentRun) -> str:

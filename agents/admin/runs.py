@@ -52,16 +52,34 @@ class StepColumnsMixin:
     def versions(self, obj: AgentStep) -> str:
         return pins_label(obj.pins)
 
+    @admin.display(description="Kind", ordering="kind")
+    def step_kind(self, obj: AgentStep) -> str:
+        return obj.kind.replace("_", " ").capitalize()
+
+    @admin.display(description="Cache")
+    def cache(self, obj: AgentStep) -> str:
+        """Prompt tokens read from the provider's cache, and written to it."""
+        return format_html(
+            "{} read<br>{} written", f"{obj.cached_tokens or 0:,}", f"{obj.cache_write_tokens or 0:,}"
+        )
+
+    @admin.display(description="Reply limit")
+    def reply_limit(self, obj: AgentStep) -> str:
+        if obj.max_tokens is None:
+            return "—"
+        return f"{obj.max_tokens:,} (clamped)" if obj.max_tokens_clamped else f"{obj.max_tokens:,}"
+
 
 class AgentStepInline(StepColumnsMixin, ReadOnlyAdminMixin, admin.TabularInline):
     model = AgentStep
     extra = 0
     ordering = ("index",)
     show_change_link = True
+    # Fits the run page at 1,400 px: the cache figures in one column, the reply limit with its clamp;
+    # the duration is on the step's own page.
     fields = (
-        "index", "kind", "status", "model", "used_tokens", "cached_tokens", "cache_write_tokens",
-        "completion_tokens", "cost", "max_tokens", "max_tokens_clamped", "skipped", "versions", "finish_reason",
-        "duration_ms", "error_code",
+        "index", "step_kind", "status", "model", "used_tokens", "cache", "completion_tokens", "cost",
+        "reply_limit", "skipped", "versions", "finish_reason", "error_code",
     )  # fmt: skip
     readonly_fields = fields
 
@@ -239,7 +257,16 @@ class AgentRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
 @admin.register(AgentStep)
 class AgentStepAdmin(StepColumnsMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ("run", "index", "kind", "status", "model", "used_tokens", "duration_ms", "created_at")
+    list_display = (
+        "run",
+        "index",
+        "step_kind",
+        "status",
+        "model",
+        "used_tokens",
+        "duration_ms",
+        "created_at",
+    )
     list_filter = ("status", "kind")
     search_fields = ("run__id",)
     fields = (

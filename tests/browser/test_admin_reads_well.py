@@ -91,6 +91,8 @@ def test_the_run_page_draws_context_used_per_step_with_axes_and_values(browser, 
     heights = [float(dot.get_attribute("cy")) for dot in dots]
     assert heights == sorted(heights, reverse=True)  # each step used more: each dot higher
     assert chart.size["width"] >= 600
+    scroll, client = fits_the_width(browser)
+    assert scroll <= client, (scroll, client)  # the page, with its steps, does not scroll sideways
     screenshot(browser, "run-usage-chart")
 
 
@@ -162,12 +164,6 @@ def test_the_snippet_and_run_lists_fit_1400_pixels(browser, live_server):
         scroll, client = fits_the_width(browser)
         assert scroll <= client, (page, scroll, client)
         # The admin's list scrolls inside its own box when it is too wide: that must not happen either.
-        print(
-            page,
-            browser.execute_script(
-                "return [...document.querySelectorAll('#result_list thead th')].map(t => t.className + ':' + t.getBoundingClientRect().width)"
-            ),
-        )
         scroll, client = fits_the_width(browser, "#changelist .results")
         assert scroll <= client, (page, "results", scroll, client)
         screenshot(browser, name)

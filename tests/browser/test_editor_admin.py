@@ -57,7 +57,9 @@ def test_editor_writes_a_tagged_snippet_and_sees_it_in_the_preview(browser, live
     snippet = Snippet.objects.get(identifier="tone-of-voice")
     assert list(snippet.tags.values_list("name", flat=True)) == ["tone"]
     browser.get(f"{live_server.url}/admin/snippets/snippet/")
-    assert browser.find_element(By.CSS_SELECTOR, "td.field-tokens").text == badge
+    listed = browser.find_element(By.CSS_SELECTOR, "td.field-token_share span")
+    assert listed.get_attribute("title") == badge  # the figure and its share in the cell, all of it here
+    assert listed.text.split("\n")[0] == f"{token_badge(TEXT).tokens:,}"
 
     browser.get(f"{live_server.url}/admin/agents/configuration/{configuration.pk}/change/")
     click_and_wait(browser, browser.find_element(By.CSS_SELECTOR, '.object-tools a[href$="/preview/"]'))

@@ -13,7 +13,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from agents.models import AgentRun, AgentStep, Configuration, RunStatus, TerminationReason
 from governance.vocabulary import DataClass, TrustZone
-from tests.browser.conftest import click_and_wait, screenshot
+from tests.browser.conftest import click_and_wait, element_screenshot, screenshot
 from tests.browser.test_editor_admin import log_in
 from tests.editors import EDITOR_PASSWORD, editor_make
 from tests.factories import configuration_make, model_make, snippet_make
@@ -94,6 +94,9 @@ def test_the_run_page_draws_context_used_per_step_with_axes_and_values(browser, 
     scroll, client = fits_the_width(browser)
     assert scroll <= client, (scroll, client)  # the page, with its steps, does not scroll sideways
     screenshot(browser, "run-usage-chart")
+    element_screenshot(
+        browser.find_element(By.CSS_SELECTOR, "figure.usage-chart-figure"), "run-usage-chart-figure"
+    )
 
 
 def test_the_dashboard_draws_window_fill_with_axes_and_values(browser, live_server):
@@ -113,6 +116,10 @@ def test_the_dashboard_draws_window_fill_with_axes_and_values(browser, live_serv
     assert len(svg_texts(chart, "x-tick")) == 3
     assert svg_texts(chart, "window-label") == ["window"]
     screenshot(browser, "dashboard-window-fill")
+    panel = browser.find_element(
+        By.CSS_SELECTOR, '#editors-dashboard .panel[data-configuration="newsletter"]'
+    )
+    element_screenshot(panel, "dashboard-window-fill-panel")
 
 
 def test_the_publish_page_marks_the_changed_words_side_by_side(browser, live_server):
@@ -142,6 +149,7 @@ def test_the_publish_page_marks_the_changed_words_side_by_side(browser, live_ser
     assert abs(live.size["width"] - draft.size["width"]) <= 2 and live.size["width"] >= 400
     assert fits_the_width(browser)[0] <= fits_the_width(browser)[1]
     screenshot(browser, "publish-word-diff")
+    element_screenshot(browser.find_element(By.ID, "draft-changes"), "publish-word-diff-table")
 
 
 def test_the_snippet_and_run_lists_fit_1400_pixels(browser, live_server):

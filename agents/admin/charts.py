@@ -106,30 +106,38 @@ class ValueAxis:
     ticks: tuple[float, ...]
 
 
-def value_axis(peak: float, limit: float) -> tuple[ValueAxis, bool]:
+def value_axis(peak: float, limit: float, *, whole: bool = False) -> tuple[ValueAxis, bool]:
     """The value axis for figures up to ``peak`` against ``limit`` (the window), and whether the limit
     is above it. Quarters of the limit when the peak reaches a quarter of it; round ticks to the peak
-    otherwise (and past the limit, round ticks that include the peak)."""
+    otherwise (and past the limit, round ticks that include the peak). ``whole``: ticks are integers
+    (token counts)."""
     if peak > limit:
-        ticks = round_ticks(peak)
+        ticks = round_ticks(peak, whole=whole)
         return ValueAxis(ticks[-1], ticks), False
     if peak * 4 >= limit or peak <= 0:
         return ValueAxis(limit, tuple(limit * quarter / 4 for quarter in range(5))), False
-    ticks = round_ticks(peak)
+    ticks = round_ticks(peak, whole=whole)
     return ValueAxis(ticks[-1], ticks), True
 
 
-def round_ticks(peak: float, count: int = 4) -> tuple[float, ...]:
-    """0 and about ``count`` steps of 1, 2, 2.5 or 5 times a power of ten, the last at or above ``peak``."""
+def round_ticks(peak: float, count: int = 4, *, whole: bool = False) -> tuple[float, ...]:
+    """0 and about ``count`` steps of 1, 2, 2.5 or 5 times a power of ten, the last at or above ``peak``;
+    ``whole``: only integer steps (so no two ticks of a token axis read the same)."""
     raw = peak / count
     magnitude = 10 ** math.floor(math.log10(raw))
-    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude * count >= peak)
+    steps_of = [m * magnitude for m in (1, 2, 2.5, 5, 10)]
+    if whole:
+        steps_of = [step for step in steps_of if step >= 1 and step == int(step)] or [1.0]
+    step = next((step for step in steps_of if step * count >= peak), steps_of[-1])
     steps = math.ceil(peak / step - 1e-9)
     return tuple(step * i for i in range(steps + 1))
 
 
 def percent(value: float) -> str:
-    """A share for a label: whole percent from 10, one decimal from 1, two below; no trailing zeros."""
+    """A share for a label: whole percent from 10, one decimal from 1, two below and two significant
+    digits below 0.1 (so small shares never all read "0%"); no trailing zeros."""
+    if 0 < value < 0.1:
+        return f"{value:.2g}%"
     digits = 0 if value >= 10 else 1 if value >= 1 else 2
     text = f"{value:.{digits}f}"
     return (text.rstrip("0").rstrip(".") if "." in text else text) + "%"
@@ -183,7 +191,7 @@ def usage_chart(points: Sequence[UsagePoint], window: int, *, width: int = 640, 
     window. A step whose usage is unavailable has no point and breaks the line."""
     window = max(window, 1)
     values = [point.usage.value for point in points]
-    axis, zoomed = value_axis(max((v for v in values if v is not None), default=0), window)
+    axis, zoomed = value_axis(max((v for v in values if v is not None), default=0), window, whole=True)
     box = Box(left=66, top=20, right=width - 56, bottom=height - 42)
     gap = 1 / len(points)
 

@@ -23,6 +23,10 @@ def test_round_ticks_end_at_or_above_the_peak():
     assert round_ticks(1_500) == (0, 500, 1_000, 1_500)
     assert round_ticks(3.2) == (0, 1, 2, 3, 4)
     assert round_ticks(160) == (0, 50, 100, 150, 200)
+    # A token axis never has two ticks that read the same.
+    assert round_ticks(1, whole=True) == (0, 1)
+    assert round_ticks(9, whole=True) == (0, 5, 10)
+    assert round_ticks(3, whole=True) == (0, 1, 2, 3)
 
 
 def test_the_value_axis_runs_to_the_window_unless_the_figures_are_far_below_it():
@@ -36,8 +40,8 @@ def test_the_value_axis_runs_to_the_window_unless_the_figures_are_far_below_it()
 
 
 def test_percent_labels_keep_the_digits_that_matter():
-    assert [percent(v) for v in (0, 0.05, 1.96, 7.8125, 25, 156.25)] == [
-        "0%", "0.05%", "2%", "7.8%", "25%", "156%",
+    assert [percent(v) for v in (0, 0.0039, 0.05, 0.39, 1.96, 7.8125, 25, 156.25)] == [
+        "0%", "0.0039%", "0.05%", "0.39%", "2%", "7.8%", "25%", "156%",
     ]  # fmt: skip
 
 
@@ -80,6 +84,12 @@ def test_a_run_far_below_its_window_is_drawn_on_a_scale_that_says_so():
     assert chart.note == (
         "The window, 128,000 tokens, is above this scale: the axis ends at 1,500 tokens (1.2% of the window)."
     )
+
+
+def test_a_tiny_run_in_a_large_window_has_distinct_ticks_and_shares():
+    chart = usage_chart([UsagePoint(0, UsageValue(3, REPORTED))], 128_000)
+    assert labels(chart.y_ticks) == ["0", "1", "2", "3"]
+    assert [tick.secondary for tick in chart.y_ticks] == ["0%", "0.00078%", "0.0016%", "0.0023%"]
 
 
 def test_a_long_run_writes_the_first_last_and_largest_figures_only():

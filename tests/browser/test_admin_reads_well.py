@@ -61,8 +61,6 @@ def test_the_header_names_the_product(browser, live_server):
     log_in(browser, live_server)
     assert browser.find_element(By.ID, "site-name").text == "Governed context assembly"
     assert browser.title == "Snippets, skills, configurations and runs | Governed context assembly"
-    names = [link.text for link in browser.find_elements(By.CSS_SELECTOR, ".app-agents.module th a")]
-    assert "API clients" in names or "LLM models" in names or names  # editors see what they may view
     owner = User.objects.create_superuser(username="owner", password=EDITOR_PASSWORD)
     browser.delete_all_cookies()
     log_in(browser, live_server, username=owner.username)

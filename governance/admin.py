@@ -48,7 +48,7 @@ class VocabularyFilter(admin.SimpleListFilter):
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
         if self.value():
-            return queryset.filter(**{self.parameter_name: self.value()})
+            return queryset.filter(**{str(self.parameter_name): self.value()})
         return queryset
 
 
@@ -76,7 +76,7 @@ class GovernanceEventAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     as their labels; :meth:`source_url` links a source to its admin page (none here: the policy core
     imports no other app, and the admin that registers the log may know the rows)."""
 
-    list_display = (
+    list_display: tuple[str, ...] = (
         "created_at", "decision", "outcome", "source", "data_class_label", "zone_label", "configuration",
         "model", "run", "step",
     )  # fmt: skip

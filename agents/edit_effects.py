@@ -27,11 +27,15 @@ SAMPLE_INPUT = "Hello."
 
 @dataclass(frozen=True)
 class BudgetShare:
-    """A configuration's context as fitted: its snippet block, the whole estimate, and the budget."""
+    """A configuration's context as fitted: its snippet block, the whole estimate, and the budget (the
+    model's window less the output reserve and the safety margin, all in tokens of that model)."""
 
     snippets: int
     estimated: int
     budget: int
+    window: int
+    reserve: int
+    safety: int
 
     @property
     def share(self) -> float:
@@ -43,6 +47,9 @@ class BudgetShare:
             "snippets": self.snippets,
             "estimated": self.estimated,
             "budget": self.budget,
+            "window": self.window,
+            "reserve": self.reserve,
+            "safety": self.safety,
             "share": f"{self.share:.2f}%",
         }
 
@@ -90,4 +97,11 @@ def _budget_share(configuration: Configuration, edits: tuple[SnippetEdit, ...]) 
     )
     plan = send_plan(configuration=configuration, request=request)
     breakdown = fit(plan.assembled, estimator=Estimator(plan.profile)).breakdown
-    return BudgetShare(snippets=breakdown.snippets, estimated=breakdown.estimated, budget=breakdown.budget)
+    return BudgetShare(
+        snippets=breakdown.snippets,
+        estimated=breakdown.estimated,
+        budget=breakdown.budget,
+        window=breakdown.window,
+        reserve=breakdown.reserve,
+        safety=breakdown.safety,
+    )

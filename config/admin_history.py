@@ -1,13 +1,17 @@
-"""Readable version diffs on django-simple-history's history pages (snippets and skills).
+"""Readable diffs: of versions on django-simple-history's history pages (snippets and skills), and of
+a draft against live on the publish page.
 
-Each version on the history page gets a unified diff of its text field against the previous version,
-computed with :mod:`difflib` and rendered escaped: the text is editor- or upstream-authored and must
-never render as HTML.
+Each version on the history page gets a unified diff of its text field against the previous version;
+the publish page shows both texts side by side with the changed words marked (:func:`word_diff`).
+Both are computed with :mod:`difflib` and rendered escaped: the text is editor- or upstream-authored
+and must never render as HTML.
 """
 
 from __future__ import annotations
 
 import difflib
+import re
+from dataclasses import dataclass
 from typing import Any
 
 from django.utils.html import format_html, format_html_join
@@ -22,6 +26,71 @@ def unified_diff(old: str, new: str, *, old_label: str, new_label: str) -> list[
             old.splitlines(), new.splitlines(), fromfile=old_label, tofile=new_label, lineterm=""
         )
     ]
+
+
+# A word and the space after it are separate tokens, so a changed word never marks its neighbours and
+# a change of spacing alone (a new line, a double space) shows where it is.
+_TOKENS = re.compile(r"\s+|\w+|[^\w\s]+")
+_WORDS = re.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class Span:
+    text: str
+    changed: bool  # deleted (on the old side) or inserted (on the new side)
+
+
+@dataclass(frozen=True)
+class WordDiff:
+    """Both sides of a change as spans: every character of ``old`` in ``old`` and of ``new`` in ``new``,
+    in order, with the words that differ marked changed."""
+
+    old: tuple[Span, ...]
+    new: tuple[Span, ...]
+
+    @property
+    def counts(self) -> tuple[int, int]:
+        """Words removed and words added (punctuation and whitespace not counted)."""
+
+        def words(spans: tuple[Span, ...]) -> int:
+            return sum(len(_WORDS.findall(span.text)) for span in spans if span.changed)
+
+        return words(self.old), words(self.new)
+
+
+def word_diff(old: str, new: str) -> WordDiff:
+    """``old`` → ``new`` word by word (:class:`difflib.SequenceMatcher` over words, spaces and
+    punctuation runs), neighbouring spans of the same kind merged."""
+    before, after = _TOKENS.findall(old), _TOKENS.findall(new)
+    old_spans: list[Span] = []
+    new_spans: list[Span] = []
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        changed = tag != "equal"
+        _append(old_spans, "".join(before[i1:i2]), changed)
+        _append(new_spans, "".join(after[j1:j2]), changed)
+    return WordDiff(tuple(old_spans), tuple(new_spans))
+
+
+def _append(spans: list[Span], text: str, changed: bool) -> None:
+    """Add ``text`` after ``spans``; the spaces around a changed run are not marked (the words are)."""
+    if changed and text.strip():
+        core = text.strip()
+        start = text.index(core)
+        _append(spans, text[:start], False)
+        _append_span(spans, core, True)
+        _append(spans, text[start + len(core) :], False)
+        return
+    _append_span(spans, text, changed)
+
+
+def _append_span(spans: list[Span], text: str, changed: bool) -> None:
+    if not text:
+        return
+    if spans and spans[-1].changed == changed:
+        spans[-1] = Span(spans[-1].text + text, changed)
+    else:
+        spans.append(Span(text, changed))
 
 
 def _line_class(line: str) -> str:

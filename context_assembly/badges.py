@@ -21,7 +21,7 @@ class TokenBadge:
         # A display share for editors; usage facts elsewhere carry no fraction
         # (docs/architecture.md, "Context usage").
         share = 100 * self.tokens / self.context_window
-        return f"{self.tokens:,} tokens · {share:.2f}% of {self.model_id} ({self.context_window:,})"
+        return f"{self.tokens:,} tokens · {share:.2f}% of the {self.context_window:,}-token window of {self.model_id}"
 
 
 def badge_profile() -> ModelProfile | None:

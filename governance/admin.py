@@ -3,14 +3,16 @@ mixin every admin of append-only records uses."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from django.contrib import admin
+from django.db.models import QuerySet, TextChoices
 from django.http import HttpRequest
 from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html
 
 from governance.models import GovernanceEvent, Publication
+from governance.vocabulary import DataClass, SourceKind, TrustZone
 
 
 class ReadOnlyAdminMixin:
@@ -27,26 +29,92 @@ class ReadOnlyAdminMixin:
         return False
 
 
+def vocabulary_label(choices: type[TextChoices], value: str) -> str:
+    """How a stored vocabulary value reads in admin: its label; an empty value is "—", and a value the
+    vocabulary does not know is shown as stored (never silently relabelled)."""
+    if not value:
+        return "—"
+    return str(choices(value).label) if value in choices.values else value
+
+
+class VocabularyFilter(admin.SimpleListFilter):
+    """A list filter on a plain text column holding a vocabulary value, offering the vocabulary's
+    labels in its rank order (the column itself has no choices: it records what was decided)."""
+
+    vocabulary: ClassVar[type[TextChoices]]
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [(member.value, str(member.label)) for member in self.vocabulary]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        if self.value():
+            return queryset.filter(**{str(self.parameter_name): self.value()})
+        return queryset
+
+
+class DataClassFilter(VocabularyFilter):
+    title = "data class"
+    parameter_name = "data_class"
+    vocabulary = DataClass
+
+
+class CeilingFilter(VocabularyFilter):
+    title = "ceiling"
+    parameter_name = "ceiling"
+    vocabulary = TrustZone
+
+
+class ZoneFilter(VocabularyFilter):
+    title = "zone"
+    parameter_name = "zone"
+    vocabulary = TrustZone
+
+
 @admin.register(GovernanceEvent)
 class GovernanceEventAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    """Read-only: the log is append-only, and admin never edits or deletes it."""
+    """Read-only: the log is append-only, and admin never edits or deletes it. Vocabulary values read
+    as their labels; :meth:`source_url` links a source to its admin page (none here: the policy core
+    imports no other app, and the admin that registers the log may know the rows)."""
 
-    list_display = (
-        "created_at",
-        "decision",
-        "outcome",
-        "source_kind",
-        "source_identifier",
-        "data_class",
-        "zone",
-        "configuration",
-        "model",
-        "run",
-        "step",
-    )
-    list_filter = ("decision", "outcome", "configuration", "source_kind", "zone", "data_class")
+    list_display: tuple[str, ...] = (
+        "created_at", "decision", "outcome", "source", "data_class_label", "zone_label", "configuration",
+        "model", "run", "step",
+    )  # fmt: skip
+    list_filter = ("decision", "outcome", "configuration", "source_kind", ZoneFilter, DataClassFilter)
     search_fields = ("correlation_id", "source_identifier", "configuration", "run")
     date_hierarchy = "created_at"
+    fields = (
+        "created_at", "correlation_id", "decision", "outcome", "source", "data_class_label",
+        "ceiling_label", "zone_label", "reason", "provider", "model", "configuration", "api_client", "run",
+        "step",
+    )  # fmt: skip
+    readonly_fields = fields
+
+    @admin.display(description="Source", ordering="source_identifier")
+    def source(self, obj: GovernanceEvent) -> str:
+        if not obj.source_kind and not obj.source_identifier:
+            return "—"
+        kind = vocabulary_label(SourceKind, obj.source_kind)
+        url = self.source_url(obj)
+        if url:
+            return format_html('{} <a href="{}">{}</a>', kind, url, obj.source_identifier)
+        return f"{kind} {obj.source_identifier}".strip()
+
+    def source_url(self, obj: GovernanceEvent) -> str:
+        """The admin page of the row the event names as its source, or '' when there is none."""
+        return ""
+
+    @admin.display(description="Data class", ordering="data_class")
+    def data_class_label(self, obj: GovernanceEvent) -> str:
+        return vocabulary_label(DataClass, obj.data_class)
+
+    @admin.display(description="Ceiling", ordering="ceiling")
+    def ceiling_label(self, obj: GovernanceEvent) -> str:
+        return vocabulary_label(TrustZone, obj.ceiling)
+
+    @admin.display(description="Zone", ordering="zone")
+    def zone_label(self, obj: GovernanceEvent) -> str:
+        return vocabulary_label(TrustZone, obj.zone)
 
 
 @admin.register(Publication)

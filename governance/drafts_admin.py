@@ -34,7 +34,7 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
-from config.admin_history import unified_diff
+from config.admin_history import WordDiff, word_diff
 from governance.actors import request_actor
 from governance.drafts import (
     classification_tightened,
@@ -60,13 +60,14 @@ ACTIVE_FIELD = "is_active"
 
 @dataclass(frozen=True)
 class FieldChange:
-    """One field of a draft that differs from live, as text (and a unified diff for long text)."""
+    """One field of a draft that differs from live, as text, and both sides word by word with the
+    changed words marked (the publish page shows them side by side)."""
 
     name: str
     label: str
     live: str
     draft: str
-    diff: tuple[str, ...]
+    words: WordDiff
 
 
 def form_field_initial(form: forms.ModelForm, name: str, live: Callable[[], Any], empty: Any) -> Any:
@@ -110,7 +111,7 @@ class DraftAdmin(admin.ModelAdmin, metaclass=_AbstractAdminMetaclass):
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         return with_has_draft(super().get_queryset(request))
 
-    @admin.display(description="Has draft", boolean=True, ordering="has_draft")
+    @admin.display(description="Draft", boolean=True, ordering="has_draft")
     def has_draft(self, obj: Any) -> bool:
         return bool(getattr(obj, "has_draft", False))
 
@@ -138,6 +139,9 @@ class DraftAdmin(admin.ModelAdmin, metaclass=_AbstractAdminMetaclass):
     def field_text(self, obj: Any, name: str, values: dict[str, Any] | None) -> str:
         """How field ``name`` reads on the diff page: of the live row when ``values`` is ``None``."""
         value = getattr(obj, name, values.get(name, "") if values else "")
+        field = self._model_field(name)
+        if field is not None and field.choices and value in dict(field.flatchoices):
+            return str(dict(field.flatchoices)[value])  # a vocabulary value reads as its label
         if isinstance(value, dict | list):
             return json.dumps(value, ensure_ascii=False, sort_keys=True)
         return "" if value is None else str(value)
@@ -159,12 +163,7 @@ class DraftAdmin(admin.ModelAdmin, metaclass=_AbstractAdminMetaclass):
                 continue
             field = self._model_field(name)
             label = str(field.verbose_name) if field is not None else name.replace("_", " ")
-            diff = (
-                unified_diff(before, after, old_label="live", new_label="draft")
-                if "\n" in before + after
-                else []
-            )
-            changes.append(FieldChange(name, label.capitalize(), before, after, tuple(diff)))
+            changes.append(FieldChange(name, label.capitalize(), before, after, word_diff(before, after)))
         return changes
 
     # Saving: a change is a draft; a new row is created live, or inactive without the publish permission.

@@ -6,6 +6,7 @@ from django import forms
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils.html import format_html
 from simple_history.admin import SimpleHistoryAdmin
 
 from config.admin_history import VersionDiffMixin
@@ -55,18 +56,11 @@ class SnippetAdmin(VersionDiffMixin, DraftAdmin, ClassifiedAdmin, SimpleHistoryA
     publish_permission = "snippets.publish_snippet"
     diff_field = "text"
     history_list_display = ["diff"]
+    # Fits a 1,400-pixel screen beside the filters: the classification in one column, short headers,
+    # the token badge as a figure and a share (its full text in the tooltip and on the change page).
     list_display = (
-        "identifier",
-        "name",
-        "tag_list",
-        "data_class",
-        "ceiling",
-        "enforcement",
-        "is_active",
-        "injection_severity",
-        "tokens",
-        "has_draft",
-    )
+        "identifier", "name", "tag_list", "classification", "active", "injection", "token_share", "has_draft",
+    )  # fmt: skip
     list_filter = (
         "tags", "data_class", "ceiling", "enforcement", "is_active", "injection_severity", HasDraftFilter,
     )  # fmt: skip
@@ -100,6 +94,33 @@ class SnippetAdmin(VersionDiffMixin, DraftAdmin, ClassifiedAdmin, SimpleHistoryA
     def tokens(self, obj: Snippet) -> str:
         badge = token_badge(obj.text) if obj.text else None
         return badge.label if badge else "—"
+
+    @admin.display(description="Tokens")
+    def token_share(self, obj: Snippet) -> str:
+        badge = token_badge(obj.text) if obj.text else None
+        if badge is None:
+            return "—"
+        share = f"{100 * badge.tokens / badge.context_window:.2f}%"
+        return format_html(
+            '<span title="{}">{}<br><small>{}</small></span>', badge.label, f"{badge.tokens:,}", share
+        )
+
+    @admin.display(description="Classification", ordering="data_class")
+    def classification(self, obj: Snippet) -> str:
+        return format_html(
+            "{}<br>ceiling {}<br>{}",
+            obj.get_data_class_display(),
+            obj.get_ceiling_display(),
+            obj.get_enforcement_display(),
+        )
+
+    @admin.display(description="Active", boolean=True, ordering="is_active")
+    def active(self, obj: Snippet) -> bool:
+        return obj.is_active
+
+    @admin.display(description="Injection", ordering="injection_severity")
+    def injection(self, obj: Snippet) -> str:
+        return obj.injection_severity or "—"
 
     def live_save(
         self, request: HttpRequest, obj: Snippet, *, values: dict[str, Any] | None, reason: str

@@ -6,8 +6,14 @@ Importing the submodules registers their model admins (admin autodiscovery impor
 
 from django.contrib import admin
 
-from agents.admin import catalog, readiness, runs
+from agents.admin import catalog, events, readiness, runs
 
+PRODUCT_NAME = "Governed context assembly"
+
+# The product's name in every admin page's header and title (the public AdminSite attributes).
+admin.site.site_header = PRODUCT_NAME
+admin.site.site_title = PRODUCT_NAME
+admin.site.index_title = "Snippets, skills, configurations and runs"
 admin.site.index_template = "admin/agents/index.html"
 
-__all__ = ["catalog", "readiness", "runs"]
+__all__ = ["catalog", "events", "readiness", "runs"]

@@ -1,8 +1,8 @@
 """The readiness report as an admin page, with a one-click promotion for rows that are safe to enforce.
 
 The page sits under the governance event log's admin URLs (``/admin/governance/governanceevent/
-readiness/``): this module registers the event log's admin again as a subclass that adds the page,
-so the governance app itself knows nothing of configurations, snippets or skills. It reads the report
+readiness/``): this module's subclass of the event log's admin adds the page (agents/admin/events.py
+registers it), so the governance app itself knows nothing of configurations, snippets or skills. It reads the report
 from :func:`agents.readiness.readiness_report` and promotes with
 :func:`governance.services.enforcement_promote`, the one promotion every admin uses. A source is
 promotable only when no configuration that sends it would refuse it under enforcement; the promote
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from django.contrib import admin, messages
+from django.contrib import messages
 from django.contrib.admin import ModelAdmin
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
@@ -28,7 +28,6 @@ from governance.actors import request_actor
 from governance.admin import GovernanceEventAdmin
 from governance.classified import ClassifiedBase
 from governance.classified_admin import promotion_report
-from governance.models import GovernanceEvent
 from governance.policy import enforcement_mode
 from governance.services import enforcement_promote
 from governance.vocabulary import Outcome, SourceKind
@@ -163,8 +162,3 @@ class GovernanceEventWithReadinessAdmin(GovernanceEventAdmin):
 
     def readiness_promote(self, request: HttpRequest) -> HttpResponse:
         return readiness_promote_view(self, request)
-
-
-# Importing governance.admin above registered the plain event log; replace it with the extended one.
-admin.site.unregister(GovernanceEvent)
-admin.site.register(GovernanceEvent, GovernanceEventWithReadinessAdmin)

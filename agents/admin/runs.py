@@ -11,21 +11,30 @@ from django.db.models import Count, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 from django.urls import URLPattern, path
+from django.utils.html import format_html
 
-from agents.admin.budget_bar import UsagePoint, budget_bar, usage_chart
+from agents.admin.budget_bar import budget_bar
+from agents.admin.charts import UsagePoint, usage_chart
 from agents.admin.costs import cost_view
 from agents.models import AgentRun, AgentStep, StepStatus
 from agents.runtime.transcript import run_usage
 from agents.services import run_cancel
 from context_assembly.usage import usage_from_step
 from governance.admin import ReadOnlyAdminMixin
+from governance.vocabulary import Provenance
 
 CANCEL_PERMISSION = "agents.change_agentrun"
+SHORT_ID = 8  # characters of a run's id in the list: enough to tell runs apart at a glance
 
 
 def _usage_label(step: AgentStep) -> str:
     usage = usage_from_step(step.reported_prompt_tokens, step.estimated_prompt_tokens)
-    return "—" if usage.value is None else f"{usage.value:,} ({usage.provenance})"
+    return "—" if usage.value is None else f"{usage.value:,} ({_provenance(usage.provenance)})"
+
+
+def _provenance(provenance: str) -> str:
+    """A provenance as it reads in a sentence ("provider reported", "estimated")."""
+    return str(Provenance(provenance).label).lower()
 
 
 class StepColumnsMixin:
@@ -43,16 +52,34 @@ class StepColumnsMixin:
     def versions(self, obj: AgentStep) -> str:
         return pins_label(obj.pins)
 
+    @admin.display(description="Kind", ordering="kind")
+    def step_kind(self, obj: AgentStep) -> str:
+        return obj.kind.replace("_", " ").capitalize()
+
+    @admin.display(description="Cache")
+    def cache(self, obj: AgentStep) -> str:
+        """Prompt tokens read from the provider's cache, and written to it."""
+        return format_html(
+            "{} read<br>{} written", f"{obj.cached_tokens or 0:,}", f"{obj.cache_write_tokens or 0:,}"
+        )
+
+    @admin.display(description="Reply limit")
+    def reply_limit(self, obj: AgentStep) -> str:
+        if obj.max_tokens is None:
+            return "—"
+        return f"{obj.max_tokens:,} (clamped)" if obj.max_tokens_clamped else f"{obj.max_tokens:,}"
+
 
 class AgentStepInline(StepColumnsMixin, ReadOnlyAdminMixin, admin.TabularInline):
     model = AgentStep
     extra = 0
     ordering = ("index",)
     show_change_link = True
+    # Fits the run page at 1,400 px: the cache figures in one column, the reply limit with its clamp;
+    # the duration is on the step's own page.
     fields = (
-        "index", "kind", "status", "model", "used_tokens", "cached_tokens", "cache_write_tokens",
-        "completion_tokens", "cost", "max_tokens", "max_tokens_clamped", "skipped", "versions", "finish_reason",
-        "duration_ms", "error_code",
+        "index", "step_kind", "status", "model", "used_tokens", "cache", "completion_tokens", "cost",
+        "reply_limit", "skipped", "versions", "finish_reason", "error_code",
     )  # fmt: skip
     readonly_fields = fields
 
@@ -84,9 +111,10 @@ def _skipped_label(step: AgentStep) -> str:
 
 @admin.register(AgentRun)
 class AgentRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    # Fits a 1,400-pixel screen beside the filters: a short run id (the full one in its tooltip and on
+    # the run page), status and reason in one column, prompt and completion tokens in one.
     list_display = (
-        "id", "configuration", "status", "termination_reason", "step_count", "context_usage",
-        "prompt_tokens_total", "completion_tokens_total", "cost_total", "created_at",
+        "short_id", "configuration_name", "outcome", "step_count", "context_used", "tokens", "cost", "started",
     )  # fmt: skip
     list_filter = ("status", "termination_reason", "configuration")
     search_fields = ("id", "configuration__identifier", "error_code")
@@ -140,19 +168,64 @@ class AgentRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     def step_count(self, obj: AgentRun) -> int:
         return obj.step_total  # type: ignore[attr-defined]
 
+    @admin.display(description="Run", ordering="id")
+    def short_id(self, obj: AgentRun) -> str:
+        return format_html('<span title="{}">{}</span>', obj.id, str(obj.id)[:SHORT_ID])
+
+    # Columns of their own rather than the fields: admin keeps a foreign key or a date on one line.
+    @admin.display(description="Configuration", ordering="configuration__identifier")
+    def configuration_name(self, obj: AgentRun) -> str:
+        return obj.configuration.identifier
+
+    @admin.display(description="Started", ordering="created_at")
+    def started(self, obj: AgentRun) -> str:
+        return format_html("{}<br>{} UTC", f"{obj.created_at:%Y-%m-%d}", f"{obj.created_at:%H:%M:%S}")
+
+    @admin.display(description="Cost", ordering="cost_total")
+    def cost(self, obj: AgentRun) -> str:
+        """The total without the stored trailing zeros (ten decimal places), the stored value in its tooltip."""
+        shown = f"{obj.cost_total.normalize():f}" if obj.cost_total else "0"
+        return format_html('<span title="{}">{}</span>', obj.cost_total, shown)
+
+    @admin.display(description="Status", ordering="status")
+    def outcome(self, obj: AgentRun) -> str:
+        status = obj.get_status_display()
+        return f"{status}: {obj.get_termination_reason_display()}" if obj.termination_reason else status
+
+    @admin.display(description="Tokens")
+    def tokens(self, obj: AgentRun) -> str:
+        return format_html(
+            "{} in<br>{} out", f"{obj.prompt_tokens_total:,}", f"{obj.completion_tokens_total:,}"
+        )
+
     @admin.display(description="Context used")
     def context_usage(self, obj: AgentRun) -> str:
         usage = run_usage(obj)
         used, window = usage.used_tokens, f"{usage.context_window:,}"
         if used.value is None:
             return f"unavailable (window {window}, {usage.model})"
-        return f"{used.value:,} of {window} ({used.provenance}, {usage.model})"
+        return f"{used.value:,} of {window} ({_provenance(used.provenance)}, {usage.model})"
+
+    @admin.display(description="Context used")
+    def context_used(self, obj: AgentRun) -> str:
+        """:meth:`context_usage` on two lines, for the list."""
+        usage = run_usage(obj)
+        used, window = usage.used_tokens, f"{usage.context_window:,}"
+        if used.value is None:
+            return format_html("unavailable<br><small>window {}, {}</small>", window, usage.model)
+        return format_html(
+            "{} of {}<br><small>{}, {}</small>",
+            f"{used.value:,}",
+            window,
+            _provenance(used.provenance),
+            usage.model,
+        )
 
     @admin.display(description="Versions the run started with")
     def versions(self, obj: AgentRun) -> str:
         return pins_label(obj.pins)
 
-    @admin.display(description="Used tokens per step")
+    @admin.display(description="Context used per step")
     def usage_chart(self, obj: AgentRun) -> str:
         steps = AgentStep.objects.filter(run=obj, status=StepStatus.COMPLETED).order_by("index")
         points = [
@@ -161,7 +234,7 @@ class AgentRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         ]
         if not points:
             return "No completed step yet."
-        return usage_chart(points, run_usage(obj).context_window)
+        return usage_chart(points, run_usage(obj).context_window).html()
 
     def has_cancel_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm(CANCEL_PERMISSION)
@@ -184,7 +257,16 @@ class AgentRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
 @admin.register(AgentStep)
 class AgentStepAdmin(StepColumnsMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ("run", "index", "kind", "status", "model", "used_tokens", "duration_ms", "created_at")
+    list_display = (
+        "run",
+        "index",
+        "step_kind",
+        "status",
+        "model",
+        "used_tokens",
+        "duration_ms",
+        "created_at",
+    )
     list_filter = ("status", "kind")
     search_fields = ("run__id",)
     fields = (

@@ -217,6 +217,8 @@ class LlmModel(models.Model):
 
     class Meta:
         ordering = ["provider__identifier", "model_id"]
+        verbose_name = "LLM model"
+        verbose_name_plural = "LLM models"
         constraints = [
             models.UniqueConstraint(fields=["provider", "model_id"], name="llmmodel_unique_per_provider"),
             models.CheckConstraint(
@@ -389,6 +391,8 @@ class ApiClient(_InTrustZone, models.Model):
 
     class Meta:
         ordering = ["name"]
+        verbose_name = "API client"
+        verbose_name_plural = "API clients"
 
     def __str__(self) -> str:
         return self.name

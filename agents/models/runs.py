@@ -202,7 +202,12 @@ class AgentRun(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     configuration = models.ForeignKey(Configuration, on_delete=models.PROTECT, related_name="runs")
     api_client = models.ForeignKey(
-        ApiClient, on_delete=models.PROTECT, related_name="runs", null=True, blank=True
+        ApiClient,
+        on_delete=models.PROTECT,
+        related_name="runs",
+        null=True,
+        blank=True,
+        verbose_name="API client",
     )
     status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.QUEUED)
     termination_reason = models.CharField(max_length=24, choices=TerminationReason.choices, blank=True)

@@ -6,7 +6,7 @@ from typing import Any
 
 from django import template
 
-from agents.admin.budget_bar import window_fill_chart
+from agents.admin.charts import window_fill_chart
 from agents.dashboard import editors_dashboard
 
 register = template.Library()
@@ -21,5 +21,5 @@ def editors_dashboard_panel(context: Any) -> dict[str, Any]:
     if request is None or not request.user.has_perm(DASHBOARD_PERMISSION):
         return {"dashboard": None}
     dashboard = editors_dashboard()
-    charts = [window_fill_chart(panel.points) if panel.points else None for panel in dashboard.panels]
+    charts = [window_fill_chart(panel.points).html() if panel.points else None for panel in dashboard.panels]
     return {"dashboard": dashboard, "panels": list(zip(dashboard.panels, charts, strict=True))}

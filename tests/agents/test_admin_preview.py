@@ -66,7 +66,10 @@ def test_preview_page_shows_the_same_sources_and_breakdown_as_the_preview_functi
     assert sum(s.tokens for s in bar.segments) == breakdown.window
     html = response.content.decode()
     assert '<span class="verdict verdict-no" id="verdict">Would not send</span>' in html
-    assert '<span class="outcome outcome-refused">refused</span>' in html
+    assert '<span class="outcome outcome-refused">Refused</span>' in html
+    assert (
+        "<td>Source code</td>\n        <td>External (EU)</td><td>Enforce</td>" in html
+    )  # labels, not values
     assert "Unknown tags: <code>ghost</code>" in html
     assert GovernanceEvent.objects.count() == 0
 
@@ -203,7 +206,7 @@ def test_a_refused_part_is_marked_in_place_and_the_section_says_nothing_would_be
     assert (
         '<pre>Be kind.\n\n<span class="part-refused" data-source="snippet:runbook">'
         '<span class="refused-label">Refused, not sent: Snippet <code>runbook</code>, class '
-        "<code>source_code</code>, ceiling <code>external_eu</code>: "
+        "Source code, ceiling External (EU): "
         f"{refused.reason}</span>"
         '<del class="refused-text">Runbook:\nRestart &lt;X&gt;.</del></span>\n\nTone:\nWarm.</pre>'
     ) in html.replace("&#x27;", "'")

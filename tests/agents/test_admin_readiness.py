@@ -49,6 +49,8 @@ def test_page_lists_rows_and_offers_promotion_only_where_nothing_would_be_refuse
     assert html.count('value="Promote to enforce"') == 2
     assert "refused for public: reclassify or change the model first" in html
     assert "2 observed source(s); 1 row(s) would be refused under enforcement." in html
+    assert '<span class="outcome outcome-refused">Refused</span>' in html  # labels, not stored values
+    assert "<td>Snippet</td>" in html and ">refused<" not in html and ">snippet<" not in html
 
 
 def test_promoting_a_safe_snippet_enforces_it_with_history_and_log(admin_client, admin_user, observed):

@@ -38,16 +38,29 @@ def test_run_page_shows_usage_per_step_against_the_window(admin_client, finished
     response = admin_client.get(f"/admin/agents/agentrun/{finished_run.pk}/change/")
     html = response.content.decode()
     assert response.status_code == 200
-    assert "1,500 of 128,000 (provider_reported, gpt-4o)" in html
-    assert "<title>step 0: 1,234 tokens (provider_reported)</title>" in html
-    assert "<title>step 1: 1,500 tokens (provider_reported)</title>" in html
+    assert "1,500 of 128,000 (provider reported, gpt-4o)" in html
+    assert "<title>Step 0: 1,234 of 128,000 tokens (0.96% of the window), provider reported</title>" in html
+    assert "<title>Step 1: 1,500 of 128,000 tokens (1.2% of the window), provider reported</title>" in html
+    assert ">Context used (tokens)</text>" in html and ">Share of the window</text>" in html
+    assert ">1,500</text>" in html  # the tick at the top of the axis, and step 1's figure
+    assert "The window, 128,000 tokens, is above this scale" in html
     assert 'name="_save"' not in html  # read-only
 
 
 def test_run_list_shows_status_and_steps(admin_client, finished_run):
     html = admin_client.get("/admin/agents/agentrun/").content.decode()
+    run = finished_run
+    assert (
+        f'<th class="field-short_id"><a href="/admin/agents/agentrun/{run.pk}/change/">'
+        f'<span title="{run.pk}">{str(run.pk)[:8]}</span></a></th>'
+    ) in html
+    assert '<td class="field-outcome">Completed: Completed</td>' in html
     assert '<td class="field-step_count">2</td>' in html
-    assert '<td class="field-context_usage">1,500 of 128,000 (provider_reported, gpt-4o)</td>' in html
+    assert (
+        '<td class="field-context_used">1,500 of 128,000<br><small>provider reported, gpt-4o</small></td>'
+    ) in html
+    tokens = f"{run.prompt_tokens_total:,} in<br>{run.completion_tokens_total:,} out"
+    assert f'<td class="field-tokens">{tokens}</td>' in html
 
 
 def test_step_page_draws_the_breakdown(admin_client, finished_run):

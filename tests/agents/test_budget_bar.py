@@ -1,10 +1,8 @@
-"""The stacked budget bar and the usage chart: exact figures, drawn from the breakdown alone."""
+"""The stacked budget bar: exact figures, drawn from the breakdown alone."""
 
 from __future__ import annotations
 
-from agents.admin.budget_bar import UsagePoint, budget_bar, usage_chart
-from context_assembly.usage import UNAVAILABLE, UsageValue
-from governance.vocabulary import Provenance
+from agents.admin.budget_bar import budget_bar
 
 BREAKDOWN = {
     "window": 1000, "reserve": 100, "safety": 30, "budget": 870, "system_prompt": 50, "snippets": 120,
@@ -32,17 +30,3 @@ def test_an_overflowing_context_is_drawn_against_what_it_needs():
     assert {s.key: s.tokens for s in bar.segments}["free"] == 0
     assert bar.segments[0].width_css == f"{100 * 50 / 1130:.4f}%"
     assert bar.segments[0].share_label == "5.00%"
-
-
-def test_usage_chart_plots_known_steps_and_leaves_gaps():
-    points = [
-        UsagePoint(0, UsageValue(250, Provenance.PROVIDER_REPORTED)),
-        UsagePoint(1, UNAVAILABLE),
-        UsagePoint(2, UsageValue(500, Provenance.ESTIMATED)),
-    ]
-    svg = usage_chart(points, 1000, width=116, height=66)
-    assert 'points="8.0,45.5 108.0,33.0"' in svg
-    assert "<title>step 0: 250 tokens (provider_reported)</title>" in svg
-    assert "<title>step 2: 500 tokens (estimated)</title>" in svg
-    assert "step 1" not in svg
-    assert "<title>window: 1,000 tokens</title>" in svg

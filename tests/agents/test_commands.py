@@ -81,6 +81,6 @@ def test_create_api_client_refuses_unknown_configuration_and_stores_nothing():
 
 def test_create_api_client_refuses_a_duplicate_name():
     run("create_api_client", "shop", "--scope", "runs:read")
-    with pytest.raises(CommandError, match="Api client with this Name already exists"):
+    with pytest.raises(CommandError, match="API client with this Name already exists"):
         run("create_api_client", "shop", "--scope", "runs:read")
     assert ApiClient.objects.count() == 1

@@ -8,8 +8,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from agents.admin.budget_bar import window_fill_chart
-from agents.dashboard import FillPoint, editors_dashboard, refusals_by_reason, window_fill
+from agents.dashboard import editors_dashboard, refusals_by_reason, window_fill
 from agents.models import AgentRun, AgentStep
 from context_assembly.usage import UsageValue
 from governance.services import EventContext, governance_event_record
@@ -130,26 +129,6 @@ def test_the_dashboard_gathers_panels_review_and_observe_counts(tmp_path):
     assert editors_dashboard(now=timezone.now() + timedelta(hours=25)).panels[0].refusals == ()
 
 
-def test_the_chart_places_runs_by_time_and_marks_provenance():
-    points = [
-        FillPoint("a", START, UsageValue(32_000, "provider_reported"), 128_000),
-        FillPoint("b", START + timedelta(minutes=30), UsageValue(64_000, "estimated"), 128_000),
-        FillPoint("c", START + timedelta(minutes=60), UsageValue(200_000, "estimated"), 128_000),
-    ]
-    svg = str(window_fill_chart(points, width=216, height=96))
-    assert svg.startswith('<svg class="window-fill-chart" role="img" width="216" height="96"')
-    assert '<polyline class="fill" points="8.0,57.5 108.0,41.0 208.0,8.0"' in svg  # 25%, 50%, capped at 100%
-    assert (
-        '<circle class="fill-point provider_reported" cx="8.0" cy="57.5" r="3.5" fill="#417690"'
-        ' stroke="#417690" stroke-width="1.5"><title>2026-11-30 09:00 UTC: 32,000 of 128,000 tokens (25.0%),'
-        " provider reported</title></circle>"
-    ) in svg
-    assert '<circle class="fill-point estimated" cx="108.0" cy="41.0" r="3.5" fill="#fff"' in svg
-    assert "(156.2%), estimated</title>" in svg
-    assert '<text class="from" x="8" y="92" font-size="9" fill="#666">30 Nov 09:00</text>' in svg
-    assert 'text-anchor="end">30 Nov 10:00</text>' in svg
-
-
 def test_the_admin_index_shows_the_dashboard_to_editors(client):
     configuration = configuration_make(identifier="newsletter")
     run_with_steps(configuration, 5, ("completed", 1_234, None))
@@ -160,6 +139,7 @@ def test_the_admin_index_shows_the_dashboard_to_editors(client):
     assert '<div id="editors-dashboard" class="module">' in html
     assert '<div class="panel" data-configuration="newsletter">' in html
     assert html.count('<svg class="window-fill-chart"') == 1
+    assert ">Window fill (%)</text>" in html and ">Run started (UTC)</text>" in html
     assert "Refusals in the last 24 hours: <strong>0</strong>" in html
     assert html.index('id="editors-dashboard"') < html.index('class="app-agents module')
 

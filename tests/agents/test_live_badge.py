@@ -135,7 +135,7 @@ def test_a_system_prompt_is_counted_for_the_selected_model(admin_client):
     ).json()
 
     assert answer["badge"]["label"] == token_badge(text, model_profile(small)).label
-    assert "small-model (8,000)" in answer["badge"]["label"]
+    assert "of the 8,000-token window of small-model" in answer["badge"]["label"]
     assert saved_model["badge"]["label"] == token_badge(text, model_profile(configuration.model)).label
 
 

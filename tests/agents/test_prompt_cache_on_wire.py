@@ -210,6 +210,6 @@ def test_admin_shows_cache_reads_and_writes_of_each_step_and_the_run(
     run_page = admin_client.get(f"/admin/agents/agentrun/{run.pk}/change/").content.decode()
     assert "Cache write tokens total" in run_page
     assert f'<div class="readonly">{run.cache_write_tokens_total}</div>' in run_page
-    inline = re.findall(r'<td class="field-cache_write_tokens">\s*<p>(\d+)</p>', run_page)
+    inline = re.findall(r'<td class="field-cache">\s*<p>([\d,]+) read<br>([\d,]+) written</p>', run_page)
     steps = AgentStep.objects.filter(run=run).order_by("index")
-    assert inline == [str(step.cache_write_tokens) for step in steps]
+    assert inline == [(f"{step.cached_tokens or 0:,}", f"{step.cache_write_tokens or 0:,}") for step in steps]

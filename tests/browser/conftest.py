@@ -97,3 +97,11 @@ def screenshot(driver: Any, name: str) -> Path:
     driver.save_screenshot(str(target))
     driver.set_window_size(1400, 1000)
     return target
+
+
+def element_screenshot(element: Any, name: str) -> Path:
+    """A PNG of one element under test-artifacts/ (small enough to keep in the docs)."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    target = ARTIFACTS / f"{name}.png"
+    element.screenshot(str(target))
+    return target

@@ -57,14 +57,16 @@ def test_editor_writes_a_tagged_snippet_and_sees_it_in_the_preview(browser, live
     snippet = Snippet.objects.get(identifier="tone-of-voice")
     assert list(snippet.tags.values_list("name", flat=True)) == ["tone"]
     browser.get(f"{live_server.url}/admin/snippets/snippet/")
-    assert browser.find_element(By.CSS_SELECTOR, "td.field-tokens").text == badge
+    listed = browser.find_element(By.CSS_SELECTOR, "td.field-token_share span")
+    assert listed.get_attribute("title") == badge  # the figure and its share in the cell, all of it here
+    assert listed.text.split("\n")[0] == f"{token_badge(TEXT).tokens:,}"
 
     browser.get(f"{live_server.url}/admin/agents/configuration/{configuration.pk}/change/")
     click_and_wait(browser, browser.find_element(By.CSS_SELECTOR, '.object-tools a[href$="/preview/"]'))
     system = browser.find_element(By.CSS_SELECTOR, '#messages .message[data-role="system"] pre').text
     assert system == f"You write our newsletter.\n\nTone of voice:\n{TEXT}"
     row = source_row(browser, "snippet:tone-of-voice")
-    assert row.find_element(By.CSS_SELECTOR, ".outcome").text == "allowed"
+    assert row.find_element(By.CSS_SELECTOR, ".outcome").text == "Allowed"
     snippets_segment = browser.find_element(By.CSS_SELECTOR, '#budget-bar .seg[data-segment="snippets"]')
     assert snippets_segment.size["width"] >= 1
     assert snippets_segment.get_attribute("title").startswith("Snippets: ")
@@ -91,15 +93,15 @@ def test_a_snippet_classified_above_the_external_ceiling_shows_as_refused(browse
     click_and_wait(browser, browser.find_element(By.ID, "preview-submit"))
 
     refused = source_row(browser, "snippet:release-runbook")
-    assert refused.find_element(By.CSS_SELECTOR, ".outcome").text == "refused"
+    assert refused.find_element(By.CSS_SELECTOR, ".outcome").text == "Refused"
     assert "outcome-refused" in refused.find_element(By.CSS_SELECTOR, ".outcome").get_attribute("class")
     assert (
         source_row(browser, "snippet:tone-of-voice").find_element(By.CSS_SELECTOR, ".outcome").text
-        == "allowed"
+        == "Allowed"
     )
     assert (
         source_row(browser, "caller_context:context[0]").find_element(By.CSS_SELECTOR, ".outcome").text
-        == "allowed"
+        == "Allowed"
     )
     assert browser.find_element(By.ID, "verdict").text == "Would not send"
 
@@ -115,7 +117,7 @@ def test_a_snippet_classified_above_the_external_ceiling_shows_as_refused(browse
     assert marked.get_attribute("data-source") == "snippet:release-runbook"
     label = marked.find_element(By.CSS_SELECTOR, ".refused-label").text
     assert label.startswith(
-        "Refused, not sent: Snippet release-runbook, class source_code, ceiling external_eu: "
+        "Refused, not sent: Snippet release-runbook, class Source code, ceiling External (EU): "
     )
     struck = marked.find_element(By.CSS_SELECTOR, ".refused-text")
     assert (struck.tag_name, struck.text) == ("del", "Release runbook:\nDeploy with make release.")

@@ -118,4 +118,4 @@ def test_skill_list_and_change_page_show_the_token_badge(admin_client, source):
     badge = token_badge(skill_section(plain)).label
     assert f'<td class="field-tokens">{badge}</td>' in listing
     assert f'<div class="readonly">{badge}</div>' in change
-    assert "% of gpt-4o (128,000)" in badge
+    assert "% of the 128,000-token window of gpt-4o" in badge

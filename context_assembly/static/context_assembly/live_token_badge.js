@@ -26,12 +26,29 @@
     var element = document.createElement(tag || "td");
     element.textContent = text;
     row.appendChild(element);
+    return element;
+  }
+
+  function number(value) {
+    return value.toLocaleString("en");
   }
 
   function share(figures) {
-    return figures.share + " (" + figures.estimated.toLocaleString("en") + " of " +
-      figures.budget.toLocaleString("en") + "; snippets " + figures.snippets.toLocaleString("en") + ")";
+    return figures.share + " (" + number(figures.estimated) + " of " + number(figures.budget) +
+      " tokens; snippets " + number(figures.snippets) + ")";
   }
+
+  function budgetSum(figures) {
+    return "Prompt budget " + number(figures.budget) + " = context window " + number(figures.window) +
+      " − output reserve " + number(figures.reserve) + " − safety margin " + number(figures.safety) +
+      " tokens";
+  }
+
+  var CAPTION = "Each configuration that selects this snippet: the share of its prompt budget its " +
+    "context takes, as saved and with this edit. The context is the system prompt, the selected " +
+    "snippets, skills and tools, with a one-word task; the prompt budget is the model's context " +
+    "window less the output reserve and the safety margin. All in tokens of the configuration's " +
+    "model; point at a figure for its budget's sum. Nothing is saved or sent.";
 
   function effectsTable(anchor, configurations) {
     var table = document.getElementById("live-badge-effects");
@@ -41,8 +58,12 @@
       anchor.parentNode.insertBefore(table, anchor.nextSibling);
     }
     table.textContent = "";
+    var caption = document.createElement("caption");
+    caption.className = "live-badge-caption";
+    caption.textContent = CAPTION;
+    table.appendChild(caption);
     var head = document.createElement("tr");
-    ["Configuration", "Model", "Budget share before", "After the edit"].forEach(function (title) {
+    ["Configuration", "Model", "Share of the prompt budget, saved", "With this edit"].forEach(function (title) {
       cell(head, title, "th");
     });
     table.appendChild(head);
@@ -51,8 +72,8 @@
       row.setAttribute("data-configuration", effect.configuration);
       cell(row, effect.configuration);
       cell(row, effect.model);
-      cell(row, share(effect.before));
-      cell(row, share(effect.after));
+      cell(row, share(effect.before)).title = budgetSum(effect.before);
+      cell(row, share(effect.after)).title = budgetSum(effect.after);
       table.appendChild(row);
     });
     table.hidden = configurations.length === 0;

@@ -134,11 +134,10 @@ if DATABASE_POOL:
     )
     DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections; Django must not
     # The pool then checks a connection (an empty query, one round trip) before handing it out: one
-    # that a database restart or failover closed while it sat in the pool is replaced, not used. Django's
-    # PostgreSQL backend with a pool that, on the first failed check, checks all its idle connections
-    # at once (config/db/postgresql/base.py), so threads do not meet the dead ones one by one.
+    # that a database restart or failover closed while it sat in the pool is replaced, not used. After
+    # a failover threads meet the dead idle connections one checkout at a time; Django passes its own
+    # check to psycopg_pool, so no other can be set here (docs/decisions/0009, "Upstream limit").
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
-    DATABASES["default"]["ENGINE"] = "config.db.postgresql"
     DATABASES["default"]["OPTIONS"] = {
         **cast(dict[str, Any], DATABASES["default"].get("OPTIONS") or {}),  # e.g. ?sslmode=require
         "pool": {

@@ -52,7 +52,7 @@ def database_settings(**env: str) -> dict[str, object]:
 
 def test_postgres_connections_come_from_a_pool_by_default():
     assert database_settings(DATABASE_URL=POSTGRES_URL) == {
-        "engine": "config.db.postgresql",
+        "engine": "django.db.backends.postgresql",  # Django's own pool, no private parts
         "conn_max_age": 0,
         "health_checks": True,
         "options": {"pool": {"min_size": 2, "max_size": 16, "timeout": 30}},

@@ -66,7 +66,7 @@ def _empty_process_caches():
 
 def _find_services_problem() -> str | None:
     database = settings.DATABASES["default"]
-    if database["ENGINE"] != "django.db.backends.postgresql":
+    if database["ENGINE"] not in {"django.db.backends.postgresql", "config.db.postgresql"}:
         return "DATABASE_URL does not point at PostgreSQL"
     try:
         import psycopg

@@ -15,6 +15,7 @@ from typing import Any, cast
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from config.db.pool import check_or_sweep
 from config.env import (
     development_secret_key,
     env_bool,
@@ -134,10 +135,12 @@ if DATABASE_POOL:
     )
     DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections; Django must not
     # The pool then checks a connection (an empty query, one round trip) before handing it out: one
-    # that a database restart or failover closed while it sat in the pool is replaced, not used. After
-    # a failover threads meet the dead idle connections one checkout at a time; Django passes its own
-    # check to psycopg_pool, so no other can be set here (docs/decisions/0009, "Upstream limit").
+    # that a database restart or failover closed while it sat in the pool is replaced, not used. The
+    # check, on its first failure, checks all the idle connections at once (config/db/pool.py), so
+    # threads do not meet the dead ones one by one. Django 5.2 cannot take a check from the options
+    # (config/db/postgresql/base.py passes it; Django's own backend will once upstream's fix ships).
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    DATABASES["default"]["ENGINE"] = "config.db.postgresql"
     DATABASES["default"]["OPTIONS"] = {
         **cast(dict[str, Any], DATABASES["default"].get("OPTIONS") or {}),  # e.g. ?sslmode=require
         "pool": {
@@ -146,6 +149,7 @@ if DATABASE_POOL:
             # A thread waits this long for a free connection, then fails like a dropped connection
             # (the step task retries it).
             "timeout": env_int("DATABASE_POOL_TIMEOUT_SECONDS", 30, minimum=1),
+            "check": check_or_sweep,
         },
     }
 elif DATABASE_URL is not None:

@@ -135,7 +135,7 @@ def test_real_mode_uses_postgres_and_redis_for_broker_and_cache():
         timeout=60,
     )
     assert result.stdout.split() == [
-        "django.db.backends.postgresql",  # Django's own backend and pool
+        "config.db.postgresql",  # Django's PostgreSQL backend, with the pool (config/db/postgresql)
         "False",
         "redis://cache.example:6379/0",
         "django.core.cache.backends.redis.RedisCache",

@@ -28,7 +28,7 @@ def rows(correlation_id: str) -> list[str]:
 
 
 def test_worker_runs_a_task_that_writes_to_postgres(tmp_path):
-    assert settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+    assert settings.DATABASES["default"]["ENGINE"] == "config.db.postgresql"
     with celery_worker("w1", log=tmp_path / "worker.log"):
         write_row.delay("hello")
         wait_for(lambda: bool(rows("hello")), timeout=30, what="the worker's row")

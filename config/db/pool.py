@@ -28,7 +28,7 @@ def check_or_sweep(conn: psycopg.Connection[Any]) -> None:
     try:
         ConnectionPool.check_connection(conn)
     except Exception:
-        pool = connections[DEFAULT_DB_ALIAS].pool
-        if pool is not None:
+        pool = getattr(connections[DEFAULT_DB_ALIAS], "pool", None)
+        if isinstance(pool, ConnectionPool):
             pool.check()
         raise

@@ -19,7 +19,8 @@ same run, on the same request:
 * ``gateway_asgi``: the same through the production stack, uvicorn serving ``config.asgi:application``
   (on the same SQLite database), where a streamed completion waits on the provider on the event loop.
 
-Figures: **overhead** = median(gateway) - median(direct) for a 50-message conversation (25 user and 25
+Each figure is taken in interleaved rounds (every peer once per round, in turn), so a change in the
+machine's speed falls on every peer alike. Figures: **overhead** = median(gateway) - median(direct) for a 50-message conversation (25 user and 25
 assistant turns) answered at once; **first chunk** = time to the first streamed chunk with the fake
 answering after a fixed delay, through the gateway and direct; **over hop**: the gateway's overhead
 divided by the bare hop's, so the figures read as ratios on any machine; **CPU per request**: the
@@ -39,6 +40,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -131,20 +133,15 @@ def _measure_peers(
         "gateway": (gateway, model),
         "gateway_asgi": (gateway_asgi, model),
     }
-    whole, cpu = {}, {}
-    for name, (client, name_model) in peers.items():
-        whole[name], cpu[name] = _time_calls(client, name_model, conversation, runs, servers.get(name))
+    whole, cpu = _rounds(peers, servers, lambda client, model: _whole(client, model, conversation), runs)
     fake.default_reply = Reply(text="A streamed answer in several pieces.", latency=FIRST_CHUNK_DELAY)
-    first = {
-        name: _time_first_chunks(client, name_model, conversation, runs)
-        for name, (client, name_model) in peers.items()
-    }
+    first, _ = _rounds(peers, {}, lambda client, model: _first_chunk(client, model, conversation), runs)
     return {
         "n": runs,
         "messages": MESSAGES,
         "whole_ms": {name: _summary(times) for name, times in whole.items()},
         "first_chunk_ms": {name: _summary(times) for name, times in first.items()},
-        "cpu_ms_per_request": {name: ms for name, ms in cpu.items() if ms is not None},
+        "cpu_ms_per_request": cpu,
         "fake_delay_ms": FIRST_CHUNK_DELAY * 1000,
     }
 
@@ -266,34 +263,46 @@ def _configuration(fake: Any) -> tuple[str, str]:
     return configuration.identifier, issued.token
 
 
-def _time_calls(
-    client: Any, model: str, messages: list[dict[str, str]], runs: int, server: _server_process | None
-) -> tuple[list[float], float | None]:
-    """The counted requests' wall times (after three not counted), and the ``server``'s CPU time per
-    counted request (None without a server process of its own)."""
+def _rounds(
+    peers: dict[str, tuple[Any, str]],
+    servers: dict[str, _server_process],
+    call: Callable[[Any, str], float],
+    runs: int,
+) -> tuple[dict[str, list[float]], dict[str, float]]:
+    """``runs`` rounds (after three not counted), each calling every peer once in turn, so a change
+    in the machine's speed falls on every peer alike: each peer's figures, and, for each of
+    ``servers`` (a process serving one peer only), its CPU time per counted request."""
     for _ in range(3):
-        client.chat.completions.create(model=model, messages=messages)
-    before = server.cpu_seconds() if server else 0.0
-    times = []
+        for client, model in peers.values():
+            call(client, model)
+    before = {name: server.cpu_seconds() for name, server in servers.items()}
+    figures: dict[str, list[float]] = {name: [] for name in peers}
     for _ in range(runs):
-        started = time.perf_counter()
-        client.chat.completions.create(model=model, messages=messages)
-        times.append((time.perf_counter() - started) * 1000)
-    cpu = round((server.cpu_seconds() - before) * 1000 / runs, 2) if server else None
-    return times, cpu
+        for name, (client, model) in peers.items():
+            figures[name].append(call(client, model))
+    cpu = {
+        name: round((server.cpu_seconds() - before[name]) * 1000 / runs, 2)
+        for name, server in servers.items()
+    }
+    return figures, cpu
 
 
-def _time_first_chunks(client: Any, model: str, messages: list[dict[str, str]], runs: int) -> list[float]:
-    times = []
-    for _ in range(runs + 3):
-        started = time.perf_counter()
-        stream = client.chat.completions.create(model=model, messages=messages, stream=True)
-        with stream:
-            for chunk in stream:
-                if chunk.choices and chunk.choices[0].delta.content:
-                    times.append((time.perf_counter() - started) * 1000)
-                    break
-    return times[3:]
+def _whole(client: Any, model: str, messages: list[dict[str, str]]) -> float:
+    """Milliseconds to a whole answer."""
+    started = time.perf_counter()
+    client.chat.completions.create(model=model, messages=messages)
+    return (time.perf_counter() - started) * 1000
+
+
+def _first_chunk(client: Any, model: str, messages: list[dict[str, str]]) -> float:
+    """Milliseconds to the first streamed chunk with content."""
+    started = time.perf_counter()
+    stream = client.chat.completions.create(model=model, messages=messages, stream=True)
+    with stream:
+        for chunk in stream:
+            if chunk.choices and chunk.choices[0].delta.content:
+                return (time.perf_counter() - started) * 1000
+    raise SystemExit("a stream ended without content")
 
 
 def _summary(times: list[float]) -> dict[str, float]:

@@ -25,15 +25,10 @@ from rest_framework.throttling import SimpleRateThrottle
 
 from agents.errors import ScopeMissing
 from agents.models import ApiClient
-from agents.models.sql import Compiled
 from agents.tokens import token_digest
 from config.logs import log_context_update
 
 KEYWORD = "Bearer"
-# Every API request makes this read: compiled once (agents/models/sql.py).
-_CLIENT_BY_TOKEN = Compiled(
-    lambda digest: ApiClient.objects.filter(token_digest=digest).order_by("pk")[:1], digest="\x00digest"
-)
 
 
 class BearerTokenAuthentication(BaseAuthentication):
@@ -49,7 +44,7 @@ class BearerTokenAuthentication(BaseAuthentication):
             token = parts[1].decode("ascii")
         except UnicodeDecodeError:
             raise exceptions.AuthenticationFailed("The token is not valid.") from None
-        client = _CLIENT_BY_TOKEN.first(ApiClient, digest=token_digest(token))
+        client = ApiClient.objects.filter(token_digest=token_digest(token)).order_by("pk").first()
         if client is None or not client.is_active:
             raise exceptions.AuthenticationFailed("The token is not valid.")
         log_context_update(client=client.name)

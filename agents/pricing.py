@@ -61,10 +61,6 @@ class Prices:
             output=Decimal(model.output_price_per_million),
         )
 
-    @property
-    def is_free(self) -> bool:
-        return not (self.input or self.cached_input or self.cache_write or self.output)
-
 
 def usage_cost(
     prices: Prices,

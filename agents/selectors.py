@@ -11,7 +11,6 @@ from django.db.models import Model, QuerySet, Subquery
 
 from agents.models import AgentRun, ApiClient, CatalogVersion, Configuration, LlmModel
 from agents.models.catalog import CATALOG_VERSION_ID
-from agents.models.sql import Compiled
 from governance.drafts import draft_values_apply, drafts_by
 from governance.policy import Source, receiver_may_read
 from governance.vocabulary import TrustZone, least_trusted
@@ -155,26 +154,20 @@ class ClientConfigurationKey:
     calibration: tuple[float, int]
 
 
-_CONFIGURATION_KEY = Compiled(
-    lambda client, identifier: (
-        with_catalog_token(Configuration.objects.filter(api_clients=client, identifier=identifier))
-        .values_list("pk", CATALOG_TOKEN, "model__calibration_factor", "model__calibration_samples")
-        .order_by("pk")[:1]
-    ),
-    client=-7_300_000_001,
-    identifier="\x00identifier",
-)
-
-
 def configuration_key_for_client(*, api_client: ApiClient, identifier: str) -> ClientConfigurationKey | None:
     """The key of the configuration, or None when it is unknown **or** not allowed for ``api_client``
     (as :func:`configuration_get_for_client`). The access is checked in this statement every time;
     the configuration itself comes from ``agents.runtime.parts.step_configuration`` under the token.
-    Every request makes this read before its provider call: it is compiled once."""
-    rows = _CONFIGURATION_KEY.rows(client=api_client.pk, identifier=identifier)
-    if not rows:
+    Every request makes this read before its provider call."""
+    row = (
+        with_catalog_token(Configuration.objects.filter(api_clients=api_client, identifier=identifier))
+        .values_list("pk", CATALOG_TOKEN, "model__calibration_factor", "model__calibration_samples")
+        .order_by("pk")
+        .first()
+    )
+    if row is None:
         return None
-    pk, catalog, factor, samples = rows[0]
+    pk, catalog, factor, samples = row
     return ClientConfigurationKey(pk, catalog if isinstance(catalog, str) else None, (factor, samples))
 
 

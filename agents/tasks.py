@@ -11,7 +11,7 @@ import os
 import socket
 from typing import Any
 
-from celery import shared_task
+from celery import Task, shared_task
 from celery.signals import beat_init
 from django.db import InterfaceError, OperationalError, close_old_connections
 
@@ -31,7 +31,7 @@ def _worker_id(task_id: str | None) -> str:
 
 @shared_task(name=RUN_STEP_TASK, bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None)
 @step_traced
-def run_step_task(self, run_id: str, step_index: int) -> str:
+def run_step_task(self: Task, run_id: str, step_index: int) -> str:
     try:
         outcome = step_run(run_id=run_id, step_index=step_index, worker=_worker_id(self.request.id))
     except LeaseBusy as busy:

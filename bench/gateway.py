@@ -10,6 +10,8 @@ them would be what is measured). The official ``openai`` SDK is the client throu
 same run, on the same request:
 
 * ``direct``: the SDK straight to the fake provider;
+* ``hop``: the SDK through a bare passthrough proxy (``bench/_hop.py``: a few lines of ASGI under
+  uvicorn forwarding bytes with httpx), the floor for any Python hop in front of a provider;
 * ``gateway``: the SDK to ``/api/openai/v1`` with the client token, served by Django's threaded WSGI
   server (the ``runserver`` stack, writing without Nagle's delay as uvicorn does): authentication, the configuration's
   prompt and snippets, the conversation made caller context, the governance decision and its events,
@@ -17,9 +19,13 @@ same run, on the same request:
 * ``gateway_asgi``: the same through the production stack, uvicorn serving ``config.asgi:application``
   (on the same SQLite database), where a streamed completion waits on the provider on the event loop.
 
-Figures: **overhead** = median(gateway) - median(direct) for a 50-message conversation (25 user and 25
+Each figure is taken in interleaved rounds (every peer once per round, in turn), so a change in the
+machine's speed falls on every peer alike. Figures: **overhead** = median(gateway) - median(direct) for a 50-message conversation (25 user and 25
 assistant turns) answered at once; **first chunk** = time to the first streamed chunk with the fake
-answering after a fixed delay, through the gateway and direct. Targets: overhead ≤ 15 ms median, and
+answering after a fixed delay, through the gateway and direct; **over hop**: the gateway's overhead
+divided by the bare hop's, so the figures read as ratios on any machine; **CPU per request**: the
+server process's user and system time (``/proc/<pid>/stat``) over the whole requests, divided by
+their number. Targets: overhead ≤ 15 ms median, and
 time added to the first chunk ≤ 15 ms median (``first_chunk_added_ms``: WSGI, the figure tracked so
 far; ``asgi_first_chunk_added_ms``: uvicorn).
 """
@@ -34,6 +40,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -90,39 +97,51 @@ def measure(runs: int) -> dict[str, Any]:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    import openai
-
-    from tests.fakes.provider_server import FakeProvider, Reply
+    from tests.fakes.provider_server import FakeProvider
 
     conversation = _conversation()
-    with FakeProvider(default_reply="Done.") as fake, _serve() as base_url, _serve_asgi() as asgi_url:
-        model, token = _configuration(fake)
-        gateway = openai.OpenAI(
-            base_url=f"{base_url}/api/openai/v1", api_key=token, max_retries=0, timeout=30
-        )
-        gateway_asgi = openai.OpenAI(
-            base_url=f"{asgi_url}/api/openai/v1", api_key=token, max_retries=0, timeout=30
-        )
-        direct = openai.OpenAI(base_url=fake.openai_base_url, api_key="x", max_retries=0, timeout=30)
-        peers = {
-            "direct": (direct, "gpt-4o"),
-            "gateway": (gateway, model),
-            "gateway_asgi": (gateway_asgi, model),
-        }
-        whole = {
-            name: _time_calls(client, name_model, conversation, runs)
-            for name, (client, name_model) in peers.items()
-        }
-        fake.default_reply = Reply(text="A streamed answer in several pieces.", latency=FIRST_CHUNK_DELAY)
-        first = {
-            name: _time_first_chunks(client, name_model, conversation, runs)
-            for name, (client, name_model) in peers.items()
-        }
+    servers = {"gateway": _serve(), "gateway_asgi": _serve_asgi()}
+    with FakeProvider(default_reply="Done.") as fake:
+        servers["hop"] = _serve_hop(fake.openai_base_url)
+        with servers["hop"] as hop_url, servers["gateway"] as base_url, servers["gateway_asgi"] as asgi_url:
+            return _measure_peers(fake, servers, hop_url, base_url, asgi_url, conversation, runs)
+
+
+def _measure_peers(
+    fake: Any,
+    servers: dict[str, _server_process],
+    hop_url: str,
+    base_url: str,
+    asgi_url: str,
+    conversation: list[dict[str, str]],
+    runs: int,
+) -> dict[str, Any]:
+    import openai
+
+    from tests.fakes.provider_server import Reply
+
+    model, token = _configuration(fake)
+    gateway = openai.OpenAI(base_url=f"{base_url}/api/openai/v1", api_key=token, max_retries=0, timeout=30)
+    gateway_asgi = openai.OpenAI(
+        base_url=f"{asgi_url}/api/openai/v1", api_key=token, max_retries=0, timeout=30
+    )
+    direct = openai.OpenAI(base_url=fake.openai_base_url, api_key="x", max_retries=0, timeout=30)
+    hop = openai.OpenAI(base_url=f"{hop_url}/v1", api_key="x", max_retries=0, timeout=30)
+    peers = {
+        "direct": (direct, "gpt-4o"),
+        "hop": (hop, "gpt-4o"),
+        "gateway": (gateway, model),
+        "gateway_asgi": (gateway_asgi, model),
+    }
+    whole, cpu = _rounds(peers, servers, lambda client, model: _whole(client, model, conversation), runs)
+    fake.default_reply = Reply(text="A streamed answer in several pieces.", latency=FIRST_CHUNK_DELAY)
+    first, _ = _rounds(peers, {}, lambda client, model: _first_chunk(client, model, conversation), runs)
     return {
         "n": runs,
         "messages": MESSAGES,
         "whole_ms": {name: _summary(times) for name, times in whole.items()},
         "first_chunk_ms": {name: _summary(times) for name, times in first.items()},
+        "cpu_ms_per_request": cpu,
         "fake_delay_ms": FIRST_CHUNK_DELAY * 1000,
     }
 
@@ -192,6 +211,11 @@ class _server_process:
         self.server.terminate()
         self.server.wait(timeout=10)
 
+    def cpu_seconds(self) -> float:
+        """The server process's user and system CPU time so far (Linux ``/proc``)."""
+        fields = Path(f"/proc/{self.server.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
 
 class _serve(_server_process):
     """The project's WSGI application under Django's threaded WSGI server (:func:`serve_wsgi`)."""
@@ -205,6 +229,17 @@ class _serve_asgi(_server_process):
 
     def command(self, port: int) -> list[str]:
         application = ["uvicorn", "config.asgi:application", "--port", str(port)]
+        return [sys.executable, "-m", *application, "--log-level", "warning", "--lifespan", "off"]
+
+
+class _serve_hop(_server_process):
+    """The bare passthrough hop (``bench/_hop.py``) under uvicorn, forwarding to ``upstream``."""
+
+    def __init__(self, upstream: str) -> None:
+        os.environ["HOP_UPSTREAM"] = upstream  # read by the server process at its start
+
+    def command(self, port: int) -> list[str]:
+        application = ["uvicorn", "bench._hop:application", "--port", str(port)]
         return [sys.executable, "-m", *application, "--log-level", "warning", "--lifespan", "off"]
 
 
@@ -228,26 +263,46 @@ def _configuration(fake: Any) -> tuple[str, str]:
     return configuration.identifier, issued.token
 
 
-def _time_calls(client: Any, model: str, messages: list[dict[str, str]], runs: int) -> list[float]:
-    times = []
-    for _ in range(runs + 3):
-        started = time.perf_counter()
-        client.chat.completions.create(model=model, messages=messages)
-        times.append((time.perf_counter() - started) * 1000)
-    return times[3:]
+def _rounds(
+    peers: dict[str, tuple[Any, str]],
+    servers: dict[str, _server_process],
+    call: Callable[[Any, str], float],
+    runs: int,
+) -> tuple[dict[str, list[float]], dict[str, float]]:
+    """``runs`` rounds (after three not counted), each calling every peer once in turn, so a change
+    in the machine's speed falls on every peer alike: each peer's figures, and, for each of
+    ``servers`` (a process serving one peer only), its CPU time per counted request."""
+    for _ in range(3):
+        for client, model in peers.values():
+            call(client, model)
+    before = {name: server.cpu_seconds() for name, server in servers.items()}
+    figures: dict[str, list[float]] = {name: [] for name in peers}
+    for _ in range(runs):
+        for name, (client, model) in peers.items():
+            figures[name].append(call(client, model))
+    cpu = {
+        name: round((server.cpu_seconds() - before[name]) * 1000 / runs, 2)
+        for name, server in servers.items()
+    }
+    return figures, cpu
 
 
-def _time_first_chunks(client: Any, model: str, messages: list[dict[str, str]], runs: int) -> list[float]:
-    times = []
-    for _ in range(runs + 3):
-        started = time.perf_counter()
-        stream = client.chat.completions.create(model=model, messages=messages, stream=True)
-        with stream:
-            for chunk in stream:
-                if chunk.choices and chunk.choices[0].delta.content:
-                    times.append((time.perf_counter() - started) * 1000)
-                    break
-    return times[3:]
+def _whole(client: Any, model: str, messages: list[dict[str, str]]) -> float:
+    """Milliseconds to a whole answer."""
+    started = time.perf_counter()
+    client.chat.completions.create(model=model, messages=messages)
+    return (time.perf_counter() - started) * 1000
+
+
+def _first_chunk(client: Any, model: str, messages: list[dict[str, str]]) -> float:
+    """Milliseconds to the first streamed chunk with content."""
+    started = time.perf_counter()
+    stream = client.chat.completions.create(model=model, messages=messages, stream=True)
+    with stream:
+        for chunk in stream:
+            if chunk.choices and chunk.choices[0].delta.content:
+                return (time.perf_counter() - started) * 1000
+    raise SystemExit("a stream ended without content")
 
 
 def _summary(times: list[float]) -> dict[str, float]:
@@ -263,17 +318,22 @@ def _summary(times: list[float]) -> dict[str, float]:
 
 
 def report(result: dict[str, Any], runs: int) -> None:
-    whole, first = result["whole_ms"], result["first_chunk_ms"]
-    overhead = round(whole["gateway"]["median"] - whole["direct"]["median"], 2)
-    first_added = round(first["gateway"]["median"] - first["direct"]["median"], 2)
-    asgi_overhead = round(whole["gateway_asgi"]["median"] - whole["direct"]["median"], 2)
-    asgi_first_added = round(first["gateway_asgi"]["median"] - first["direct"]["median"], 2)
+    whole, first, cpu = result["whole_ms"], result["first_chunk_ms"], result["cpu_ms_per_request"]
+
+    def added(figures: dict[str, Any], name: str) -> float:
+        return round(figures[name]["median"] - figures["direct"]["median"], 2)
+
+    def over_hop(figures: dict[str, Any], name: str) -> float | None:
+        hop = added(figures, "hop")
+        return round(added(figures, name) / hop, 1) if hop > 0 else None
+
     print(f"OpenAI SDK, {result['messages']}-message conversation, {runs} requests per peer (medians, ms)")
-    print(f"{'peer':<14}{'whole':>10}{'p90':>10}{'first chunk':>14}{'p90':>10}")
-    for name in ("direct", "gateway", "gateway_asgi"):
+    print(f"{'peer':<14}{'whole':>10}{'p90':>10}{'first chunk':>14}{'p90':>10}{'CPU/request':>13}")
+    for name in ("direct", "hop", "gateway", "gateway_asgi"):
+        cpu_text = f"{cpu[name]:>13.2f}" if name in cpu else f"{'-':>13}"
         print(
             f"{name:<14}{whole[name]['median']:>10.2f}{whole[name]['p90']:>10.2f}"
-            f"{first[name]['median']:>14.2f}{first[name]['p90']:>10.2f}"
+            f"{first[name]['median']:>14.2f}{first[name]['p90']:>10.2f}{cpu_text}"
         )
     ratio = (
         round(whole["gateway"]["median"] / whole["direct"]["median"], 2)
@@ -281,20 +341,32 @@ def report(result: dict[str, Any], runs: int) -> None:
         else None
     )
     print(
-        f"overhead per request: {overhead} ms median ({ratio}x direct); added to first chunk: {first_added} ms"
+        f"overhead per request: {added(whole, 'gateway')} ms median ({ratio}x direct, "
+        f"{over_hop(whole, 'gateway')}x the bare hop's {added(whole, 'hop')} ms); "
+        f"added to first chunk: {added(first, 'gateway')} ms"
     )
-    print(f"under uvicorn: overhead {asgi_overhead} ms; added to first chunk: {asgi_first_added} ms")
+    print(
+        f"under uvicorn: overhead {added(whole, 'gateway_asgi')} ms ({over_hop(whole, 'gateway_asgi')}x the hop's);"
+        f" added to first chunk: {added(first, 'gateway_asgi')} ms ({over_hop(first, 'gateway_asgi')}x the hop's"
+        f" {added(first, 'hop')} ms)"
+    )
     print(
         json.dumps(
             {
                 "benchmark": "gateway",
                 "n": runs,
                 "messages": result["messages"],
-                "overhead_ms": overhead,
+                "overhead_ms": added(whole, "gateway"),
                 "gateway_over_direct": ratio,
-                "first_chunk_added_ms": first_added,
-                "asgi_overhead_ms": asgi_overhead,
-                "asgi_first_chunk_added_ms": asgi_first_added,
+                "first_chunk_added_ms": added(first, "gateway"),
+                "asgi_overhead_ms": added(whole, "gateway_asgi"),
+                "asgi_first_chunk_added_ms": added(first, "gateway_asgi"),
+                "hop_overhead_ms": added(whole, "hop"),
+                "hop_first_chunk_added_ms": added(first, "hop"),
+                "overhead_over_hop": over_hop(whole, "gateway"),
+                "asgi_overhead_over_hop": over_hop(whole, "gateway_asgi"),
+                "asgi_first_chunk_over_hop": over_hop(first, "gateway_asgi"),
+                "cpu_ms_per_request": cpu,
                 "fake_delay_ms": result["fake_delay_ms"],
                 **{f"{name}_whole_ms": whole[name] for name in whole},
                 **{f"{name}_first_chunk_ms": first[name] for name in first},

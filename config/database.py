@@ -9,9 +9,10 @@ The wait must not run inside a transaction: its locks and snapshot would be held
 and handing the connection back would roll the transaction back. :func:`connections_release` refuses
 that loudly, whether or not a pool is configured.
 
-The pool itself is Django's, built by the backend in config/db/postgresql/base.py so that a restart
-or failover of the server costs one failed check per thread, not one per dead connection: the first
-failed check tests and replaces every idle connection of the pool at once.
+The pool itself is psycopg's, configured by the settings (``OPTIONS["pool"]``) with a check
+(config/db/pool.py) so that a restart or failover of the server costs one failed check per thread,
+not one per dead connection: the first failed check tests and replaces every idle connection of the
+pool at once.
 """
 
 from __future__ import annotations

@@ -76,10 +76,6 @@ def log_context_update(**fields: str | int | None) -> None:
     _context.set(_with(fields))
 
 
-def log_context_current() -> Mapping[str, Any]:
-    return _context.get()
-
-
 class LogContextFilter(logging.Filter):
     """Puts the context fields on each record a handler emits (not overriding a record's own)."""
 

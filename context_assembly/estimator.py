@@ -230,10 +230,6 @@ class Estimator:
         """Prompt tokens of a whole request: messages, reply priming and tool specs."""
         return self.count_messages(messages) + self.count_tools(tool_specs)
 
-    def count_image(self, part: ImagePart) -> int:
-        """Tokens of one image part (see :func:`image_tokens`), scaled for approximate profiles."""
-        return self._scale(image_tokens(part))
-
     def _scale(self, raw: int) -> int:
         return raw if self.is_exact else _ceil_scaled(raw, self.profile.calibration_factor)
 

@@ -108,11 +108,6 @@ def latest_version(row: models.Model) -> int | None:
     return versions.first()
 
 
-def publications_of(row: models.Model) -> QuerySet[Publication]:
-    """Every publish of ``row``, newest first."""
-    return Publication.objects.filter(**_key(row))
-
-
 def classification_tightened(live: Classification, proposed: Classification) -> Classification | None:
     """What the live row takes at once from ``proposed``: all of it when it loosens nothing; otherwise
     each field whose change loosens nothing and leaves a valid classification (a loosening field stays

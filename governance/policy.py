@@ -7,13 +7,12 @@ decides. Every caller (agent runtime, preview API, readiness report, admin) uses
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
+from functools import lru_cache
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
 from config.caches import cache_register
-from config.lru import LruCache
 from governance.vocabulary import (
     DataClass,
     Enforcement,
@@ -153,17 +152,6 @@ def receiver_may_read(sources: list[Source] | tuple[Source, ...], zone: TrustZon
 
 Verdict = tuple[DataClass | None, TrustZone, Enforcement, Outcome, str]
 
-# A long transcript repeats the same few classifications many times.
-_VERDICTS: LruCache[tuple[object, ...], Verdict] = cache_register(
-    LruCache(4096),
-    name="governance_verdicts",
-    key="(stored data class, declared ceiling, enforcement, zone, enforcement mode)",
-    invalidation=(
-        "none needed: a verdict is a pure function of its key (the GOVERNANCE_ENFORCEMENT setting is "
-        "read at every decision and is part of the key)"
-    ),
-)
-
 
 def _decide_one(
     source: Source, zone: TrustZone, mode: EnforcementMode, verdicts: dict[tuple[object, ...], Verdict]
@@ -171,7 +159,7 @@ def _decide_one(
     key = (source.data_class, source.ceiling, source.enforcement, zone, mode)
     verdict = verdicts.get(key)
     if verdict is None:
-        verdict = verdicts[key] = _VERDICTS.get_or_build(key, partial(_verdict, *key))
+        verdict = verdicts[key] = _memo_verdict(*key)
     declared, ceiling, applied, outcome, reason = verdict
     return SourceDecision(source.kind, source.identifier, declared, ceiling, applied, outcome, reason)
 
@@ -202,3 +190,15 @@ def _verdict(
     outcome = Outcome.OBSERVED if observing else Outcome.REFUSED
     reason = f"{reason_prefix}{zone.value} is less trusted than ceiling {ceiling.value}"
     return declared, ceiling, applied, outcome, reason
+
+
+# A long transcript repeats the same few classifications many times: a pure function, memoised.
+_memo_verdict = cache_register(
+    lru_cache(maxsize=4096)(_verdict),
+    name="governance_verdicts",
+    key="(stored data class, declared ceiling, enforcement, zone, enforcement mode)",
+    invalidation=(
+        "none needed: a verdict is a pure function of its key (the GOVERNANCE_ENFORCEMENT setting is "
+        "read at every decision and is part of the key)"
+    ),
+)

@@ -8,12 +8,12 @@ import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from config.caches import cache_register
-from config.lru import LruCache
 from config.tracing import traced
 from governance.actors import CLASSIFY_SCOPE, RECLASSIFY_PERMISSION, Actor, history_stamp
 from governance.classified import Classification, ClassifiedBase
@@ -101,12 +101,18 @@ def _redacted(text: str) -> str:
         return text
     if len(text) > _MEMO_MAX_CHARS:
         return redact(text).text
-    return _REDACTED.get_or_build(text, lambda: redact(text).text)
+    return _redacted_short(text)
 
 
 _MEMO_MAX_CHARS = 512
-_REDACTED: LruCache[str, str] = cache_register(
-    LruCache(4096),
+
+
+def _redacted_by_redact(text: str) -> str:
+    return redact(text).text
+
+
+_redacted_short = cache_register(
+    lru_cache(maxsize=4096)(_redacted_by_redact),
     name="redacted_identifiers",
     key=f"the text itself (up to {_MEMO_MAX_CHARS} characters: identifiers, names and reasons of decisions "
     "and events)",

@@ -5,11 +5,12 @@ totals (``AgentRunQuerySet.totals_add``), its transcript read (``agents/runtime/
 calibration update (``LlmModelQuerySet.calibrate`` in ``agents/models/catalog.py``) run once per step. The ORM cannot
 express either as one statement (it has no ``UPDATE … RETURNING``), and compiling an ORM expression
 tree costs more at every step than the statement it compiles to (about 1 ms against 0.08 ms for the
-calibration update on SQLite). The reads a request makes before its provider call (the client by
-its token, the configuration it names) and the budget's reserve and settle updates
-(``ClientDailyUsageQuerySet`` in ``agents/models/usage.py``) are ORM statements compiled once
-(:class:`Compiled`, :class:`CompiledUpdate`). The rest
-is SQL text, assembled from the pieces here:
+calibration update on SQLite). Every other statement is an ordinary ORM call: the reads a request
+makes before its provider call and the budget's reserve and settle updates
+(``ClientDailyUsageQuerySet`` in ``agents/models/usage.py``) were once compiled ahead and replayed
+through the ORM's private query classes, which saved well under a millisecond on a request that
+then waits seconds for its model (docs/decisions/0015). These four are SQL text, assembled from the
+pieces here:
 :class:`Table` reads table and column names from ``Model._meta`` and quotes them for the connection,
 :func:`converted_row` passes a returned row through each field's own converters (as the ORM does),
 and :class:`Float` renders arithmetic written in Python as double-precision SQL. Only PostgreSQL
@@ -18,17 +19,13 @@ and SQLite (3.35 or newer) are supported.
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
-from typing import Any, TypeVar
+from typing import Any
 
-from django.db import DEFAULT_DB_ALIAS, connections, models, transaction
+from django.db import models
 from django.db.backends.base.base import BaseDatabaseWrapper
-from django.db.models.sql import Query, UpdateQuery
-
-_Model = TypeVar("_Model", bound=models.Model)
+from django.db.models.sql import Query
 
 
 class Table:
@@ -169,94 +166,3 @@ class FloatFunctions:
     def _call(name: str, a: Float | float, b: Float | float) -> Float:
         left, right = Float.of(a), Float.of(b)
         return Float(f"{name}({left.sql}, {right.sql})", left.params + right.params)
-
-
-Marker = int | str | Decimal | datetime.date  # a datetime is a date
-
-
-class Compiled:
-    """A read the ORM writes, compiled once per database alias and run again with other values.
-
-    ``build(**values)`` returns the queryset (a ``values_list`` or a model queryset). It is compiled
-    once with ``markers`` (one distinctive value per keyword, each of which must stand exactly once
-    among the compiled parameters); each run puts its own values in the markers' places, adapted for
-    the driver as the ORM adapts them (a date, a datetime, a decimal), so the ORM's query building and
-    compiling (about 0.2 to 0.7 ms a statement on this project's) is not paid per request.
-    """
-
-    def __init__(self, build: Callable[..., Any], **markers: Marker) -> None:
-        self._build = build
-        self._markers = markers
-        self._compiled: dict[str, tuple[str, tuple[object, ...], dict[str, int]]] = {}
-
-    def _compile(self, alias: str) -> tuple[str, Sequence[object]]:
-        compiled: tuple[str, Sequence[object]] = (
-            self._build(**self._markers).query.get_compiler(using=alias).as_sql()
-        )
-        return compiled
-
-    def _statement(self, alias: str, values: dict[str, Marker]) -> tuple[str, list[Any]]:
-        connection = connections[alias]
-        compiled = self._compiled.get(alias)
-        if compiled is None:
-            sql, compiled_params = self._compile(alias)
-            params = list(compiled_params)
-            places = {}
-            for name, marker in self._markers.items():
-                adapted = _adapted(connection, marker)
-                if params.count(adapted) != 1:
-                    raise ValueError(f"the marker of {name!r} stands {params.count(adapted)} times")
-                places[name] = params.index(adapted)
-            compiled = self._compiled[alias] = (sql, tuple(params), places)
-        sql, compiled_params, places = compiled
-        params = list(compiled_params)
-        for name, value in values.items():
-            params[places[name]] = _adapted(connection, value)
-        return sql, params
-
-    def rows(self, *, using: str = DEFAULT_DB_ALIAS, **values: Marker) -> list[tuple[Any, ...]]:
-        """The rows for ``values`` (one per marker), as the database returns them (no converters)."""
-        sql, params = self._statement(using, values)
-        with connections[using].cursor() as cursor:
-            cursor.execute(sql, params)
-            return cursor.fetchall()
-
-    def first(self, model: type[_Model], *, using: str = DEFAULT_DB_ALIAS, **values: Marker) -> _Model | None:
-        """The first row as an instance of ``model``, whose queryset ``build`` returns (every concrete
-        field, in order), each value through its converters as the ORM reads it; None without rows."""
-        rows = self.rows(using=using, **values)
-        if not rows:
-            return None
-        fields = model._meta.concrete_fields
-        row = converted_row(connections[using], using, fields, rows[0])
-        return model.from_db(using, [field.attname for field in fields], row)
-
-
-class CompiledUpdate(Compiled):
-    """An ``UPDATE`` the ORM writes, compiled once per alias as :class:`Compiled` is: ``build(**values)``
-    returns the queryset and the keyword arguments its ``update()`` would take."""
-
-    def _compile(self, alias: str) -> tuple[str, Sequence[object]]:
-        queryset, changes = self._build(**self._markers)
-        query = queryset.query.chain(UpdateQuery)
-        query.add_update_values(changes)
-        compiled: tuple[str, Sequence[object]] = query.get_compiler(using=alias).as_sql()
-        return compiled
-
-    def execute(self, *, using: str = DEFAULT_DB_ALIAS, **values: Marker) -> int:
-        """The number of rows updated, as ``QuerySet.update`` returns it."""
-        sql, params = self._statement(using, values)
-        with transaction.mark_for_rollback_on_error(using), connections[using].cursor() as cursor:
-            cursor.execute(sql, params)
-            return int(cursor.rowcount)
-
-
-def _adapted(connection: BaseDatabaseWrapper, value: Marker) -> object:
-    """``value`` as the ORM hands it to ``connection``'s driver."""
-    if isinstance(value, datetime.datetime):
-        return connection.ops.adapt_datetimefield_value(value)
-    if isinstance(value, datetime.date):
-        return connection.ops.adapt_datefield_value(value)
-    if isinstance(value, Decimal):
-        return connection.ops.adapt_decimalfield_value(value)
-    return value

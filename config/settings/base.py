@@ -15,6 +15,7 @@ from typing import Any, cast
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from config.db.pool import check_or_sweep
 from config.env import (
     development_secret_key,
     env_bool,
@@ -138,9 +139,10 @@ if DATABASE_POOL:
     )
     DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections; Django must not
     # The pool then checks a connection (an empty query, one round trip) before handing it out: one
-    # that a database restart or failover closed while it sat in the pool is replaced, not used. Django's
-    # PostgreSQL backend with a pool that, on the first failed check, checks all its idle connections
-    # at once (config/db/postgresql/base.py), so threads do not meet the dead ones one by one.
+    # that a database restart or failover closed while it sat in the pool is replaced, not used. The
+    # check, on its first failure, checks all the idle connections at once (config/db/pool.py), so
+    # threads do not meet the dead ones one by one. Django 5.2 cannot take a check from the options
+    # (config/db/postgresql/base.py passes it; Django's own backend will once upstream's fix ships).
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
     DATABASES["default"]["ENGINE"] = "config.db.postgresql"
     DATABASES["default"]["OPTIONS"] = {
@@ -151,6 +153,7 @@ if DATABASE_POOL:
             # A thread waits this long for a free connection, then fails like a dropped connection
             # (the step task retries it).
             "timeout": env_int("DATABASE_POOL_TIMEOUT_SECONDS", 30, minimum=1),
+            "check": check_or_sweep,
         },
     }
 elif DATABASE_URL is not None:

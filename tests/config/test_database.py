@@ -33,7 +33,7 @@ def database_settings(**env: str) -> dict[str, object]:
             "d = s.DATABASES['default']; print(json.dumps({'engine': d['ENGINE'], "
             "'conn_max_age': d.get('CONN_MAX_AGE'), "
             "'health_checks': d.get('CONN_HEALTH_CHECKS'), 'options': d.get('OPTIONS', {}), "
-            "'db_reuse_max': s.CELERY_DB_REUSE_MAX}))",
+            "'db_reuse_max': s.CELERY_DB_REUSE_MAX}, default=lambda f: f.__module__ + '.' + f.__name__))",
         ],
         cwd=ROOT,
         env={
@@ -55,7 +55,9 @@ def test_postgres_connections_come_from_a_pool_by_default():
         "engine": "config.db.postgresql",
         "conn_max_age": 0,
         "health_checks": True,
-        "options": {"pool": {"min_size": 2, "max_size": 16, "timeout": 30}},
+        "options": {
+            "pool": {"min_size": 2, "max_size": 16, "timeout": 30, "check": "config.db.pool.check_or_sweep"}
+        },
         "db_reuse_max": None,
     }
 
@@ -67,14 +69,16 @@ def test_pool_sizes_and_timeout_come_from_the_environment():
         DATABASE_POOL_MAX_SIZE="24",
         DATABASE_POOL_TIMEOUT_SECONDS="5",
     )
-    assert settings["options"] == {"pool": {"min_size": 4, "max_size": 24, "timeout": 5}}
+    assert settings["options"] == {
+        "pool": {"min_size": 4, "max_size": 24, "timeout": 5, "check": "config.db.pool.check_or_sweep"}
+    }
 
 
 def test_options_the_url_carries_are_kept_beside_the_pool():
     settings = database_settings(DATABASE_URL=POSTGRES_URL + "?sslmode=require")
     assert settings["options"] == {
         "sslmode": "require",
-        "pool": {"min_size": 2, "max_size": 16, "timeout": 30},
+        "pool": {"min_size": 2, "max_size": 16, "timeout": 30, "check": "config.db.pool.check_or_sweep"},
     }
 
 

@@ -20,7 +20,7 @@ from agents.runtime.budget import SendEstimate, budget_day, budget_reserve
 from governance.models import GovernanceEvent
 from governance.services import EventContext
 from tests.agents.runs import fake_configuration
-from tests.agents.test_compiled import moves_a_day_as_the_orm_would
+from tests.agents.test_budget_statements import moves_a_day_exactly
 from tests.fakes.provider_server import Reply
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
@@ -55,8 +55,8 @@ def test_the_services_database_is_postgresql():
     assert connection.vendor == "postgresql"
 
 
-def test_the_compiled_budget_statements_move_a_day_on_postgresql_as_the_orm_would():
-    moves_a_day_as_the_orm_would()
+def test_the_budget_statements_move_a_day_exactly_on_postgresql():
+    moves_a_day_exactly()
 
 
 @pytest.mark.parametrize("fits", [1, 3])

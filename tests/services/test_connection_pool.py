@@ -15,7 +15,7 @@ from agents.models import AgentRun, AgentStep
 from agents.runtime.step import StepAction, step_run
 from agents.services import run_create
 from config.database import connections_release
-from config.db.postgresql.base import RecoveringConnectionPool
+from config.db.pool import check_or_sweep
 from governance.vocabulary import DataClass
 from tests.agents.runs import fake_configuration
 from tests.fakes.provider_server import FakeProvider, Reply
@@ -156,7 +156,7 @@ def backend_pid() -> int:
 
 def test_the_pool_replaces_every_dead_idle_connection_at_the_first_failed_check():
     pool = connection.pool
-    assert isinstance(pool, RecoveringConnectionPool)
+    assert pool._check is check_or_sweep  # the option reached the pool (psycopg_pool keeps it so)
     connection.close()
     # Grow the pool: WIDTH threads each hold a connection at the same moment, then give it back.
     together = threading.Barrier(WIDTH)

@@ -159,7 +159,7 @@ def terminate_other_backends() -> int:
     """Kill every other connection to the test database (the worker's), as a failover would.
 
     The idle connections of this test process's own pool die too, and are left for the pool to find:
-    its first failed check replaces them all (config/db/postgresql/base.py,
+    its first failed check replaces them all (config/db/pool.py,
     tests/services/test_connection_pool.py)."""
     with connection.cursor() as cursor:
         cursor.execute(

@@ -122,14 +122,6 @@ def _first_lines(run: re.Match[str], shortest: int) -> Iterator[re.Match[str]]:
     return (piece for piece in pieces if piece is not None and len(piece.group()) >= shortest)
 
 
-def _long_lines(text: str, shortest: int) -> Iterator[tuple[int, int]]:
-    offset = 0
-    for line in text.split("\n"):
-        if len(line) >= shortest and max(map(len, line.split()), default=0) >= shortest:
-            yield offset, offset + len(line)
-        offset += len(line) + 1
-
-
 def _block(text: str, run: re.Match[str]) -> Block:
     """The block opened by ``run``, continued over the following full lines."""
     first = run.group()

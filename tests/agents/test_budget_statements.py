@@ -1,6 +1,6 @@
-"""``Compiled`` and ``CompiledUpdate`` (agents/models/sql.py): a statement compiled once answers, for
-each set of values, what the ORM answers for the same statement, and refuses markers that do not stand
-exactly once."""
+"""The statements every request makes before its provider call, as ordinary ORM calls: the client's
+configuration key in one statement, and the budget's reserve and settle updates (``filter(...).update``
+with ``F()``, agents/models/usage.py) moving a day exactly."""
 
 from __future__ import annotations
 
@@ -11,9 +11,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from agents.authentication import _CLIENT_BY_TOKEN
-from agents.models import ApiClient, ClientDailyUsage
-from agents.models.sql import Compiled
+from agents.models import ClientDailyUsage
 from agents.selectors import configuration_key_for_client
 from agents.services import api_client_create
 from tests.agents.runs import fake_configuration
@@ -22,7 +20,7 @@ from tests.factories import configuration_make
 pytestmark = pytest.mark.django_db
 
 
-def test_a_compiled_read_answers_each_value_as_the_orm_does(fake_provider):
+def test_the_configuration_key_is_one_statement_answering_as_the_orm_does(fake_provider):
     first = fake_configuration(fake_provider)
     second = configuration_make(model=first.model)
     both = api_client_create(name="both", scopes=["configurations:use"], configurations=[first, second])
@@ -37,32 +35,9 @@ def test_a_compiled_read_answers_each_value_as_the_orm_does(fake_provider):
     assert len(queries) == 1
 
 
-def test_a_compiled_instance_is_the_row_as_the_orm_reads_it(fake_provider):
-    issued = api_client_create(name="reader", scopes=["configurations:use", "runs:read"])
-    read = _CLIENT_BY_TOKEN.first(ApiClient, digest=issued.client.token_digest)
-    expected = ApiClient.objects.get(pk=issued.client.pk)
-    assert read is not None and not read._state.adding and read._state.db == "default"
-    values = {f.attname: getattr(read, f.attname) for f in ApiClient._meta.concrete_fields}
-    assert values == {f.attname: getattr(expected, f.attname) for f in ApiClient._meta.concrete_fields}
-    assert _CLIENT_BY_TOKEN.first(ApiClient, digest="0" * 64) is None
-
-
-@pytest.mark.parametrize(
-    "build",
-    [
-        lambda name: ApiClient.objects.filter(name=name, pk__gte=name, id__lte=name),  # three times
-        lambda name: ApiClient.objects.filter(name="fixed"),  # not at all
-    ],
-)
-def test_a_marker_that_does_not_stand_once_is_refused(build):
-    # Either way a value would go to the wrong place, or to none.
-    with pytest.raises(ValueError, match="the marker of 'name' stands"):
-        Compiled(build, name=7).rows(name=8)
-
-
-def moves_a_day_as_the_orm_would() -> None:
-    """Each compiled budget statement (``ClientDailyUsage.objects.reserve`` and ``settle``, every
-    combination of limits) against the figures the ORM's own update would leave. Run on SQLite here
+def moves_a_day_exactly() -> None:
+    """Each budget statement (``ClientDailyUsage.objects.reserve`` and ``settle``, every
+    combination of limits) against the figures expected by hand. Run on SQLite here
     and on PostgreSQL by the services suite (tests/services/test_budget_race.py)."""
     client = api_client_create(name="day", scopes=["configurations:use"]).client
     day = datetime.date(2026, 3, 4)
@@ -122,5 +97,5 @@ def moves_a_day_as_the_orm_would() -> None:
     assert not usage.filter(day=other_day).exists()
 
 
-def test_the_compiled_budget_statements_move_a_day_as_the_orm_would():
-    moves_a_day_as_the_orm_would()
+def test_the_budget_statements_move_a_day_exactly():
+    moves_a_day_exactly()

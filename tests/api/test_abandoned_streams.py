@@ -12,6 +12,7 @@ provider chunks of eight characters (``chunk01 `` ...), each one content event; 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import threading
 from decimal import Decimal
@@ -134,6 +135,12 @@ def test_a_stream_dropped_before_its_first_byte_is_charged_its_prompt(caller, co
 
 
 def test_concurrent_abandoned_streams_stay_within_the_daily_limit(caller, configuration, fake_provider):
+    # The test client serves these overlapping requests in this thread, where a request's log context
+    # lives until its response closes: in a copy of the context, none outlives the test.
+    contextvars.copy_context().run(_two_open_streams_and_a_third, caller, configuration, fake_provider)
+
+
+def _two_open_streams_and_a_third(caller, configuration, fake_provider) -> None:
     limit = 3 * RESERVATION - 1  # two reservations fit, a third does not
     ApiClient.objects.filter(pk=caller.client.pk).update(daily_token_limit=limit)
     fake_provider.script(*[Reply(text=TEXT)] * 3)

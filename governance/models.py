@@ -7,6 +7,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from governance.errors import AppendOnlyViolation
 from governance.vocabulary import Decision, EventOutcome, SourceKind
@@ -46,7 +47,10 @@ class AppendOnlyModel(models.Model):
 
 
 class GovernanceEvent(AppendOnlyModel):
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    """One governance decision, appended to a hash chain (``governance/chain``): written only by
+    ``governance.services``, which sets the chain fields; the time is set before the digest."""
+
+    created_at = models.DateTimeField(default=timezone.now, editable=False, db_index=True)
     correlation_id = models.CharField(max_length=64, db_index=True)
     decision = models.CharField(max_length=32, choices=Decision.choices)
     outcome = models.CharField(max_length=16, choices=EventOutcome.choices)
@@ -63,16 +67,54 @@ class GovernanceEvent(AppendOnlyModel):
     api_client = models.CharField(max_length=100, blank=True)
     run = models.CharField(max_length=64, blank=True, db_index=True)
     step = models.PositiveIntegerField(null=True, blank=True)
+    # The hash chain: which chain, the position in it (from 1), the digest of the event before it
+    # (``GENESIS`` for the first) and this event's digest over its canonical content.
+    chain = models.PositiveSmallIntegerField(editable=False)
+    seq = models.PositiveBigIntegerField(editable=False)
+    prev_hash = models.CharField(max_length=64, editable=False)
+    hash = models.CharField(max_length=64, editable=False)
 
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["decision", "outcome"])]
+        constraints = [models.UniqueConstraint(fields=["chain", "seq"], name="governanceevent_chain_seq")]
         # Declassifying (a lower class, a looser ceiling, enforce relaxed to observe) is privileged;
         # the editors group does not hold it.
         permissions = [("reclassify", "Can lower a data class, loosen a ceiling or relax enforcement")]
 
     def __str__(self) -> str:
         return f"{self.decision}/{self.outcome} {self.source_kind}:{self.source_identifier}"
+
+
+class GovernanceLogHead(models.Model):
+    """The last event of one chain: the row a writer locks (briefly, ``select_for_update``) to append
+    to that chain. Not evidence: the verifier recomputes every chain from the events and reports a
+    head that disagrees with its chain."""
+
+    chain = models.PositiveSmallIntegerField(primary_key=True)
+    seq = models.PositiveBigIntegerField(default=0)
+    hash = models.CharField(max_length=64)
+
+    def __str__(self) -> str:
+        return f"chain {self.chain} at {self.seq}"
+
+
+class GovernanceAnchor(AppendOnlyModel):
+    """Every chain's head at one moment (``heads``: ``[[chain, seq, digest], ...]``), chained to the
+    anchor before it: a deleted tail of a chain, or a chain rewritten from its start, no longer
+    matches the anchors taken since."""
+
+    seq = models.PositiveBigIntegerField(unique=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False, db_index=True)
+    heads = models.JSONField()
+    prev_hash = models.CharField(max_length=64)
+    hash = models.CharField(max_length=64)
+
+    class Meta:
+        ordering = ["-seq"]
+
+    def __str__(self) -> str:
+        return f"anchor {self.seq}"
 
 
 class Draft(models.Model):

@@ -16,6 +16,7 @@ from django.db import transaction
 from config.caches import cache_register
 from config.tracing import traced
 from governance.actors import CLASSIFY_SCOPE, RECLASSIFY_PERMISSION, Actor, history_stamp
+from governance.chain.writes import CHAIN_FIELDS, event_append
 from governance.classified import Classification, ClassifiedBase
 from governance.errors import ContextRefused, ReclassifyForbidden
 from governance.guardrails.redaction import redact
@@ -59,9 +60,10 @@ def governance_event_record(
     zone: TrustZone | None = None,
     reason: str = "",
 ) -> GovernanceEvent:
-    """Append one event. Every free-text field (names, identifiers, the reason) is stored redacted:
-    an event never holds a secret, whatever a name or identifier was made of. Raises
-    ``RedactionFailed`` when the scanner fails (nothing is written then)."""
+    """Append one event to this writer's chain of the log (``governance/chain``). Every free-text
+    field (names, identifiers, the reason) is stored redacted: an event never holds a secret, whatever
+    a name or identifier was made of. Raises ``RedactionFailed`` when the scanner fails (nothing is
+    written then)."""
     event = GovernanceEvent(
         correlation_id=context.correlation_id,
         decision=decision,
@@ -79,10 +81,15 @@ def governance_event_record(
         run=context.run,
         step=context.step,
     )
-    event.full_clean()
-    event.save()
+    _event_store(event)
     governance_event_counted(decision=event.decision, outcome=event.outcome)
     return event
+
+
+def _event_store(event: GovernanceEvent) -> None:
+    """Validate ``event`` (its chain fields are set by the append) and append it to the log."""
+    event.full_clean(exclude=CHAIN_FIELDS)
+    event_append(event)
 
 
 def enforced_event_record(
@@ -327,8 +334,7 @@ def reclassification_record(
         reason=_redacted(f"{before} -> {after} by {actor.label}")[:300],
         api_client=_redacted(actor.api_client),
     )
-    event.full_clean()
-    event.save()
+    _event_store(event)
     logger.info(
         "%s %s reclassified %s -> %s by %s", row.source_kind, row.identifier, before, after, actor.label
     )

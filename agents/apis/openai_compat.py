@@ -295,7 +295,8 @@ class ChatCompletionsApi(OpenAIApiView):
 
             return PendingStream(opener, failed=partial(self.error_answer, request))
         opened = ask.stream_open()
-        return sse_response(request, stream_events(opened, **shape))
+        # Closing the response ends the stream even if no event was read (the client left first).
+        return sse_response(request, stream_events(opened, **shape), closed=opened.stream.close)
 
 
 def _validated(request: Request) -> dict[str, Any]:

@@ -92,14 +92,41 @@ def is_asgi(request: Any) -> bool:
 
 
 def sse_response(
-    request: HttpRequest | Any, events: Iterable[bytes], *, status: int = 200
+    request: HttpRequest | Any,
+    events: Iterable[bytes],
+    *,
+    status: int = 200,
+    closed: Callable[[], None] | None = None,
 ) -> StreamingHttpResponse:
     """``events`` as a ``text/event-stream`` response that streams under ASGI and WSGI alike (see the
-    module docstring); proxies are asked not to buffer it."""
+    module docstring); proxies are asked not to buffer it. ``closed`` is called when the response is
+    closed, whether or not its events were read: a generator never started is not run by its
+    ``close()``, and a client may go away before the first event (a provider stream must end then)."""
     content: Iterable[bytes] | AsyncIterator[bytes] = events
+    if closed is not None:
+        content = events = _ClosingEvents(iter(events), closed)
     if is_asgi(request):
         content = iterate_in_thread(iter(events))
     return _event_stream(StreamingHttpResponse(content, content_type=CONTENT_TYPE, status=status))
+
+
+class _ClosingEvents(Iterator[bytes]):
+    """``events`` whose ``close()`` (the response's, or the ASGI thread's) closes them, then calls
+    ``closed``."""
+
+    def __init__(self, events: Iterator[bytes], closed: Callable[[], None]) -> None:
+        self._events, self._closed = events, closed
+
+    def __next__(self) -> bytes:
+        return next(self._events)
+
+    def close(self) -> None:
+        try:
+            close = getattr(self._events, "close", None)
+            if close is not None:
+                close()
+        finally:
+            self._closed()
 
 
 def _event_stream(response: StreamingHttpResponse) -> StreamingHttpResponse:

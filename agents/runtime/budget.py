@@ -10,7 +10,8 @@ per UTC day. Its consumption for the day is one ``ClientDailyUsage`` row, moved 
   race re-checks the condition against the row as committed, so the reservations in flight never
   sum above the limit.
 * **settle**: ``reserved - estimate`` and ``used + reported`` in one statement, exactly once per
-  reservation (:class:`Reservation`); a send that failed releases its estimate instead.
+  reservation (:class:`Reservation`); a failed send releases its estimate, an abandoned one (its
+  reader went away) is charged what was spent (:meth:`Reservation.abandon`).
 
 The estimate is the serving model's prompt estimate (the one estimator's fit) plus the reply limit
 it is sent, priced at the dearest of the send's targets (a fallback may serve it). A reported usage
@@ -38,7 +39,7 @@ from django.db import DatabaseError
 from django.utils import timezone
 
 from agents.errors import BudgetExhausted
-from agents.metrics import budget_refusal_counted
+from agents.metrics import abandoned_send_counted, budget_refusal_counted
 from agents.models import ApiClient, ClientDailyUsage, LlmModel
 from agents.pricing import (
     COST_QUANTUM,
@@ -47,9 +48,10 @@ from agents.pricing import (
     estimate_cost,
     usage_cost,
 )
-from agents.providers.values import ProviderReply, Usage
+from agents.providers.values import Usage
+from agents.runtime.streaming import StreamAbandoned, StreamEnd
 from governance.services import EventContext, enforced_event_record
-from governance.vocabulary import Decision, TrustZone
+from governance.vocabulary import Decision, Provenance, TrustZone
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +64,7 @@ class SendEstimate:
 
     tokens: int
     cost: Decimal
+    prompt_tokens: int = 0  # the prompt estimate alone
 
 
 def send_estimate(*, prompt_tokens: int, max_output_tokens: int, models: list[LlmModel]) -> SendEstimate:
@@ -74,7 +77,7 @@ def send_estimate(*, prompt_tokens: int, max_output_tokens: int, models: list[Ll
         ),
         default=ZERO,
     )
-    return SendEstimate(tokens=prompt_tokens + max_output_tokens, cost=cost)
+    return SendEstimate(tokens=prompt_tokens + max_output_tokens, cost=cost, prompt_tokens=prompt_tokens)
 
 
 def budget_day(now: datetime.datetime | None = None) -> datetime.date:
@@ -89,14 +92,17 @@ def budget_reset(day: datetime.date) -> datetime.datetime:
 
 class Reservation:
     """One send's hold on its client's budget for the day it was made. Ended exactly once: by
-    :meth:`settle` (the reported usage replaces the estimate) or :meth:`release` (nothing was
-    consumed, or nothing was reported). Later calls do nothing. As a context manager it releases on
-    exit unless settled. A reservation without a client (``client_id`` None) holds nothing."""
+    :meth:`settle` (the reported usage replaces the estimate), :meth:`abandon` (its reader went away)
+    or :meth:`release` (nothing was consumed, or nothing was reported). Later calls do nothing. As a
+    context manager it releases on exit unless settled. A reservation without a client
+    (``client_id`` None) holds nothing. ``on_abandoned``, when set, is told the model and the usage an
+    abandoned send was charged (the completions service writes its ledger row)."""
 
     def __init__(self, client_id: int | None, day: datetime.date, estimate: SendEstimate) -> None:
         self.client_id, self.day, self.estimate = client_id, day, estimate
         self._lock = threading.Lock()
-        self._open = client_id is not None
+        self._open = True
+        self.on_abandoned: Callable[[LlmModel, Usage], None] | None = None
 
     def settle(self, *, served: LlmModel, usage: Usage) -> None:
         """Replace the estimate with what the provider reported, priced at ``served``'s prices. A
@@ -107,36 +113,55 @@ class Reservation:
             tokens, cost = self.estimate.tokens, self.estimate.cost
         else:
             tokens = (usage.prompt_tokens or 0) + (usage.completion_tokens or 0)
-            cost = usage_cost(
-                Prices.of(served),
-                prompt_tokens=usage.prompt_tokens,
-                cached_tokens=usage.cached_tokens,
-                cache_write_tokens=usage.cache_write_tokens,
-                completion_tokens=usage.completion_tokens,
-            )
+            cost = _priced(served, usage)
         self._end(tokens, cost or ZERO)
 
     def release(self) -> None:
         """Give the estimate back: the send failed, or never reached a provider."""
         self._end(0, ZERO)
 
-    def stream_ended(self, served: LlmModel) -> Callable[[ProviderReply | None], None]:
-        """How a stream served by ``served`` ends this reservation: settled with its finished reply's
-        usage, or released when it broke or was closed before (None)."""
+    def abandon(self, *, served: LlmModel, usage: Usage) -> None:
+        """End a send whose reader went away, charging ``usage``: what the provider reported, or an
+        estimate capped at this reservation (abandoned sends never consume more than they reserved);
+        counted (``agents/metrics.py``) and handed to ``on_abandoned``."""
+        if usage.provenance != Provenance.PROVIDER_REPORTED:
+            prompt = min(usage.prompt_tokens or 0, self.estimate.tokens)
+            completion = min(usage.completion_tokens or 0, self.estimate.tokens - prompt)
+            usage = Usage(prompt, None, completion, Provenance.ESTIMATED)
+        cost = _priced(served, usage)
+        if usage.provenance == Provenance.ESTIMATED:
+            cost = min(cost or ZERO, self.estimate.cost)
+        if not self._end((usage.prompt_tokens or 0) + (usage.completion_tokens or 0), cost or ZERO):
+            return
+        abandoned_send_counted(model=served.model_id, usage=usage, charged=usage.provenance.value)
+        if self.on_abandoned is not None:
+            self.on_abandoned(served, usage)
 
-        def ended(reply: ProviderReply | None) -> None:
-            if reply is None:
+    def stream_ended(
+        self, served: LlmModel, *, prompt_tokens: int, count: Callable[[str], int]
+    ) -> Callable[[StreamEnd], None]:
+        """How a stream served by ``served`` ends this reservation: settled with its finish's usage;
+        abandoned with the usage the provider reported, else ``prompt_tokens`` (the prompt estimate)
+        plus ``count`` of what had streamed; released when the provider broke it (None)."""
+
+        def ended(end: StreamEnd) -> None:
+            if end is None:
                 self.release()
+            elif isinstance(end, StreamAbandoned):
+                self.abandon(served=served, usage=end.usage or _streamed_usage(end, prompt_tokens, count))
             else:
-                self.settle(served=served, usage=reply.usage)
+                self.settle(served=served, usage=end.usage)
 
         return ended
 
-    def _end(self, tokens: int, cost: Decimal) -> None:
+    def _end(self, tokens: int, cost: Decimal) -> bool:
+        """Settle at ``tokens`` and ``cost``; False when this reservation had already ended."""
         with self._lock:
-            if not self._open or self.client_id is None:  # open only with a client
-                return
+            if not self._open:
+                return False
             self._open = False
+        if self.client_id is None:
+            return True
         try:
             ClientDailyUsage.objects.settle(
                 client_id=self.client_id,
@@ -149,6 +174,7 @@ class Reservation:
         except DatabaseError:
             # Fail closed: the estimate stays reserved, counting against the budget until the day ends.
             logger.exception("budget settlement of client %s on %s not written", self.client_id, self.day)
+        return True
 
     def __enter__(self) -> Reservation:
         return self
@@ -157,6 +183,21 @@ class Reservation:
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
         self.release()
+
+
+def _priced(served: LlmModel, usage: Usage) -> Decimal | None:
+    return usage_cost(
+        Prices.of(served),
+        prompt_tokens=usage.prompt_tokens,
+        cached_tokens=usage.cached_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
+        completion_tokens=usage.completion_tokens,
+    )
+
+
+def _streamed_usage(abandoned: StreamAbandoned, prompt_tokens: int, count: Callable[[str], int]) -> Usage:
+    streamed = count(abandoned.streamed) if abandoned.streamed else 0
+    return Usage(prompt_tokens, None, streamed, Provenance.ESTIMATED)
 
 
 ClientLimits = tuple[int | None, Decimal | None]  # (daily_token_limit, daily_cost_limit)

@@ -10,6 +10,7 @@ Each target's fit, skip and reply limit live in ``agents/runtime/targets.py``.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import KW_ONLY, dataclass, field, replace
 from functools import partial
@@ -28,7 +29,7 @@ from agents.providers.dispatch import (
 )
 from agents.providers.failures import ProviderError
 from agents.providers.guard import LateRedactionOverflow
-from agents.providers.values import ProviderReply
+from agents.providers.values import ProviderReply, Usage
 from agents.runtime.budget import ClientLimits, Reservation
 from agents.runtime.plan import SendPlan
 from agents.runtime.redactions import Redactions, redaction_events_record
@@ -38,7 +39,7 @@ from context_assembly.fitting import FitResult
 from governance.errors import ContextRefused
 from governance.policy import ContextDecision
 from governance.services import EventContext, assert_permitted
-from governance.vocabulary import Decision
+from governance.vocabulary import Decision, Provenance
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,8 @@ class GovernedSend:
     max_tokens: int | None = None
     temperature: float | None = None
     limits: ClientLimits | None = None
+    # Told the model and usage a send was charged when its reader went away before its finish.
+    abandoned: Callable[[LlmModel, Usage], None] | None = None
 
     def send(self) -> SendOutcome:
         """Check every source against the zone (recording events), then fit, reserve the send's
@@ -215,7 +218,10 @@ def _stream_outcome(
     called: _Called[StreamDispatch] | _Called[AsyncStreamDispatch], events: EventContext
 ) -> StreamOutcome:
     finish = partial(_redacted_reply, plan=called.fits.plan, events=events)
-    ended = called.reservation.stream_ended(called.served)
+    served = called.fits.fit(called.result.served_index)
+    ended = called.reservation.stream_ended(
+        called.served, prompt_tokens=served.fitted.breakdown.estimated, count=served.estimator.count_text
+    )
     return called.outcome(StreamOutcome, stream=GovernedStream(called.result, finish=finish, ended=ended))
 
 
@@ -281,6 +287,7 @@ def _governed_call(
     except BudgetExhausted as exhausted:
         fitted, clamped = primary.fitted, primary.clamped
         return outcome(plan=plan, fitted=fitted, clamped=clamped, decision=decision, exhausted=exhausted)
+    reservation.on_abandoned = send.abandoned
     return _dispatched(
         outcome,
         fits,
@@ -320,10 +327,23 @@ def _dispatched(
             skipped=fits.skipped_targets,
             decision=decision,
         )
+    except asyncio.CancelledError:
+        _abandoned_in_flight(outcome, fits, reservation)
+        raise
     except BaseException:
         reservation.release()
         raise
     return _Called(fits, decision, result, reservation)
+
+
+def _abandoned_in_flight(outcome: type[Outcome], fits: TargetFits, reservation: Reservation) -> None:
+    """The reader went away while the call was in flight (before a stream's first delta): the
+    provider has the prompt, so the send is charged its prompt estimate for a stream (nothing had
+    streamed), and its whole estimate for a whole reply (the provider may finish it)."""
+    primary = fits.fit(0)
+    prompt = primary.fitted.breakdown.estimated
+    whole = reservation.estimate.tokens - prompt if outcome is SendOutcome else 0
+    reservation.abandon(served=primary.model, usage=Usage(prompt, None, whole, Provenance.ESTIMATED))
 
 
 def model_inactive_record(*, plan: SendPlan, context: EventContext) -> ModelInactive:

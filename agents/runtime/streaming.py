@@ -26,10 +26,26 @@ from asgiref.sync import sync_to_async
 
 from agents.providers.async_dispatch import AsyncStreamDispatch
 from agents.providers.dispatch import Attempt, StreamDispatch
+from agents.providers.failures import ProviderError
 from agents.providers.streams import StreamDelta, StreamFinish, TextDelta, ToolCallDelta, UsageDelta
-from agents.providers.values import ProviderReply
+from agents.providers.values import ProviderReply, Usage
 from governance.guardrails.redaction import redact
 from governance.guardrails.redaction.streaming import StreamRedactor
+
+
+@dataclass(frozen=True)
+class StreamAbandoned:
+    """How a stream ended whose reader went away before its finish (closed, or cancelled): what the
+    provider had sent of it by then (text and tool-call arguments as sent, before redaction) and its
+    usage if the provider had reported it (None otherwise)."""
+
+    streamed: str
+    usage: Usage | None
+
+
+# How a stream ended: its provider's reply (the finish was read), abandoned by its reader, or None
+# (the provider broke it).
+StreamEnd = ProviderReply | StreamAbandoned | None
 
 
 @dataclass
@@ -51,15 +67,16 @@ class GovernedStream(Iterator[StreamDelta], AsyncIterator[StreamDelta]):
     ``reply_redactions`` what was redacted in the reply, by kind (set when the finish is read).
 
     ``finish`` redacts the whole reply and records its events, returning it with its counts.
-    ``ended`` is called exactly once: with the provider's reply when the finish is read, or with None
-    when the stream breaks or is closed before (the send's budget reservation settles on it)."""
+    ``ended`` is called exactly once: with the provider's reply when the finish is read, with
+    :class:`StreamAbandoned` when the stream is closed or cancelled before, or with None when the
+    provider broke it (the send's budget reservation settles on it)."""
 
     def __init__(
         self,
         dispatch: StreamDispatch | AsyncStreamDispatch,
         *,
         finish: Callable[[ProviderReply], tuple[ProviderReply, dict[str, int]]],
-        ended: Callable[[ProviderReply | None], None] | None = None,
+        ended: Callable[[StreamEnd], None] | None = None,
     ) -> None:
         self._dispatch = dispatch
         self._finish = finish
@@ -67,6 +84,8 @@ class GovernedStream(Iterator[StreamDelta], AsyncIterator[StreamDelta]):
         self._text = StreamRedactor()
         self._calls: dict[int, _ToolCallFilter] = {}
         self._pending: list[StreamDelta] = []
+        self._streamed: list[str] = []  # what the provider sent, before redaction
+        self._usage: Usage | None = None
         self.served_index = dispatch.served_index
         self.attempts: tuple[Attempt, ...] = dispatch.attempts
         self.reply_redactions: dict[str, int] = {}
@@ -80,8 +99,8 @@ class GovernedStream(Iterator[StreamDelta], AsyncIterator[StreamDelta]):
         try:
             while not self._pending:
                 self._pending = self._redacted(next(self._dispatch.deltas))
-        except BaseException:
-            self._end(None)
+        except BaseException as error:
+            self._end(self._ended_by(error))
             raise
         return self._pending.pop(0)
 
@@ -97,8 +116,8 @@ class GovernedStream(Iterator[StreamDelta], AsyncIterator[StreamDelta]):
                     self._pending = await sync_to_async(self._finished, thread_sensitive=True)(delta)
                 else:
                     self._pending = self._redacted(delta)
-        except BaseException:
-            await self._aend()
+        except BaseException as error:
+            await self._aend(self._ended_by(error))
             raise
         return self._pending.pop(0)
 
@@ -107,23 +126,33 @@ class GovernedStream(Iterator[StreamDelta], AsyncIterator[StreamDelta]):
         try:
             self._dispatch.close()
         finally:
-            self._end(None)
+            self._end(self._abandoned())
 
     async def aclose(self) -> None:
         assert isinstance(self._dispatch, AsyncStreamDispatch)
         try:
             await self._dispatch.aclose()
         finally:
-            await self._aend()
+            await self._aend(self._abandoned())
 
-    async def _aend(self) -> None:
+    async def _aend(self, end: StreamEnd) -> None:
         if self._ended is not None:
-            await sync_to_async(self._end, thread_sensitive=True)(None)
+            await sync_to_async(self._end, thread_sensitive=True)(end)
 
-    def _end(self, reply: ProviderReply | None) -> None:
+    def _end(self, end: StreamEnd) -> None:
         ended, self._ended = self._ended, None
         if ended is not None:
-            ended(reply)
+            ended(end)
+
+    def _ended_by(self, error: BaseException) -> StreamEnd:
+        """A provider's failure (or its deltas ending without a finish) broke the stream; anything
+        else (a cancellation, the reader's generator closed) means its reader went away."""
+        if isinstance(error, ProviderError | StopIteration | StopAsyncIteration):
+            return None
+        return self._abandoned()
+
+    def _abandoned(self) -> StreamAbandoned:
+        return StreamAbandoned(streamed="".join(self._streamed), usage=self._usage)
 
     def __enter__(self) -> GovernedStream:
         return self
@@ -133,10 +162,13 @@ class GovernedStream(Iterator[StreamDelta], AsyncIterator[StreamDelta]):
 
     def _redacted(self, delta: StreamDelta) -> list[StreamDelta]:
         if isinstance(delta, TextDelta):
+            self._streamed.append(delta.text)
             return _text(self._text.feed(delta.text))
         if isinstance(delta, ToolCallDelta):
+            self._streamed.append(delta.arguments)
             return self._tool_call(delta)
         if isinstance(delta, UsageDelta):
+            self._usage = delta.usage
             return [delta]
         return self._finished(delta)
 

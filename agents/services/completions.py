@@ -6,11 +6,12 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import partial
 from typing import TypeVar
 
 from agents.errors import ConfigurationInactive
 from agents.models import ApiClient, CompletionRecord, Configuration, LlmModel
-from agents.providers.values import ProviderReply
+from agents.providers.values import ProviderReply, Usage
 from agents.runtime.budget import client_limits
 from agents.runtime.plan import SendPlan, SendRequest, send_plan
 from agents.runtime.record import reply_cost, served_model_calibrate
@@ -142,6 +143,12 @@ class CompletionAsk:
             max_tokens=self.max_tokens,
             temperature=self.temperature,
             limits=limits,
+            abandoned=partial(
+                abandoned_record,
+                request_id=request_id,
+                api_client=self.api_client,
+                configuration=configuration,
+            ),
         )
         return request_id, send
 
@@ -166,7 +173,7 @@ class SentCompletion:
             api_client=self.api_client,
             configuration=self.plan.configuration,
             served=self.served,
-            reply=reply,
+            usage=reply.usage,
         )
         return Completion(
             request_id=self.request_id,
@@ -275,10 +282,9 @@ def completion_record(
     api_client: ApiClient,
     configuration: Configuration,
     served: LlmModel,
-    reply: ProviderReply,
+    usage: Usage,
 ) -> CompletionRecord:
-    """The ledger row of a served completion: its reported usage and its cost (for the reports)."""
-    usage = reply.usage
+    """The ledger row of a served completion: its usage and its cost (for the reports)."""
     record = CompletionRecord(
         request_id=request_id,
         api_client=api_client,
@@ -292,3 +298,14 @@ def completion_record(
     )
     record.save()
     return record
+
+
+def abandoned_record(
+    served: LlmModel, usage: Usage, *, request_id: str, api_client: ApiClient, configuration: Configuration
+) -> None:
+    """The ledger row of a completion its client abandoned before the finish (a stream closed or a
+    request cancelled): the usage its budget was charged, reported or estimated
+    (``agents/runtime/budget.py``, ``Reservation.abandon``), so reports count what was spent."""
+    completion_record(
+        request_id=request_id, api_client=api_client, configuration=configuration, served=served, usage=usage
+    )

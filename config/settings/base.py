@@ -251,6 +251,17 @@ METRICS_COLLECTORS = ["agents.health.RunsCollector"]
 # --- Governance -------------------------------------------------------------------------------
 # Read through governance.policy.enforcement_mode(), which treats anything unknown as enforce_all.
 GOVERNANCE_ENFORCEMENT = env_str("GOVERNANCE_ENFORCEMENT", "per_row")
+# The tamper-evident event log (docs/decisions/0017-governance-log-hash-chain.md): how many chains
+# writers spread over (changing it later is safe), how often beat anchors every chain's head, and the
+# key of the digests (empty: derived from DJANGO_SECRET_KEY; set it so a key rotation of the latter
+# leaves the log verifiable).
+GOVERNANCE_LOG_CHAINS = env_int("GOVERNANCE_LOG_CHAINS", 16, minimum=1)
+GOVERNANCE_LOG_ANCHOR_SECONDS = env_int("GOVERNANCE_LOG_ANCHOR_SECONDS", 300, minimum=1)
+GOVERNANCE_LOG_KEY = env_str("GOVERNANCE_LOG_KEY", "")
+CELERY_BEAT_SCHEDULE["anchor-governance-log"] = {
+    "task": "governance.tasks.governance_log_anchor_task",
+    "schedule": GOVERNANCE_LOG_ANCHOR_SECONDS,
+}
 
 # The skill block's bound in UTF-8 bytes (the tail is dropped first, each drop reported).
 SKILL_BLOCK_MAX_BYTES = env_int("SKILL_BLOCK_MAX_BYTES", 24_000, minimum=1_000)

@@ -7,6 +7,7 @@ from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import User
 
 from agents.models import Configuration
+from governance.chain.writes import event_append
 from governance.models import GovernanceEvent
 from governance.vocabulary import DataClass, Enforcement, TrustZone
 from skills.models import Skill
@@ -130,10 +131,10 @@ def test_staff_without_the_readiness_permission_get_403_and_others_the_login(cli
 
 def test_event_list_filters_by_configuration_and_links_the_report(admin_client):
     for configuration in ("alpha", "beta"):
-        GovernanceEvent.objects.create(
+        event_append(GovernanceEvent(
             correlation_id="c", decision="context_blocked", outcome="enforced", source_kind="snippet",
             source_identifier=f"{configuration}-snippet", configuration=configuration,
-        )  # fmt: skip
+        ))  # fmt: skip
     response = admin_client.get("/admin/governance/governanceevent/", {"configuration": "beta"})
     assert [e.source_identifier for e in response.context["cl"].result_list] == ["beta-snippet"]
     assert f'<a href="{PAGE}">Readiness report</a>' in response.content.decode()

@@ -1,6 +1,6 @@
 """The budget module on its own (agents/runtime/budget.py): a reservation ends exactly once, a reply
-without usage is charged its estimate, a stream closed before its finish gives its reservation back,
-and a send without a client holds nothing."""
+without usage is charged its estimate, a stream closed before its finish is charged what was spent
+(never more than its reservation), and a send without a client holds nothing."""
 
 from __future__ import annotations
 
@@ -9,13 +9,14 @@ from decimal import Decimal
 import pytest
 
 from agents.models import ApiClient, ClientDailyUsage
+from agents.providers.streams import TextDelta, UsageDelta
 from agents.providers.values import Usage
 from agents.runtime.budget import SendEstimate, budget_day, budget_reserve
 from agents.runtime.plan import SendRequest, send_plan
 from agents.runtime.send import GovernedSend
 from agents.services import api_client_create
 from governance.services import EventContext
-from governance.vocabulary import DataClass
+from governance.vocabulary import DataClass, Provenance
 from tests.agents.runs import fake_configuration
 from tests.fakes.provider_server import Reply
 
@@ -66,19 +67,47 @@ def test_a_send_without_a_client_holds_nothing():
     assert not ClientDailyUsage.objects.exists()
 
 
-def test_a_stream_closed_before_its_finish_gives_its_reservation_back(client, fake_provider):
-    configuration = fake_configuration(fake_provider)
-    fake_provider.script(Reply(text="A long answer that nobody reads to the end.", prompt_tokens=90))
-    plan = send_plan(
-        configuration=configuration,
+def go(fake_provider):
+    return send_plan(
+        configuration=fake_configuration(fake_provider),
         request=SendRequest(task_input="Go.", input_data_class=DataClass.PUBLIC_CONTENT),
     )
 
-    outcome = GovernedSend(plan, events(), client_id=client.pk, max_tokens=100).stream()
+
+def test_a_stream_closed_before_its_finish_is_charged_its_prompt_and_what_streamed(client, fake_provider):
+    fake_provider.script(Reply(text="A long answer that nobody reads to the end.", prompt_tokens=90))
+
+    outcome = GovernedSend(go(fake_provider), events(), client_id=client.pk, max_tokens=100).stream()
     assert outcome.stream is not None
-    _, reserved, _, _ = row(client)
-    assert reserved == outcome.fitted.breakdown.estimated + 100
-    next(outcome.stream)
+    prompt = outcome.fitted.breakdown.estimated
+    assert row(client)[1] == prompt + 100
+    # The provider's first chunk "A long a" (3 tokens) went in; the redactor held its last letter back.
+    assert next(outcome.stream) == TextDelta("A long ")
     outcome.stream.close()
 
-    assert row(client) == (0, 0, Decimal(0), Decimal(0))
+    assert row(client)[:2] == (prompt + 3, 0)
+
+
+def test_a_stream_closed_after_its_usage_is_charged_the_reported_usage(client, fake_provider):
+    fake_provider.script(Reply(text="Short.", prompt_tokens=90, completion_tokens=7))
+
+    outcome = GovernedSend(go(fake_provider), events(), client_id=client.pk, max_tokens=100).stream()
+    assert outcome.stream is not None
+    # The usage passes at once; the redactor still holds the text, and the finish is not read.
+    assert next(outcome.stream) == UsageDelta(Usage.reported(90, 0, 7))
+    outcome.stream.close()
+
+    assert row(client)[:2] == (97, 0)
+
+
+def test_an_abandoned_estimate_never_exceeds_its_reservation(client, fake_provider):
+    model = fake_configuration(fake_provider, model_input_price_per_million=Decimal(1)).model
+    reservation = budget_reserve(client_id=client.pk, estimate=ESTIMATE, events=events(), zone=None)
+    charged = []
+    reservation.on_abandoned = lambda served, usage: charged.append(usage)
+
+    reservation.abandon(served=model, usage=Usage(450, None, 900, Provenance.ESTIMATED))
+    reservation.abandon(served=model, usage=Usage(450, None, 900, Provenance.ESTIMATED))
+
+    assert row(client) == (500, 0, Decimal("0.00045"), Decimal(0))
+    assert charged == [Usage(450, None, 50, Provenance.ESTIMATED)]

@@ -6,7 +6,7 @@ process's background work (the embedded reaper), which a test process must not r
 Under ASGI a streamed completion reads what it needs in a request thread, then waits on the provider
 on the event loop: streams waiting on the provider hold no thread each, an error before the first
 delta is still answered with its status, and a client that goes away ends the stream (its budget
-reservation released, nothing recorded as served).
+charged what was spent, and recorded: ``tests/api/test_abandoned_streams.py``).
 """
 
 from __future__ import annotations
@@ -194,7 +194,10 @@ def test_a_client_that_goes_away_ends_the_stream_and_its_reservation(setup, fake
 
     assert reserved_while_open > 0
     assert _reserved() == 0
-    assert not CompletionRecord.objects.exists()
+    # Charged its prompt estimate (18) and the one chunk the provider had sent ("Short se": 2 tokens).
+    assert ClientDailyUsage.objects.get().tokens_used == 18 + 2
+    record = CompletionRecord.objects.get()
+    assert (record.prompt_tokens, record.completion_tokens) == (18, 2)
 
 
 def _reserved() -> int:
@@ -292,7 +295,10 @@ def test_a_client_that_goes_away_ends_the_whole_call_and_its_reservation(setup, 
 
     assert reserved_while_waiting > 0
     assert _reserved() == 0
-    assert not CompletionRecord.objects.exists()
+    # Cancelled in flight: the provider may finish the reply, so the reservation is charged whole.
+    assert ClientDailyUsage.objects.get().tokens_used == reserved_while_waiting
+    record = CompletionRecord.objects.get()
+    assert (record.prompt_tokens, record.completion_tokens) == (18, reserved_while_waiting - 18)
 
 
 def test_the_native_completion_waits_on_the_provider_on_the_loop_too(setup, fake_provider):

@@ -6,6 +6,7 @@ import pytest
 from django.db import connection, transaction
 from django.db.utils import DatabaseError
 
+from governance.chain.writes import event_append
 from governance.errors import AppendOnlyViolation
 from governance.models import GovernanceEvent
 
@@ -13,7 +14,7 @@ from governance.models import GovernanceEvent
 def make_event(**fields) -> GovernanceEvent:
     values = {"correlation_id": "c1", "decision": "context_blocked", "outcome": "enforced"}
     values.update(fields)
-    return GovernanceEvent.objects.create(**values)
+    return event_append(GovernanceEvent(**values))
 
 
 @pytest.mark.django_db

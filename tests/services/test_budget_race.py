@@ -1,7 +1,7 @@
 """Budgets under concurrency on PostgreSQL (agents/runtime/budget.py): concurrent sends, each on its own
 thread and database connection, released together at the limit. The conditional ``UPDATE`` lets
 exactly as many through as the limit holds; the rest are refused with nothing sent, and the day's
-totals are the reported usage exactly."""
+totals are the reported usage exactly (or, for streams their clients abandon, what was spent)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from django.db import connection, connections
 from django.test import Client
 
 from agents.errors import BudgetExhausted
-from agents.models import ApiClient, ClientDailyUsage
+from agents.models import ApiClient, ClientDailyUsage, CompletionRecord
 from agents.runtime.budget import SendEstimate, budget_day, budget_reserve
 from governance.models import GovernanceEvent
 from governance.services import EventContext
@@ -125,6 +125,42 @@ def test_concurrent_completions_at_the_limit_send_one_and_total_exactly(make_cli
         0,
     )
     assert GovernanceEvent.objects.filter(decision="budget_exhausted").count() == 3
+
+
+def test_concurrent_abandoned_streams_at_the_limit_stay_within_it(make_client, fake_provider):
+    configuration = fake_configuration(fake_provider)
+    client, token = make_client(tokens=None, configuration=configuration, with_token=True)
+    # As tests/api/test_abandoned_streams.py: the prompt estimate is 18 tokens, the first chunk 3.
+    reservation = 18 + 1900
+    ApiClient.objects.filter(pk=client.pk).update(daily_token_limit=3 * reservation - 1)
+    text = "".join(f"chunk{n:02d} " for n in range(1, 21))
+    fake_provider.script(*[Reply(text=text, latency=0.5)] * 4)  # every reservation is taken in flight
+    messages = [{"role": "user", "content": "Describe our tone."}]
+    body = {"model": configuration.identifier, "messages": messages, "stream": True, "max_tokens": 1900}
+    connection.close()
+
+    def leave_after_the_first_chunk(index: int) -> int:
+        response = Client().post(
+            "/api/openai/v1/chat/completions",
+            body,
+            content_type="application/json",
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        if response.status_code == 200:
+            events = iter(response.streaming_content)
+            while b"chunk01" not in next(events):
+                pass
+            response.close()  # the client goes away before the rest and the usage
+        return response.status_code
+
+    statuses = together(4, leave_after_the_first_chunk)
+
+    assert sorted(statuses) == [200, 200, 429, 429], statuses
+    assert len(fake_provider.requests) == 2
+    row = ClientDailyUsage.objects.get(client=client, day=budget_day())
+    assert (row.tokens_used, row.tokens_reserved) == (2 * (18 + 3), 0)
+    assert row.tokens_used <= 3 * reservation - 1
+    assert CompletionRecord.objects.filter(api_client=client).count() == 2
 
 
 @pytest.fixture

@@ -38,7 +38,10 @@ def test_seed_demo_creates_the_offline_demo_and_prints_working_credentials():
     assert client.token_digest == hashlib.sha256(token.encode()).hexdigest()
     assert token not in str(list(ApiClient.objects.values()))
     assert sorted(client.scopes) == sorted(SCOPES)
-    assert sorted(client.configurations.values_list("identifier", flat=True)) == ["demo-assistant", "demo-external"]
+    assert sorted(client.configurations.values_list("identifier", flat=True)) == [
+        "demo-assistant",
+        "demo-external",
+    ]
     configuration = Configuration.objects.get(identifier="demo-assistant")
     assert (configuration.model.provider.kind, configuration.model.provider.trust_zone) == ("local", "local")
 

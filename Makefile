@@ -44,10 +44,10 @@ export PROMETHEUS_MULTIPROC_DIR ?= $(APP_VAR_DIR)/prometheus
 SERVE_PATH := $(abspath $(VENV))/bin:$(PATH)
 
 release: $(RUN_STAMP)
+	rm -rf "$(PROMETHEUS_MULTIPROC_DIR)" && mkdir -p "$(PROMETHEUS_MULTIPROC_DIR)"
 	PATH="$(SERVE_PATH)" sh -c "$$(sed -n 's/^release: //p' Procfile)"
 
 serve: release
-	rm -rf "$(PROMETHEUS_MULTIPROC_DIR)" && mkdir -p "$(PROMETHEUS_MULTIPROC_DIR)"
 	@echo "Serving on http://$(HOST):$(PORT)/ (admin /admin/, API /api/v1/, docs /api/docs/, health /healthz); Ctrl-C stops web, worker and beat"
 	PATH="$(SERVE_PATH)" HOST=$(HOST) PORT=$(PORT) $(VENV)/bin/honcho start --no-colour -f Procfile web worker beat
 

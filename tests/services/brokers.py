@@ -47,7 +47,7 @@ def rabbitmq_problem() -> str | None:
     return None
 
 
-def _require_rabbitmq() -> None:
+def require_rabbitmq() -> None:
     problem = rabbitmq_problem()
     if problem:
         if os.environ.get("REQUIRE_SERVICES") == "1":
@@ -68,7 +68,7 @@ def rabbitmq_purge() -> None:
 def broker(request: pytest.FixtureRequest) -> Broker:
     redis.Redis.from_url(settings.REDIS_URL).flushdb()
     if request.param == "rabbitmq":
-        _require_rabbitmq()
+        require_rabbitmq()
         rabbitmq_purge()
         return Broker("rabbitmq", RABBITMQ_URL)
     return Broker("redis", settings.REDIS_URL)

@@ -9,10 +9,11 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 APP_VAR_DIR ?= $(CURDIR)/var
 
-# The services suite runs against real PostgreSQL and Redis (these defaults match the machines'
+# The services suite runs against real PostgreSQL, Redis and RabbitMQ (these defaults match the machines'
 # local services); a missing service skips it, or fails it with REQUIRE_SERVICES=1.
 SERVICES_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/govctx
 SERVICES_REDIS_URL ?= redis://127.0.0.1:6379/15
+SERVICES_RABBITMQ_URL ?= amqp://guest:guest@127.0.0.1:5672//
 
 .PHONY: run serve release test test-fast test-services lint format bench bench-quick fuzz screenshots clean
 
@@ -65,7 +66,7 @@ test-fast: $(STAMP)
 	$(PY) -m pytest -m "not services"
 
 test-services: $(STAMP)
-	DATABASE_URL=$(SERVICES_DATABASE_URL) REDIS_URL=$(SERVICES_REDIS_URL) $(PY) -m pytest -m services
+	DATABASE_URL=$(SERVICES_DATABASE_URL) REDIS_URL=$(SERVICES_REDIS_URL) SERVICES_RABBITMQ_URL=$(SERVICES_RABBITMQ_URL) $(PY) -m pytest -m services
 
 test: lint test-fast test-services
 

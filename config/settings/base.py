@@ -345,7 +345,7 @@ SPECTACULAR_SETTINGS = {
 # --- Static files, i18n, logging --------------------------------------------------------------
 STATIC_URL = "static/"
 # `manage.py collectstatic` (the release step of `make serve`) writes here; WhiteNoise serves it.
-STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT: Path | None = VAR_DIR / "static"
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     # gzip copies and content-hashed names, cached for a year; with DEBUG (`make run`) the files are

@@ -154,13 +154,7 @@ def assert_permitted(
             logger.exception("governance event for %s %r could not be written", item.kind, item.identifier)
             if not enforced:
                 unaccounted.append(item)
-    governance_decision_counted(
-        outcome="refused"
-        if decision.refused or unaccounted
-        else "observed"
-        if decision.observed
-        else "permitted"
-    )
+    governance_decision_counted(decision, unaccounted=bool(unaccounted))
     if decision.refused:
         first = decision.refused[0]
         raise ContextRefused(

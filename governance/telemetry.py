@@ -50,8 +50,13 @@ for _decision in Decision.values:
         EVENTS.labels(decision=_decision, outcome=_event_outcome)
 
 
-def governance_decision_counted(*, outcome: str) -> None:
-    """One decision before a send; ``outcome`` is one of :data:`DECISION_OUTCOMES`."""
+def governance_decision_counted(decision: ContextDecision, *, unaccounted: bool = False) -> None:
+    """One decision before a send, by its outcome; ``unaccounted``: an observed source's event could
+    not be written, so the send is refused all the same."""
+    if decision.refused or unaccounted:
+        outcome = "refused"
+    else:
+        outcome = "observed" if decision.observed else "permitted"
     DECISIONS.labels(outcome=outcome).inc()
 
 

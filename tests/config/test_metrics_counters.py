@@ -88,3 +88,19 @@ def test_a_fresh_process_shows_every_known_series_at_zero():
     assert samples[("govctx_budget_refusals_total", (("kind", "cost"),))] == 0
     assert samples[("govctx_run_requeues_total", (("action", "requeued"), ("cause", "lease_expired")))] == 0
     assert samples[("govctx_steps_total", (("status", "advanced"), ("termination_reason", "")))] == 0
+
+
+def test_an_observed_source_whose_event_cannot_be_written_counts_as_refused(monkeypatch):
+    def refuse_to_save(*args, **kwargs):
+        raise RuntimeError("event log unavailable")
+
+    monkeypatch.setattr(GovernanceEvent, "save", refuse_to_save)
+    before = decisions(scrape())
+    with pytest.raises(ContextRefused):
+        decide(Source(SourceKind.SNIPPET, "legacy", DataClass.SOURCE_CODE, enforcement=Enforcement.OBSERVE))
+    after = decisions(scrape())
+    assert {outcome: after[outcome] - before[outcome] for outcome in after} == {
+        "permitted": 0,
+        "observed": 0,
+        "refused": 1,
+    }

@@ -40,17 +40,18 @@ run: $(RUN_STAMP)
 # CELERY_BROKER_URL. The release step (the Procfile's), then web, worker and beat as one process group
 # under honcho: their lines on one terminal, Ctrl-C stops them all. Every process counts its metrics
 # into one directory, emptied here before any starts, so /metrics sums them all.
-export APP_VAR_DIR
-export PROMETHEUS_MULTIPROC_DIR ?= $(APP_VAR_DIR)/prometheus
-SERVE_PATH := $(abspath $(VENV))/bin:$(PATH)
+PROMETHEUS_MULTIPROC_DIR ?= $(APP_VAR_DIR)/prometheus
+# Only these two targets set it: a process started with it counts into that directory.
+SERVE_ENV := PATH="$(abspath $(VENV))/bin:$(PATH)" APP_VAR_DIR="$(APP_VAR_DIR)" \
+	PROMETHEUS_MULTIPROC_DIR="$(PROMETHEUS_MULTIPROC_DIR)"
 
 release: $(RUN_STAMP)
 	rm -rf "$(PROMETHEUS_MULTIPROC_DIR)" && mkdir -p "$(PROMETHEUS_MULTIPROC_DIR)"
-	PATH="$(SERVE_PATH)" sh -c "$$(sed -n 's/^release: //p' Procfile)"
+	$(SERVE_ENV) sh -c "$$(sed -n 's/^release: //p' Procfile)"
 
 serve: release
 	@echo "Serving on http://$(HOST):$(PORT)/ (admin /admin/, API /api/v1/, docs /api/docs/, health /healthz); Ctrl-C stops web, worker and beat"
-	PATH="$(SERVE_PATH)" HOST=$(HOST) PORT=$(PORT) $(VENV)/bin/honcho start --no-colour -f Procfile web worker beat
+	$(SERVE_ENV) HOST=$(HOST) PORT=$(PORT) $(VENV)/bin/honcho start --no-colour -f Procfile web worker beat
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

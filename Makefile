@@ -1,29 +1,57 @@
-# The two commands of the README: `make run` and `make test`.
+# The two commands of the README: `make run` and `make test`; `make serve` for the real mode.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
+# What serving needs (requirements.txt), then what testing and benchmarking add.
+RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
+APP_VAR_DIR ?= $(CURDIR)/var
 
-# The services suite runs against real PostgreSQL and Redis (these defaults match the machines'
+# The services suite runs against real PostgreSQL, Redis and RabbitMQ (these defaults match the machines'
 # local services); a missing service skips it, or fails it with REQUIRE_SERVICES=1.
 SERVICES_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/govctx
 SERVICES_REDIS_URL ?= redis://127.0.0.1:6379/15
+SERVICES_RABBITMQ_URL ?= amqp://guest:guest@127.0.0.1:5672//
 
-.PHONY: run test test-fast test-services lint format bench bench-quick fuzz clean
+.PHONY: run serve release test test-fast test-services lint format bench bench-quick fuzz screenshots clean
 
-$(STAMP): requirements.txt requirements-dev.txt requirements-bench.txt
+$(RUN_STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt -r requirements-bench.txt
+	@echo "Installing what serving needs (requirements.txt) into $(VENV) ..."
+	$(PY) -m pip install --disable-pip-version-check --progress-bar on -r requirements.txt
+	touch $(RUN_STAMP)
+
+$(STAMP): $(RUN_STAMP) requirements-dev.txt requirements-bench.txt
+	@echo "Installing the test, lint and benchmark tools into $(VENV) ..."
+	$(PY) -m pip install --disable-pip-version-check --progress-bar on -r requirements-dev.txt -r requirements-bench.txt
 	touch $(STAMP)
 
 # Embedded default: SQLite, in-process tasks, the offline local provider.
-run: $(STAMP)
+run: $(RUN_STAMP)
+	mkdir -p $(APP_VAR_DIR)/static
 	DJANGO_DEBUG=1 $(PY) manage.py migrate --noinput
 	DJANGO_DEBUG=1 $(PY) manage.py seed_demo
 	@echo "Serving admin on http://$(HOST):$(PORT)/admin/ and the API on http://$(HOST):$(PORT)/api/v1/"
 	DJANGO_DEBUG=1 $(PY) manage.py runserver $(HOST):$(PORT)
+
+# The real mode (README, "Deploying"): the services named by DATABASE_URL, REDIS_URL and, optionally,
+# CELERY_BROKER_URL. The release step (the Procfile's), then web, worker and beat as one process group
+# under honcho: their lines on one terminal, Ctrl-C stops them all. Every process counts its metrics
+# into one directory, emptied here before any starts, so /metrics sums them all.
+PROMETHEUS_MULTIPROC_DIR ?= $(APP_VAR_DIR)/prometheus
+# Only these two targets set it: a process started with it counts into that directory.
+SERVE_ENV := PATH="$(abspath $(VENV))/bin:$(PATH)" APP_VAR_DIR="$(APP_VAR_DIR)" \
+	PROMETHEUS_MULTIPROC_DIR="$(PROMETHEUS_MULTIPROC_DIR)"
+
+release: $(RUN_STAMP)
+	rm -rf "$(PROMETHEUS_MULTIPROC_DIR)" && mkdir -p "$(PROMETHEUS_MULTIPROC_DIR)"
+	$(SERVE_ENV) sh -c "$$(sed -n 's/^release: //p' Procfile)"
+
+serve: release
+	@echo "Serving on http://$(HOST):$(PORT)/ (admin /admin/, API /api/v1/, docs /api/docs/, health /healthz); Ctrl-C stops web, worker and beat"
+	$(SERVE_ENV) HOST=$(HOST) PORT=$(PORT) $(VENV)/bin/honcho start --no-colour -f Procfile web worker beat
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -39,7 +67,7 @@ test-fast: $(STAMP)
 	$(PY) -m pytest -m "not services"
 
 test-services: $(STAMP)
-	DATABASE_URL=$(SERVICES_DATABASE_URL) REDIS_URL=$(SERVICES_REDIS_URL) $(PY) -m pytest -m services
+	DATABASE_URL=$(SERVICES_DATABASE_URL) REDIS_URL=$(SERVICES_REDIS_URL) SERVICES_RABBITMQ_URL=$(SERVICES_RABBITMQ_URL) $(PY) -m pytest -m services
 
 test: lint test-fast test-services
 
@@ -54,6 +82,10 @@ bench: $(STAMP)
 
 bench-quick: $(STAMP)
 	@for script in $(BENCHES); do echo "== $$script"; $(PY) $$script --quick || exit 1; done
+
+# The admin screenshots in docs/screenshots/, taken by the browser tests (needs Chromium).
+screenshots: $(STAMP)
+	DOCS_SCREENSHOTS=1 $(PY) -m pytest tests/browser -q -p no:cacheprovider -k "refused or window_fill or draft_until"
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .ruff_cache .mypy_cache .hypothesis

@@ -58,6 +58,9 @@ DEMO_CLIENT = "demo-client"
 # Re-seeding restores the demo rows as shipped, including their classification: a recorded change.
 SEED_ACTOR = Actor.system("seed_demo", may_declassify=True)
 DEMO_CONFIGURATION = "demo-assistant"
+# Served by the offline model declared external_global: its "operations" snippet (internal
+# configuration) is refused there, in the admin preview and through the API alike.
+DEMO_EXTERNAL_CONFIGURATION = "demo-external"
 
 
 @dataclass(frozen=True)
@@ -101,7 +104,9 @@ def _seed_skills(configuration: Configuration, *, configuration_created: bool) -
 
 def _seed_catalogue() -> tuple[LlmModel, LlmModel]:
     """The demo providers and models as shipped (updated in place, never recreated: runs and
-    configurations point to them). Their switches (``is_active``) stay as an operator left them."""
+    configurations point to them). Their switches (``is_active``) stay as an operator left them.
+    Returns the local model and the offline model declared in an external zone, which serves the
+    refusals demo without any key."""
     shipped = {
         "name": "Local (offline)",
         "kind": ProviderKind.LOCAL,
@@ -109,6 +114,10 @@ def _seed_catalogue() -> tuple[LlmModel, LlmModel]:
         "options": {"script": LOCAL_SCRIPT},
     }
     local, _ = Provider.objects.update_or_create(identifier="local", defaults=shipped)
+    # The same offline replies, declared as an external provider would be: governance treats it as
+    # external_global, so what that zone may not see is refused before this "call".
+    shipped = {**shipped, "name": "Offline, as an external provider", "trust_zone": TrustZone.EXTERNAL_GLOBAL}
+    offline_external, _ = Provider.objects.update_or_create(identifier="offline-external", defaults=shipped)
     shipped = {
         "name": "OpenAI",
         "kind": ProviderKind.OPENAI_COMPATIBLE,
@@ -124,7 +133,7 @@ def _seed_catalogue() -> tuple[LlmModel, LlmModel]:
         model_id="local-echo",
         defaults={"context_window": 32_768, "max_output_tokens": 2_048, "tokenizer": Tokenizer.O200K_BASE},
     )
-    external_model, _ = LlmModel.objects.update_or_create(
+    LlmModel.objects.update_or_create(
         provider=openai,
         model_id="gpt-4o",
         defaults={
@@ -134,6 +143,11 @@ def _seed_catalogue() -> tuple[LlmModel, LlmModel]:
             **_shipped_prices("gpt-4o"),
         },
     )
+    external_model, _ = LlmModel.objects.update_or_create(
+        provider=offline_external,
+        model_id="local-echo",
+        defaults={"context_window": 32_768, "max_output_tokens": 2_048, "tokenizer": Tokenizer.O200K_BASE},
+    )
     return model, external_model
 
 
@@ -142,7 +156,9 @@ def _shipped_prices(model_id: str) -> dict[str, Decimal | None]:
     return prices.as_fields() if prices is not None else {}
 
 
-def _seed_configurations(model: LlmModel, external_model: LlmModel) -> tuple[Configuration, bool]:
+def _seed_configurations(
+    model: LlmModel, external_model: LlmModel
+) -> tuple[Configuration, Configuration, bool]:
     """Create the demo configurations that are missing; existing ones are the editors' and stay."""
     configuration, created = Configuration.objects.get_or_create(
         identifier=DEMO_CONFIGURATION,
@@ -158,10 +174,10 @@ def _seed_configurations(model: LlmModel, external_model: LlmModel) -> tuple[Con
             "context_usage_note": "tail",
         },
     )
-    Configuration.objects.get_or_create(
-        identifier="demo-external",
+    external, _ = Configuration.objects.get_or_create(
+        identifier=DEMO_EXTERNAL_CONFIGURATION,
         defaults={
-            "name": "Demo on an external model (shows refusals in the preview)",
+            "name": "Demo on an external model (shows refusals in the preview and the API)",
             "model": external_model,
             "system_prompt": "You draft customer-facing answers.",
             "system_prompt_data_class": DataClass.PUBLIC_CONTENT,
@@ -169,7 +185,7 @@ def _seed_configurations(model: LlmModel, external_model: LlmModel) -> tuple[Con
             "snippet_tags": ["tone", "operations"],
         },
     )
-    return configuration, created
+    return configuration, external, created
 
 
 def _seed_admin() -> str:
@@ -184,17 +200,17 @@ def _seed_admin() -> str:
     return password
 
 
-def _seed_client(configuration: Configuration) -> str:
+def _seed_client(configurations: list[Configuration]) -> str:
     """The demo client with a new token. Its row is kept (runs and events point to it): the token
-    is rotated, and its scopes, switch and configuration restored so the printed token works."""
+    is rotated, and its scopes, switch and configurations restored so the printed token works."""
     client = ApiClient.objects.filter(name=DEMO_CLIENT).first()
     if client is None:
-        issued = api_client_create(name=DEMO_CLIENT, scopes=list(SCOPES), configurations=[configuration])
+        issued = api_client_create(name=DEMO_CLIENT, scopes=list(SCOPES), configurations=configurations)
         return issued.token
     client.scopes, client.is_active = sorted(SCOPES), True
     client.full_clean()
     client.save(update_fields=["scopes", "is_active"])
-    client.configurations.add(configuration)
+    client.configurations.add(*configurations)
     return api_client_rotate_token(client=client).token
 
 
@@ -207,9 +223,9 @@ def demo_seed() -> DemoCredentials:
     A fresh admin password and API token are issued each time, since only their hashes are stored
     and they are shown once; the previous token stops working."""
     model, external_model = _seed_catalogue()
-    configuration, created = _seed_configurations(model, external_model)
+    configuration, external, created = _seed_configurations(model, external_model)
     _seed_snippets()
     _seed_skills(configuration, configuration_created=created)
     password = _seed_admin()
-    token = _seed_client(configuration)
+    token = _seed_client([configuration, external])
     return DemoCredentials(admin_username=DEMO_ADMIN, admin_password=password, api_token=token)

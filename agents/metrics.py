@@ -84,6 +84,16 @@ BUDGET_REFUSALS = Counter(
 )
 
 
+# Series whose label values are all known start at zero, so that a rate over them exists at once.
+for _status in ("advanced", "skipped"):
+    STEPS.labels(status=_status, termination_reason="")
+for _action in ("requeued", "failed"):
+    for _cause in ("lease_expired", "lost"):
+        REQUEUES.labels(action=_action, cause=_cause)
+for _kind in ("tokens", "cost"):
+    BUDGET_REFUSALS.labels(kind=_kind)
+
+
 def step_counted(*, action: str, reason: str) -> None:
     """A step task's outcome: its action, and for ``finished`` the run's termination reason."""
     STEPS.labels(status=action, termination_reason=reason if action == "finished" else "").inc()

@@ -1,7 +1,8 @@
 """``/healthz``: can the service make progress? 200 when it can, 503 when it cannot.
 
 Checked in order: the database answers; in the real mode (a broker, workers) the broker is reachable
-and at least one worker answers a ping within ``HEALTH_WORKER_PING_TIMEOUT_MS``; then each check named
+through Celery's own connection (RabbitMQ or Redis, as ``CELERY_BROKER_URL`` names it) and at least
+one worker answers a ping over it within ``HEALTH_WORKER_PING_TIMEOUT_MS``; then each check named
 in ``HEALTH_CHECKS`` (dotted paths, so that apps above ``config`` add theirs without ``config``
 importing them: the reaper's last tick and the oldest waiting run in ``agents/health.py``). In the
 embedded default (tasks run in-process, eagerly) the broker, the workers and whatever only a worker
@@ -62,7 +63,9 @@ def _check_database() -> CheckResult:
 
 
 def _broker() -> Connection:
-    return Connection(settings.CELERY_BROKER_URL, connect_timeout=2)
+    """Celery's own connection to the broker the workers use (``CELERY_BROKER_URL``, else
+    ``REDIS_URL``): its transport, options and credentials, whichever broker that is."""
+    return app.connection_for_write(url=settings.CELERY_BROKER_URL, connect_timeout=2)
 
 
 def _check_broker() -> CheckResult:

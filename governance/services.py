@@ -22,7 +22,11 @@ from governance.errors import ContextRefused, ReclassifyForbidden
 from governance.guardrails.redaction import redact
 from governance.models import GovernanceEvent
 from governance.policy import ContextDecision, Source, SourceDecision, decide, enforcement_mode
-from governance.telemetry import decision_span_attributes, governance_event_counted
+from governance.telemetry import (
+    decision_span_attributes,
+    governance_decision_counted,
+    governance_event_counted,
+)
 from governance.vocabulary import Decision, Enforcement, EnforcementMode, EventOutcome, Outcome, TrustZone
 
 __all__ = [
@@ -163,6 +167,7 @@ def assert_permitted(
             logger.exception("governance event for %s %r could not be written", item.kind, item.identifier)
             if not enforced:
                 unaccounted.append(item)
+    governance_decision_counted(decision, unaccounted=bool(unaccounted))
     if decision.refused:
         first = decision.refused[0]
         raise ContextRefused(

@@ -3,8 +3,16 @@ of its decision span (``config/tracing.py``).
 
 | series | labels | recorded by |
 |---|---|---|
+| ``govctx_governance_decisions_total`` | ``outcome`` (permitted, observed, refused) | every decision before a send (:func:`governance.services.assert_permitted`) |
 | ``govctx_governance_events_total`` | ``decision`` (the event's kind), ``outcome`` (enforced, observed) | every governance event written |
 | ``govctx_redactions_total`` | ``kind`` (the redaction catalogue's kind, e.g. ``github_token``) | the redaction counts a send records |
+
+A decision is ``permitted`` when every source was allowed, ``observed`` when it was permitted with
+sources sent under ``observe``, and ``refused`` when nothing was sent (a refused source, or an observed
+one whose event could not be written): the refusal rate is
+``rate(govctx_governance_decisions_total{outcome="refused"}[5m]) / rate(govctx_governance_decisions_total[5m])``.
+Every series whose label values are all known (the outcomes, the events' decisions and outcomes) is
+present from the start at zero, so a rate over it exists before the first refusal.
 
 Labels are vocabulary values only, never a source's name or any content. The ``governance.decision``
 span (around :func:`governance.services.assert_permitted`) carries the zone, the mode and how many
@@ -20,14 +28,36 @@ from opentelemetry.util.types import AttributeValue
 from prometheus_client import Counter
 
 from governance.policy import ContextDecision
-from governance.vocabulary import Outcome
+from governance.vocabulary import Decision, EventOutcome, Outcome
 
+DECISION_OUTCOMES = ("permitted", "observed", "refused")
+DECISIONS = Counter(
+    "govctx_governance_decisions_total",
+    "Governance decisions before a send, by outcome: permitted, observed (permitted, observe rows sent), refused.",
+    ["outcome"],
+)
 EVENTS = Counter(
     "govctx_governance_events_total",
     "Governance events written, by decision and outcome.",
     ["decision", "outcome"],
 )
 REDACTIONS = Counter("govctx_redactions_total", "Secrets redacted, by kind.", ["kind"])
+
+for _outcome in DECISION_OUTCOMES:
+    DECISIONS.labels(outcome=_outcome)
+for _decision in Decision.values:
+    for _event_outcome in EventOutcome.values:
+        EVENTS.labels(decision=_decision, outcome=_event_outcome)
+
+
+def governance_decision_counted(decision: ContextDecision, *, unaccounted: bool = False) -> None:
+    """One decision before a send, by its outcome; ``unaccounted``: an observed source's event could
+    not be written, so the send is refused all the same."""
+    if decision.refused or unaccounted:
+        outcome = "refused"
+    else:
+        outcome = "observed" if decision.observed else "permitted"
+    DECISIONS.labels(outcome=outcome).inc()
 
 
 def governance_event_counted(*, decision: str, outcome: str) -> None:

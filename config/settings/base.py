@@ -3,7 +3,11 @@
 Run modes:
 - embedded default: no ``DATABASE_URL`` (SQLite under ``var/``) and no ``REDIS_URL`` (Celery tasks run
   in-process, eagerly; the cache is local memory);
-- real: ``DATABASE_URL`` (PostgreSQL) and ``REDIS_URL`` (Celery broker, cache and locks).
+- real: ``DATABASE_URL`` (PostgreSQL) and ``REDIS_URL`` (cache, locks, live run events, and the
+  Celery broker unless ``CELERY_BROKER_URL`` names another, e.g. RabbitMQ).
+
+Every variable read here is listed, with its default, in ``.env.example`` (tests/config/test_env_example.py
+checks the two against each other).
 """
 
 from __future__ import annotations
@@ -34,12 +38,38 @@ BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(env_str("APP_VAR_DIR", str(BASE_DIR / "var")) or BASE_DIR / "var")
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
+DATABASE_URL = env_url("DATABASE_URL", schemes=("postgres", "postgresql", "sqlite"))
 SECRET_KEY = env_str("DJANGO_SECRET_KEY")
 if SECRET_KEY is None:
-    if not DEBUG:
-        raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set unless DJANGO_DEBUG is true")
+    # The embedded default (no DATABASE_URL: one machine, its database under var/) keeps a generated key
+    # beside its database, so management commands run there as written, without any variable.
+    if not DEBUG and DATABASE_URL is not None:
+        raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set when DATABASE_URL is (the real mode)")
     SECRET_KEY = development_secret_key(VAR_DIR / "development_secret_key")
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
+
+# --- Behind TLS and a proxy (docs/deploying.md) -------------------------------------------------
+# All off by default, so that `make serve` answers plain HTTP on a loopback port; a deployment behind
+# TLS sets them (`manage.py check --deploy` is clean with the values in .env.example's production block).
+SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", False)
+# Probes and scrapers inside the network reach these over plain HTTP; they are never redirected.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]
+SECURE_HSTS_SECONDS = env_int("DJANGO_SECURE_HSTS_SECONDS", 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("DJANGO_SECURE_HSTS_PRELOAD", False)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", False)
+# The header a TLS-terminating proxy sets to the scheme the client used (e.g. X-Forwarded-Proto). Only
+# set it when that proxy always sets or overwrites the header: a client could otherwise claim https.
+_PROXY_SSL_HEADER = env_str("DJANGO_SECURE_PROXY_SSL_HEADER")
+if _PROXY_SSL_HEADER is not None:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_" + _PROXY_SSL_HEADER.upper().replace("-", "_"), "https")
+# Origins (scheme and host) whose admin form posts are trusted, e.g. https://govctx.example.com.
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
+for _origin in CSRF_TRUSTED_ORIGINS:
+    if not _origin.startswith(("https://", "http://")):
+        raise ImproperlyConfigured(
+            f"DJANGO_CSRF_TRUSTED_ORIGINS must list origins with a scheme, got {_origin!r}"
+        )
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -47,6 +77,7 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
@@ -69,6 +100,9 @@ MIDDLEWARE = [
     # Outermost after them, so that it sees every response, including Django's own 404 and 500 pages.
     "config.errors.ApiErrorShapeMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Static files (the admin's, the API docs'), compressed and under content-hashed names, in every
+    # run mode and under any server; synchronous, like the rest of the chain (config/request_thread.py).
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -98,6 +132,8 @@ AXES_RESET_ON_SUCCESS = True
 # The same client address as the API throttles (API_TRUSTED_PROXIES below): a validated address or
 # None (stored as NULL: such attempts are counted together per username).
 AXES_CLIENT_IP_CALLABLE = "config.client_address.client_address"
+# No "AXES: BEGIN" line as each process (every management command) starts.
+AXES_VERBOSE = False
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
@@ -119,7 +155,6 @@ TEMPLATES = [
 ]
 
 # --- Database -------------------------------------------------------------------------------
-DATABASE_URL = env_url("DATABASE_URL", schemes=("postgres", "postgresql", "sqlite"))
 if DATABASE_URL is None:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": VAR_DIR / "db.sqlite3"}}
@@ -180,7 +215,14 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
 
 # --- Celery -----------------------------------------------------------------------------------
-CELERY_BROKER_URL = REDIS_URL or "memory://localhost/"
+# Any broker Celery supports; Redis (REDIS_URL) unless CELERY_BROKER_URL names another. Celery itself
+# reads the same variable, and /healthz pings the workers through Celery's connection to it.
+_BROKER_URL = env_url("CELERY_BROKER_URL", schemes=("redis", "rediss", "amqp", "amqps", "pyamqp"))
+if _BROKER_URL is not None and REDIS_URL is None:
+    raise ImproperlyConfigured(
+        "CELERY_BROKER_URL needs REDIS_URL: the real mode keeps its cache, locks and live run events in Redis"
+    )
+CELERY_BROKER_URL = _BROKER_URL or REDIS_URL or "memory://localhost/"
 CELERY_RESULT_BACKEND = None  # results live in our own tables, never in the broker
 CELERY_TASK_ALWAYS_EAGER = REDIS_URL is None
 CELERY_TASK_EAGER_PROPAGATES = True
@@ -325,7 +367,14 @@ SPECTACULAR_SETTINGS = {
 
 # --- Static files, i18n, logging --------------------------------------------------------------
 STATIC_URL = "static/"
-STATIC_ROOT = VAR_DIR / "static"
+# `manage.py collectstatic` (the release step of `make serve`) writes here; WhiteNoise serves it.
+STATIC_ROOT: Path | None = VAR_DIR / "static"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    # gzip copies and content-hashed names, cached for a year; with DEBUG (`make run`) the files are
+    # served from the apps' folders under their plain names, without collectstatic.
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True

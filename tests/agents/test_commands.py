@@ -38,7 +38,10 @@ def test_seed_demo_creates_the_offline_demo_and_prints_working_credentials():
     assert client.token_digest == hashlib.sha256(token.encode()).hexdigest()
     assert token not in str(list(ApiClient.objects.values()))
     assert sorted(client.scopes) == sorted(SCOPES)
-    assert list(client.configurations.values_list("identifier", flat=True)) == ["demo-assistant"]
+    assert sorted(client.configurations.values_list("identifier", flat=True)) == [
+        "demo-assistant",
+        "demo-external",
+    ]
     configuration = Configuration.objects.get(identifier="demo-assistant")
     assert (configuration.model.provider.kind, configuration.model.provider.trust_zone) == ("local", "local")
 
@@ -51,7 +54,7 @@ def test_seed_demo_is_idempotent_and_rotates_the_credentials():
     assert (
         authenticate(HttpRequest(), username="admin", password=printed(second, "admin password")) is not None
     )
-    assert (Provider.objects.count(), LlmModel.objects.count(), Configuration.objects.count()) == (2, 2, 2)
+    assert (Provider.objects.count(), LlmModel.objects.count(), Configuration.objects.count()) == (3, 3, 2)
     assert ApiClient.objects.count() == 1
     assert sorted(Snippet.objects.values_list("identifier", flat=True)) == [
         "incident-runbook",

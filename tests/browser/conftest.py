@@ -7,6 +7,8 @@ per session; each test gets a fresh cookie jar.
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,9 @@ import pytest
 from tests.conftest import CHROMEDRIVER, CHROMIUM, browser_problem
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+# `make screenshots` (DOCS_SCREENSHOTS=1) also keeps these in docs/screenshots/, where the README shows them.
+DOCS_SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+DOCUMENTED = {"preview-refused", "admin-index-dashboard", "snippet-draft-publish-diff"}
 CHROMIUM_ARGS = (
     "--headless",
     "--no-sandbox",
@@ -89,13 +94,17 @@ def _detached(element: Any) -> bool:
 
 
 def screenshot(driver: Any, name: str) -> Path:
-    """A full-page PNG under test-artifacts/ (git-ignored), kept for people to look at."""
+    """A full-page PNG under test-artifacts/ (git-ignored), kept for people to look at; with
+    ``DOCS_SCREENSHOTS=1`` the documented ones also replace their copies under docs/screenshots/."""
     ARTIFACTS.mkdir(exist_ok=True)
     height = driver.execute_script("return document.documentElement.scrollHeight")
     driver.set_window_size(1400, max(1000, min(int(height) + 200, 8000)))  # + the window frame
     target = ARTIFACTS / f"{name}.png"
     driver.save_screenshot(str(target))
     driver.set_window_size(1400, 1000)
+    if os.environ.get("DOCS_SCREENSHOTS") == "1" and name in DOCUMENTED:
+        DOCS_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(target, DOCS_SCREENSHOTS / f"{name}.png")
     return target
 
 

@@ -78,7 +78,15 @@ def start_django(**env: str) -> subprocess.CompletedProcess[str]:
         ({"REDIS_URL": "http://cache"}, "REDIS_URL must use one of the schemes"),
         ({"DJANGO_DEBUG": "maybe"}, "DJANGO_DEBUG must be one of"),
         ({"CELERY_TASK_TIME_LIMIT": "abc"}, "CELERY_TASK_TIME_LIMIT must be an integer"),
-        ({"DJANGO_SECRET_KEY": ""}, "DJANGO_SECRET_KEY must be set unless DJANGO_DEBUG is true"),
+        (
+            {"DJANGO_SECRET_KEY": "", "DATABASE_URL": "postgres://u@db.example:5432/app"},
+            "DJANGO_SECRET_KEY must be set when DATABASE_URL is (the real mode)",
+        ),
+        ({"CELERY_BROKER_URL": "kafka://broker:9092"}, "CELERY_BROKER_URL must use one of the schemes"),
+        (
+            {"CELERY_BROKER_URL": "amqp://guest:guest@mq.example:5672//"},
+            "CELERY_BROKER_URL needs REDIS_URL: the real mode keeps its cache, locks and live run events in Redis",
+        ),
     ],
 )
 def test_malformed_environment_fails_start_up(env, message):
@@ -140,6 +148,62 @@ def test_real_mode_uses_postgres_and_redis_for_broker_and_cache():
         "redis://cache.example:6379/0",
         "django.core.cache.backends.redis.RedisCache",
     ]
+
+
+def test_a_rabbitmq_broker_url_is_the_brokers_for_celery_and_the_settings_alike():
+    script = (
+        "import django; django.setup(); from django.conf import settings as s; from config.celery import app; "
+        "print(s.CELERY_BROKER_URL, app.conf.broker_url, s.CACHES['default']['LOCATION'], s.CELERY_TASK_ALWAYS_EAGER)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env={
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "config.settings.base",
+            "DJANGO_SECRET_KEY": "k",
+            "DATABASE_URL": "postgres://u@db.example:5432/app",
+            "REDIS_URL": "redis://cache.example:6379/0",
+            "CELERY_BROKER_URL": "amqp://guest:guest@mq.example:5672/govctx",
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.stdout.split() == [
+        "amqp://guest:guest@mq.example:5672/govctx",
+        "amqp://guest:guest@mq.example:5672/govctx",
+        "redis://cache.example:6379/0",
+        "False",
+    ], result.stderr
+
+
+def test_the_embedded_default_keeps_a_generated_key_under_its_var_dir(tmp_path):
+    environment = {
+        k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_", "REDIS_"))
+    }
+    environment["APP_VAR_DIR"] = str(tmp_path)
+    keys = []
+    for _ in range(2):
+        result = subprocess.run(
+            [
+                sys.executable,
+                "manage.py",
+                "shell",
+                "--no-imports",
+                "-c",
+                "from django.conf import settings as s; print(s.SECRET_KEY)",
+            ],
+            cwd=ROOT,
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert (result.returncode, result.stderr) == (0, "")
+        keys.append(result.stdout.strip())
+    assert keys[0] == keys[1] == (tmp_path / "development_secret_key").read_text().strip()
+    assert len(keys[0]) >= 50
 
 
 def test_development_secret_key_is_created_once_and_kept(tmp_path):

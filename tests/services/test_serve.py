@@ -1,0 +1,206 @@
+"""``make serve`` as an operator runs it, on PostgreSQL with RabbitMQ as the broker.
+
+One pass through the README's "Deploying": the release step migrates a new database and collects the
+static files; web (uvicorn), worker and beat start under honcho; the admin and the API docs get their
+static files; an API client issued with the documented command starts a run that a worker completes;
+``/metrics`` sums what the worker counted; ``/healthz`` answers 200, then 503 once the worker stops
+answering; Ctrl-C stops every process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import secrets
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import psycopg
+import pytest
+import redis
+from django.conf import settings
+from django.db import connection
+
+from tests.services.brokers import RABBITMQ_URL, rabbitmq_purge, require_rabbitmq
+from tests.services.test_faults import free_port
+from tests.services.worker import ROOT, wait_for
+
+pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
+
+VENV = Path(sys.executable).parent.parent
+
+
+@pytest.fixture
+def database_url() -> Iterator[str]:
+    """A new, empty database beside the test database: the release step migrates it."""
+    db = connection.settings_dict
+    name = f"{db['NAME']}_serve"
+    admin = {"host": db["HOST"] or "127.0.0.1", "port": db["PORT"] or 5432, "user": db["USER"]}
+    with psycopg.connect(
+        **admin, password=db.get("PASSWORD") or None, dbname="postgres", autocommit=True
+    ) as c:
+        c.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        c.execute(f'CREATE DATABASE "{name}"')
+    auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
+    yield f"postgres://{auth}@{admin['host']}:{admin['port']}/{name}"
+    with psycopg.connect(
+        **admin, password=db.get("PASSWORD") or None, dbname="postgres", autocommit=True
+    ) as c:
+        c.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def environment(database_url, tmp_path) -> dict[str, str]:
+    require_rabbitmq()
+    rabbitmq_purge()
+    redis.Redis.from_url(settings.REDIS_URL).flushdb()
+    inherited = {
+        k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "CELERY_", "PROMETHEUS_"))
+    }
+    return {
+        **inherited,
+        "DATABASE_URL": database_url,
+        "REDIS_URL": settings.REDIS_URL,
+        "CELERY_BROKER_URL": RABBITMQ_URL,
+        "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+        "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
+        "APP_VAR_DIR": str(tmp_path / "var"),
+        "PORT": str(free_port()),
+        "WORKER_THREADS": "4",
+    }
+
+
+def manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(
+        [str(VENV / "bin" / "python"), "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+def started_pid(log: Path, process: str) -> int:
+    match = re.search(rf"{process}\.1 started \(pid=(\d+)\)", log.read_text())
+    assert match, log.read_text()
+    return int(match[1])
+
+
+def test_make_serve_migrates_serves_static_files_runs_and_reports_health(environment, tmp_path):
+    log = tmp_path / "serve.log"
+    base = f"http://127.0.0.1:{environment['PORT']}"
+    web = httpx.Client(base_url=base, timeout=10)
+    command = ["make", "serve", f"VENV={VENV}", "-o", str(VENV / ".installed-run")]
+    with log.open("w") as output:
+        serve = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env=environment,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        wait_for(
+            lambda: _status(web, "/healthz") == 200 or serve.poll() is not None,
+            timeout=180,
+            what="make serve to answer /healthz 200",
+        )
+        assert serve.poll() is None, log.read_text()
+        text = log.read_text()
+        assert f"Serving on {base}/ (admin /admin/, API /api/v1/, docs /api/docs/, health /healthz)" in text
+        assert "Applying agents.0001" in text  # the release step migrated the new database
+        assert re.search(r"\d+ static files copied to '.*/var/static', \d+ post-processed", text)
+        _assert_static_files(web)
+
+        manage("seed_demo", env=environment)
+        issued = manage(
+            "create_api_client", "ops", "--scope", "runs:create", "--scope", "runs:read",
+            "--configuration", "demo-assistant", env=environment,
+        )  # fmt: skip
+        assert issued.stderr == ""  # no start-up lines around the token
+        token = issued.stdout.split()[-1]
+        api = httpx.Client(base_url=base, timeout=30, headers={"Authorization": f"Bearer {token}"})
+        created = api.post("/api/v1/runs", json={"configuration": "demo-assistant", "input": "Draft a note."})
+        assert created.status_code == 202, created.text
+        run = created.headers["Location"]
+        wait_for(lambda: api.get(run).json()["status"] == "completed", timeout=60, what="the run to complete")
+        assert len(api.get(run).json()["steps"]) == 2  # the demo's tool call, then its answer
+
+        metrics = web.get("/metrics").text  # counted in the worker, summed by the web process
+        assert 'govctx_steps_total{status="finished",termination_reason="completed"} 1.0' in metrics
+        decisions = re.findall(r'govctx_governance_decisions_total\{outcome="(\w+)"\} ([0-9.]+)', metrics)
+        # One per step (the two sends), in the worker; none refused, none observed.
+        assert sorted(decisions) == [("observed", "0.0"), ("permitted", "2.0"), ("refused", "0.0")], decisions
+
+        worker = started_pid(log, "worker")
+        os.kill(worker, signal.SIGSTOP)  # stopped: alive for honcho, deaf to the ping
+        try:
+            wait_for(lambda: _status(web, "/healthz") == 503, timeout=60, what="/healthz to answer 503")
+            assert web.get("/healthz").json()["checks"]["workers"]["status"] == "failing"
+        finally:
+            os.kill(worker, signal.SIGCONT)
+
+        os.killpg(serve.pid, signal.SIGINT)  # Ctrl-C on the terminal
+        serve.wait(timeout=30)
+        text = log.read_text()
+        for process in ("web", "worker", "beat"):
+            assert re.search(rf"{process}\.1 stopped \(rc=", text), text
+        with pytest.raises(httpx.ConnectError):
+            web.get("/healthz")
+    finally:
+        _stop(serve, log)
+
+
+def _stop(serve: subprocess.Popen, log: Path) -> None:
+    """Ctrl-C, as an operator would; then, if anything still runs, SIGKILL to make and honcho and to
+    each process honcho started (each in a session of its own, out of reach of make's group)."""
+    if serve.poll() is not None:
+        return
+    os.killpg(serve.pid, signal.SIGINT)
+    try:
+        serve.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(serve.pid, signal.SIGKILL)
+        serve.wait(timeout=30)
+        for pid in re.findall(r"\w+\.1 started \(pid=(\d+)\)", log.read_text()):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), signal.SIGKILL)
+
+
+def _status(client: httpx.Client, path: str) -> int | None:
+    try:
+        return client.get(path).status_code
+    except httpx.TransportError:
+        return None
+
+
+def _assert_static_files(web: httpx.Client) -> None:
+    """The admin's stylesheet and the API docs' script, under content-hashed names, compressed and
+    cached for a year, as WhiteNoise serves what collectstatic wrote."""
+    login = web.get("/admin/login/").text
+    stylesheet = re.search(r'href="(/static/admin/css/base\.[0-9a-f]{12}\.css)"', login)
+    assert stylesheet, login
+    css = web.get(stylesheet[1], headers={"Accept-Encoding": "gzip"})
+    assert css.status_code == 200
+    assert (css.headers["Content-Encoding"], css.headers["Cache-Control"]) == (
+        "gzip",
+        "max-age=315360000, public, immutable",
+    )
+    assert css.headers["Content-Type"].startswith("text/css")
+    docs = web.get("/api/docs/").text
+    bundle = re.search(
+        r'src="(/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle\.[0-9a-f]{12}\.js)"', docs
+    )
+    assert bundle, docs
+    script = web.get(bundle[1])
+    assert script.status_code == 200
+    assert b"SwaggerUIBundle" in script.content

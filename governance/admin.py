@@ -86,7 +86,7 @@ class GovernanceEventAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     fields = (
         "created_at", "correlation_id", "decision", "outcome", "source", "data_class_label",
         "ceiling_label", "zone_label", "reason", "provider", "model", "configuration", "api_client", "run",
-        "step",
+        "step", "chain", "seq", "prev_hash", "hash",
     )  # fmt: skip
     readonly_fields = fields
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from governance.chain.writes import event_append
 from governance.models import GovernanceEvent
 from governance.vocabulary import DataClass, TrustZone
 from tests.factories import configuration_make, skill_make, snippet_make
@@ -20,7 +21,7 @@ def event(**fields) -> GovernanceEvent:
         "data_class": DataClass.INTERNAL_CONFIGURATION, "ceiling": TrustZone.EXTERNAL_EU,
         "zone": TrustZone.EXTERNAL_GLOBAL,
     }  # fmt: skip
-    return GovernanceEvent.objects.create(**{**values, **fields})
+    return event_append(GovernanceEvent(**{**values, **fields}))
 
 
 def test_the_list_shows_labels_not_stored_values(admin_client):
@@ -90,3 +91,12 @@ def test_sources_and_configurations_link_to_their_admin_pages_where_the_row_exis
     ) in html
     assert '<td class="field-source">Snippet gone</td>' in html
     assert '<td class="field-configuration_link">retired</td>' in html
+
+
+def test_the_detail_page_shows_the_events_link_in_its_chain(admin_client):
+    row = event()
+    row.refresh_from_db()
+    html = admin_client.get(f"{LIST}{row.pk}/change/").content.decode()
+    assert f'<div class="readonly">{row.hash}</div>' in html
+    assert f'<div class="readonly">{row.prev_hash}</div>' in html
+    assert f'<div class="readonly">{row.seq}</div>' in html

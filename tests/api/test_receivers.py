@@ -251,6 +251,8 @@ def test_run_detail_leaves_out_tool_results_above_the_clients_zone(
     events = b"".join(outside.get(f"/api/v1/runs/{run.id}/events").streaming_content).decode()
     assert "disk full on db-2" not in events
     assert "The disk is full." not in events and '"answer_withheld":true' in events
+    # The run was gated for its operator's zone (local): its text as it streamed is not for this client.
+    assert "event: delta" not in events
 
 
 def test_create_api_client_takes_a_trust_zone_and_defaults_to_the_strictest():

@@ -192,14 +192,12 @@ def decide(
     """
     verdicts: dict[tuple[object, ...], Verdict] = {}  # this call's, so each key meets the LRU once
     gate = receiver if receiver is not None and receiver.restricts else None
-    decided = tuple(_decide_one(source, zone, mode, verdicts, gate) for source in sources)
+    # A receiver no less trusted than the call's zone adds nothing where the call's zone allows.
+    below = gate is not None and gate.zone.rank > zone.rank
+    decided = tuple(_decide_one(source, zone, mode, verdicts, gate, below) for source in sources)
     label, receiver_label = reply_labels(sources)
-    allowed = most_sensitive(
-        [
-            _class_of(s.data_class)
-            for s, d in zip(sources, decided, strict=True)
-            if d.outcome == Outcome.ALLOWED
-        ]
+    allowed = _most_sensitive_of(
+        {s.data_class for s, d in zip(sources, decided, strict=True) if d.outcome == Outcome.ALLOWED}
     )
     if receiver is not None:
         label, receiver_label, allowed = (receiver.lowered(c) for c in (label, receiver_label, allowed))
@@ -212,19 +210,21 @@ def reply_labels(sources: list[Source] | tuple[Source, ...]) -> tuple[DataClass,
     receiver (what the receiver did not supply itself, an earlier turn at its ``receiver_class``).
     An undeclared or unknown class counts as ``secret_adjacent``; no source at all is
     ``public_content``."""
-    label = most_sensitive([_class_of(source.data_class) for source in sources])
-    foreign = most_sensitive(
-        [
-            _class_of(source.data_class if source.receiver_class is None else source.receiver_class)
+    label = _most_sensitive_of({source.data_class for source in sources})
+    foreign = _most_sensitive_of(
+        {
+            source.data_class if source.receiver_class is None else source.receiver_class
             for source in sources
             if source.kind not in RECEIVER_SUPPLIED
-        ]
+        }
     )
     return label, foreign
 
 
-def _class_of(raw: str | None) -> DataClass:
-    return DataClass.parse(raw) or DataClass.SECRET_ADJACENT
+def _most_sensitive_of(raw_classes: set[str | None]) -> DataClass:
+    """The most sensitive of the stored class values (a transcript repeats a few, so each distinct
+    value is parsed once); an unknown or missing one is ``secret_adjacent``."""
+    return most_sensitive([DataClass.parse(raw) or DataClass.SECRET_ADJACENT for raw in raw_classes])
 
 
 def gate_zone(zone: TrustZone, receiver: Receiver | None) -> TrustZone:
@@ -263,6 +263,7 @@ def _decide_one(
     mode: EnforcementMode,
     verdicts: dict[tuple[object, ...], Verdict],
     receiver: Receiver | None,
+    receiver_below: bool,
 ) -> SourceDecision:
     declared, ceiling, applied, outcome, reason = _cached(
         (source.data_class, source.ceiling, source.enforcement, zone, mode), verdicts
@@ -270,7 +271,7 @@ def _decide_one(
     decided = SourceDecision(source.kind, source.identifier, declared, ceiling, applied, outcome, reason)
     if receiver is None or outcome == Outcome.REFUSED or source.kind in RECEIVER_SUPPLIED:
         return decided
-    if receiver.zone.rank <= zone.rank and outcome == Outcome.ALLOWED:
+    if not receiver_below and outcome == Outcome.ALLOWED:
         return decided  # allowed for a zone no more trusted than the receiver's: allowed for it too
     if source.receiver_class is None:
         key = (

@@ -157,11 +157,13 @@ class DecisionSerializer(serializers.Serializer):
 
 
 class ReceiptSourceSerializer(serializers.Serializer):
+    """Sources of one kind, class, outcome and pinned version, in the order they were sent."""
+
     kind = serializers.CharField()
-    identifier = serializers.CharField()
     data_class = serializers.CharField(allow_null=True)
     outcome = serializers.CharField()
     pinned_version = serializers.IntegerField(allow_null=True, help_text="A run's pinned history record.")
+    identifiers = serializers.ListField(child=serializers.CharField(), help_text="Redacted; never content.")
 
 
 class ReceiptSerializer(serializers.Serializer):

@@ -46,21 +46,37 @@ def answer_receipt(
         else None,
         "label": decision.label.value,
         "receiver_label": decision.receiver_label.value,
-        "sources": [
-            {
-                "kind": str(source.kind),
-                "identifier": identifier_redacted(source.identifier),
-                "data_class": source.data_class.value if source.data_class else None,
-                "outcome": source.outcome.value,
-                "pinned_version": versions.get((str(source.kind), source.identifier)),
-            }
-            for source in decision.sources
-        ],
+        "sources": _sources(decision, versions),
         "redactions": {"sent": dict(plan.redactions), "reply": dict(reply_redactions)},
         "model": served.model_id,
         "provider": served.provider.identifier,
         "routed_from": plan.routed_from.value if plan.routed_from is not None else None,
     }
+
+
+def _sources(decision: ContextDecision, versions: dict[tuple[str, str], int]) -> list[dict[str, Any]]:
+    """The decision's sources grouped by kind, class, outcome and pinned version, in order of first
+    appearance, each group with its identifiers (redacted) in order: a run's long transcript of tool
+    results and earlier turns makes a few groups, not one object per message. The stored vocabulary
+    values are strings, so they are written as they are."""
+    groups: dict[tuple[str, str | None, str, int | None], list[str]] = {}
+    for source in decision.sources:
+        version = versions.get((source.kind, source.identifier)) if versions else None
+        key = (source.kind, source.data_class, source.outcome, version)
+        identifier = source.identifier
+        if source.kind != SourceKind.ASSISTANT_TURN:  # a turn's identifier is ours: transcript[N]
+            identifier = identifier_redacted(identifier)
+        groups.setdefault(key, []).append(identifier)
+    return [
+        {
+            "kind": kind,
+            "data_class": data_class,
+            "outcome": outcome,
+            "pinned_version": version,
+            "identifiers": ids,
+        }
+        for (kind, data_class, outcome, version), ids in groups.items()
+    ]
 
 
 def _pinned_versions(plan: SendPlan) -> dict[tuple[str, str], int]:

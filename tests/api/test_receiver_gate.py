@@ -145,24 +145,24 @@ def test_a_receiver_in_a_zone_that_admits_every_source_is_served_with_a_labelled
         "sources": [
             {
                 "kind": "system_prompt",
-                "identifier": configuration.identifier,
                 "data_class": "public_content",
                 "outcome": "allowed",
                 "pinned_version": None,
+                "identifiers": [configuration.identifier],
             },
             {
                 "kind": "snippet",
-                "identifier": "runbook",
                 "data_class": "internal_configuration",
                 "outcome": "allowed",
                 "pinned_version": None,
+                "identifiers": ["runbook"],
             },
             {
                 "kind": "task_input",
-                "identifier": "task_input",
                 "data_class": "public_content",
                 "outcome": "allowed",
                 "pinned_version": None,
+                "identifiers": ["task_input"],
             },
         ],
         "redactions": {"sent": {}, "reply": {}},
@@ -199,10 +199,10 @@ def test_the_openai_answer_carries_the_receipt_and_in_the_final_chunk_when_strea
         "internal_configuration",
         "gpt-4o",
     )
-    assert [s["identifier"] for s in receipt["sources"]] == [
-        configuration.identifier,
-        "runbook",
-        "messages[0]",
+    assert [s["identifiers"] for s in receipt["sources"]] == [
+        [configuration.identifier],
+        ["runbook"],
+        ["messages[0]"],
     ]
 
 
@@ -360,10 +360,10 @@ def test_a_runs_steps_store_their_labels_and_an_earlier_reply_is_a_source_of_its
     )
     assert turns == [("source_code", "source_code"), ("source_code", "source_code")]
     receipt = AgentStep.objects.get(run=run, index=1).receipt
-    kinds = [(s["kind"], s["identifier"], s["data_class"]) for s in receipt["sources"]]
-    assert ("assistant_turn", "transcript[0]", "source_code") in kinds
+    kinds = [(s["kind"], s["identifiers"], s["data_class"]) for s in receipt["sources"]]
+    assert ("assistant_turn", ["transcript[0]"], "source_code") in kinds
     assert receipt["receiver_zone"] == "external_eu"
-    pinned = {s["identifier"]: s["pinned_version"] for s in receipt["sources"] if s["kind"] == "snippet"}
+    pinned = {s["identifiers"][0]: s["pinned_version"] for s in receipt["sources"] if s["kind"] == "snippet"}
     assert pinned["runbook"] == next(p["history_id"] for p in run.pins if p["identifier"] == "runbook")
     detail = caller.get(f"{RUNS}/{run.id}").json()
     assert detail["steps"][1]["governance_receipt"]["decision_id"] == receipt["decision_id"]

@@ -21,7 +21,6 @@ from governance.vocabulary import (
     Outcome,
     SourceKind,
     TrustZone,
-    least_trusted,
     most_sensitive,
     stricter_ceiling,
 )
@@ -225,14 +224,6 @@ def _most_sensitive_of(raw_classes: set[str | None]) -> DataClass:
     """The most sensitive of the stored class values (a transcript repeats a few, so each distinct
     value is parsed once); an unknown or missing one is ``secret_adjacent``."""
     return most_sensitive([DataClass.parse(raw) or DataClass.SECRET_ADJACENT for raw in raw_classes])
-
-
-def gate_zone(zone: TrustZone, receiver: Receiver | None) -> TrustZone:
-    """The zone a source the receiver did not supply is gated at: the least trusted of the call's zone
-    and the receiver's (unless a declassification covers the receiver)."""
-    if receiver is None or not receiver.restricts:
-        return zone
-    return least_trusted((zone, receiver.zone))
 
 
 def receiver_may_read(sources: list[Source] | tuple[Source, ...], zone: TrustZone) -> tuple[bool, ...]:

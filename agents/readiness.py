@@ -29,8 +29,17 @@ class ReadinessRow:
 
 
 @dataclass(frozen=True)
+class Declassification:
+    """A configuration whose answers are declared deliverable down to ``zone`` (a recorded act)."""
+
+    configuration: str
+    zone: str
+
+
+@dataclass(frozen=True)
 class ReadinessReport:
     rows: tuple[ReadinessRow, ...]
+    declassified: tuple[Declassification, ...] = ()
 
     @property
     def would_refuse(self) -> tuple[ReadinessRow, ...]:
@@ -44,15 +53,25 @@ class ReadinessReport:
         }
 
     def as_dict(self) -> dict[str, object]:
-        return {"rows": [asdict(row) for row in self.rows], "summary": self.summary}
+        return {
+            "rows": [asdict(row) for row in self.rows],
+            "summary": self.summary,
+            "declassified_answers": [asdict(item) for item in self.declassified],
+        }
 
 
 def readiness_report(*, configurations: Iterable[Configuration]) -> ReadinessReport:
-    """One row per (observe source, one of ``configurations`` that sends it). Admin and the command
+    """One row per (observe source, one of ``configurations`` that sends it), and every one of
+    ``configurations`` whose answers are declassified. Admin and the command
     pass every configuration; an API client only those it may use. Inactive configurations count too:
     they can be re-activated, and promoting a row must be safe for them as well."""
     rows: list[ReadinessRow] = []
+    declassified: list[Declassification] = []
     for configuration in configurations:
+        if configuration.answers_deliverable_to:
+            declassified.append(
+                Declassification(configuration.identifier, configuration.answers_deliverable_to)
+            )
         observed = [s for s in configuration_sources(configuration) if s.enforcement == Enforcement.OBSERVE]
         if not observed:
             continue
@@ -72,4 +91,5 @@ def readiness_report(*, configurations: Iterable[Configuration]) -> ReadinessRep
                 )
             )
     rows.sort(key=lambda row: (row.kind, row.identifier, row.configuration))
-    return ReadinessReport(rows=tuple(rows))
+    declassified.sort(key=lambda item: item.configuration)
+    return ReadinessReport(rows=tuple(rows), declassified=tuple(declassified))

@@ -6,7 +6,7 @@ from django.urls import path
 
 from agents.apis.budget import BudgetApi
 from agents.apis.completions import CompletionApi, ContextPreviewApi
-from agents.apis.configurations import ConfigurationListApi
+from agents.apis.configurations import ConfigurationListApi, DeclassificationApi
 from agents.apis.governance import GovernanceEventListApi, ReadinessApi
 from agents.apis.run_events import RunEventsApi
 from agents.apis.runs import RunCancelApi, RunCollectionApi, RunDetailApi
@@ -14,6 +14,11 @@ from agents.apis.runs import RunCancelApi, RunCollectionApi, RunDetailApi
 urlpatterns = [
     path("budget", BudgetApi.as_view(), name="budget"),
     path("configurations", ConfigurationListApi.as_view(), name="configuration-list"),
+    path(
+        "configurations/<slug:identifier>/declassification",
+        DeclassificationApi.as_view(),
+        name="configuration-declassification",
+    ),
     path("context/preview", ContextPreviewApi.as_view(), name="context-preview"),
     path("completions", CompletionApi.as_view(), name="completions"),
     path("runs", RunCollectionApi.as_view(), name="run-collection"),

@@ -187,6 +187,8 @@ def _run_with_transcript(configuration: Any) -> str:
         configuration=configuration,
         input_text="Summarise the findings.",
         input_data_class="public_content",
+        # A client's run in the least trusted zone: every step is also gated for its receiver.
+        receiver_zone="external_global",
         next_step_index=STEPS,
         pins=configuration_pins_take(configuration=configuration, snippets=snippets, request_skills=()),
     )
@@ -202,7 +204,15 @@ def _run_with_transcript(configuration: Any) -> str:
         ]
         messages.append(
             RunMessage(
-                run=run, position=position, step_index=step, role="assistant", content="", tool_calls=calls
+                run=run,
+                position=position,
+                step_index=step,
+                role="assistant",
+                content="",
+                tool_calls=calls,
+                # Its reply's labels, as a recorded step stores them (decision 0018).
+                data_class="editor_content",
+                receiver_class="editor_content",
             )
         )
         position += 1

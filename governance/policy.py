@@ -20,8 +20,13 @@ from governance.vocabulary import (
     Outcome,
     SourceKind,
     TrustZone,
+    most_sensitive,
     stricter_ceiling,
 )
+
+# What a receiver supplies itself: its task input, its caller context and its conversation turns.
+# Such a source never makes a reply undeliverable to that same receiver (it still raises the label).
+RECEIVER_SUPPLIED = frozenset({SourceKind.TASK_INPUT, SourceKind.CALLER_CONTEXT})
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,33 @@ class Source:
     data_class: str | None
     ceiling: str | None = None
     enforcement: str = Enforcement.ENFORCE
+    # An earlier assistant turn only: its label for the receiver it was made for (what that receiver
+    # did not supply itself). None: the receiver reads it at ``data_class``.
+    receiver_class: str | None = None
+
+
+@dataclass(frozen=True)
+class Receiver:
+    """Who a send's reply is delivered to: the API client that asked (its ``trust_zone``), or the
+    zone an operator names for a run started without one. ``declassified_to``: the configuration
+    declares its answers deliverable down to that zone (a recorded, privileged act); a receiver in it,
+    or in a more trusted zone, is then no restriction, and the reply's label is lowered to that zone's
+    most sensitive class."""
+
+    zone: TrustZone
+    declassified_to: TrustZone | None = None
+    name: str = ""  # how a refusal names the receiver ("API client 'crm'"); never content
+
+    @property
+    def restricts(self) -> bool:
+        return self.declassified_to is None or self.declassified_to.rank < self.zone.rank
+
+    def lowered(self, label: DataClass) -> DataClass:
+        """``label`` as the declassification lowers it (nothing else lowers a label)."""
+        if self.declassified_to is None:
+            return label
+        ceiling = self.declassified_to.max_data_class
+        return label if label.rank <= ceiling.rank else ceiling
 
 
 @dataclass(frozen=True)
@@ -48,13 +80,26 @@ class SourceDecision:
     enforcement: Enforcement  # as applied, after the global mode
     outcome: Outcome
     reason: str
+    by_receiver: bool = False  # refused for the receiver's zone, not the call's
 
 
 @dataclass(frozen=True)
 class ContextDecision:
+    """The verdict on every source, and the label a reply to these sources carries: ``label`` the
+    most sensitive class among them (an undeclared or unknown class counts as ``secret_adjacent``),
+    ``receiver_label`` the same over what the receiver did not supply itself; both lowered by the
+    receiver's declassification, if any. Without a receiver both are the plain maximum."""
+
     zone: TrustZone
     mode: EnforcementMode
     sources: tuple[SourceDecision, ...]
+    receiver: Receiver | None = None
+    label: DataClass = DataClass.SECRET_ADJACENT
+    receiver_label: DataClass = DataClass.SECRET_ADJACENT
+    id: str = ""  # set when the decision is recorded (assert_permitted); the receipt names it
+    # The label comes from a source sent under observe (a legacy row): an earlier turn carrying it is
+    # observed, not refused, where that row was (DESIGN §3, "Enforcement").
+    label_observed: bool = False
 
     @property
     def permitted(self) -> bool:
@@ -128,18 +173,56 @@ def validate_classification(
 
 
 def decide(
-    sources: list[Source] | tuple[Source, ...], zone: TrustZone, mode: EnforcementMode
+    sources: list[Source] | tuple[Source, ...],
+    zone: TrustZone,
+    mode: EnforcementMode,
+    receiver: Receiver | None = None,
 ) -> ContextDecision:
-    """Decide every source against ``zone``. Pure; O(len(sources)).
+    """Decide every source against ``zone``, and against ``receiver``'s zone. Pure; O(len(sources)).
 
     Enforced rows (and every row under ``enforce_all``): an unknown or missing class counts as
     ``secret_adjacent``; a zone beyond the effective ceiling refuses. Observed rows are never
-    refused: a violation, or a missing class, is ``observed`` and the source is still sent.
+    refused for the call's zone: a violation, or a missing class, is ``observed`` and the source is
+    still sent. The receiver's part of the gate (DESIGN §4, "Information flow"): a source the receiver
+    did not supply is also decided for the receiver's zone, under ``enforce_all`` as every receiver
+    reads (observe never widens what a receiver is shown), unless a declassification covers that
+    zone; a refusal there names the receiver.
     """
     verdicts: dict[tuple[object, ...], Verdict] = {}  # this call's, so each key meets the LRU once
-    return ContextDecision(
-        zone=zone, mode=mode, sources=tuple(_decide_one(source, zone, mode, verdicts) for source in sources)
+    gate = receiver if receiver is not None and receiver.restricts else None
+    # A receiver no less trusted than the call's zone adds nothing where the call's zone allows.
+    below = gate is not None and gate.zone.rank > zone.rank
+    decided = tuple(_decide_one(source, zone, mode, verdicts, gate, below) for source in sources)
+    label, receiver_label = reply_labels(sources)
+    allowed = _most_sensitive_of(
+        {s.data_class for s, d in zip(sources, decided, strict=True) if d.outcome == Outcome.ALLOWED}
     )
+    if receiver is not None:
+        label, receiver_label, allowed = (receiver.lowered(c) for c in (label, receiver_label, allowed))
+    observed = label.rank > allowed.rank
+    return ContextDecision(zone, mode, decided, receiver, label, receiver_label, label_observed=observed)
+
+
+def reply_labels(sources: list[Source] | tuple[Source, ...]) -> tuple[DataClass, DataClass]:
+    """The label of a reply to ``sources`` (every one of them), and the label it carries for the
+    receiver (what the receiver did not supply itself, an earlier turn at its ``receiver_class``).
+    An undeclared or unknown class counts as ``secret_adjacent``; no source at all is
+    ``public_content``."""
+    label = _most_sensitive_of({source.data_class for source in sources})
+    foreign = _most_sensitive_of(
+        {
+            source.data_class if source.receiver_class is None else source.receiver_class
+            for source in sources
+            if source.kind not in RECEIVER_SUPPLIED
+        }
+    )
+    return label, foreign
+
+
+def _most_sensitive_of(raw_classes: set[str | None]) -> DataClass:
+    """The most sensitive of the stored class values (a transcript repeats a few, so each distinct
+    value is parsed once); an unknown or missing one is ``secret_adjacent``."""
+    return most_sensitive([DataClass.parse(raw) or DataClass.SECRET_ADJACENT for raw in raw_classes])
 
 
 def receiver_may_read(sources: list[Source] | tuple[Source, ...], zone: TrustZone) -> tuple[bool, ...]:
@@ -154,14 +237,55 @@ Verdict = tuple[DataClass | None, TrustZone, Enforcement, Outcome, str]
 
 
 def _decide_one(
-    source: Source, zone: TrustZone, mode: EnforcementMode, verdicts: dict[tuple[object, ...], Verdict]
+    source: Source,
+    zone: TrustZone,
+    mode: EnforcementMode,
+    verdicts: dict[tuple[object, ...], Verdict],
+    receiver: Receiver | None,
+    receiver_below: bool,
 ) -> SourceDecision:
-    key = (source.data_class, source.ceiling, source.enforcement, zone, mode)
+    declared, ceiling, applied, outcome, reason = _cached(
+        (source.data_class, source.ceiling, source.enforcement, zone, mode), verdicts
+    )
+    decided = SourceDecision(source.kind, source.identifier, declared, ceiling, applied, outcome, reason)
+    if receiver is None or outcome == Outcome.REFUSED or source.kind in RECEIVER_SUPPLIED:
+        return decided
+    if not receiver_below and outcome == Outcome.ALLOWED:
+        return decided  # allowed for a zone no more trusted than the receiver's: allowed for it too
+    if source.receiver_class is None:
+        key = (
+            source.data_class,
+            source.ceiling,
+            Enforcement.ENFORCE,
+            receiver.zone,
+            EnforcementMode.ENFORCE_ALL,
+        )
+    else:
+        key = (source.receiver_class, None, Enforcement.ENFORCE, receiver.zone, EnforcementMode.ENFORCE_ALL)
+    read_as, read_ceiling, _, for_receiver, why = _cached(key, verdicts)
+    if for_receiver != Outcome.REFUSED:
+        return decided
+    named = f" ({receiver.name})" if receiver.name else ""
+    return SourceDecision(
+        source.kind,
+        source.identifier,
+        read_as,
+        read_ceiling,
+        Enforcement.ENFORCE,
+        Outcome.REFUSED,
+        f"the receiver{named} is in zone {receiver.zone.value}: {why}",
+        by_receiver=True,
+    )
+
+
+VerdictKey = tuple[str | None, str | None, str, TrustZone, EnforcementMode]
+
+
+def _cached(key: VerdictKey, verdicts: dict[tuple[object, ...], Verdict]) -> Verdict:
     verdict = verdicts.get(key)
     if verdict is None:
         verdict = verdicts[key] = _memo_verdict(*key)
-    declared, ceiling, applied, outcome, reason = verdict
-    return SourceDecision(source.kind, source.identifier, declared, ceiling, applied, outcome, reason)
+    return verdict
 
 
 def _verdict(

@@ -21,7 +21,7 @@ from governance.classified import Classification, ClassifiedBase
 from governance.errors import ContextRefused, ReclassifyForbidden
 from governance.guardrails.redaction import redact
 from governance.models import GovernanceEvent
-from governance.policy import ContextDecision, Source, SourceDecision, decide, enforcement_mode
+from governance.policy import ContextDecision, Receiver, Source, SourceDecision, decide, enforcement_mode
 from governance.telemetry import (
     decision_span_attributes,
     governance_decision_counted,
@@ -105,6 +105,11 @@ def enforced_event_record(
     )
 
 
+def identifier_redacted(text: str) -> str:
+    """An identifier, name or reason as an event stores it: redacted (memoized per worker)."""
+    return _redacted(text)
+
+
 def _redacted(text: str) -> str:
     """``text`` redacted; short texts (identifiers, names, reasons) from this worker's memo, since a
     decision lists the same identifiers on every call and a redaction is a pure function of the text."""
@@ -138,17 +143,22 @@ def assert_permitted(
     zone: TrustZone,
     context: EventContext,
     mode: EnforcementMode | None = None,
+    receiver: Receiver | None = None,
 ) -> ContextDecision:
-    """Decide, record an event for every refused and observed source, and raise on refusal.
+    """Decide (for the call's ``zone`` and the ``receiver`` of its reply, when there is one), record
+    an event for every refused and observed source, and raise on refusal. The decision returned
+    carries a new ``id`` (the receipt names it) and the reply's labels.
 
-    Raises :class:`ContextRefused` naming the first refused source (never its text). Fail-closed:
+    Raises :class:`ContextRefused` naming the first refused source (never its text) and, when the
+    receiver's zone refused it, the receiver. Fail-closed:
     a refusal whose event cannot be written is still a refusal (the failure is logged); an observed
     source whose event cannot be written is refused, since we do not send what we cannot account for.
 
     Precondition: call outside any transaction that the refusal would roll back, or the events are
     lost with it.
     """
-    decision = decide(sources, zone, mode if mode is not None else enforcement_mode())
+    decision = decide(sources, zone, mode if mode is not None else enforcement_mode(), receiver)
+    decision = replace(decision, id=uuid.uuid4().hex)
     unaccounted: list[SourceDecision] = []
     for item in decision.sources:
         if item.outcome == Outcome.ALLOWED:
@@ -160,7 +170,7 @@ def assert_permitted(
                 decision=Decision.CONTEXT_BLOCKED,
                 outcome=EventOutcome.ENFORCED if enforced else EventOutcome.OBSERVED,
                 source=item,
-                zone=zone,
+                zone=receiver.zone if item.by_receiver and receiver is not None else zone,
                 reason=item.reason,
             )
         except Exception:
@@ -170,10 +180,9 @@ def assert_permitted(
     governance_decision_counted(decision, unaccounted=bool(unaccounted))
     if decision.refused:
         first = decision.refused[0]
+        where = "delivered to the receiver" if first.by_receiver else f"sent to zone {zone.value}"
         raise ContextRefused(
-            _redacted(
-                f"{first.kind} {first.identifier!r} may not be sent to zone {zone.value}: {first.reason}."
-            ),
+            _redacted(f"{first.kind} {first.identifier!r} may not be {where}: {first.reason}."),
             extra={"decision": decision_as_dict(decision)},
         )
     if unaccounted:
@@ -189,10 +198,19 @@ def assert_permitted(
 
 def decision_as_dict(decision: ContextDecision) -> dict[str, object]:
     """A JSON-safe rendering of a decision (identifiers, redacted, and classes; never content)."""
+    receiver = decision.receiver
     return {
         "zone": decision.zone.value,
         "mode": decision.mode.value,
         "permitted": decision.permitted,
+        "receiver": None
+        if receiver is None
+        else {
+            "zone": receiver.zone.value,
+            "declassified_to": receiver.declassified_to.value if receiver.declassified_to else None,
+        },
+        "label": decision.label.value,
+        "receiver_label": decision.receiver_label.value,
         "sources": [
             {
                 "kind": str(s.kind),
@@ -202,6 +220,7 @@ def decision_as_dict(decision: ContextDecision) -> dict[str, object]:
                 "enforcement": s.enforcement.value,
                 "outcome": s.outcome.value,
                 "reason": s.reason,
+                "by_receiver": s.by_receiver,
             }
             for s in decision.sources
         ],

@@ -127,6 +127,8 @@ class Decision(models.TextChoices):
     MODEL_INACTIVE = "model_inactive", "Model inactive"
     # A send did not fit its client's daily budget (figures only); nothing was sent.
     BUDGET_EXHAUSTED = "budget_exhausted", "Budget exhausted"
+    # A send whose sources exceed its primary model's zone went to the configuration's trusted model.
+    ROUTED = "routed", "Routed to the trusted model"
 
 
 class EventOutcome(models.TextChoices):
@@ -143,6 +145,8 @@ class SourceKind(models.TextChoices):
     CALLER_CONTEXT = "caller_context", "Caller context item"
     TASK_INPUT = "task_input", "Task input"
     TOOL_OUTPUT = "tool_output", "Tool output"
+    # An earlier reply of the run, re-sent in a later step: its class is the reply's label.
+    ASSISTANT_TURN = "assistant_turn", "Earlier assistant turn"
 
 
 # Parsing runs for every source of every step; Choices.values builds a new list on each access.
@@ -159,6 +163,11 @@ _ZONE_ACCEPTS = {
 def least_trusted(zones: list[TrustZone] | tuple[TrustZone, ...]) -> TrustZone:
     """The least trusted of ``zones``; an empty list is ``external_global`` (nothing known)."""
     return max(zones, key=lambda zone: zone.rank, default=TrustZone.EXTERNAL_GLOBAL)
+
+
+def most_sensitive(classes: list[DataClass] | tuple[DataClass, ...]) -> DataClass:
+    """The most sensitive of ``classes``; none at all is ``public_content`` (nothing was read)."""
+    return max(classes, key=lambda data_class: data_class.rank, default=DataClass.PUBLIC_CONTENT)
 
 
 def stricter_ceiling(a: TrustZone, b: TrustZone) -> TrustZone:

@@ -16,6 +16,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
 from agents.admin.configuration_form import ConfigurationForm, skill_names
+from agents.admin.declassify import DECLASSIFY_ACTIONS, DeclassifyActions
 from agents.admin.live_badge import NO_BADGE, live_badge_view
 from agents.admin.preview import preview_view
 from agents.edit_effects import system_prompt_badge
@@ -159,7 +160,7 @@ class ConfigurationFallbackInline(admin.TabularInline):
 
 
 @admin.register(Configuration)
-class ConfigurationAdmin(DraftAdmin, ClassifiedAdmin):
+class ConfigurationAdmin(DeclassifyActions, DraftAdmin, ClassifiedAdmin):
     """A change is saved as a draft; Publish makes it live (``governance.drafts_admin``). The
     fallback inline is saved live: it routes, it is not context."""
 
@@ -180,8 +181,8 @@ class ConfigurationAdmin(DraftAdmin, ClassifiedAdmin):
     list_filter = ("system_prompt_enforcement", "system_prompt_data_class", "is_active", HasDraftFilter)
     search_fields = ("identifier", "name")
     inlines = [ConfigurationFallbackInline]
-    actions = ["promote_to_enforce"]
-    readonly_fields = ("tokens",)
+    actions = ["promote_to_enforce", *DECLASSIFY_ACTIONS]
+    readonly_fields = ("tokens", "answers_deliverable_to")
 
     class Media:
         js = ("context_assembly/live_token_badge.js",)
@@ -205,6 +206,8 @@ class ConfigurationAdmin(DraftAdmin, ClassifiedAdmin):
         ("Skills", {"fields": ("skill_list", "skill_mode", "skill_trust_floor")}),
         ("Tools", {"fields": ("allowed_tool_groups", "allowed_tools")}),
         ("Run limits", {"fields": ("max_iterations", "context_usage_note")}),
+        # Declassifying answers is an action (privileged, recorded), never a form field.
+        ("Information flow", {"fields": ("answers_deliverable_to", "trusted_model")}),
     )
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Configuration]:

@@ -15,6 +15,7 @@ from agents.apis.context import (
     ContextRequestSerializer,
     DecisionSerializer,
     PreviewMessageSerializer,
+    ReceiptSerializer,
     ToolCallSerializer,
     client_configuration,
     client_of,
@@ -49,6 +50,12 @@ class ContextPreviewApi(APIView):
         model = serializers.CharField()
         provider = serializers.CharField()
         zone = serializers.CharField()
+        routed_from = serializers.CharField(
+            allow_null=True, help_text="The send goes to the trusted model: its sources exceed this zone."
+        )
+        answers_deliverable_to = serializers.CharField(
+            allow_null=True, help_text="The configuration's recorded declassification of its answers."
+        )
         would_send = serializers.BooleanField()
         overflow = serializers.BooleanField()
         messages = PreviewMessageSerializer(
@@ -116,6 +123,7 @@ class CompletionApi(LoopAnswers):
         usage = UsageSerializer()
         model = serializers.CharField(help_text="The model that served the call.")
         breakdown = BreakdownSerializer()
+        governance_receipt = ReceiptSerializer()
 
         class Meta:
             ref_name = "Completion"
@@ -179,4 +187,5 @@ def completion_body(completion: Completion) -> dict[str, Any]:
         "usage": figures,
         "model": completion.served.model_id,
         "breakdown": completion.breakdown.as_dict(),
+        "governance_receipt": completion.receipt,
     }

@@ -1,4 +1,5 @@
-"""``GET configurations``: the configurations this client may use."""
+"""``GET configurations``: the configurations this client may use; ``POST configurations/{identifier}/
+declassification``: declare a configuration's answers deliverable down to a zone (privileged, recorded)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,16 @@ from typing import Any
 from django.db.models import QuerySet
 from rest_framework import serializers
 from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
 
+from agents.errors import NotVisible
 from agents.models import Configuration
 from agents.selectors import configuration_list_for_client, configuration_zone
-from config.api import ListApi, list_api
+from agents.services import answers_declassify
+from config.api import ListApi, list_api, operation_schema, validated
+from governance.actors import CLASSIFY_SCOPE
+from governance.vocabulary import TrustZone
 
 
 @list_api(
@@ -32,6 +39,17 @@ class ConfigurationListApi(ListApi):
         skill_mode = serializers.CharField()
         tags = serializers.ListField(child=serializers.CharField(), source="snippet_tags")
         is_active = serializers.BooleanField()
+        answers_deliverable_to = serializers.CharField(
+            allow_blank=True,
+            help_text="A recorded declassification: answers may be delivered down to this zone. Blank: an "
+            "answer keeps the class of what it came from.",
+        )
+        trusted_model = serializers.CharField(
+            source="trusted_model.model_id",
+            allow_null=True,
+            default=None,
+            help_text="Serves the sends whose sources exceed the model's zone; null: they are refused.",
+        )
 
         class Meta:
             ref_name = "Configuration"
@@ -43,3 +61,51 @@ class ConfigurationListApi(ListApi):
 
     def rows(self, request: Request, filters: dict[str, Any]) -> QuerySet[Configuration]:
         return configuration_list_for_client(api_client=request.user)
+
+
+class DeclassificationApi(APIView):
+    required_scope = CLASSIFY_SCOPE
+
+    class InputSerializer(serializers.Serializer):
+        answers_deliverable_to = serializers.ChoiceField(
+            choices=TrustZone.choices, allow_null=True, help_text="Null clears the declassification."
+        )
+
+        class Meta:
+            ref_name = "DeclassificationInput"
+
+    class OutputSerializer(serializers.Serializer):
+        configuration = serializers.CharField()
+        answers_deliverable_to = serializers.CharField(allow_null=True)
+        event = serializers.IntegerField(
+            allow_null=True, help_text="The reclassified governance event; null when nothing changed."
+        )
+
+        class Meta:
+            ref_name = "Declassification"
+
+    @operation_schema(
+        "configurations",
+        "Declare a configuration's answers deliverable down to a zone",
+        OutputSerializer,
+        request=InputSerializer,
+        errors=(400, 404),
+        description="Lowers every answer's label to the zone's most sensitive class; recorded as a "
+        "reclassified governance event naming this client. Needs the governance:classify scope.",
+    )
+    def post(self, request: Request, identifier: str) -> Response:
+        data = validated(self.InputSerializer, request.data)
+        configuration = Configuration.objects.filter(identifier=identifier).first()
+        if configuration is None:
+            raise NotVisible(
+                f"There is no configuration {identifier!r}.", extra={"configuration": identifier}
+            )
+        raw = data["answers_deliverable_to"]
+        zone = TrustZone(raw) if raw else None
+        event = answers_declassify(configuration=configuration, zone=zone, actor=request.user.as_actor())
+        body = {
+            "configuration": identifier,
+            "answers_deliverable_to": raw,
+            "event": event.pk if event else None,
+        }
+        return Response(self.OutputSerializer(body).data)

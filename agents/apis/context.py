@@ -136,13 +136,50 @@ class SourceDecisionSerializer(serializers.Serializer):
     enforcement = serializers.CharField()
     outcome = serializers.CharField()
     reason = serializers.CharField(allow_blank=True)
+    by_receiver = serializers.BooleanField(help_text="Refused for the receiver's zone, not the call's.")
+
+
+class ReceiverSerializer(serializers.Serializer):
+    zone = serializers.CharField(help_text="The trust zone the reply is delivered to.")
+    declassified_to = serializers.CharField(
+        allow_null=True, help_text="The configuration's answers are declared deliverable down to this zone."
+    )
 
 
 class DecisionSerializer(serializers.Serializer):
     zone = serializers.CharField()
     mode = serializers.CharField()
     permitted = serializers.BooleanField()
+    receiver = ReceiverSerializer(allow_null=True)
+    label = serializers.CharField(help_text="The reply's label: the most sensitive class it derives from.")
+    receiver_label = serializers.CharField(help_text="The label over what the receiver did not supply.")
     sources = SourceDecisionSerializer(many=True)
+
+
+class ReceiptSourceSerializer(serializers.Serializer):
+    """Sources of one kind, class, outcome and pinned version, in the order they were sent."""
+
+    kind = serializers.CharField()
+    data_class = serializers.CharField(allow_null=True)
+    outcome = serializers.CharField()
+    pinned_version = serializers.IntegerField(allow_null=True, help_text="A run's pinned history record.")
+    identifiers = serializers.ListField(child=serializers.CharField(), help_text="Redacted; never content.")
+
+
+class ReceiptSerializer(serializers.Serializer):
+    """The content-free receipt of an answer (agents/runtime/receipts.py)."""
+
+    decision_id = serializers.CharField()
+    zone = serializers.CharField()
+    receiver_zone = serializers.CharField(allow_null=True)
+    declassified_to = serializers.CharField(allow_null=True)
+    label = serializers.CharField()
+    receiver_label = serializers.CharField()
+    sources = ReceiptSourceSerializer(many=True)
+    redactions = serializers.DictField(child=serializers.DictField(child=serializers.IntegerField()))
+    model = serializers.CharField()
+    provider = serializers.CharField()
+    routed_from = serializers.CharField(allow_null=True)
 
 
 class UsageValueSerializer(serializers.Serializer):

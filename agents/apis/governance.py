@@ -96,6 +96,10 @@ class ReadinessApi(APIView):
             "ReadinessSummary",
             {"observe_rows": serializers.IntegerField(), "would_refuse": serializers.IntegerField()},
         )()
+        declassified_answers = named_serializer(
+            "DeclassifiedAnswers",
+            {"configuration": serializers.CharField(), "zone": serializers.CharField()},
+        )(many=True, help_text="Configurations whose answers are declared deliverable down to a zone.")
 
         class Meta:
             ref_name = "Readiness"

@@ -29,7 +29,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from agents.apis.context import MAX_OUTPUT_TOKENS, client_configuration, client_of
+from agents.apis.context import MAX_OUTPUT_TOKENS, ReceiptSerializer, client_configuration, client_of
 from agents.apis.on_loop import LoopAnswers
 from agents.apis.openai_errors import error_response
 from agents.apis.openai_shapes import completion_body, stream_events, stream_events_async
@@ -182,6 +182,11 @@ class ChatCompletionSerializer(serializers.Serializer):
     governance = serializers.DictField(
         help_text="request_id, served_model, decision, redactions (counts by kind)."
     )
+    governance_receipt = ReceiptSerializer(
+        help_text="Extension: the answer's content-free receipt (decision id, zone, receiver zone, reply "
+        "labels, sources by kind, identifier, class and pinned version, redaction counts, the model that "
+        "served). When streamed, on the final chunk (the one with the finish_reason)."
+    )
 
     class Meta:
         ref_name = "ChatCompletion"
@@ -235,7 +240,7 @@ class ChatCompletionsApi(OpenAIApiView):
             "the client token. One governed call: the configuration's prompt, snippets and skills, then "
             "the caller's messages as caller context. The caller's tools are offered, never run here. "
             "With ``stream: true`` the answer is server-sent events in OpenAI's chunk format, ending "
-            "``data: [DONE]``. Extension fields: ``context_usage``, ``governance``; errors are "
+            "``data: [DONE]``. Extension fields: ``context_usage``, ``governance``, ``governance_receipt`` (on the final chunk); errors are "
             '``{"error": {"message", "type", "param", "code"}}``.'
         ),
         request=ChatCompletionInputSerializer,

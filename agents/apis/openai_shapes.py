@@ -96,6 +96,7 @@ def completion_body(completion: Completion, *, model: str, created: int) -> dict
         "usage": usage_body(completion),
         "context_usage": context_usage_body(completion),
         "governance": governance_body(completion),
+        "governance_receipt": completion.receipt,
     }
 
 
@@ -183,7 +184,10 @@ class _Chunks:
         return []
 
     def finish(self, reply: ProviderReply, completion: Completion) -> list[bytes]:
-        events = [self.chunk({}, finish_reason(reply))]
+        """The finish chunk, carrying the answer's ``governance_receipt`` (an extension field), then
+        the usage chunk when asked for."""
+        choice = {"index": 0, "delta": {}, "finish_reason": finish_reason(reply), "logprobs": None}
+        events = [sse_event({**self.base, "choices": [choice], "governance_receipt": completion.receipt})]
         if self.include_usage:
             events.append(sse_event({**self.base, "choices": [], **_usage_fields(completion)}))
         return events
@@ -201,6 +205,7 @@ def _usage_fields(completion: Completion) -> dict[str, Any]:
         "usage": usage_body(completion),
         "context_usage": context_usage_body(completion),
         "governance": governance_body(completion),
+        "governance_receipt": completion.receipt,
     }
 
 

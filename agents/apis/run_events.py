@@ -28,12 +28,20 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from agents.apis.run_output import RunSummarySerializer, StepSerializer, run_summary_body, step_body
+from agents.apis.context import client_of
+from agents.apis.run_output import (
+    RunSummarySerializer,
+    StepSerializer,
+    readable_messages,
+    run_summary_body,
+    step_body,
+)
 from agents.apis.runs import client_run
 from agents.apis.sse import release_db_connection, sse_comment, sse_event, sse_response, sse_retry
 from agents.models import AgentRun, AgentStep, RunMessage
-from agents.runtime.live import LiveChannel, live_channel
+from agents.runtime.live import LiveChannel, LiveEvent, live_channel
 from config.api import operation_schema
+from governance.vocabulary import TrustZone
 
 POLL_SECONDS = 0.5
 KEEPALIVE_SECONDS = 15.0
@@ -58,9 +66,14 @@ def _last_event_id(request: Request) -> int:
     return int(raw) if raw.isdigit() and len(raw) < 10 else -1
 
 
-def run_event_stream(run: AgentRun, *, after: int, timeout: float) -> Iterator[bytes]:
+def run_event_stream(
+    run: AgentRun, *, after: int, timeout: float, receiver_zone: TrustZone = TrustZone.EXTERNAL_GLOBAL
+) -> Iterator[bytes]:
     """Steps with an index above ``after`` as they land, the live events of the steps not yet
-    recorded as they happen, then the run with its answer when it is terminal.
+    recorded as they happen, then the run with its answer when it is terminal; as a reader in
+    ``receiver_zone`` may see them. Every step was gated for the run's receiver zone, so its live
+    events are sent only to a reader no less trusted than that; the answer only when its label for
+    the run's receiver is within the reader's zone.
 
     The run's status is read **before** its steps on every poll: a run seen terminal has stored all
     its steps, so the final poll cannot miss one that landed in between. A step's live events come
@@ -70,7 +83,9 @@ def run_event_stream(run: AgentRun, *, after: int, timeout: float) -> Iterator[b
     deadline = time.monotonic() + timeout
     last_write = time.monotonic()
     serving = run.configuration.model
-    live = live_channel()
+    live: LiveChannel = live_channel()
+    if receiver_zone.rank > TrustZone.parse(run.receiver_zone).rank:
+        live = _NO_LIVE_EVENTS
     seen: str | None = None
     yield sse_retry(2000)
     while True:
@@ -79,7 +94,7 @@ def run_event_stream(run: AgentRun, *, after: int, timeout: float) -> Iterator[b
         bodies = [
             (step.index, StepSerializer(step_body(step, serving)).data) for step in steps.order_by("index")
         ]
-        final = _final_event(current) if current.is_terminal else None
+        final = _final_event(current, receiver_zone) if current.is_terminal else None
         release_db_connection()
         pending, seen = _live_events(live, run, seen, after, 0)
         for index, body in bodies:
@@ -118,19 +133,34 @@ def _live_events(
     return events, fresh[-1].position if fresh else seen
 
 
-def _final_event(run: AgentRun) -> bytes:
+def _final_event(run: AgentRun, receiver_zone: TrustZone) -> bytes:
     """The ``run`` event: the run summary and its ``answer``, the text of the final assistant turn
-    as stored (redacted), or null when the run ended without one."""
+    as stored (redacted), or null when the run ended without one or the reader may not read it
+    (``answer_withheld`` then says so)."""
     summary = dict(RunSummarySerializer(run_summary_body(run)).data)
-    answer = (
-        RunMessage.objects.filter(run=run, role="assistant")
-        .order_by("-step_index")
-        .values_list("content", flat=True)
-        .first()
+    last = (
+        RunMessage.objects.filter(run=run, role="assistant").order_by("-step_index").first()
         if run.status == "completed"
         else None
     )
-    return sse_event({**summary, "answer": answer}, event="run")
+    shown = last is not None and readable_messages([last], receiver_zone)[last.pk]
+    answer = last.content if shown and last is not None else None
+    withheld = last is not None and not shown
+    return sse_event({**summary, "answer": answer, "answer_withheld": withheld}, event="run")
+
+
+class _NoLiveEvents:
+    """The live channel of a reader who may not see a step's text as it streams: none."""
+
+    def publish(self, run_id: str, name: str, data: dict[str, Any]) -> None:
+        raise NotImplementedError("a reader's channel is never published to")
+
+    def read(self, run_id: str, after: str | None, timeout: float) -> list[LiveEvent]:
+        time.sleep(max(0.0, timeout))
+        return []
+
+
+_NO_LIVE_EVENTS = _NoLiveEvents()
 
 
 class RunEventsApi(APIView):
@@ -165,6 +195,9 @@ class RunEventsApi(APIView):
         filters.is_valid(raise_exception=True)
         run = client_run(request, run_id)
         stream = run_event_stream(
-            run, after=_last_event_id(request), timeout=filters.validated_data["timeout"]
+            run,
+            after=_last_event_id(request),
+            timeout=filters.validated_data["timeout"],
+            receiver_zone=client_of(request).zone,
         )
         return sse_response(request, stream)

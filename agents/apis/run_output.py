@@ -6,7 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from agents.apis.context import ContextUsageSerializer, ToolCallSerializer
+from agents.apis.context import ContextUsageSerializer, ReceiptSerializer, ToolCallSerializer
 from agents.apis.costs import cost_field
 from agents.models import (
     AgentRun,
@@ -88,6 +88,13 @@ class StepSerializer(serializers.Serializer):
     finish_reason = serializers.CharField(allow_blank=True)
     duration_ms = serializers.IntegerField()
     error_code = serializers.CharField(allow_blank=True)
+    label = serializers.CharField(
+        allow_blank=True, help_text="The reply's label: the most sensitive class it derives from."
+    )
+    receiver_label = serializers.CharField(
+        allow_blank=True, help_text="The reply's label for the run's receiver (what it did not supply)."
+    )
+    governance_receipt = ReceiptSerializer(allow_null=True, help_text="Null for a step that sent nothing.")
     created_at = serializers.DateTimeField()
 
 
@@ -99,9 +106,12 @@ class RunMessageSerializer(serializers.Serializer):
     tool_calls = ToolCallSerializer(many=True)
     tool_call_id = serializers.CharField(allow_blank=True)
     tool_name = serializers.CharField(allow_blank=True)
-    data_class = serializers.CharField(allow_blank=True, help_text="A tool result's class; blank otherwise.")
+    data_class = serializers.CharField(
+        allow_blank=True, help_text="A tool result's class; an assistant turn's label; blank otherwise."
+    )
     withheld = serializers.BooleanField(
-        help_text="True: a tool result classified above this client's trust zone; its content is left out."
+        help_text="True: a tool result, or an assistant turn, classified above this client's trust zone; "
+        "its content and tool calls are left out."
     )
 
 
@@ -166,6 +176,9 @@ def step_body(step: AgentStep, default_model: LlmModel) -> dict[str, Any]:
         "finish_reason": step.finish_reason,
         "duration_ms": step.duration_ms,
         "error_code": step.error_code,
+        "label": step.label,
+        "receiver_label": step.receiver_label,
+        "governance_receipt": step.receipt or None,
         "created_at": step.created_at,
     }
 
@@ -193,15 +206,10 @@ def run_summary_body(run: AgentRun) -> dict[str, Any]:
 
 def run_detail_body(run: AgentRun, *, receiver_zone: TrustZone) -> dict[str, Any]:
     """The run with its steps and transcript as a receiver in ``receiver_zone`` may see it: a tool
-    result classified above that zone is listed without its content. The model's own turns are the
-    answer the client asked for, shown (redacted) as a completion's text is."""
+    result classified above that zone, and an assistant turn whose label for the run's receiver is
+    above it (:func:`readable_messages`), are listed without their content."""
     messages = list(run.messages.all())
-    results = [message for message in messages if message.role == "tool"]
-    sources = [
-        Source(SourceKind.TOOL_OUTPUT, m.tool_call_id, m.data_class, None, Enforcement.ENFORCE)
-        for m in results
-    ]
-    readable = dict(zip((m.pk for m in results), receiver_may_read(sources, receiver_zone), strict=True))
+    readable = readable_messages(messages, receiver_zone)
     return {
         **run_summary_body(run),
         "context_usage": run_usage(run).as_dict(),
@@ -211,12 +219,31 @@ def run_detail_body(run: AgentRun, *, receiver_zone: TrustZone) -> dict[str, Any
     }
 
 
+def readable_messages(messages: list[RunMessage], receiver_zone: TrustZone) -> dict[int, bool]:
+    """By message id, whether a receiver in ``receiver_zone`` may read a tool result (its tool's
+    class) or an assistant turn (its label for the run's receiver; a turn stored without a label reads
+    as ``secret_adjacent``). Other messages are the receiver's own and are not listed."""
+    labelled = [message for message in messages if message.role in ("tool", "assistant")]
+    sources = [_message_source(m) for m in labelled]
+    return dict(zip((m.pk for m in labelled), receiver_may_read(sources, receiver_zone), strict=True))
+
+
+def _message_source(message: RunMessage) -> Source:
+    if message.role == "tool":
+        return Source(
+            SourceKind.TOOL_OUTPUT, message.tool_call_id, message.data_class, None, Enforcement.ENFORCE
+        )
+    return Source(
+        SourceKind.ASSISTANT_TURN, str(message.position), message.receiver_class, None, Enforcement.ENFORCE
+    )
+
+
 def message_body(message: RunMessage, shown: bool) -> dict[str, Any]:
     body = {
         "position": message.position,
         "step_index": message.step_index,
         "role": message.role,
-        "tool_calls": message.tool_calls,
+        "tool_calls": message.tool_calls if shown else [],
         "tool_call_id": message.tool_call_id,
         "tool_name": message.tool_name,
         "data_class": message.data_class,

@@ -1,7 +1,6 @@
 """The agents app's models: the catalogue (providers, models, configurations, clients) and runs."""
 
 from agents.models.catalog import (
-    ApiClient,
     CatalogVersion,
     Configuration,
     ConfigurationFallback,
@@ -12,6 +11,7 @@ from agents.models.catalog import (
     ProviderKind,
     Tokenizer,
 )
+from agents.models.clients import ApiClient
 from agents.models.runs import (
     AgentRun,
     AgentStep,

@@ -12,16 +12,13 @@ from django.db import connections, models
 from simple_history.models import HistoricalRecords
 
 from agents.models.sql import Float, FloatFunctions, Table
-from agents.pricing import COST_DECIMAL_PLACES, COST_MAX_DIGITS
-from agents.scopes import CLASSIFY_SCOPE
 from context_assembly.calibration import CalibrationState, blended_factor, sample_ratio
 from context_assembly.profiles import ModelCapabilities, capabilities_for
 from context_assembly.profiles import SystemRole as ProfileSystemRole
 from context_assembly.profiles import TokenParameter as ProfileTokenParameter
-from governance.actors import Actor
 from governance.classified import ClassifiedPromptModel
 from governance.policy import Source
-from governance.vocabulary import DataClass, SourceKind, TrustZone
+from governance.vocabulary import SourceKind, TrustZone
 from skills.models import Skill, SkillTrustLevel
 from skills.vocabulary import SkillMode
 from snippets.models import normalise_tag
@@ -79,7 +76,7 @@ class CatalogVersion(models.Model):
         return self.token
 
 
-class _InTrustZone:
+class InTrustZone:
     """A row with a ``trust_zone`` column: the zone a provider serves from, the zone a client receives in."""
 
     trust_zone: str
@@ -90,7 +87,7 @@ class _InTrustZone:
         return TrustZone.parse(self.trust_zone)
 
 
-class Provider(_InTrustZone, models.Model):
+class Provider(InTrustZone, models.Model):
     """Where models are served. The API key is read from the named environment variable, never stored."""
 
     identifier = models.SlugField(max_length=100, unique=True)
@@ -280,6 +277,24 @@ class Configuration(ClassifiedPromptModel):
         max_length=8, choices=ContextUsageNote.choices, default=ContextUsageNote.OFF
     )
     is_active = models.BooleanField(default=True)
+    # Information flow (docs/decisions/0018-reply-labels-and-receivers.md). Declassifying answers is
+    # privileged and recorded: only agents.services.configuration_flow_set writes these two fields.
+    answers_deliverable_to = models.CharField(
+        max_length=32,
+        choices=TrustZone.choices,
+        blank=True,
+        editable=False,
+        help_text="Answers may be delivered down to this zone, whatever they were derived from "
+        "(a recorded declassification). Empty: an answer keeps the class of what it came from.",
+    )
+    trusted_model = models.ForeignKey(
+        LlmModel,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="Serves, alone, the sends whose sources exceed the model's zone. Empty: they are refused.",
+    )
 
     # Versions a run pins its content to (agents/runtime/pins.py).
     history = HistoricalRecords()
@@ -350,53 +365,3 @@ class ConfigurationFallback(models.Model):
 
     def __str__(self) -> str:
         return f"{self.configuration.identifier}#{self.position}: {self.model}"
-
-
-class ApiClient(_InTrustZone, models.Model):
-    """A consumer app. Its token is shown once at creation; only its SHA-256 digest is stored."""
-
-    name = models.CharField(max_length=100, unique=True)
-    token_prefix = models.CharField(max_length=16, help_text="The first characters, to recognise a token.")
-    token_digest = models.CharField(max_length=64, unique=True)
-    scopes = models.JSONField(default=list)
-    configurations = models.ManyToManyField(Configuration, related_name="api_clients", blank=True)
-    default_input_data_class = models.CharField(
-        max_length=32, choices=DataClass.choices, default=DataClass.EDITOR_CONTENT
-    )
-    # The client is a receiver: what the API shows it (previews, snippet and skill reads, run
-    # transcripts) stays within this zone. Set by staff; no API scope can change it.
-    trust_zone = models.CharField(
-        max_length=32,
-        choices=TrustZone.choices,
-        default=TrustZone.EXTERNAL_GLOBAL,
-        help_text="Where this client runs: API answers show it nothing classified above this zone.",
-    )
-    # Daily budgets (UTC days; agents/runtime/budget.py): empty is no limit. Checked before every send.
-    daily_token_limit = models.PositiveBigIntegerField(
-        null=True,
-        blank=True,
-        help_text="Most tokens (prompt + completion) this client may spend per UTC day. Empty: no limit.",
-    )
-    daily_cost_limit = models.DecimalField(
-        max_digits=COST_MAX_DIGITS,
-        decimal_places=COST_DECIMAL_PLACES,
-        null=True,
-        blank=True,
-        validators=[MinValueValidator(0)],
-        help_text="Most this client may spend per UTC day, in the currency of the models' prices. "
-        "Empty: no limit.",
-    )
-    is_active = models.BooleanField(default=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["name"]
-        verbose_name = "API client"
-        verbose_name_plural = "API clients"
-
-    def __str__(self) -> str:
-        return self.name
-
-    def as_actor(self) -> Actor:
-        """The client as the author of its writes (audit, history, governance events)."""
-        return Actor.of_api_client(self.name, may_declassify=CLASSIFY_SCOPE in self.scopes)

@@ -11,10 +11,11 @@ from typing import Any
 
 from django.db import connections, models
 
-from agents.models.catalog import CATALOG_VERSION_ID, ApiClient, CatalogVersion, Configuration, LlmModel
+from agents.models.catalog import CATALOG_VERSION_ID, CatalogVersion, Configuration, LlmModel
+from agents.models.clients import ApiClient
 from agents.models.sql import Read, Table, converted_row
 from agents.pricing import COST_DECIMAL_PLACES, COST_MAX_DIGITS
-from governance.vocabulary import DataClass, Provenance
+from governance.vocabulary import DataClass, Provenance, TrustZone
 
 
 class RunStatus(models.TextChoices):
@@ -220,6 +221,11 @@ class AgentRun(models.Model):
     # the caller's messages after the task, sent before the run's own transcript. Empty for an input.
     conversation = models.JSONField(default=dict, blank=True)
     request_skills = models.JSONField(default=list, blank=True)  # skill identifiers
+    # Who the run's answers are for (its receiver): the client's zone when it was started, else the zone
+    # its operator named. Every step is gated for it; unknown reads as external_global.
+    receiver_zone = models.CharField(
+        max_length=32, choices=TrustZone.choices, default=TrustZone.EXTERNAL_GLOBAL
+    )
     max_tokens = models.PositiveIntegerField(null=True, blank=True)
     # The content versions the run started with, in the order they are assembled:
     # [{kind, identifier, id, history_id}] (agents/runtime/pins.py). Empty: a run from before pinning.
@@ -301,6 +307,11 @@ class AgentStep(models.Model):
     calibration_ratio = models.FloatField(null=True, blank=True)
     duration_ms = models.PositiveIntegerField(default=0)
     error_code = models.CharField(max_length=64, blank=True)
+    # The reply's label (the most sensitive class it was derived from) and its label for the run's
+    # receiver (what the receiver did not supply itself); blank for a step that sent nothing.
+    label = models.CharField(max_length=32, choices=DataClass.choices, blank=True)
+    receiver_label = models.CharField(max_length=32, choices=DataClass.choices, blank=True)
+    receipt = models.JSONField(default=dict, blank=True)  # content-free (agents/runtime/receipts.py)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -322,7 +333,11 @@ class RunMessage(models.Model):
     tool_calls = models.JSONField(default=list, blank=True)  # [{id, name, arguments}]
     tool_call_id = models.CharField(max_length=200, blank=True)
     tool_name = models.CharField(max_length=100, blank=True)
+    # A tool result: its tool's class. An assistant turn: its reply's label, and in
+    # ``receiver_class`` its label for the run's receiver.
     data_class = models.CharField(max_length=32, choices=DataClass.choices, blank=True)
+    receiver_class = models.CharField(max_length=32, choices=DataClass.choices, blank=True)
+    label_observed = models.BooleanField(default=False)  # the label came from a row sent under observe
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -11,7 +11,8 @@ from django.db import models
 from django.db.models import F
 from django.utils import timezone
 
-from agents.models.catalog import ApiClient, Configuration, LlmModel
+from agents.models.catalog import Configuration, LlmModel
+from agents.models.clients import ApiClient
 from agents.pricing import COST_DECIMAL_PLACES, COST_MAX_DIGITS
 
 

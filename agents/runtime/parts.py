@@ -126,7 +126,9 @@ def step_configuration(
     """
 
     def load() -> Configuration:
-        return Configuration.objects.select_related("model__provider").get(pk=configuration_id)
+        return Configuration.objects.select_related("model__provider", "trusted_model__provider").get(
+            pk=configuration_id
+        )
 
     if catalog is None:
         shared = load()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from agents.models import Configuration, LlmModel
 from agents.providers.dispatch import Target
@@ -29,7 +29,7 @@ from context_assembly.assembly import (
 )
 from context_assembly.messages import Message, ToolSpec
 from context_assembly.profiles import ModelProfile
-from governance.policy import Source
+from governance.policy import Receiver, Source, decide, enforcement_mode
 from governance.vocabulary import Enforcement, SourceKind, TrustZone
 from skills.composition import SkillBlock, SkillMode
 from skills.models import Skill
@@ -58,7 +58,10 @@ class SendRequest:
     input_data_class: str
     caller_context: tuple[ContextItem, ...] = ()
     transcript: tuple[Message, ...] = ()
-    transcript_classes: tuple[str, ...] = ()  # per transcript message: the class of a tool result
+    transcript_classes: tuple[str, ...] = ()  # per transcript message: a tool result's class, a reply's label
+    # Per transcript message: a reply's label for the run's receiver, and whether its label came from
+    # a row sent under observe (blank and False for other messages).
+    transcript_labels: tuple[tuple[str, bool], ...] = ()
     request_skills: tuple[Skill, ...] = ()
     tail_note: str | None = None
     task_input_identifier: str = TASK_INPUT_IDENTIFIER
@@ -78,6 +81,10 @@ class SendRequest:
     # A run's pinned content (agents/runtime/pins.py): its configuration fields, snippets and skills
     # replace the live ones; None: the live content (completions, previews, runs from before pins).
     pinned: PinnedContent | None = None
+    # Who the reply is for (DESIGN §4, "Information flow"): the API client's zone, or the zone a run's
+    # operator named. None only where no reply is delivered to anyone (an edit's cost, a comparison).
+    receiver_zone: TrustZone | None = None
+    receiver_name: str = ""
 
 
 @dataclass(frozen=True)
@@ -103,10 +110,33 @@ class SendPlan:
     # target left, ``targets`` is empty and nothing may be sent.
     inactive: tuple[str, ...] = ()
     options: CallOptions = NO_OPTIONS  # the request's provider options, redacted
+    receiver: Receiver | None = None  # with the configuration's declassification, if any
+    # Set when the sources exceeded the primary model's zone and the send goes to the configuration's
+    # trusted model alone: the zone it was routed from (the routing is recorded as an event).
+    routed_from: TrustZone | None = None
 
     @property
     def sources(self) -> tuple[Source, ...]:
         return self.assembled.sources
+
+
+def receiver_name(client: object | None) -> str:
+    """How a refusal names a receiver: the API client by name, else the run's operator."""
+    name = getattr(client, "name", None)
+    return f"API client {name!r}" if name else "the run's operator"
+
+
+def send_receiver(configuration: Configuration, request: SendRequest) -> Receiver | None:
+    """The receiver of a send of ``configuration``: the request's zone, with the configuration's
+    declassification of its answers (DESIGN §4, "Information flow")."""
+    if request.receiver_zone is None:
+        return None
+    declared = configuration.answers_deliverable_to
+    return Receiver(
+        zone=request.receiver_zone,
+        declassified_to=TrustZone.parse(declared) if declared else None,
+        name=request.receiver_name,
+    )
 
 
 def model_profile(model: LlmModel) -> ModelProfile:
@@ -148,15 +178,42 @@ def tool_policy(configuration: Configuration, zone: TrustZone, disabled: Iterabl
 
 
 def _transcript_sources(request: SendRequest) -> list[Source]:
-    """A caller conversation's own sources, else one per tool result of a run's transcript."""
+    """A caller conversation's own sources, else those of a run's transcript."""
     if request.transcript_sources is not None:
         return list(request.transcript_sources)
+    return run_transcript_sources(request.transcript, request.transcript_classes, request.transcript_labels)
+
+
+def run_transcript_sources(
+    messages: Sequence[Message],
+    classes: Sequence[str],
+    labels: Sequence[tuple[str, bool]],
+    offset: int = 0,
+) -> list[Source]:
+    """The sources of a run's own transcript: each tool result at its tool's class, and each earlier
+    reply at its label (its label for the run's receiver beside it), so a label follows the run. A
+    reply whose label came from a row sent under observe is observed where that row was; a reply
+    stored without a label (before labels were kept) reads as ``secret_adjacent``."""
     sources = []
-    for message, data_class in zip(request.transcript, request.transcript_classes, strict=True):
+    labels = labels or (("", False),) * len(classes)
+    for index, (message, data_class, (for_receiver, observed)) in enumerate(
+        zip(messages, classes, labels, strict=True), start=offset
+    ):
         if message.role == "tool":
             sources.append(
                 Source(
                     SourceKind.TOOL_OUTPUT, message.tool_call_id or "", data_class, None, Enforcement.ENFORCE
+                )
+            )
+        elif message.role == "assistant":
+            sources.append(
+                Source(
+                    SourceKind.ASSISTANT_TURN,
+                    f"transcript[{index}]",
+                    data_class,
+                    None,
+                    Enforcement.OBSERVE if observed else Enforcement.ENFORCE,
+                    receiver_class=for_receiver or data_class,
                 )
             )
     return sources
@@ -166,14 +223,35 @@ def send_plan(*, configuration: Configuration, request: SendRequest) -> SendPlan
     """Resolve the serving model and zone, select snippets, offer tools through the gate, redact every
     part that will reach the wire, and assemble. Governance and the fit run on the result.
 
+    Route instead of refuse: when the configuration names a trusted model and some source exceeds the
+    zone of its own model and fallbacks (:func:`governance.policy.decide`, pure), the plan is made
+    anew for the trusted model alone (``routed_from`` names the zone it left); the send's gate then
+    decides for the trusted model's zone, and its fit is made for that model's window.
+
     A configuration read with its catalogue token (``agents.selectors.with_catalog_token``) reuses
     what it resolves to from this worker's cache while that token is current.
     """
+    plan = _send_plan(configuration, request, route=False)
+    trusted = configuration.trusted_model
+    if trusted is None or trusted.pk == plan.model.pk:
+        return plan
+    decision = decide(plan.sources, plan.zone, enforcement_mode(), plan.receiver)
+    if not any(not item.by_receiver for item in decision.refused):
+        return plan
+    return replace(_send_plan(configuration, request, route=True), routed_from=plan.zone)
+
+
+def _send_plan(configuration: Configuration, request: SendRequest, *, route: bool) -> SendPlan:
     parts = configuration_parts(configuration)
-    active, inactive = active_targets((configuration.model, *parts.fallbacks))
-    called = active or (configuration.model, *parts.fallbacks)
-    model = called[0]
-    zone = send_zone(configuration, parts.fallbacks)
+    if route:
+        assert configuration.trusted_model is not None
+        models: tuple[LlmModel, ...] = (configuration.trusted_model,)
+        parts = replace(parts, fallbacks=())
+    else:
+        models = (configuration.model, *parts.fallbacks)
+    active, inactive = active_targets(models)
+    model = (active or models)[0]
+    zone = configuration_zone(configuration, serving_model=model, fallbacks=(active or models)[1:])
     selection = (
         snippet_select(tags=configuration.snippet_tags, edits=request.snippet_edits)
         if request.snippet_edits
@@ -240,6 +318,7 @@ def send_plan(*, configuration: Configuration, request: SendRequest) -> SendPlan
         snippets=tuple(snippets),
         skills=skills,
         inactive=tuple(str(m) for m in inactive),
+        receiver=send_receiver(configuration, request),
     )
 
 

@@ -73,6 +73,8 @@ class ContextPreview:
             "model": plan.model.model_id,
             "provider": plan.model.provider.identifier,
             "zone": plan.zone.value,
+            "routed_from": plan.routed_from.value if plan.routed_from is not None else None,
+            "answers_deliverable_to": plan.configuration.answers_deliverable_to or None,
             "would_send": self.would_send,
             "overflow": self.fitted.overflow,
             "messages": shown_messages(preview_parts(plan), send_zone=plan.zone, receiver_zone=receiver_zone),
@@ -98,7 +100,7 @@ def context_preview(
             extra={"inactive": list(plan.inactive)},
         )
     reply_limit_check((plan.model, *plan.fallbacks), max_tokens)
-    decision = decide(plan.sources, plan.zone, enforcement_mode())
+    decision = decide(plan.sources, plan.zone, enforcement_mode(), plan.receiver)
     limit, _ = reply_limit(max_tokens, plan.model)
     fitted = fit(plan.assembled, estimator=Estimator(plan.profile), max_tokens=limit)
     return ContextPreview(plan=plan, decision=decision, fitted=fitted)

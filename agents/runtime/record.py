@@ -4,7 +4,7 @@ run's totals and the serving model's calibration, in one transaction."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 
 from django.db import transaction
@@ -15,10 +15,12 @@ from agents.pricing import ZERO, Prices, usage_cost
 from agents.providers.values import ProviderReply, Usage
 from agents.runtime.leases import StepTotals, run_complete_with, run_totals_add
 from agents.runtime.plan import SendPlan, model_profile
+from agents.runtime.receipts import answer_receipt
 from agents.runtime.targets import SkippedTarget
 from agents.telemetry import step_record_observed
 from context_assembly.calibration import CalibrationState, run_ratio
 from context_assembly.fitting import FitResult
+from governance.policy import ContextDecision
 from governance.vocabulary import Provenance
 
 
@@ -37,6 +39,8 @@ class StepRecord:
     served: LlmModel | None = None  # the model that answered (a fallback, or the plan's model)
     clamped: bool = False  # the run's max_tokens was lowered to the model's output limit
     skipped: tuple[SkippedTarget, ...] = ()  # targets not sent the call: it could not fit them
+    decision: ContextDecision | None = None  # the permitted decision (None when refused or not decided)
+    reply_redactions: dict[str, int] = field(default_factory=dict)
 
     @property
     def model(self) -> LlmModel:
@@ -119,11 +123,23 @@ def step_record(record: StepRecord) -> AgentStep:
         calibration_ratio=run_ratio(reported, record.uncalibrated),
         duration_ms=int((time.monotonic() - record.started) * 1000),
         error_code=record.error[:64],
+        **_labels(record),
     )
     step.full_clean(exclude=["run", "model"])
     step.save()
     step_record_observed(step)
     return step
+
+
+def _labels(record: StepRecord) -> dict[str, object]:
+    """A step's labels and receipt: only for a step whose sources were decided and sent."""
+    decision = record.decision
+    if decision is None or record.reply is None or record.served is None:
+        return {}
+    receipt = answer_receipt(
+        plan=record.plan, decision=decision, served=record.served, reply_redactions=record.reply_redactions
+    )
+    return {"label": decision.label, "receiver_label": decision.receiver_label, "receipt": receipt}
 
 
 def reply_cost(model: LlmModel, usage: Usage) -> Decimal | None:
@@ -154,6 +170,9 @@ def completed_step_record(record: StepRecord, *, worker: str, position: int) -> 
         step_index=record.index,
         role="assistant",
         content=reply.text,
+        data_class=step.label,
+        receiver_class=step.receiver_label,
+        label_observed=record.decision is not None and record.decision.label_observed,
         tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls],
     )
     usage = reply.usage

@@ -274,9 +274,13 @@ def _governed_call(
     if not plan.targets:
         return outcome(plan=plan, inactive=model_inactive_record(plan=plan, context=events))
     try:
-        decision = assert_permitted(sources=plan.sources, zone=plan.zone, context=events)
+        decision = assert_permitted(
+            sources=plan.sources, zone=plan.zone, context=events, receiver=plan.receiver
+        )
     except ContextRefused as refusal:
         return outcome(plan=plan, refusal=refusal)
+    if plan.routed_from is not None:
+        route_event_record(plan=plan, context=events)
     redaction_events_record(counts=plan.redactions, context=events, zone=plan.zone)
     fits = TargetFits(plan, events, send.max_tokens, temperature=send.temperature)
     primary = fits.fit(0)
@@ -344,6 +348,17 @@ def _abandoned_in_flight(outcome: type[Outcome], fits: TargetFits, reservation: 
     prompt = primary.fitted.breakdown.estimated
     whole = reservation.estimate.tokens - prompt if outcome is SendOutcome else 0
     reservation.abandon(served=primary.model, usage=Usage(prompt, None, whole, Provenance.ESTIMATED))
+
+
+def route_event_record(*, plan: SendPlan, context: EventContext) -> None:
+    """Record that the send's sources exceeded its primary's zone and the trusted model serves it."""
+    assert plan.routed_from is not None
+    enforced_event(
+        plan,
+        context,
+        Decision.ROUTED,
+        f"sources exceed zone {plan.routed_from.value}; served by {plan.model} in zone {plan.zone.value}",
+    )
 
 
 def model_inactive_record(*, plan: SendPlan, context: EventContext) -> ModelInactive:

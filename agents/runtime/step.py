@@ -168,6 +168,8 @@ def _model_phase(run: AgentRun, step_index: int, worker: str) -> StepOutcome | R
         served=outcome.served,
         clamped=outcome.clamped,
         skipped=outcome.skipped,
+        decision=outcome.decision,
+        reply_redactions=outcome.reply_redactions,
     )
     if outcome.inactive is not None:
         inactive = outcome.inactive

@@ -10,14 +10,14 @@ from django.db import connections, router
 from agents.models import AgentRun, AgentStep, ContextUsageNote, LlmModel, RunMessage, StepStatus
 from agents.models.sql import Table, converted_rows
 from agents.runtime.pins import PinnedContent
-from agents.runtime.plan import SendRequest, model_profile
+from agents.runtime.plan import SendRequest, model_profile, receiver_name, run_transcript_sources
 from config.caches import cache_register
 from config.lru import LruCache
 from context_assembly.assembly import ContextItem, render_tail_note
 from context_assembly.messages import Message, ToolCall
 from context_assembly.usage import UNAVAILABLE, ContextUsage, RunContext, usage_from_step
 from governance.policy import Source
-from governance.vocabulary import Enforcement, SourceKind
+from governance.vocabulary import Enforcement, SourceKind, TrustZone
 from skills.selectors import skills_in_order
 
 
@@ -76,7 +76,8 @@ def _message(role: str, content: str, tool_calls: list[dict[str, str]], tool_cal
 
 
 _WIRE_KEYS = frozenset({"role", "content", "name", "tool_calls", "tool_call_id"})
-Transcript = tuple[tuple[Message, ...], tuple[str, ...]]  # messages, and per message its data class
+# Messages, and per message its data class (a reply's: its label) and a reply's label for the receiver.
+Transcript = tuple[tuple[Message, ...], tuple[str, ...], tuple[tuple[str, bool], ...]]
 
 
 class TranscriptCache:
@@ -92,23 +93,35 @@ class TranscriptCache:
 
     def read(self, run: AgentRun) -> Transcript:
         key = str(run.id)
-        messages, classes = self.runs.get(key) or ((), ())
+        messages, classes, labels = self.runs.get(key) or ((), (), ())
         rows = _rows_from(run, len(messages))
         added: list[Message] = []
         added_classes: list[str] = []
-        for position, role, content, tool_calls, tool_call_id, data_class in rows:
+        added_labels: list[tuple[str, bool]] = []
+        for position, role, content, tool_calls, tool_call_id, data_class, receiver_class, observed in rows:
             if position != len(messages) + len(added):
                 held = len(messages) + len(added) - 1
                 raise RuntimeError(f"run {key}: transcript position {position} follows {held}")
             added.append(_message(role, content, tool_calls, tool_call_id))
             added_classes.append(data_class)
+            added_labels.append((receiver_class, bool(observed)))
         if added:
             messages, classes = messages + tuple(added), classes + tuple(added_classes)
-            self.runs.put(key, (messages, classes))
-        return messages, classes
+            labels += tuple(added_labels)
+            self.runs.put(key, (messages, classes, labels))
+        return messages, classes, labels
 
 
-_ROW = ("position", "role", "content", "tool_calls", "tool_call_id", "data_class")
+_ROW = (
+    "position",
+    "role",
+    "content",
+    "tool_calls",
+    "tool_call_id",
+    "data_class",
+    "receiver_class",
+    "label_observed",
+)
 
 
 def _rows_from(run: AgentRun, position: int) -> list[list[Any]]:
@@ -145,7 +158,7 @@ def run_request(run: AgentRun, context: RunContext, pinned: PinnedContent | None
     """The send of a run's next step: its stored request and, after a conversation's messages (for a
     run started with messages), its own transcript; with ``pinned``, built from the run's pinned
     content."""
-    transcript, classes = TRANSCRIPTS.read(run)
+    transcript, classes, labels = TRANSCRIPTS.read(run)
     tail_note = None
     note = run.configuration.context_usage_note
     if pinned is not None:
@@ -158,10 +171,13 @@ def run_request(run: AgentRun, context: RunContext, pinned: PinnedContent | None
         caller_context=tuple(_item(item) for item in run.caller_context),
         transcript=transcript,
         transcript_classes=classes,
+        transcript_labels=labels,
         # A pinned run's skills are among its pins: the live rows are not read again.
         request_skills=tuple(skills_in_order(skill_ids=run.request_skills)) if pinned is None else (),
         tail_note=tail_note,
         pinned=pinned,
+        receiver_zone=TrustZone.parse(run.receiver_zone),
+        receiver_name=receiver_name(run.api_client),
     )
     return _with_conversation(request, run.conversation) if run.conversation else request
 
@@ -179,11 +195,12 @@ def _with_conversation(request: SendRequest, conversation: dict[str, Any]) -> Se
         Source(SourceKind.CALLER_CONTEXT, m["identifier"], m["data_class"], None, Enforcement.ENFORCE)
         for m in stored
     ]
-    sources += [
-        Source(SourceKind.TOOL_OUTPUT, message.tool_call_id or "", data_class, None, Enforcement.ENFORCE)
-        for message, data_class in zip(request.transcript, request.transcript_classes, strict=True)
-        if message.role == "tool"
-    ]
+    sources += run_transcript_sources(
+        request.transcript,
+        request.transcript_classes,
+        request.transcript_labels,
+        offset=len(messages),
+    )
     return replace(
         request,
         task_input_identifier=conversation["task_input"],

@@ -17,6 +17,7 @@ from agents.services.completions import (
     CompletionStart,
     CompletionStream,
 )
+from agents.services.flow import answers_declassify
 from agents.services.runs import (
     CallerContextItem,
     run_cancel,
@@ -33,6 +34,7 @@ __all__ = [
     "CompletionStart",
     "CompletionStream",
     "IssuedClient",
+    "answers_declassify",
     "api_client_create",
     "api_client_rotate_token",
     "configuration_save",

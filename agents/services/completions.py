@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from functools import partial
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from agents.errors import ConfigurationInactive
 from agents.models import ApiClient, CompletionRecord, Configuration, LlmModel
 from agents.providers.values import ProviderReply, Usage
 from agents.runtime.budget import client_limits
-from agents.runtime.plan import SendPlan, SendRequest, send_plan
+from agents.runtime.plan import SendPlan, SendRequest, receiver_name, send_plan
+from agents.runtime.receipts import answer_receipt
 from agents.runtime.record import reply_cost, served_model_calibrate
 from agents.runtime.send import (
     GovernedSend,
@@ -45,6 +46,7 @@ class Completion:
     # Secrets redacted by kind: in what was sent, and in the reply.
     sent_redactions: dict[str, int] = field(default_factory=dict)
     reply_redactions: dict[str, int] = field(default_factory=dict)
+    receipt: dict[str, Any] = field(default_factory=dict)  # content-free (agents/runtime/receipts.py)
 
 
 @dataclass(frozen=True)
@@ -125,7 +127,10 @@ class CompletionAsk:
             raise ConfigurationInactive(f"Configuration {configuration.identifier!r} is not active.")
         request_id = uuid.uuid4().hex
         log_context_update(correlation_id=request_id)  # the id of this call's governance events
-        plan = send_plan(configuration=configuration, request=self.request)
+        # The client is the reply's receiver, whatever the request said (DESIGN §4, "Information flow").
+        client = self.api_client
+        request = replace(self.request, receiver_zone=client.zone, receiver_name=receiver_name(client))
+        plan = send_plan(configuration=configuration, request=request)
         if plan.targets:
             reply_limit_check((plan.model, *plan.fallbacks), self.max_tokens)
         events = EventContext(
@@ -162,7 +167,7 @@ class SentCompletion:
     plan: SendPlan
     served: LlmModel
     fitted: FitResult
-    decision: ContextDecision | None
+    decision: ContextDecision
 
     def finished(self, reply: ProviderReply, reply_redactions: dict[str, int]) -> Completion:
         """The finished call: the serving model's calibration takes the reported prompt size and the
@@ -184,6 +189,9 @@ class SentCompletion:
             decision=self.decision,
             sent_redactions=dict(self.plan.redactions),
             reply_redactions=dict(reply_redactions),
+            receipt=answer_receipt(
+                plan=self.plan, decision=self.decision, served=self.served, reply_redactions=reply_redactions
+            ),
         )
 
 
@@ -218,7 +226,7 @@ def _sent_of(
 ) -> SentCompletion:
     """What the finish of a sent ``outcome`` needs; raises what kept it from being sent."""
     _raise_unless_sent(outcome, request_id)
-    assert outcome.fitted is not None and outcome.served is not None
+    assert outcome.fitted is not None and outcome.served is not None and outcome.decision is not None
     return SentCompletion(request_id, api_client, plan, outcome.served, outcome.fitted, outcome.decision)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.db import transaction
@@ -16,7 +16,7 @@ from agents.runtime.budget import budget_require
 from agents.runtime.conversation import Conversation, conversation_request
 from agents.runtime.parts import snippet_selection
 from agents.runtime.pins import configuration_pins_take
-from agents.runtime.plan import SendRequest, active_targets
+from agents.runtime.plan import SendRequest, active_targets, receiver_name
 from agents.runtime.queue import step_enqueue
 from agents.runtime.redactions import Redactions, redaction_events_record
 from agents.runtime.targets import reply_limit_check
@@ -25,7 +25,7 @@ from agents.telemetry import run_span_attributes
 from config.tracing import traced
 from context_assembly.assembly import ContextItem
 from governance.services import EventContext
-from governance.vocabulary import DataClass
+from governance.vocabulary import DataClass, TrustZone, least_trusted
 from skills.models import Skill
 
 
@@ -47,6 +47,7 @@ def run_create(
     request_skills: Sequence[int] = (),
     max_tokens: int | None = None,
     messages: Sequence[Any] | None = None,
+    receiver_zone: TrustZone | None = None,
 ) -> AgentRun:
     """Create a run and enqueue its first step when the transaction commits.
 
@@ -59,6 +60,11 @@ def run_create(
     (``agents/runtime/pins.py``). Nothing is stored or enqueued when validation fails, including a
     ``max_tokens`` above every active target's output limit (:class:`MaxTokensTooLarge`), and a
     client whose daily budget is already spent (:class:`BudgetExhausted`, its event recorded).
+
+    The run's answers are for its receiver, and every step is gated for the receiver's zone: the
+    client's ``trust_zone``; without a client, ``receiver_zone`` as its operator names it (default
+    ``local``: the operator reads in the service's own zone). Given with a client, the less trusted
+    of the two applies.
     """
     if not configuration.is_active:
         raise ConfigurationInactive(f"Configuration {configuration.identifier!r} is not active.")
@@ -98,6 +104,7 @@ def run_create(
             conversation=stored_conversation(conversation, redactions) if conversation else {},
             request_skills=list(request_skills),
             max_tokens=max_tokens,
+            receiver_zone=run_receiver_zone(api_client, receiver_zone),
             pins=configuration_pins_take(
                 configuration=configuration,
                 snippets=snippet_selection(
@@ -158,6 +165,13 @@ def run_cancel(*, run: AgentRun) -> AgentRun:
     return run
 
 
+def run_receiver_zone(api_client: ApiClient | None, named: TrustZone | None) -> TrustZone:
+    """The zone a run's answers are delivered to (see :func:`run_create`)."""
+    if api_client is None:
+        return named if named is not None else TrustZone.LOCAL
+    return api_client.zone if named is None else least_trusted((api_client.zone, named))
+
+
 def send_request_build(
     *,
     input_text: str,
@@ -175,6 +189,8 @@ def send_request_build(
         input_data_class=input_data_class or api_client.default_input_data_class,
         caller_context=tuple(ContextItem(i.name, i.text, i.data_class) for i in caller_context),
         request_skills=tuple(skills),
+        receiver_zone=api_client.zone,
+        receiver_name=receiver_name(api_client),
     )
 
 
@@ -197,7 +213,8 @@ def send_request_from_messages(
         caller_context=tuple(ContextItem(i.name, i.text, i.data_class) for i in caller_context),
         request_skills=tuple(skills),
     )
-    return conversation_request(messages, conversation)
+    request = conversation_request(messages, conversation)
+    return replace(request, receiver_zone=api_client.zone, receiver_name=receiver_name(api_client))
 
 
 def _request_skills(*, api_client: ApiClient | None, skill_ids: Sequence[int]) -> list[Skill]:

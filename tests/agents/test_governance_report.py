@@ -8,6 +8,8 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
+from agents.services import answers_declassify
+from governance.actors import Actor
 from governance.vocabulary import DataClass, Enforcement, TrustZone
 from tests.factories import configuration_make, snippet_make
 
@@ -99,7 +101,28 @@ def test_text_report_is_a_table_with_a_summary(observed_configurations):
 def test_report_without_observe_rows_says_so():
     configuration_make()
     assert report() == "No observe rows: every classified source is enforced.\n"
-    assert json.loads(report("--json")) == {"rows": [], "summary": {"observe_rows": 0, "would_refuse": 0}}
+    assert json.loads(report("--json")) == {
+        "rows": [],
+        "summary": {"observe_rows": 0, "would_refuse": 0},
+        "declassified_answers": [],
+    }
+
+
+def test_the_report_names_every_configuration_whose_answers_are_declassified():
+    configuration = configuration_make()
+    answers_declassify(
+        configuration=configuration,
+        zone=TrustZone.EXTERNAL_EU,
+        actor=Actor.system("test", may_declassify=True),
+    )
+    text = report()
+    assert (
+        text.splitlines()[0]
+        == f"Declassified: {configuration.identifier}'s answers are deliverable to external_eu."
+    )
+    assert json.loads(report("--json"))["declassified_answers"] == [
+        {"configuration": configuration.identifier, "zone": "external_eu"}
+    ]
 
 
 def test_observe_snippets_are_reported_for_each_configuration_that_selects_them():

@@ -6,6 +6,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from agents.models import AgentRun
+from governance.vocabulary import DataClass, TrustZone
+from tests.factories import snippet_make
 
 pytestmark = pytest.mark.django_db(transaction=True)  # steps run when the run's creation commits
 
@@ -47,3 +49,26 @@ def test_run_agent_refuses_an_unknown_configuration():
     with pytest.raises(CommandError, match="Unknown configuration 'nope'"):
         call_command("run_agent", "--configuration", "nope", "--input", "x", stdout=StringIO())
     assert AgentRun.objects.count() == 0
+
+
+def test_run_agent_gates_every_step_for_the_receiver_zone_it_names():
+    call_command("seed_demo", stdout=StringIO())
+    snippet_make(
+        identifier="tone-internal",
+        text="Internal escalation list.",
+        tags=("tone",),
+        data_class=DataClass.INTERNAL_CONFIGURATION,
+        ceiling=TrustZone.EXTERNAL_EU,
+    )
+    endings = {}
+    for zone in ("local", "external_eu", "external_global"):
+        out = StringIO()
+        command = ["--configuration", "demo-assistant", "--input", "Hello there", "--receiver-zone", zone]
+        call_command("run_agent", *command, "--timeout", "20", stdout=out)
+        run = AgentRun.objects.get(receiver_zone=zone)
+        endings[zone] = (run.status, run.termination_reason, run.error_code)
+    assert endings == {
+        "local": ("completed", "completed", ""),
+        "external_eu": ("completed", "completed", ""),
+        "external_global": ("failed", "policy_denied", "context_refused"),
+    }

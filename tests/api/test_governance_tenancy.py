@@ -127,4 +127,8 @@ def test_readiness_lists_only_the_clients_configurations(make_caller):
 def test_readiness_of_a_client_without_configurations_is_empty(make_caller):
     configuration_make(identifier="legacy", system_prompt_enforcement=Enforcement.OBSERVE)
     response = make_caller("governance:read").get(READINESS)
-    assert response.json() == {"rows": [], "summary": {"observe_rows": 0, "would_refuse": 0}}
+    assert response.json() == {
+        "rows": [],
+        "summary": {"observe_rows": 0, "would_refuse": 0},
+        "declassified_answers": [],
+    }

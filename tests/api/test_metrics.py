@@ -95,7 +95,8 @@ def test_a_run_moves_steps_provider_calls_tokens_and_governance_events_by_exactl
     assert (
         delta("govctx_governance_events_total", decision="context_blocked", outcome="observed")
         == observed
-        == 2
+        # The observed snippet at each step, and at step 1 the first reply too: its label came from it.
+        == 3
     )
     events = {
         (key[0], dict(key[1]).get("decision")): value

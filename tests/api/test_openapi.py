@@ -55,6 +55,7 @@ def test_every_endpoint_is_documented_with_the_error_format(client):
         ("/api/v1/skill-sources/{source_id}", "get"),
         ("/api/v1/skill-sources/{source_id}/sync", "post"),
         ("/api/v1/configurations", "get"),
+        ("/api/v1/configurations/{identifier}/declassification", "post"),
         ("/api/v1/budget", "get"),
         ("/api/v1/context/preview", "post"),
         ("/api/v1/completions", "post"),
@@ -116,4 +117,4 @@ def test_fuzzed_requests_get_no_server_error_and_match_the_schema(
 
         exercise()
         tested += 1
-    assert tested == 24
+    assert tested == 25

@@ -118,7 +118,10 @@ def test_the_preview_withholds_parts_above_the_clients_zone(fake_provider, make_
 
     preview = outside.post(PREVIEW, request_body(configuration, context=context)).json()
 
-    assert preview["would_send"] is True
+    # The reply would be derived from the secret skill, and its receiver is this external client.
+    assert preview["would_send"] is False
+    refused = [s for s in preview["decision"]["sources"] if s["outcome"] == "refused"]
+    assert [(s["identifier"], s["by_receiver"]) for s in refused] == [(secret_skill.identifier, True)]
     assert BODY not in str(preview) and "Vault operations" not in str(preview)
     assert "Disk full" not in str(preview)
     parts = parts_of(preview)
@@ -240,10 +243,16 @@ def test_run_detail_leaves_out_tool_results_above_the_clients_zone(
         [result] = [m for m in messages if m["role"] == "tool"]
         assert (result["data_class"], result["withheld"]) == ("system_diagnostics", caller is outside)
         assert ("content" in result) is (caller is inside)
-        assert messages[-1]["content"] == "The disk is full."
+        # The answer derives from the tool result: it carries its class, so it is withheld alike.
+        answer = messages[-1]
+        assert (answer["data_class"], answer["withheld"]) == ("system_diagnostics", caller is outside)
+        assert answer.get("content") == (None if caller is outside else "The disk is full.")
     AgentRun.objects.filter(pk=run.pk).update(api_client=outside.client)
     events = b"".join(outside.get(f"/api/v1/runs/{run.id}/events").streaming_content).decode()
     assert "disk full on db-2" not in events
+    assert "The disk is full." not in events and '"answer_withheld":true' in events
+    # The run was gated for its operator's zone (local): its text as it streamed is not for this client.
+    assert "event: delta" not in events
 
 
 def test_create_api_client_takes_a_trust_zone_and_defaults_to_the_strictest():

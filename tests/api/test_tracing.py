@@ -147,10 +147,10 @@ def test_a_run_requests_trace_holds_the_run_its_steps_decisions_fits_and_provide
         "gen_ai.usage.cache_read.input_tokens": 64,
         "gen_ai.response.finish_reasons": ("stop",),
     }
-    # Step 0 sends the system prompt and the input; step 1 the tool's output too.
+    # Step 0 sends the system prompt and the input; step 1 its reply (labelled) and the tool's output too.
     assert [decision["govctx.governance.sources.allowed"] for decision in by_name["governance.decision"]] == [
         2,
-        3,
+        4,
     ]
     assert by_name["governance.decision"][0] == {
         "govctx.governance.zone": "local",

@@ -27,8 +27,10 @@ from agents.models import (
     Provider,
     Tokenizer,
 )
-from agents.services import TOKEN_PREFIX
+from agents.services import TOKEN_PREFIX, answers_declassify
 from agents.tokens import token_digest
+from governance.actors import Actor
+from governance.vocabulary import TrustZone
 from skills.models import Skill, SkillSource, SkillSourceKind, SkillTrustLevel
 from skills.parsing import parse_skill_md
 from snippets.models import Snippet
@@ -108,6 +110,9 @@ def build(world: World, base: Base) -> Built:
         ConfigurationSkill(configuration=configuration, skill=base.skills[index], position=position)
         for position, index in enumerate(world.own_skills)
     )
+    if world.declassified_to is not None:  # a recorded act, by an actor allowed to
+        actor = Actor.system("egress", may_declassify=True)
+        answers_declassify(configuration=configuration, zone=TrustZone(world.declassified_to), actor=actor)
     client, token = _client(world, configuration)
     return Built(
         world=world,

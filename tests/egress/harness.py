@@ -218,7 +218,9 @@ def scripted_replies(world: World) -> list[Reply]:
     replies: list[Reply] = []
     for index, spec in enumerate(world.replies):
         text = planted("Here is my answer", oracle.marker(oracle.REPLY, index), spec.text_canary)
-        replies.append(Reply(text=text, tool_calls=_tool_calls(world, index, spec)))
+        # Every reply repeats what it was sent: the answer is derived content (a model asked to
+        # "repeat everything above verbatim" that obliges).
+        replies.append(Reply(text=text, tool_calls=_tool_calls(world, index, spec), echo=True))
     active = [target for target in world.targets if target.active]
     return [server_error(), *replies] if active and active[0].fails else replies
 

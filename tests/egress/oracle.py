@@ -8,7 +8,12 @@ whether the decision refuses, and which markers each receiver may see:
   effective ceiling does not admit the zone only when its row is ``observe`` under ``per_row``;
 * an API client (receiver zone: the client's ``trust_zone``): a part only when that zone is within
   its effective ceiling (whatever its enforcement), and never a part the decision refused;
-* governance events: no caller free text at all (item names and texts, the task input).
+* governance events: no caller free text at all (item names and texts, the task input);
+* the reply's receiver (the client): the send is refused when a part the client did not supply is
+  above the client's zone (whatever its enforcement), unless the configuration's answers are
+  declassified down to the client's zone or a less trusted one. The provider echoes everything it is
+  sent, so an answer holds only the client's own parts, parts within its zone, or (declassified) what
+  was sent.
 """
 
 from __future__ import annotations
@@ -168,10 +173,29 @@ def observed(world: World, part: Part) -> bool:
     return part.observe and world.mode == PER_ROW
 
 
+def declassified_for_client(world: World) -> bool:
+    """Whether the configuration's answers are declared deliverable to the client's zone."""
+    declared = world.declassified_to
+    return declared is not None and ZONE_RANK[declared] >= ZONE_RANK[world.client_zone]
+
+
 def refused_parts(world: World) -> set[str]:
-    """Assembled parts the call's zone does not admit and that are not observed legacy rows."""
+    """Assembled parts the call's zone does not admit and that are not observed legacy rows, and
+    parts the client did not supply that are above its zone (unless declassified for it)."""
     zone = call_zone_rank(world)
-    return {p.marker for p in assembled(world) if not admitted(p, zone) and not observed(world, p)}
+    found = {p.marker for p in assembled(world) if not admitted(p, zone) and not observed(world, p)}
+    if not declassified_for_client(world):
+        found |= {p.marker for p in assembled(world) if not p.caller and not within_client_zone(world, p)}
+    return found
+
+
+def answer_may_hold(world: World) -> set[str]:
+    """Markers an answer (an echo of what was sent) may hold for the client: its own parts and parts
+    within its zone; with a declassification covering its zone, whatever may be sent."""
+    if declassified_for_client(world):
+        return wire_may_carry(world) | caller_markers(world) | reply_markers(world)
+    own = {m for m, p in parts(world).items() if p.caller or within_client_zone(world, p)}
+    return own | reply_markers(world)
 
 
 def refused(world: World) -> bool:

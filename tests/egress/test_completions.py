@@ -32,8 +32,9 @@ def test_a_completion_sends_only_what_the_zone_admits_and_answers_no_secret(egre
         if outcome == "invalid":
             example.check_refused_skills_alike("POST", COMPLETIONS, response)
         example.check_wire(expect_send=outcome in ("served", "failed"))
-        shown = response.received.markers() - oracle.reply_markers(world)
-        assert not shown, f"the completion's answer holds parts of the context: {shown}"
+        beyond = response.received.markers() - oracle.answer_may_hold(world)
+        assert not beyond, f"the completion's answer holds parts above the client's zone: {beyond}"
+        _check_declassification_recorded(world)
         if outcome == "refused":
             assert GovernanceEvent.objects.filter(decision="context_blocked").exists()
         _check_event_reads(example)
@@ -64,3 +65,10 @@ def _check_event_reads(example: Example) -> None:
     assert response.status_code == 200
     found = response.received.markers(oracle.caller_markers(example.world))
     assert not found, f"the event log shows caller free text: {found}"
+
+
+def _check_declassification_recorded(world) -> None:
+    """A declassification that lets an answer through is a recorded event."""
+    if world.declassified_to is not None:
+        event = GovernanceEvent.objects.get(decision="reclassified")
+        assert event.zone == world.declassified_to

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from tests.egress import oracle
 from tests.egress.receivers import Received, canaries_in, canary_leaks, json_texts
@@ -42,7 +43,7 @@ def _world(zones: tuple[str, ...], prompt: Classification, item_class: str) -> W
         request_skills=(),
         progressive=False,
         tool_groups=(),
-        client_zone="external_global",
+        client_zone="local",  # a receiver that adds nothing: these worlds test the call's zone
         client_scopes=frozenset(),
         client_default_class="public_content",
         items=(ItemSpec(item_class, None, None),),
@@ -57,6 +58,11 @@ def test_the_oracle_takes_the_least_trusted_target_and_lets_observed_rows_throug
     assert oracle.call_zone(_world(("local", "external_eu"), VALID[0], "public_content")) == "external_eu"
     assert oracle.refused(_world(("local", "external_eu"), secret_local, "public_content"))
     assert not oracle.refused(_world(("local",), secret_local, "public_content"))
+    # The reply's receiver is part of the send: below the prompt's ceiling it is refused, unless the
+    # configuration's answers are declassified down to the receiver's zone.
+    outside = replace(_world(("local",), secret_local, "public_content"), client_zone="external_global")
+    assert oracle.refused_parts(outside) == {"mksysx"}
+    assert not oracle.refused(replace(outside, declassified_to="external_global"))
     observed = Classification("secret_adjacent", "local", True)
     assert not oracle.refused(_world(("external_global",), observed, "public_content"))
     assert oracle.refused_parts(_world(("external_global",), observed, "source_code")) == {

@@ -90,7 +90,8 @@ def test_a_snippet_a_tool_returned_is_withheld_from_a_client_outside_its_ceiling
     fake_provider, django_capture_on_commit_callbacks, data_class, ceiling
 ):
     """``snippets_by_tag`` returns the snippets the step's zone admits; its result must then be shown
-    to an API client only if the client's zone admits them too, not by the tool's own class."""
+    to an API client only if the client's zone admits them too, not by the tool's own class; and no
+    later step of the client's run sends it, since the client receives that step's reply."""
     snippet_make(identifier="runbook", text="Restart with mkrunbookx.", data_class=data_class, ceiling=ceiling,
                  tags=("ops",))  # fmt: skip
     configuration = fake_configuration(fake_provider, zone="local", allowed_tool_groups=["content"])
@@ -108,7 +109,13 @@ def test_a_snippet_a_tool_returned_is_withheld_from_a_client_outside_its_ceiling
         created = http.post("/api/v1/runs", body, content_type="application/json", headers=headers)
     detail = http.get(created.headers["Location"], headers=headers)
 
-    assert "mkrunbookx" in fake_provider.wire_text()  # the local model was sent it, as it may be
+    # The tool's result is above the client's zone, and the client receives what the next step
+    # derives from it: that step is refused before its send (DESIGN §4, "Information flow").
+    assert "mkrunbookx" not in fake_provider.wire_text() and len(fake_provider.requests) == 1
+    assert (detail.json()["termination_reason"], detail.json()["error"]["code"]) == (
+        "policy_denied",
+        "context_refused",
+    )
     [result] = [message for message in detail.json()["messages"] if message["role"] == "tool"]
     assert result["withheld"] is True
     assert "mkrunbookx" not in detail.content.decode()

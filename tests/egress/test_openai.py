@@ -90,8 +90,8 @@ def test_a_chat_completion_sends_only_what_the_zone_admits_and_answers_no_secret
         response = example.api("POST", CHAT, body, label="chat completion", headers=headers)
         outcome = _check_status(world, shape, response)
         example.check_wire(expect_send=outcome in ("served", "failed"))
-        shown = response.received.markers() - oracle.reply_markers(world)
-        assert not shown, f"the chat completion's answer holds parts of the context: {shown}"
+        beyond = response.received.markers() - oracle.answer_may_hold(world)
+        assert not beyond, f"the chat completion's answer holds parts above the client's zone: {beyond}"
         example.check_everything()
 
 

@@ -76,7 +76,7 @@ def _check_client_reads(example: Example, run_id: str) -> None:
     """The run's detail and event stream show the client no part above its zone; the event log shows
     no caller free text."""
     world = example.world
-    visible = oracle.client_may_see(world) | oracle.reply_markers(world)
+    visible = oracle.client_may_see(world) | oracle.answer_may_hold(world)
     if "runs:read" in world.client_scopes:
         for label, path, query in (
             ("run detail", f"{RUNS}/{run_id}", None),

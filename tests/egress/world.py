@@ -200,6 +200,7 @@ class World:
     input_class: str | None  # None: the client's default
     input_canary: str | None
     replies: tuple[ReplySpec, ...]
+    declassified_to: str | None = None  # the configuration's answers are declared deliverable there
 
     @property
     def configuration_tags(self) -> tuple[str, ...]:
@@ -265,4 +266,5 @@ def worlds(draw: st.DrawFn, *, max_replies: int = 3) -> World:
         input_class=draw(st.none() | caller_classes),
         input_canary=draw(canaries),
         replies=tuple(draw(st.lists(replies(known_skills), min_size=1, max_size=max_replies))),
+        declassified_to=draw(st.sampled_from((None, None, None, *ZONES))),
     )

@@ -68,6 +68,30 @@ class HttpError:
     body: bytes | None = None
 
 
+def _message_texts(body: Mapping[str, Any]) -> list[str]:
+    """Every text of a request's messages (and an Anthropic ``system``), in order."""
+    texts: list[str] = []
+    system = body.get("system")
+    for item in [{"content": system}] if system else []:
+        texts.extend(_content_texts(item["content"]))
+    for message in body.get("messages", []):
+        if isinstance(message, Mapping):
+            texts.extend(_content_texts(message.get("content")))
+    return texts
+
+
+def _content_texts(content: Any) -> list[str]:
+    if isinstance(content, str):
+        return [content]
+    if isinstance(content, list):
+        return [
+            str(part.get("text") or part.get("content") or "")
+            for part in content
+            if isinstance(part, Mapping)
+        ]
+    return []
+
+
 @dataclass(frozen=True)
 class Reply:
     """One format-agnostic scripted answer, rendered in whichever wire format was requested.
@@ -79,6 +103,8 @@ class Reply:
     so a test can see a delta arrive while the rest has not been sent, and a whole answer before it
     is sent, so a test can see a request wait on the provider. Streaming only: ``chunk_interval``
     seconds pass between events.
+    ``echo`` appends every message text of the request to ``text``: a model asked to "repeat everything
+    above verbatim", which does.
     ``cached_tokens`` is part of the prompt: OpenAI reports it in ``prompt_tokens_details``, Anthropic as
     ``cache_read_input_tokens`` with ``input_tokens`` = prompt - cached, as the real APIs do.
     """
@@ -96,6 +122,7 @@ class Reply:
     cached_tokens: int = 0
     chunk_interval: float = 0.0
     gate: threading.Event | None = field(default=None, compare=False)
+    echo: bool = False
 
     @classmethod
     def tools(cls, *calls: tuple[str, str, Mapping[str, Any]], text: str = "") -> Reply:
@@ -503,6 +530,8 @@ class _Handler(BaseHTTPRequestHandler):
         if not body:
             return self._send_json(400, error_body(wire, HttpError(400, "The body is not a JSON object.")))
         reply = fake._next_reply()
+        if isinstance(reply, Reply) and reply.echo:
+            reply = replace(reply, text="\n".join([reply.text, *_message_texts(body)]))
         latency = reply.latency if isinstance(reply, Reply) else 0.0
         if latency and fake._closing.wait(latency):
             self.close_connection = True  # shutting down: drop the connection instead of answering

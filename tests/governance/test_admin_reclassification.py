@@ -281,3 +281,30 @@ def test_a_new_configuration_enforces(admin_client):
     assert response.status_code == 200
     assert "system_prompt_enforcement" in response.context["adminform"].form.errors
     assert not Configuration.objects.filter(identifier="new").exists()
+
+
+def declassify_answers(client, configuration: Configuration, zone: str) -> None:
+    client.post(
+        "/admin/agents/configuration/",
+        {"action": f"declassify_answers_to_{zone}", "_selected_action": [configuration.pk]},
+    )
+
+
+def test_an_editor_cannot_declassify_a_configurations_answers_and_a_reclassifier_can(client):
+    configuration = configuration_make()
+    client.force_login(editor_make())
+
+    declassify_answers(client, configuration, "external_global")
+
+    configuration.refresh_from_db()
+    assert configuration.answers_deliverable_to == ""
+    assert GovernanceEvent.objects.filter(decision="reclassified").count() == 0
+    client.force_login(reclassifier())
+
+    declassify_answers(client, configuration, "external_global")
+
+    configuration.refresh_from_db()
+    assert configuration.answers_deliverable_to == "external_global"
+    event = GovernanceEvent.objects.get(decision="reclassified")
+    assert (event.configuration, event.zone) == (configuration.identifier, "external_global")
+    assert event.reason == "answers deliverable to (their label) -> external_global by user:lead"

@@ -25,6 +25,8 @@ class Command(BaseCommand):
         if options["json"]:
             self.stdout.write(json.dumps(report.as_dict(), indent=2, sort_keys=True))
             return
+        for item in report.declassified:
+            self.stdout.write(f"Declassified: {item.configuration}'s answers are deliverable to {item.zone}.")
         if not report.rows:
             self.stdout.write("No observe rows: every classified source is enforced.")
             return

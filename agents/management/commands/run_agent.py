@@ -12,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from agents.models import AgentRun, AgentStep, Configuration, RunMessage
 from agents.services import CallerContextItem, run_create
 from context_assembly.usage import usage_from_step
-from governance.vocabulary import DataClass
+from governance.vocabulary import DataClass, TrustZone
 
 BREAKDOWN_LINES = (
     "system_prompt",
@@ -41,6 +41,12 @@ class Command(BaseCommand):
             help="A caller context item (repeatable).",
         )
         parser.add_argument(
+            "--receiver-zone",
+            default=TrustZone.LOCAL,
+            choices=TrustZone.values,
+            help="The zone the run's answers are delivered to; every step is gated for it (default: local).",
+        )
+        parser.add_argument(
             "--timeout", type=float, default=300.0, help="Seconds to wait for the run to end."
         )
 
@@ -55,6 +61,7 @@ class Command(BaseCommand):
             configuration=configuration,
             input_text=options["input_text"],
             input_data_class=options["input_data_class"],
+            receiver_zone=TrustZone(options["receiver_zone"]),
             caller_context=[
                 CallerContextItem(name, text, data_class) for name, data_class, text in options["context"]
             ],

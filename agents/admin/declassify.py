@@ -1,0 +1,59 @@
+"""Admin actions declaring a configuration's answers deliverable down to a zone (or clearing that):
+each calls :func:`agents.services.answers_declassify`, which refuses a loosening without the
+``governance.reclassify`` permission and records every change as a ``reclassified`` event."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from agents.models import Configuration
+from agents.services import answers_declassify
+from governance.actors import request_actor
+from governance.errors import ReclassifyForbidden
+from governance.vocabulary import TrustZone
+
+DECLASSIFY_ACTIONS = [f"declassify_answers_to_{zone.value}" for zone in TrustZone] + [
+    "clear_answers_declassification"
+]
+
+
+def _declassify(
+    admin_view: Any, request: HttpRequest, queryset: QuerySet[Configuration], zone: TrustZone | None
+) -> None:
+    actor = request_actor(request)
+    for configuration in queryset:
+        try:
+            answers_declassify(configuration=configuration, zone=zone, actor=actor)
+        except ReclassifyForbidden as refused:
+            admin_view.message_user(request, refused.message, level=messages.ERROR)
+        else:
+            named = zone.label if zone is not None else "their label"
+            admin_view.message_user(request, f"{configuration.identifier}: answers deliverable to {named}.")
+
+
+def _action(zone: TrustZone | None) -> Any:
+    description = (
+        f"Declare answers deliverable to {zone.label} (declassification, recorded)"
+        if zone is not None
+        else "Clear the declassification of answers (recorded)"
+    )
+
+    @admin.action(description=description)
+    def action(self: Any, request: HttpRequest, queryset: QuerySet[Configuration]) -> None:
+        _declassify(self, request, queryset, zone)
+
+    return action
+
+
+class DeclassifyActions:
+    """The declassification actions, mixed into the configuration admin."""
+
+    declassify_answers_to_local = _action(TrustZone.LOCAL)
+    declassify_answers_to_private_hosted = _action(TrustZone.PRIVATE_HOSTED)
+    declassify_answers_to_external_eu = _action(TrustZone.EXTERNAL_EU)
+    declassify_answers_to_external_global = _action(TrustZone.EXTERNAL_GLOBAL)
+    clear_answers_declassification = _action(None)

@@ -1,0 +1,88 @@
+"""The receipt of an answer: what was decided for it, for whom, and from what, never its content.
+
+Every completion (native and OpenAI-compatible, whole or streamed) and every run step returns one
+(docs/governance.md, "What leaves this service"). It names the decision (its id; the decision's
+events share the send's correlation id), the call's zone and the receiver's, the reply's labels, each
+source by kind, identifier (redacted as events are), class and pinned version (a run's history record;
+null for live rows), the redactions by kind in what was sent and in the reply, and the model that
+served, with the zone the send was routed from when the configuration's trusted model served it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from agents.models import LlmModel
+from agents.runtime.pins import CONFIGURATION, SKILL, SNIPPET
+from agents.runtime.plan import SendPlan
+from governance.policy import ContextDecision
+from governance.services import identifier_redacted
+from governance.vocabulary import SourceKind
+
+_PINNED_KINDS = {
+    SourceKind.SYSTEM_PROMPT: CONFIGURATION,
+    SourceKind.SNIPPET: SNIPPET,
+    SourceKind.SKILL: SKILL,
+}
+
+
+def answer_receipt(
+    *,
+    plan: SendPlan,
+    decision: ContextDecision,
+    served: LlmModel,
+    reply_redactions: Mapping[str, int],
+) -> dict[str, Any]:
+    """The receipt of a permitted send that ``served`` answered (a JSON object, content-free)."""
+    receiver = decision.receiver
+    versions = _pinned_versions(plan)
+    return {
+        "decision_id": decision.id,
+        "zone": decision.zone.value,
+        "receiver_zone": receiver.zone.value if receiver is not None else None,
+        "declassified_to": receiver.declassified_to.value
+        if receiver is not None and receiver.declassified_to is not None
+        else None,
+        "label": decision.label.value,
+        "receiver_label": decision.receiver_label.value,
+        "sources": _sources(decision, versions),
+        "redactions": {"sent": dict(plan.redactions), "reply": dict(reply_redactions)},
+        "model": served.model_id,
+        "provider": served.provider.identifier,
+        "routed_from": plan.routed_from.value if plan.routed_from is not None else None,
+    }
+
+
+def _sources(decision: ContextDecision, versions: dict[tuple[str, str], int]) -> list[dict[str, Any]]:
+    """The decision's sources grouped by kind, class, outcome and pinned version, in order of first
+    appearance, each group with its identifiers (redacted) in order: a run's long transcript of tool
+    results and earlier turns makes a few groups, not one object per message. The stored vocabulary
+    values are strings, so they are written as they are."""
+    groups: dict[tuple[str, str | None, str, int | None], list[str]] = {}
+    for source in decision.sources:
+        version = versions.get((source.kind, source.identifier)) if versions else None
+        key = (source.kind, source.data_class, source.outcome, version)
+        identifier = source.identifier
+        if source.kind != SourceKind.ASSISTANT_TURN:  # a turn's identifier is ours: transcript[N]
+            identifier = identifier_redacted(identifier)
+        groups.setdefault(key, []).append(identifier)
+    return [
+        {
+            "kind": kind,
+            "data_class": data_class,
+            "outcome": outcome,
+            "pinned_version": version,
+            "identifiers": ids,
+        }
+        for (kind, data_class, outcome, version), ids in groups.items()
+    ]
+
+
+def _pinned_versions(plan: SendPlan) -> dict[tuple[str, str], int]:
+    """(source kind, identifier) → the history record a run's step built the source from."""
+    pinned = plan.request.pinned
+    if pinned is None:
+        return {}
+    by_kind = {kind: source_kind for source_kind, kind in _PINNED_KINDS.items()}
+    return {(str(by_kind[pin.kind]), pin.identifier): pin.history_id for pin in pinned.used}

@@ -117,7 +117,13 @@ _BACKSLASH_ESCAPE = _LETTER_ESCAPE + r"|\\/|\\[0-3][0-7]{2}|\\[0-9A-Fa-f]{1,6}[ 
 # parsers read them) or named (closed by their semicolon).
 _REFERENCE = r"&(?:#[xX][0-9A-Fa-f]{1,6};?|#[0-9]{1,7};?|[A-Za-z][A-Za-z0-9]{1,31};)"
 _HTML_REFERENCE = re.compile(_REFERENCE)
-_SPECIAL = re.compile(_BACKSLASH_ESCAPE + "|" + _ESCAPE + "|" + _REFERENCE + r"|[^\x00-\x7f]+")
+# A quoted-printable soft line break inside a token: "=" at a line's end between token characters
+# (not base64 padding "==", not before an armour's dashes). It joins the two lines into one word.
+_SOFT_BREAK = r"(?<=[^\s=])=\r?\n(?=[^\s\-]|-(?!---))"
+_SOFT_BREAKS = re.compile(_SOFT_BREAK)
+_SPECIAL = re.compile(
+    _BACKSLASH_ESCAPE + "|" + _SOFT_BREAK + "|" + _ESCAPE + "|" + _REFERENCE + r"|[^\x00-\x7f]+"
+)
 _BACKSLASH_ESCAPES = re.compile(_BACKSLASH_ESCAPE)
 
 
@@ -163,6 +169,7 @@ def normalised_view(text: str) -> View | None:
         or _JOINED_COLON.search(text)
         or ("%" in text and _INDENT_ESCAPE.search(text))
         or (("\\" in text or "%u" in text) and any(map(_read_escape, _BACKSLASH_ESCAPES.findall(text))))
+        or (("=\n" in text or "=\r\n" in text) and _SOFT_BREAKS.search(text))
         or (
             "&" in text
             and any(_reference_view(m.group()) not in _QUIET for m in _HTML_REFERENCE.finditer(text))
@@ -197,20 +204,29 @@ def _hiding(char: str) -> str | None:
     return None
 
 
-def _read_escape(escape: str) -> str | None:
+def _read_escape(escape: str, *, printable: bool = False) -> str | None:
     """What the view reads for a backslash escape or ``%uXXXX``: the character it stands for when it
-    can hide or form a token (a CSS escape: a token character, a colon or an invisible one, since
-    ``\\d`` or ``\\a`` in a regular expression or a path is no CSS), else None (read as written)."""
+    can hide or form a token (a CSS escape: printable ASCII, an invisible character or a compatibility
+    form of a token character, never a layout one: ``\\d`` or ``\\a`` in a regular expression or a path
+    is no CSS), else None (read as written)."""
     if escape == "\\/":
         return "/"
     body = escape.lstrip("\\")
+    # Escapes only code writes (``\uXXXX``, ``\xXX``, octal, CSS) call for the view when they can hide a
+    # token; the rarer syntaxes (``\u{X}``, ``\UXXXXXXXX``, ``\N{…}``, ``%uXXXX``) whatever they stand for.
+    rare = "{" in body or body[0] in "%UN"
+    read = _in_view if printable or rare else _hiding
     if body[0] in "%uUxN":
         char = _letter_escaped(body)
-        return None if char is None else _hiding(char)
+        return None if char is None else read(char)
     if _OCTAL_ESCAPE.fullmatch(escape):
-        return _hiding(chr(int(body, 8)))
+        return read(chr(int(body, 8)))
     char = _character(int(body.rstrip(), 16))
-    return char if char is not None and (char in _TOKEN_EXACT or char in _INVISIBLE or char == ":") else None
+    return (
+        char
+        if char is not None and (" " < char <= "~" or char in _INVISIBLE or _folds_to_token(char))
+        else None
+    )
 
 
 def _letter_escaped(body: str) -> str | None:
@@ -273,8 +289,10 @@ class _Builder:
         for match in _SPECIAL.finditer(self.text):
             self._copy(cursor, match.start())
             special = match.group()
-            if special[0] == "\\" or special.startswith("%u"):
-                self._escaped(match.start(), special, _read_escape(special))
+            if special[0] == "=":
+                self.changed = True  # a soft line break: the two lines read as one word
+            elif special[0] == "\\" or special.startswith("%u"):
+                self._escaped(match.start(), special, _read_escape(special, printable=True))
             elif special[0] == "%":
                 self._replace(match.start(), len(special), chr(int(special[-2:], 16)))
             elif special[0] == "&":

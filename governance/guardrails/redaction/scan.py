@@ -36,6 +36,8 @@ def detect(text: str, *, known_values: dict[str, str] | None = None) -> list[Fin
             # The entropy rule is the only one a folded string can trip without any token shape.
             if kind != _ENTROPY or disguised_ascii(text[original_start:original_end]):
                 spans.append((original_start, original_end, kind))
+        # A token spelt out and hidden again (an escaped separator, an invisible one inside).
+        spans.extend((*view.original_span(start, end), kind) for start, end, kind in spelled_spans(view.text))
     spans.extend(spelled_spans(text))
     return merge(spans)
 

@@ -95,7 +95,6 @@ _SPELLED_TAIL = re.compile(
 )
 _SPELLED_REACH = 4096
 POSSIBLE_SECRET = "possible_secret"
-_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/.~")
 _PARTIAL_ARMOUR = re.compile(r"-{4,5} ?[A-Z ]*\Z")
 _CONNECTION_PASSWORD = re.compile(r"(?:^|;)[ \t]*(?:password|pwd)[ \t]*=", re.I | re.M)
 # A quoted value under a secret-bearing key (the keys ``assignments`` reads), after its separator or,
@@ -237,17 +236,17 @@ def _after_last_space(held: str) -> int:
 
 def _soft_line_break(held: str, index: int) -> bool:
     """Whether ``held[index]`` belongs to a quoted-printable soft line break inside a token: ``=`` after
-    a token character (not base64 padding ``==``) at a line's end, the next line not starting with white
-    space or a dash (armour) once it has arrived."""
+    a character that is neither white space nor ``=`` (base64 padding ``==``) at a line's end, the next
+    line not starting with white space or an armour's dashes once it has arrived."""
     if held[index] == "\r":
         return held[index + 1 : index + 2] == "\n" and _soft_line_break(held, index + 1)
     if held[index] != "\n":
         return False
     equals = index - 2 if held[index - 1 : index] == "\r" else index - 1
-    if equals < 1 or held[equals] != "=" or held[equals - 1] not in _TOKEN_CHARS:
+    if equals < 1 or held[equals] != "=" or held[equals - 1].isspace() or held[equals - 1] == "=":
         return False
-    following = held[index + 1 : index + 2]
-    return not following or not (following.isspace() or following == "-")
+    following = held[index + 1 : index + 6]
+    return not following or not (following[0].isspace() or following.startswith("-----"))
 
 
 def _open_spelled(held: str) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 import string
+import unicodedata
 
 import pytest
 from detect_secrets.plugins.github_token import GitHubTokenDetector
@@ -769,3 +770,134 @@ def test_a_key_block_with_one_escaped_line_break_is_redacted_whole(escape):
     result = redact(f"backup={escaped}")
 
     assert result.text == "backup=[REDACTED:private_key]"
+
+
+# --- issue 26: what a second attack round got through ----------------------------------------------------
+
+TOKEN_LINE = "Use token {} for the deploy."
+# Every format character (Cf) of the planes that have any, and what Unicode gives no category of its
+# own to, as the issue lists them: variation selectors, fillers and blanks.
+SKIPPED_BY_READERS = sorted(
+    {
+        chr(code)
+        for code in [*range(0x20000), *range(0xE0000, 0xE1000)]
+        if unicodedata.category(chr(code)) == "Cf"
+    }
+    | set(map(chr, [0x034F, 0x115F, 0x1160, 0x3164, 0xFFA0, 0x17B4, 0x17B5, 0x2800]))
+    | set(map(chr, [*range(0x180B, 0x1810), *range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)]))
+    | set(map(chr, [*range(0xFFF9, 0xFFFC), *range(0x1D173, 0x1D17B), *range(0x13430, 0x13439)]))
+    | set(map(chr, range(0x1BCA0, 0x1BCA4)))
+)
+
+
+def test_every_format_character_variation_selector_and_filler_inside_a_token_is_read_through():
+    tokens = {
+        "github_token": next(c for c in generate_canaries(26) if c.kind == "github_classic_pat").value,
+        "stripe_key": next(c for c in generate_canaries(26) if c.kind == "stripe_live_secret_key").value,
+        "aws_access_key_id": next(c for c in generate_canaries(26) if c.kind == "aws_access_key_id").value,
+    }
+    missed = []
+    for char in SKIPPED_BY_READERS:
+        for kind, token in tokens.items():
+            text = TOKEN_LINE.format(token[:10] + char + token[10:])
+            result = redact(text)
+            if result.text != TOKEN_LINE.format(f"[REDACTED:{kind}]") or len(result.findings) != 1:
+                missed.append((f"U+{ord(char):04X}", kind))
+    assert len(SKIPPED_BY_READERS) > 420
+    assert missed == []
+
+
+ESCAPED = {
+    "python_long": lambda c: f"\\U{ord(c):08x}",
+    "braced": lambda c: f"\\u{{{ord(c):x}}}",
+    "braced_perl": lambda c: f"\\x{{{ord(c):x}}}",
+    "java_double_u": lambda c: f"\\uu{ord(c):04x}",
+    "escaped_twice": lambda c: f"\\\\u{ord(c):04x}",
+    "named": lambda c: f"\\N{{{unicodedata.name(c)}}}",
+    "css": lambda c: f"\\{ord(c):x} ",
+    "css_six_digits": lambda c: f"\\{ord(c):06x} ",
+    "percent_u": lambda c: f"%u{ord(c):04X}",
+    "octal": lambda c: f"\\{ord(c):03o}",
+    "decimal_reference_bare": lambda c: f"&#{ord(c)}",
+    "hex_reference_bare": lambda c: f"&#x{ord(c):x}",
+}
+
+
+@pytest.mark.parametrize("form", sorted(ESCAPED))
+@pytest.mark.parametrize("part", ["whole", "middle"])
+def test_a_token_written_in_any_escape_syntax_is_redacted_over_its_written_span(form: str, part: str):
+    value = next(c for c in generate_canaries(26) if c.kind == "github_classic_pat").value
+    escape = ESCAPED[form]
+    written = (
+        "".join(map(escape, value))
+        if part == "whole"
+        else value[:9] + "".join(map(escape, value[9:15])) + value[15:]
+    )
+    text = TOKEN_LINE.format(written)
+
+    result = redact(text)
+
+    assert result.text == TOKEN_LINE.format("[REDACTED:github_token]")
+    start = text.index(written)
+    assert result.findings == (Finding("github_token", start, start + len(written)),)
+
+
+SPELT = {
+    "spaces": " ".join,
+    "tabs": "\t".join,
+    "no_break_spaces": "\u00a0".join,
+    "dashes": "-".join,
+    "dots": ".".join,
+    "commas": ",".join,
+    "hex": lambda v: v.encode().hex(),
+    "hex_upper_prefixed": lambda v: "0x" + v.encode().hex().upper(),
+    "hex_pairs_spaced": lambda v: " ".join(f"{b:02x}" for b in v.encode()),
+    "hex_pairs_colons": lambda v: ":".join(f"{b:02X}" for b in v.encode()),
+    "hex_bytes_c": lambda v: ", ".join(f"0x{b:02x}" for b in v.encode()),
+    "character_codes": lambda v: ",".join(str(b) for b in v.encode()),
+    "quoted_printable": lambda v: "".join(f"={b:02X}" for b in v.encode()),
+    "soft_line_breaks": lambda v: "=\n".join(v[i : i + 9] for i in range(0, len(v), 9)),
+}
+
+
+@pytest.mark.parametrize("form", sorted(SPELT))
+@pytest.mark.parametrize("canary_kind", ["github_classic_pat", "aws_access_key_id", "stripe_live_secret_key"])
+def test_a_token_spelt_out_is_redacted_over_its_written_span(form: str, canary_kind: str):
+    value = next(c for c in generate_canaries(26) if c.kind == canary_kind).value
+    written = SPELT[form](value)
+    text = TOKEN_LINE.format(written)
+
+    result = redact(text)
+
+    assert result.text == TOKEN_LINE.format(f"[REDACTED:{EXPECTED_KINDS[canary_kind]}]")
+    start = text.index(written)
+    assert result.findings == (Finding(EXPECTED_KINDS[canary_kind], start, start + len(written)),)
+
+
+def test_a_token_after_its_public_prefix_spelt_apart_is_redacted_without_the_next_word():
+    value = next(c for c in generate_canaries(26) if c.kind == "github_classic_pat").value
+
+    result = redact(f"Use {value[:4]} {' '.join(value[4:])} and go.")
+
+    assert result.text == "Use [REDACTED:github_token] and go."
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "PORT=5432 REDIS=6379 TIMEOUT=30 RETRIES=3 WORKERS=4F",
+        "pattern = r'\\d{3}-\\d{4}\\b' and C:\\Users\\deploy\\2024\\abc",
+        "a b c d e f g h i j k l m n o p q r s t u v w x y z",
+        "1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20",
+        "- - - - - - - - - - - - - - - -\n----------------------------------",
+        "sha256 " + "9f" * 32 + " and bytes de ad be ef 00 11 22 33 44 55 66 77 88 99 aa bb",
+        "[255, 128, 64, 32, 16, 8, 4, 2, 1, 0, 100, 200, 150, 175, 225, 250]",
+        "content: '\\201C'; quotes: '\\2018' '\\2019'; font: 12px/1.5;",
+        "Subject: =?utf-8?q?caf=C3=A9?= and soft=\nbreak in mail",
+        "Tom &#38 Jerry &#169 2024, &#x2014 and &#8230",
+        "version 1.2.3.4.5.6.7.8.9 or v-1-2-3-4-5-6-7-8-9",
+        "emoji \U0001f3f3\ufe0f\u200d\U0001f308 and \u2764\ufe0f, Hangul \u3164 filler, \u2800 blank",
+    ],
+)
+def test_texts_that_only_look_spelt_out_or_escaped_are_left_unchanged(text: str):
+    assert redact(text).text == text

@@ -103,16 +103,22 @@ _ESCAPED_LAYOUT = frozenset(" \t\n\r\\:")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 # Escapes of one character, in every syntax a reader decodes: ``\uXXXX`` (JSON, JavaScript, Python,
 # Java, which allows ``\uuXXXX``), ``\u{X…}`` (JavaScript, Rust, Swift, PHP, Ruby), ``\UXXXXXXXX``
-# (Python, C), ``\xXX`` and ``\x{X…}`` (Python, C, Perl), ``\N{NAME}`` (Python), any of them with
-# its backslash escaped again (JSON inside JSON); ``\/`` (JSON); octal ``\NNN`` (C, Python, shell);
+# (Python, C), ``\xXX`` and ``\x{X…}`` (Python, C, Perl), ``\N{NAME}`` (Python), a JSON surrogate
+# pair (``\ud834\udd73``); ``\/`` (JSON); octal ``\NNN`` (C, Python, shell);
 # CSS's ``\X…`` (one to six hex digits, one optional white space ending it); ``%uXXXX`` (JavaScript's
-# escape(), IIS). Octal takes three octal digits; CSS the rest.
+# escape(), IIS). Octal takes three octal digits (no more hex digit after them); CSS the rest. A
+# backslash escaped again (a JSON string of code) is read as one.
+_PAIR = r"\\+u[dD][89abAB][0-9A-Fa-f]{2}\\+u[dD][c-fC-F][0-9A-Fa-f]{2}"  # UTF-16 surrogates
+_SURROGATE_PAIR = re.compile(_PAIR)
+_UTF16_UNIT = re.compile(r"u([0-9A-Fa-f]{4})")
 _LETTER_ESCAPE = (
-    r"\\+(?:u+[0-9A-Fa-f]{4}|u\{[0-9A-Fa-f]{1,6}\}|U[0-9A-Fa-f]{8}|x[0-9A-Fa-f]{2}|x\{[0-9A-Fa-f]{1,6}\}"
+    _PAIR
+    + r"|\\+(?:u+[0-9A-Fa-f]{4}|u\{[0-9A-Fa-f]{1,6}\}|U[0-9A-Fa-f]{8}|x[0-9A-Fa-f]{2}|x\{[0-9A-Fa-f]{1,6}\}"
     r"|N\{[A-Za-z0-9 \-]{1,88}\})"
 )
-_OCTAL_ESCAPE = re.compile(r"\\[0-3][0-7]{2}")
-_BACKSLASH_ESCAPE = _LETTER_ESCAPE + r"|\\/|\\[0-3][0-7]{2}|\\[0-9A-Fa-f]{1,6}[ \t\n]?|%u[0-9A-Fa-f]{4}"
+_OCTAL = r"\\+[0-3][0-7]{2}(?![0-9A-Fa-f])"
+_OCTAL_ESCAPE = re.compile(_OCTAL)
+_BACKSLASH_ESCAPE = _LETTER_ESCAPE + r"|\\/|" + _OCTAL + r"|\\+[0-9A-Fa-f]{1,6}[ \t\n]?|%u[0-9A-Fa-f]{4}"
 # HTML character references, numeric (decimal or hexadecimal, the closing semicolon optional as HTML
 # parsers read them) or named (closed by their semicolon).
 _REFERENCE = r"&(?:#[xX][0-9A-Fa-f]{1,6};?|#[0-9]{1,7};?|[A-Za-z][A-Za-z0-9]{1,31};)"
@@ -216,10 +222,13 @@ def _read_escape(escape: str, *, printable: bool = False) -> str | None:
     # token; the rarer syntaxes (``\u{X}``, ``\UXXXXXXXX``, ``\N{…}``, ``%uXXXX``) whatever they stand for.
     rare = "{" in body or body[0] in "%UN"
     read = _in_view if printable or rare else _hiding
+    if _SURROGATE_PAIR.fullmatch(escape):
+        high, low = (int(code, 16) for code in _UTF16_UNIT.findall(escape))
+        return read(chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)))
     if body[0] in "%uUxN":
         char = _letter_escaped(body)
         return None if char is None else read(char)
-    if _OCTAL_ESCAPE.fullmatch(escape):
+    if _OCTAL_ESCAPE.fullmatch(escape) and len(body) == 3:
         return read(chr(int(body, 8)))
     char = _character(int(body.rstrip(), 16))
     return (

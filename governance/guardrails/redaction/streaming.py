@@ -30,7 +30,7 @@ follows from the detectors (``catalogue``, ``assignments``, ``library``, ``block
 6. **A token spelt apart** (``spelled``): a trailing run of single characters with white space
    between them (``ghp_ A b C``), with the word before them, and so a trailing word followed by one
    space or tab (single characters may follow it); a trailing run of hex pairs or character codes
-   with white space between them; a quoted-printable soft line break (``=`` at a line's end) does
+   with white space between them, or of CSS escapes each ended by a space (``\\67 \\68 ``); a quoted-printable soft line break (``=`` at a line's end) does
    not end a run of non-white-space characters.
 
 What is handed on is redacted with the left context it needs: detection runs on the already handed-on
@@ -87,11 +87,13 @@ _SPACE = re.compile(r"\s")
 _UNIT = r"[A-Za-z0-9_+/=.:~\-]"
 _GAP = "[ \t\u00a0\u2000-\u200a\u202f\u205f\u3000]"
 # Rule 6: a word and a space (single characters set apart may follow), single characters apart with
-# the word before them, hex pairs or character codes apart, at the end of the held text.
+# the word before them, hex pairs or character codes apart, CSS escapes each ended by a space, at the
+# end of the held text.
 _SPELLED_TAIL = re.compile(
     rf"(?:(?<![A-Za-z0-9])[A-Za-z0-9_]*{_UNIT}(?P<gap>{_GAP})(?:{_UNIT}(?P=gap))*(?:{_UNIT}(?P=gap)?)?"
-    r"|(?<![0-9A-Za-z])(?:(?:0[xX])?[0-9A-Fa-f]{2},? )+(?:0[xX]?)?[0-9A-Fa-f]{0,2}"
-    r"|(?<![\d.])(?:\d{2,3},? )+\d{0,3})\Z"
+    r"|(?<![0-9A-Za-z])(?:(?:0[xX])?[0-9A-Fa-f]{2},? )+(?:0[xX]?)?[0-9A-Fa-f]{0,2},?"
+    r"|(?<![\d.])(?:\d{2,3},? )+\d{0,3},?"
+    r"|(?:\\+[0-9A-Fa-f]{1,6}[ \t])+\\*[0-9A-Fa-f]{0,6})\Z"
 )
 _SPELLED_REACH = 4096
 POSSIBLE_SECRET = "possible_secret"

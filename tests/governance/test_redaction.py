@@ -842,7 +842,7 @@ def test_a_token_written_in_any_escape_syntax_is_redacted_over_its_written_span(
     assert result.findings == (Finding("github_token", start, start + len(written)),)
 
 
-SPELT = {
+SPELLINGS = {
     "spaces": " ".join,
     "tabs": "\t".join,
     "no_break_spaces": "\u00a0".join,
@@ -860,11 +860,11 @@ SPELT = {
 }
 
 
-@pytest.mark.parametrize("form", sorted(SPELT))
+@pytest.mark.parametrize("form", sorted(SPELLINGS))
 @pytest.mark.parametrize("canary_kind", ["github_classic_pat", "aws_access_key_id", "stripe_live_secret_key"])
 def test_a_token_spelt_out_is_redacted_over_its_written_span(form: str, canary_kind: str):
     value = next(c for c in generate_canaries(26) if c.kind == canary_kind).value
-    written = SPELT[form](value)
+    written = SPELLINGS[form](value)
     text = TOKEN_LINE.format(written)
 
     result = redact(text)

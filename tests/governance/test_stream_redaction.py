@@ -123,8 +123,9 @@ def test_texts_without_secrets_pass_through_unchanged_word_by_word():
 
 
 # What prose holds back: the word still arriving, or the last word and its space (single characters
-# set apart may follow: a token spelt apart, "ghp_ A b"), with the single characters after it.
-HELD_PROSE = re.compile(r"(?:^|(?<= ))\S+(?: \S)* ?$|\S*$")
+# set apart may follow: a token spelt apart, "ghp_ A b"), with the single characters after it and the
+# word still arriving after them.
+HELD_PROSE = re.compile(r"(?:^|(?<= ))\S+(?: \S)+ \S+$|(?:^|(?<= ))\S+(?: \S)* ?$|\S*$")
 
 
 def test_prose_is_held_back_by_one_word_at_most():

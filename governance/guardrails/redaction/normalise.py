@@ -1,29 +1,31 @@
 """A normalised view of a text, for detection only, with the way back to the original offsets.
 
 A secret can be hidden from pattern matching without changing what a reader (or a model) takes from
-it: an invisible character inside the token (zero-width space, joiner, non-joiner, word joiner, byte
-order mark, soft hyphen, direction marks, tag characters), compatibility forms of its letters
-(fullwidth letters, mathematical bold, ligatures) or percent-encoding of some or all of it. The
-view undoes all three, and escapes:
+it: a character a reader skips inside the token (any format character, a variation selector, a
+filler or blank), compatibility forms of its letters (fullwidth letters, mathematical bold, ligatures)
+or escapes of some or all of it. The view undoes them:
 
-- every invisible format character is removed;
+- every character a reader skips is removed (``_INVISIBLE``, derived from the Unicode database);
 - every other character is replaced by its NFKC form (one character at a time, so each view character
   comes from exactly one original character);
 - every ``%XX`` escape of a printable ASCII character (or tab, line feed, carriage return) is decoded,
   an escape escaped again as well (``%2541``, ``%252541``: ``A``; a URL inside a URL is encoded twice);
-- every ``\\uXXXX`` escape (JSON, JavaScript, Python) or ``\\xXX`` escape (Python, JavaScript, C) of
-  an invisible character, a token character, a compatibility form of one, a space, tab, line break,
-  backslash or colon is read as that character: a JSON text (a tool call's arguments, a pasted
-  document) writes ``\\u200b`` where a reader of the decoded value sees nothing, and a string literal
-  in code can spell a whole token as ``\\x67\\x68\\x70…``;
+- every backslash escape (``\\uXXXX``, ``\\u{X}``, ``\\UXXXXXXXX``, ``\\xXX``, ``\\x{X}``,
+  ``\\N{NAME}``, octal ``\\NNN``, CSS ``\\X…``, a JSON surrogate pair) and ``%uXXXX`` is read as its
+  character: a JSON text (a tool call's arguments, a pasted document) writes ``\\u200b`` where a reader
+  of the decoded value sees nothing, and a string literal can spell a whole token as
+  ``\\x67\\x68\\x70…``. Escapes common in code (``\\uXXXX``, ``\\xXX``, octal, CSS) call for the view
+  only when they stand for a character that can hide or form a token;
 - every JSON ``\\/`` is read as ``/``: some JSON encoders (PHP's by default) escape every slash, which
   splits a base64 key, an AWS secret or a webhook URL where a reader of the decoded value sees one;
 - every HTML character reference of such a character or of any printable ASCII character is read as
-  that character, as percent-escapes are: numeric (``&#65;``, ``&#x41;``) or named (``&colon;``,
-  ``&ast;``, ``&NewLine;``, ``&ZeroWidthSpace;``, ``&Aopf;``), with its closing semicolon. An HTML page
-  or an e-mail body writes them and a browser, or a model, reads the character; as written, their
-  ``&``, ``#`` and ``;`` would also end a value where the character they stand for does not. Only the
-  references every HTML text holds (``&amp;``, ``&lt;``, ``&gt;``) do not call for the view alone.
+  that character, as percent-escapes are: numeric (``&#65;``, ``&#x41;``, with or without the closing
+  semicolon, as HTML parsers read them) or named (``&colon;``, ``&ast;``, ``&NewLine;``,
+  ``&ZeroWidthSpace;``, ``&Aopf;``). An HTML page or an e-mail body writes them and a browser, or a
+  model, reads the character; as written, their ``&``, ``#`` and ``;`` would also end a value where the
+  character they stand for does not. Only the references every HTML text holds (``&amp;``, ``&lt;``,
+  ``&gt;``) do not call for the view alone;
+- a quoted-printable soft line break inside a token (``=`` at a line's end) is removed.
 
 Detection runs on the view and each finding is mapped back to the original text, so the redacted span
 is the original one, escapes and invisible characters included. Building the view costs one pass in

@@ -88,11 +88,13 @@ _UNIT = r"[A-Za-z0-9_+/=.:~\-]"
 _GAP = "[ \t\u00a0\u2000-\u200a\u202f\u205f\u3000]"
 # Rule 6: a word and a space (single characters set apart may follow), single characters apart with
 # the word before them, hex pairs or character codes apart, CSS escapes each ended by a space, at the
-# end of the held text.
+# end of the held text; the last character or code of such a run with what follows it up to the next
+# white space (a closing bracket: the run may still go on in the next piece as far as we know).
 _SPELLED_TAIL = re.compile(
     rf"(?:(?<![A-Za-z0-9])[A-Za-z0-9_]*{_UNIT}(?P<gap>{_GAP})(?:{_UNIT}(?P=gap))*(?:{_UNIT}(?P=gap)?)?"
-    r"|(?<![0-9A-Za-z])(?:(?:0[xX])?[0-9A-Fa-f]{2},? )+(?:0[xX]?)?[0-9A-Fa-f]{0,2},?"
-    r"|(?<![\d.])(?:\d{2,3},? )+\d{0,3},?"
+    rf"|(?<![A-Za-z0-9])[A-Za-z0-9_]*{_UNIT}(?P<end>{_GAP})(?:{_UNIT}(?P=end))+{_UNIT}\S*"
+    r"|(?<![0-9A-Za-z])(?:(?:0[xX])?[0-9A-Fa-f]{2},? )+(?:(?:0[xX]?)?[0-9A-Fa-f]{0,2},?|[0-9A-Fa-f]{2}\S*)"
+    r"|(?<![\d.])(?:\d{2,3},? )+(?:\d{0,3},?|\d{2,3}\S*)"
     r"|(?:\\+[0-9A-Fa-f]{1,6}[ \t])+\\*[0-9A-Fa-f]{0,6})\Z"
 )
 _SPELLED_REACH = 4096
@@ -179,7 +181,8 @@ class StreamRedactor:
             return ""
         segment, self._held = self._held[:cut], self._held[cut:]
         context = self._context
-        found, continued = [], []
+        found: list[Finding] = []
+        continued: list[Finding] = []
         for finding in detect(context + segment, known_values=self._known):
             if finding.end <= len(context):
                 continue  # already handed on, and handled then

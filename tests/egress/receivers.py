@@ -43,7 +43,9 @@ _CSS = re.compile(r"\\+([0-9A-Fa-f]{1,6}) ?")
 def spelt_read(text: str) -> str:
     """``text`` with every token spelt out read back (a run that reads as nothing printable stays)."""
     text = _BRACED.sub(lambda m: chr(int(m.group(1), 16)), text)
-    text = _CSS.sub(lambda m: chr(int(m.group(1), 16)) if 0x20 < int(m.group(1), 16) < 0x7F else m.group(), text)
+    text = _CSS.sub(
+        lambda m: chr(int(m.group(1), 16)) if 0x20 < int(m.group(1), 16) < 0x7F else m.group(), text
+    )
     text = _CODES.sub(lambda m: "".join(chr(int(code)) for code in re.findall(r"\d+", m.group())), text)
     text = _HEX.sub(_hex_read, text)
     return _SEPARATED.sub(lambda m: m.group()[::2] if len(m.group()) >= 15 else m.group(), text)

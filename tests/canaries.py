@@ -65,19 +65,38 @@ class Canary:
         return [w for w in self.fragments(size) if w in text] + [w for w in windows if w in revealed]
 
 
-_INVISIBLE = re.compile("[\u00ad\u200b-\u200f\u2060-\u2064\ufeff]")
+# What a reader skips: format characters (Cf) and the variation selectors, fillers and blanks listed
+# in issue 26, by code point.
+_SKIPPED = (
+    "\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u2800\u3164\uffa0"
+    + "".join(map(chr, range(0xFE00, 0xFE10)))
+    + "".join(map(chr, range(0xE0100, 0xE01F0)))
+)
 
 
-_BACKSLASH_ESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|x([0-9A-Fa-f]{2})|(/))")
+def _skipped(char: str) -> bool:
+    return unicodedata.category(char) == "Cf" or char in _SKIPPED
+
+
+_BACKSLASH_ESCAPE = re.compile(
+    r"\\+(?:u([0-9A-Fa-f]{4})|x([0-9A-Fa-f]{2})|U([0-9A-Fa-f]{8})|u\{([0-9A-Fa-f]{1,6})\})|\\(/)|%u([0-9A-Fa-f]{4})"
+)
 
 
 def reveal(text: str) -> str:
-    """``text`` as a reader takes it: ``\\uXXXX``, ``\\xXX`` and JSON ``\\/`` escapes and HTML character
-    references decoded, no invisible characters, compatibility forms folded, ASCII percent-escapes
-    decoded. Written independently of the redactor's own normalisation (the standard library's HTML
-    unescaping)."""
-    text = _BACKSLASH_ESCAPE.sub(lambda m: m.group(3) or chr(int(m.group(1) or m.group(2), 16)), text)
-    return urllib.parse.unquote(unicodedata.normalize("NFKC", _INVISIBLE.sub("", html.unescape(text))))
+    """``text`` as a reader takes it: ``\\uXXXX``, ``\\xXX``, ``\\UXXXXXXXX``, ``\\u{X}``, ``%uXXXX`` and
+    JSON ``\\/`` escapes and HTML character references decoded, no format character, variation selector
+    or filler, compatibility forms folded, ASCII percent-escapes decoded. Written independently of the
+    redactor's own normalisation (the standard library's HTML unescaping)."""
+    text = _BACKSLASH_ESCAPE.sub(_unescape, text)
+    text = "".join(char for char in html.unescape(text) if not _skipped(char))
+    return urllib.parse.unquote(unicodedata.normalize("NFKC", text))
+
+
+def _unescape(match: re.Match[str]) -> str:
+    if match.group(5):
+        return "/"
+    return chr(int(next(group for group in match.groups() if group), 16))
 
 
 def generate_canaries(seed: int) -> list[Canary]:
@@ -474,6 +493,88 @@ def _stripe_fully_percent_encoded(rng: random.Random) -> Canary:
     return Canary("stripe_key_fully_percent_encoded", value, f"https://pay.example.com/setup?k={value}", body)
 
 
+# Issue 26: every format character, variation selector and filler, not only the six above.
+_SKIPPED_MARKS = (
+    ("variation_selector_16", "\ufe0f"),
+    ("combining_grapheme_joiner", "\u034f"),
+    ("hangul_choseong_filler", "\u115f"),
+    ("hangul_jungseong_filler", "\u1160"),
+    ("hangul_filler", "\u3164"),
+    ("halfwidth_hangul_filler", "\uffa0"),
+    ("khmer_inherent_vowel", "\u17b5"),
+    ("mongolian_variation_selector", "\u180b"),
+    ("variation_selector_supplement", "\U000e0100"),
+    ("interlinear_annotation", "\ufffa"),
+    ("musical_format", "\U0001d173"),
+    ("egyptian_format", "\U00013430"),
+    ("shorthand_format", "\U0001bca0"),
+    ("braille_blank", "\u2800"),
+    ("invisible_times", "\u2062"),
+    ("tag_character", "\U000e0041"),
+)
+
+
+def _skipped_marks() -> tuple[Callable[[random.Random], Canary], ...]:
+    bases = (
+        ("github_token", _github("github_classic_pat", "p", lambda v: f"Use token {v} for the deploy.")),
+        (
+            "stripe_key",
+            _stripe("stripe_live_secret_key", "s" + "k_live_", 24, lambda v: f"Charge with {v} now."),
+        ),
+        ("aws_key", lambda rng: _aws_access_key_id(rng)),
+    )
+    return tuple(
+        _rewritten(f"{bases[n % 3][0]}_{name}", bases[n % 3][1], _invisible(mark))
+        for n, (name, mark) in enumerate(_SKIPPED_MARKS)
+    )
+
+
+def _escaped(pattern: str) -> Callable[[random.Random, str], str]:
+    """Every character of the secret written as ``pattern`` of its code point."""
+    return lambda rng, secret: "".join(pattern.format(ord(char)) for char in secret)
+
+
+def _references_without_semicolon(hexadecimal: bool) -> Callable[[random.Random, str], str]:
+    """HTML numeric references without their semicolon (as parsers read them), where the next
+    character cannot be taken for one more digit."""
+
+    def write(rng: random.Random, secret: str) -> str:
+        digits = string.hexdigits if hexadecimal else string.digits
+        pieces = []
+        for index, char in enumerate(secret):
+            reference = f"&#x{ord(char):x}" if hexadecimal else f"&#{ord(char)}"
+            following = secret[index + 1 : index + 2]
+            pieces.append(reference + (";" if following and following in digits else ""))
+        return "".join(pieces)
+
+    return write
+
+
+def _quoted_printable(rng: random.Random, secret: str) -> str:
+    """A slice of the secret as ``=XX`` escapes and a soft line break in the middle."""
+    middle = len(secret) // 2
+    return (
+        secret[:4]
+        + "".join(f"={ord(c):02X}" for c in secret[4:10])
+        + secret[10:middle]
+        + "=\n"
+        + secret[middle:]
+    )
+
+
+def _spelt(kind: str, base: Callable[[random.Random], Canary], spell: Callable[[str], str], context: str):
+    """``base``'s whole value spelt out (separated, hex, character codes); the secret is its body spelt."""
+
+    def build(rng: random.Random) -> Canary:
+        canary = base(rng)
+        prefix = canary.value[: canary.value.index(canary.secret)]
+        value = spell(canary.value)
+        secret = value[len(spell(prefix)) :] if prefix else value
+        return Canary(kind, value, context.format(value), secret=secret.strip(" ,-"))
+
+    return build
+
+
 def _hidden_keyword(rng: random.Random) -> Canary:
     value = _password(rng, 24)
     return Canary("env_api_key_invisible_in_name", value, f"API_\u200bKEY={value}")
@@ -637,6 +738,73 @@ _BUILDERS: tuple[Callable[[random.Random], Canary], ...] = (
         lambda rng, secret: _percent(secret[:6]) + secret[6:],
     ),
     _stripe_fully_percent_encoded,
+    # Issue 26: format characters, variation selectors and fillers; more escape syntaxes; tokens spelt
+    # out with separators, in hex or in character codes.
+    *_skipped_marks(),
+    _rewritten(
+        "stripe_key_python_long_escapes",
+        _stripe("stripe_live_secret_key", "s" + "k_live_", 24, lambda v: f'key = "{v}"'),
+        _escaped("\\U{:08x}"),
+    ),
+    _rewritten("aws_key_braced_unicode_escapes", _aws_access_key_id, _escaped("\\u{{{:x}}}")),
+    _rewritten(
+        "github_token_css_escapes",
+        _github("github_classic_pat", "p", lambda v: f'a::after {{ content: "{v}"; }}'),
+        _escaped("\\{:x} "),
+    ),
+    _rewritten(
+        "slack_token_percent_u_escapes",
+        _slack("slack_bot_token", "xo" + "xb-", lambda v: f"unescape('{v}')"),
+        _escaped("%u{:04X}"),
+    ),
+    _rewritten(
+        "google_api_key_decimal_references_without_semicolon",
+        _google_api_key,
+        _references_without_semicolon(hexadecimal=False),
+    ),
+    _rewritten(
+        "github_token_hex_references_without_semicolon",
+        _github("github_user_token", "u", lambda v: f"<p>{v}</p>"),
+        _references_without_semicolon(hexadecimal=True),
+    ),
+    _rewritten("npm_token_quoted_printable", _npm, _quoted_printable),
+    _rewritten(
+        "huggingface_token_octal_escapes",
+        lambda rng: _canary(
+            "huggingface_token", "h" + "f_", _draw(rng, _ALNUM, 34), lambda v: f"printf '{v}'"
+        ),
+        _escaped("\\{:03o}"),
+    ),
+    _spelt(
+        "github_token_spaced",
+        _github("github_classic_pat", "p", lambda v: v),
+        " ".join,
+        "The token, letter by letter: {} (read it back slowly).",
+    ),
+    _spelt(
+        "stripe_key_dashed",
+        _stripe("stripe_live_secret_key", "s" + "k_live_", 24, lambda v: v),
+        "-".join,
+        "key={} end",
+    ),
+    _spelt(
+        "github_token_in_hex",
+        _github("github_server_token", "s", lambda v: v),
+        lambda v: v.encode().hex(),
+        "token (hex): {}",
+    ),
+    _spelt(
+        "aws_key_hex_bytes",
+        _aws_access_key_id,
+        lambda v: " ".join(f"{b:02x}" for b in v.encode()),
+        "dump: {} |",
+    ),
+    _spelt(
+        "openai_key_character_codes",
+        _openai_project,
+        lambda v: ", ".join(str(b) for b in v.encode()),
+        "String.fromCharCode({})",
+    ),
 )
 
 

@@ -3,7 +3,8 @@
 :meth:`agents.runtime.send.GovernedSend.stream` opens it after the same check, fit and guard pass as every
 send; this module only reads the open stream. Text and each tool call's arguments pass through their
 own :class:`~governance.guardrails.redaction.streaming.StreamRedactor`, so a secret split across
-deltas never comes out; ids and names are redacted whole. At the provider's finish, what the
+deltas never comes out (arguments are read as JSON text, so what comes out joins into valid JSON);
+ids and names are redacted whole. At the provider's finish, what the
 redactors still hold is handed on, then the whole reply, redacted as a reply that did not stream is
 (its redaction events recorded then, once).
 
@@ -50,7 +51,7 @@ StreamEnd = ProviderReply | StreamAbandoned | None
 
 @dataclass
 class _ToolCallFilter:
-    redactor: StreamRedactor = field(default_factory=StreamRedactor)
+    redactor: StreamRedactor = field(default_factory=lambda: StreamRedactor(json_text=True))
     opened: bool = False
     id: str | None = None
     name: str | None = None

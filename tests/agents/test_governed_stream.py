@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import string
 
@@ -108,3 +109,17 @@ def test_a_provider_failure_before_the_first_delta_is_the_outcome(fake_provider)
     outcome = stream_of(configuration(fake_provider, ProviderKind.OPENAI_COMPATIBLE))
     assert outcome.stream is None
     assert outcome.failure is not None and outcome.failure.status == 500
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_token_between_escaped_quotes_in_streamed_arguments_leaves_valid_json(fake_provider, kind):
+    # Issue 26: the placeholder took the escaped quote after the token, and the SDKs' json.loads failed.
+    token = github_token(4)
+    fake_provider.script(Reply.tools(("call_1", "shell", {"cmd": f'export TOKEN="{token}"'})))
+    outcome = stream_of(configuration(fake_provider, kind))
+    with outcome.stream as stream:
+        deltas = list(stream)
+    arguments = "".join(d.arguments for d in deltas if isinstance(d, ToolCallDelta))
+    assert arguments == '{"cmd":"export TOKEN=\\"[REDACTED:github_token]\\""}'
+    assert json.loads(arguments) == {"cmd": 'export TOKEN="[REDACTED:github_token]"'}
+    assert deltas[-1].reply.tool_calls[0].arguments == arguments

@@ -329,6 +329,43 @@ def test_langchain_streams_the_reply(live_server, fake_provider, served):
     assert sum((piece.usage_metadata or {}).get("output_tokens", 0) for piece in pieces) > 0
 
 
+SHELL_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "shell",
+        "description": "Run a command.",
+        "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}, "required": ["cmd"]},
+    },
+}
+
+
+def test_streamed_tool_call_arguments_with_a_quoted_token_parse_in_both_sdks(
+    live_server, fake_provider, served
+):
+    # Issue 26: the placeholder took the escaped quote after the token: json.loads failed in the SDKs
+    # and LangChain dropped the tool call as invalid.
+    configuration, token = served
+    arguments = {"cmd": f'export TOKEN="{GITHUB.value}"'}
+    fake_provider.script(
+        Reply.tools(("call_1", "shell", arguments)), Reply.tools(("call_2", "shell", arguments))
+    )
+    client = openai_client(live_server, token)
+
+    with client.chat.completions.stream(
+        model=configuration.identifier, messages=[{"role": "user", "content": "Set it."}], tools=[SHELL_TOOL]
+    ) as stream:
+        final = stream.get_final_completion()
+    pieces = list(chat_model(live_server, token, configuration).bind_tools([SHELL_TOOL]).stream("Set it."))
+    message = sum(pieces[1:], pieces[0])
+
+    expected = {"cmd": 'export TOKEN="[REDACTED:github_token]"'}
+    (call,) = final.choices[0].message.tool_calls
+    assert json.loads(call.function.arguments) == expected
+    assert message.tool_calls == [{"name": "shell", "args": expected, "id": "call_2", "type": "tool_call"}]
+    assert message.invalid_tool_calls == []
+    assert leaked(call.function.arguments + json.dumps(message.tool_calls), GITHUB) == []
+
+
 def test_langchain_bind_tools_round_trip_where_the_client_runs_the_tool(live_server, fake_provider, served):
     from langchain_core.messages import HumanMessage, ToolMessage
     from langchain_core.tools import tool

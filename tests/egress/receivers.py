@@ -31,13 +31,39 @@ _INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\uf
 MARKER = re.compile(r"mk(?:sys|snip|skd|skb|name|text|input|reply)\d*x")
 
 
+# Tokens spelt out (issue 26): single characters with one separator between them, hex pairs, decimal
+# character codes; and the escapes whose delimiters the scan would stop at (``\u{X}``, CSS ``\X ``). Read back here independently of the redactor's own reading.
+_SEPARATED = re.compile(r"(?:\S[ \t\-.,_:;|/*\u00a0])+\S(?=\s|$|[)\]}])")
+_HEX = re.compile(r"(?:(?:0[xX])?[0-9A-Fa-f]{2}(?:, ?|[ :;\-])?){12,}")
+_CODES = re.compile(r"(?:\d{2,3}(?:, ?| )){11,}\d{2,3}")
+_BRACED = re.compile(r"\\+u\{([0-9A-Fa-f]{1,6})\}")
+_CSS = re.compile(r"\\+([0-9A-Fa-f]{1,6}) ?")
+
+
+def spelt_read(text: str) -> str:
+    """``text`` with every token spelt out read back (a run that reads as nothing printable stays)."""
+    text = _BRACED.sub(lambda m: chr(int(m.group(1), 16)), text)
+    text = _CSS.sub(
+        lambda m: chr(int(m.group(1), 16)) if 0x20 < int(m.group(1), 16) < 0x7F else m.group(), text
+    )
+    text = _CODES.sub(lambda m: "".join(chr(int(code)) for code in re.findall(r"\d+", m.group())), text)
+    text = _HEX.sub(_hex_read, text)
+    return _SEPARATED.sub(lambda m: m.group()[::2] if len(m.group()) >= 15 else m.group(), text)
+
+
+def _hex_read(match: re.Match[str]) -> str:
+    pairs = re.findall(r"(?:0[xX])?([0-9A-Fa-f]{2})", match.group())
+    decoded = bytes.fromhex("".join(pairs)).decode("latin-1")
+    return decoded if decoded.isprintable() and decoded.isascii() else match.group()
+
+
 @functools.cache
 def _windows() -> dict[str, str]:
     """Every WINDOW-character substring of every canary's secret, with its kind (windows that span
     a delimiter are left out: the scan never looks at them, and every secret has others)."""
     table: dict[str, str] = {}
     for canary in CANARIES:
-        for secret in {canary.secret, revealed(canary.secret)}:
+        for secret in {canary.secret, revealed(canary.secret), spelt_read(canary.secret)}:
             for i in range(max(1, len(secret) - WINDOW + 1)):
                 window = secret[i : i + WINDOW]
                 if _RUN.fullmatch(window):
@@ -61,8 +87,7 @@ def canaries_in(text: str) -> dict[str, list[str]]:
     (quotes, brackets, commas) are scanned: every secret's windows are such runs, and prose is not.
     """
     found: dict[str, list[str]] = {}
-    shown = revealed(text)
-    for view in (text, shown) if shown != text else (text,):
+    for view in dict.fromkeys((text, revealed(text), spelt_read(text))):
         _scan(view, found)
     return found
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 import string
+import unicodedata
 
 import pytest
 from detect_secrets.plugins.github_token import GitHubTokenDetector
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 
 from governance.guardrails import redaction
 from governance.guardrails.redaction import Finding, RedactionFailed, redact, redact_json
+from governance.guardrails.redaction.catalogue import catalogue_spans, lower_ascii
 from governance.guardrails.redaction.normalise import normalised_view
 from tests.canaries import (
     Canary,
@@ -141,6 +143,35 @@ EXPECTED_KINDS = {
     "github_token_percent_encoded_tail": "github_token",
     "github_token_percent_encoded_head": "github_token",
     "stripe_key_fully_percent_encoded": "stripe_key",
+    "github_token_variation_selector_16": "github_token",
+    "stripe_key_combining_grapheme_joiner": "stripe_key",
+    "aws_key_hangul_choseong_filler": "aws_access_key_id",
+    "github_token_hangul_jungseong_filler": "github_token",
+    "stripe_key_hangul_filler": "stripe_key",
+    "aws_key_halfwidth_hangul_filler": "aws_access_key_id",
+    "github_token_khmer_inherent_vowel": "github_token",
+    "stripe_key_mongolian_variation_selector": "stripe_key",
+    "aws_key_variation_selector_supplement": "aws_access_key_id",
+    "github_token_interlinear_annotation": "github_token",
+    "stripe_key_musical_format": "stripe_key",
+    "aws_key_egyptian_format": "aws_access_key_id",
+    "github_token_shorthand_format": "github_token",
+    "stripe_key_braille_blank": "stripe_key",
+    "aws_key_invisible_times": "aws_access_key_id",
+    "github_token_tag_character": "github_token",
+    "stripe_key_python_long_escapes": "stripe_key",
+    "aws_key_braced_unicode_escapes": "aws_access_key_id",
+    "github_token_css_escapes": "github_token",
+    "slack_token_percent_u_escapes": "slack_token",
+    "google_api_key_decimal_references_without_semicolon": "google_api_key",
+    "github_token_hex_references_without_semicolon": "github_token",
+    "npm_token_quoted_printable": "token",
+    "huggingface_token_octal_escapes": "huggingface_token",
+    "github_token_spaced": "github_token",
+    "stripe_key_dashed": "stripe_key",
+    "github_token_in_hex": "github_token",
+    "aws_key_hex_bytes": "aws_access_key_id",
+    "openai_key_character_codes": "openai_api_key",
 }
 
 
@@ -184,7 +215,7 @@ def test_negatives_are_left_unchanged(negative: Negative):
 def test_false_positive_count_over_the_negatives_is_zero():
     assert len(generate_negatives()) >= 45
     assert false_positives(redact) == []
-    assert summary(redact) == "positives: 350, missed: 0; negatives: 48, false positives: 0"
+    assert summary(redact) == "positives: 495, missed: 0; negatives: 48, false positives: 0"
 
 
 # --- secrets written so that patterns miss them ---------------------------------------------------------
@@ -206,6 +237,22 @@ INVISIBLE = (
     "openai_key_byte_order_mark",
     "google_api_key_soft_hyphen",
     "env_api_key_invisible_in_name",
+    "github_token_variation_selector_16",
+    "stripe_key_combining_grapheme_joiner",
+    "aws_key_hangul_choseong_filler",
+    "github_token_hangul_jungseong_filler",
+    "stripe_key_hangul_filler",
+    "aws_key_halfwidth_hangul_filler",
+    "github_token_khmer_inherent_vowel",
+    "stripe_key_mongolian_variation_selector",
+    "aws_key_variation_selector_supplement",
+    "github_token_interlinear_annotation",
+    "stripe_key_musical_format",
+    "aws_key_egyptian_format",
+    "github_token_shorthand_format",
+    "stripe_key_braille_blank",
+    "aws_key_invisible_times",
+    "github_token_tag_character",
 )
 FOLDED_OR_ESCAPED = (
     "github_token_fullwidth",
@@ -213,10 +260,25 @@ FOLDED_OR_ESCAPED = (
     "github_token_percent_encoded_tail",
     "github_token_percent_encoded_head",
     "stripe_key_fully_percent_encoded",
+    "stripe_key_python_long_escapes",
+    "aws_key_braced_unicode_escapes",
+    "github_token_css_escapes",
+    "slack_token_percent_u_escapes",
+    "google_api_key_decimal_references_without_semicolon",
+    "github_token_hex_references_without_semicolon",
+    "npm_token_quoted_printable",
+    "huggingface_token_octal_escapes",
+)
+SPELT = (
+    "github_token_spaced",
+    "stripe_key_dashed",
+    "github_token_in_hex",
+    "aws_key_hex_bytes",
+    "openai_key_character_codes",
 )
 
 
-@pytest.mark.parametrize("canary_kind", UNARMOURED + INVISIBLE + FOLDED_OR_ESCAPED)
+@pytest.mark.parametrize("canary_kind", UNARMOURED + INVISIBLE + FOLDED_OR_ESCAPED + SPELT)
 @pytest.mark.parametrize("seed", [4, 17])
 def test_a_hidden_or_unarmoured_secret_is_one_finding_over_its_original_span(canary_kind: str, seed: int):
     canary = next(c for c in generate_canaries(seed) if c.kind == canary_kind)
@@ -522,6 +584,32 @@ def test_a_kind_inside_a_placeholder_is_not_read_as_a_key():
 
 
 _INVISIBLES = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad")
+# Issue 26: every format character, variation selector and filler, not only the six above.
+_SKIPPED = (
+    "\ufe0f", "\ufe00", "\U000e0100", "\U000e01ef", "\u034f", "\u115f", "\u1160", "\u3164", "\uffa0",
+    "\u17b4", "\u17b5", "\u180b", "\u180f", "\ufff9", "\ufffb", "\U0001d173", "\U0001d17a",
+    "\U00013430", "\U00013438", "\U0001bca0", "\U0001bca3", "\u2800", "\u2062", "\u0600", "\u06dd",
+    "\U000e0041", "\U000110bd",
+)  # fmt: skip
+# Spellings of the whole value (a slice of a token spelt apart is two words, not one spelt token).
+_WHOLE = {
+    "spaced": " ".join,
+    "dashed": "-".join,
+    "dotted": ".".join,
+    "hex": lambda value: value.encode().hex(),
+    "hex_bytes": lambda value: " ".join(f"{byte:02x}" for byte in value.encode()),
+    "character_codes": lambda value: ", ".join(str(byte) for byte in value.encode()),
+}
+# Quoted-printable escapes are read inside a word where it spells a known shape: "PORT=5432" is no
+# escape.
+_SHAPES_ONLY = {*_WHOLE, "quoted_printable"}
+# One character at a time: a format string of its code point, or a function of the character.
+_PER_CHARACTER = {
+    "long_escape": "\\U{:08x}",
+    "braced_escape": "\\u{{{:x}}}",
+    "percent_u": "%u{:04x}",
+    "octal_escape": "\\{:03o}",
+}
 
 
 def hide(value: str, how: str, at: int, length: int, mark: str) -> str:
@@ -532,7 +620,24 @@ def hide(value: str, how: str, at: int, length: int, mark: str) -> str:
     end = min(len(value), start + 1 + length)
     if how == "invisible":
         return value[:start] + mark + value[start:]
-    if how == "percent":
+    if how in _WHOLE:
+        return _WHOLE[how](value)
+    if how == "soft_line_break":
+        return value[:start] + "=\n" + value[start:]
+    if how in _PER_CHARACTER:
+        middle = "".join(
+            _PER_CHARACTER[how].format(ord(c)) if how != "octal_escape" or c.isascii() else c
+            for c in value[start:end]
+        )
+    elif how == "css_escape":
+        middle = "".join(f"\\{ord(c):x} " if "!" <= c <= "~" else c for c in value[start:end])
+    elif how == "quoted_printable":
+        middle = "".join(f"={ord(c):02X}" if "!" <= c <= "~" else c for c in value[start:end])
+    elif how == "reference_without_semicolon":
+        middle = "".join(
+            _bare_reference(c, value[n + 1 : n + 2]) for n, c in enumerate(value[start:end], start)
+        )
+    elif how == "percent":
         middle = "".join(f"%{ord(c):02X}" if c.isascii() else c for c in value[start:end])
     elif how == "unicode_escape":
         middle = "".join(f"\\u{ord(c):04x}" for c in value[start:end])
@@ -555,12 +660,39 @@ _NAMED_REFERENCES = {
 }
 
 
+def known_shape(value: str) -> bool:
+    """Whether ``value`` is one of the catalogue's shapes, whole."""
+    return any(end - start == len(value) for start, end, _ in catalogue_spans(value, lower_ascii(value)))
+
+
+def _bare_reference(char: str, following: str) -> str:
+    """``char`` as a decimal reference without its semicolon, unless the next character would be read
+    as one more digit."""
+    return f"&#{ord(char)}" + (";" if following and following in string.digits else "")
+
+
 def _html_reference(char: str, n: int) -> str:
     """``char`` as an HTML character reference: its name where it has one, else hexadecimal and
     decimal in turns."""
     if char in _NAMED_REFERENCES:
         return _NAMED_REFERENCES[char]
     return f"&#x{ord(char):x};" if n % 2 == 0 else f"&#{ord(char)};"
+
+
+HOWS = [
+    "invisible",
+    "percent",
+    "unicode_escape",
+    "hex_escape",
+    "html_reference",
+    "fullwidth",
+    "reference_without_semicolon",
+    "css_escape",
+    "quoted_printable",
+    "soft_line_break",
+    *_PER_CHARACTER,
+    *_WHOLE,
+]
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -597,12 +729,10 @@ def _html_reference(char: str, n: int) -> str:
 @given(
     seed=st.integers(min_value=0, max_value=10_000),
     index=st.integers(min_value=0, max_value=200),
-    how=st.sampled_from(
-        ["invisible", "percent", "unicode_escape", "hex_escape", "html_reference", "fullwidth"]
-    ),
+    how=st.sampled_from(HOWS),
     at=st.integers(min_value=0, max_value=4096),
     length=st.integers(min_value=0, max_value=80),
-    mark=st.sampled_from(_INVISIBLES),
+    mark=st.sampled_from(_INVISIBLES + _SKIPPED),
     before=_FILLER,
     after=_FILLER,
     joiner=st.sampled_from([" ", "\n", "\n\n"]),
@@ -611,6 +741,9 @@ def test_property_a_canary_hidden_anywhere_is_still_removed_whole(
     seed, index, how, at, length, mark, before, after, joiner
 ):
     canaries = [canary for canary in generate_canaries(seed) if reveal(canary.value) == canary.value]
+    canaries = [canary for canary in canaries if canary.kind not in FOLDED_OR_ESCAPED + SPELT]
+    if how in _SHAPES_ONLY:  # spelt out, a token counts where what it spells is a known shape
+        canaries = [canary for canary in canaries if known_shape(canary.value)]
     canary = canaries[index % len(canaries)]
     context = canary.context.replace(canary.value, hide(canary.value, how, at, length, mark))
 
@@ -637,3 +770,134 @@ def test_a_key_block_with_one_escaped_line_break_is_redacted_whole(escape):
     result = redact(f"backup={escaped}")
 
     assert result.text == "backup=[REDACTED:private_key]"
+
+
+# --- issue 26: what a second attack round got through ----------------------------------------------------
+
+TOKEN_LINE = "Use token {} for the deploy."
+# Every format character (Cf) of the planes that have any, and what Unicode gives no category of its
+# own to, as the issue lists them: variation selectors, fillers and blanks.
+SKIPPED_BY_READERS = sorted(
+    {
+        chr(code)
+        for code in [*range(0x20000), *range(0xE0000, 0xE1000)]
+        if unicodedata.category(chr(code)) == "Cf"
+    }
+    | set(map(chr, [0x034F, 0x115F, 0x1160, 0x3164, 0xFFA0, 0x17B4, 0x17B5, 0x2800]))
+    | set(map(chr, [*range(0x180B, 0x1810), *range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)]))
+    | set(map(chr, [*range(0xFFF9, 0xFFFC), *range(0x1D173, 0x1D17B), *range(0x13430, 0x13439)]))
+    | set(map(chr, range(0x1BCA0, 0x1BCA4)))
+)
+
+
+def test_every_format_character_variation_selector_and_filler_inside_a_token_is_read_through():
+    tokens = {
+        "github_token": next(c for c in generate_canaries(26) if c.kind == "github_classic_pat").value,
+        "stripe_key": next(c for c in generate_canaries(26) if c.kind == "stripe_live_secret_key").value,
+        "aws_access_key_id": next(c for c in generate_canaries(26) if c.kind == "aws_access_key_id").value,
+    }
+    missed = []
+    for char in SKIPPED_BY_READERS:
+        for kind, token in tokens.items():
+            text = TOKEN_LINE.format(token[:10] + char + token[10:])
+            result = redact(text)
+            if result.text != TOKEN_LINE.format(f"[REDACTED:{kind}]") or len(result.findings) != 1:
+                missed.append((f"U+{ord(char):04X}", kind))
+    assert len(SKIPPED_BY_READERS) > 420
+    assert missed == []
+
+
+ESCAPED = {
+    "python_long": lambda c: f"\\U{ord(c):08x}",
+    "braced": lambda c: f"\\u{{{ord(c):x}}}",
+    "braced_perl": lambda c: f"\\x{{{ord(c):x}}}",
+    "java_double_u": lambda c: f"\\uu{ord(c):04x}",
+    "escaped_twice": lambda c: f"\\\\u{ord(c):04x}",
+    "named": lambda c: f"\\N{{{unicodedata.name(c)}}}",
+    "css": lambda c: f"\\{ord(c):x} ",
+    "css_six_digits": lambda c: f"\\{ord(c):06x} ",
+    "percent_u": lambda c: f"%u{ord(c):04X}",
+    "octal": lambda c: f"\\{ord(c):03o}",
+    "decimal_reference_bare": lambda c: f"&#{ord(c)}",
+    "hex_reference_bare": lambda c: f"&#x{ord(c):x}",
+}
+
+
+@pytest.mark.parametrize("form", sorted(ESCAPED))
+@pytest.mark.parametrize("part", ["whole", "middle"])
+def test_a_token_written_in_any_escape_syntax_is_redacted_over_its_written_span(form: str, part: str):
+    value = next(c for c in generate_canaries(26) if c.kind == "github_classic_pat").value
+    escape = ESCAPED[form]
+    written = (
+        "".join(map(escape, value))
+        if part == "whole"
+        else value[:9] + "".join(map(escape, value[9:15])) + value[15:]
+    )
+    text = TOKEN_LINE.format(written)
+
+    result = redact(text)
+
+    assert result.text == TOKEN_LINE.format("[REDACTED:github_token]")
+    start = text.index(written)
+    assert result.findings == (Finding("github_token", start, start + len(written)),)
+
+
+SPELLINGS = {
+    "spaces": " ".join,
+    "tabs": "\t".join,
+    "no_break_spaces": "\u00a0".join,
+    "dashes": "-".join,
+    "dots": ".".join,
+    "commas": ",".join,
+    "hex": lambda v: v.encode().hex(),
+    "hex_upper_prefixed": lambda v: "0x" + v.encode().hex().upper(),
+    "hex_pairs_spaced": lambda v: " ".join(f"{b:02x}" for b in v.encode()),
+    "hex_pairs_colons": lambda v: ":".join(f"{b:02X}" for b in v.encode()),
+    "hex_bytes_c": lambda v: ", ".join(f"0x{b:02x}" for b in v.encode()),
+    "character_codes": lambda v: ",".join(str(b) for b in v.encode()),
+    "quoted_printable": lambda v: "".join(f"={b:02X}" for b in v.encode()),
+    "soft_line_breaks": lambda v: "=\n".join(v[i : i + 9] for i in range(0, len(v), 9)),
+}
+
+
+@pytest.mark.parametrize("form", sorted(SPELLINGS))
+@pytest.mark.parametrize("canary_kind", ["github_classic_pat", "aws_access_key_id", "stripe_live_secret_key"])
+def test_a_token_spelt_out_is_redacted_over_its_written_span(form: str, canary_kind: str):
+    value = next(c for c in generate_canaries(26) if c.kind == canary_kind).value
+    written = SPELLINGS[form](value)
+    text = TOKEN_LINE.format(written)
+
+    result = redact(text)
+
+    assert result.text == TOKEN_LINE.format(f"[REDACTED:{EXPECTED_KINDS[canary_kind]}]")
+    start = text.index(written)
+    assert result.findings == (Finding(EXPECTED_KINDS[canary_kind], start, start + len(written)),)
+
+
+def test_a_token_after_its_public_prefix_spelt_apart_is_redacted_without_the_next_word():
+    value = next(c for c in generate_canaries(26) if c.kind == "github_classic_pat").value
+
+    result = redact(f"Use {value[:4]} {' '.join(value[4:])} and go.")
+
+    assert result.text == "Use [REDACTED:github_token] and go."
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "PORT=5432 REDIS=6379 TIMEOUT=30 RETRIES=3 WORKERS=4F",
+        "pattern = r'\\d{3}-\\d{4}\\b' and C:\\Users\\deploy\\2024\\abc",
+        "a b c d e f g h i j k l m n o p q r s t u v w x y z",
+        "1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20",
+        "- - - - - - - - - - - - - - - -\n----------------------------------",
+        "sha256 " + "9f" * 32 + " and bytes de ad be ef 00 11 22 33 44 55 66 77 88 99 aa bb",
+        "[255, 128, 64, 32, 16, 8, 4, 2, 1, 0, 100, 200, 150, 175, 225, 250]",
+        "content: '\\201C'; quotes: '\\2018' '\\2019'; font: 12px/1.5;",
+        "Subject: =?utf-8?q?caf=C3=A9?= and soft=\nbreak in mail",
+        "Tom &#38 Jerry &#169 2024, &#x2014 and &#8230",
+        "version 1.2.3.4.5.6.7.8.9 or v-1-2-3-4-5-6-7-8-9",
+        "emoji \U0001f3f3\ufe0f\u200d\U0001f308 and \u2764\ufe0f, Hangul \u3164 filler, \u2800 blank",
+    ],
+)
+def test_texts_that_only_look_spelt_out_or_escaped_are_left_unchanged(text: str):
+    assert redact(text).text == text

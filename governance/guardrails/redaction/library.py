@@ -234,7 +234,9 @@ def _looks_like_path(value: str) -> bool:
 def _widened_occurrences(line: str, value: str, kind: str) -> Iterator[tuple[int, int, str]]:
     """Each occurrence of a reported value, widened to the token run around it (detect-secrets
     reports GitHub tokens as 'ghp', Stripe keys as a prefix, JWTs without signature)."""
-    value = value.strip()
+    # A backslash at either end starts or ends an escape in JSON or a string literal (``\\"<token>\\"``):
+    # the escape is not part of the value, and a placeholder taking it would break the text around it.
+    value = value.strip().strip("\\")
     if "=" in value.rstrip("="):  # some rules report 'AccountKey=<key>': keep the value side
         value = max(_PADDED_PART.findall(value), key=len)
     if not value or PLACEHOLDER_PREFIX in value:

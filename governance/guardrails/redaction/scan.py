@@ -2,8 +2,8 @@
 
 Detection runs on the text as written and, when the text holds invisible characters, compatibility
 forms, escapes or HTML character references, once more on its normalised view (``normalise``), whose
-findings are mapped back to original spans. The view only adds findings: whatever the text as written
-yields stays.
+findings are mapped back to original spans; then on what its separated, hex and quoted-printable runs
+spell (``spelled``). Both only add findings: whatever the text as written yields stays.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from .findings import Finding, Redaction
 from .library import CANDIDATE_RUN, library_spans
 from .normalise import disguised_ascii, normalised_view
 from .spans import apply, every_occurrence, merge, occurrences
+from .spelled import spelled_spans
 
 Span = tuple[int, int, str]
 _ENTROPY = "high_entropy_string"
@@ -35,6 +36,9 @@ def detect(text: str, *, known_values: dict[str, str] | None = None) -> list[Fin
             # The entropy rule is the only one a folded string can trip without any token shape.
             if kind != _ENTROPY or disguised_ascii(text[original_start:original_end]):
                 spans.append((original_start, original_end, kind))
+        # A token spelt out and hidden again (an escaped separator, an invisible one inside).
+        spans.extend((*view.original_span(start, end), kind) for start, end, kind in spelled_spans(view.text))
+    spans.extend(spelled_spans(text))
     return merge(spans)
 
 

@@ -27,6 +27,11 @@ follows from the detectors (``catalogue``, ``assignments``, ``library``, ``block
 5. **The start of a value already found**: once a value is detected it is redacted at every later
    occurrence (as :func:`~governance.guardrails.redaction.redact` does within one text); a trailing
    text that is the beginning of such a value containing white space is held.
+6. **A token spelt apart** (``spelled``): a trailing run of single characters with white space
+   between them (``ghp_ A b C``), with the word before them, and so a trailing word followed by one
+   space or tab (single characters may follow it); a trailing run of hex pairs or character codes
+   with white space between them, or of CSS escapes each ended by a space (``\\67 \\68 ``); a quoted-printable soft line break (``=`` at a line's end) does
+   not end a run of non-white-space characters.
 
 What is handed on is redacted with the left context it needs: detection runs on the already handed-on
 part of the current line (up to :data:`CONTEXT_CHARS` characters) followed by the released text, and
@@ -37,9 +42,18 @@ Guarantee (``tests/governance/test_stream_redaction.py`` checks it by cutting te
 canary shape at every position): the concatenation of the pieces handed on equals
 :func:`~governance.guardrails.redaction.redact` of the whole text, with one exception that streaming
 cannot avoid: a value redacted only because it is *also* found later (a bare token that an assignment
-further down reveals) has already been handed on where it first appeared. A held tail longer than
-:data:`MAX_HOLD_CHARS` (more than the longest span a detector reports) is released redacted as it
-stands, so a client is never starved.
+further down reveals) has already been handed on where it first appeared.
+
+**The hold limit.** A held tail longer than :data:`MAX_HOLD_CHARS` (more than the longest span a
+detector reports) is handed on, so a client is never starved, but never a part of a possible secret:
+what is held is redacted as it stands, except its last run of token characters (where the limit may
+have cut a secret), which is replaced whole by ``[REDACTED:possible_secret]``; the characters that
+continue that run in later pieces are dropped too, up to the first character that ends a token.
+
+**JSON text** (``StreamRedactor(json_text=True)``, a tool call's arguments): findings are reshaped to
+whole characters of string content (``json_text``), so what is handed on joins into valid JSON: an
+escape is redacted whole or not at all, an escaped quote is never taken, and the hold limit's run is
+string content only, an escape still arriving at the limit staying held.
 """
 
 from __future__ import annotations
@@ -48,7 +62,8 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
-from .findings import Finding
+from .findings import Finding, placeholder
+from .json_text import continuation, in_string_after, json_safe, open_token
 from .normalise import normalised_view
 from .scan import detect
 from .spans import apply
@@ -69,6 +84,21 @@ _PARTIAL_ESCAPE = re.compile(
     r"|&(?:#[xX]?[0-9A-Fa-f]{0,7}|[A-Za-z][A-Za-z0-9]{0,31})?)\Z"  # an HTML character reference
 )
 _SPACE = re.compile(r"\s")
+_UNIT = r"[A-Za-z0-9_+/=.:~\-]"
+_GAP = "[ \t\u00a0\u2000-\u200a\u202f\u205f\u3000]"
+# Rule 6: a word and a space (single characters set apart may follow), single characters apart with
+# the word before them, hex pairs or character codes apart, CSS escapes each ended by a space, at the
+# end of the held text; the last character or code of such a run with what follows it up to the next
+# white space (a closing bracket: the run may still go on in the next piece as far as we know).
+_SPELLED_TAIL = re.compile(
+    rf"(?:(?<![A-Za-z0-9])[A-Za-z0-9_]*{_UNIT}(?P<gap>{_GAP})(?:{_UNIT}(?P=gap))*(?:{_UNIT}(?P=gap)?)?"
+    rf"|(?<![A-Za-z0-9])[A-Za-z0-9_]*{_UNIT}(?P<end>{_GAP})(?:{_UNIT}(?P=end))+{_UNIT}\S*"
+    r"|(?<![0-9A-Za-z])(?:(?:0[xX])?[0-9A-Fa-f]{2},? )+(?:(?:0[xX]?)?[0-9A-Fa-f]{0,2},?|[0-9A-Fa-f]{2}\S*)"
+    r"|(?<![\d.])(?:\d{2,3},? )+(?:\d{0,3},?|\d{2,3}\S*)"
+    r"|(?:\\+[0-9A-Fa-f]{1,6}[ \t])+\\*[0-9A-Fa-f]{0,6})\Z"
+)
+_SPELLED_REACH = 4096
+POSSIBLE_SECRET = "possible_secret"
 _PARTIAL_ARMOUR = re.compile(r"-{4,5} ?[A-Z ]*\Z")
 _CONNECTION_PASSWORD = re.compile(r"(?:^|;)[ \t]*(?:password|pwd)[ \t]*=", re.I | re.M)
 # A quoted value under a secret-bearing key (the keys ``assignments`` reads), after its separator or,
@@ -87,19 +117,25 @@ class StreamRedactor:
     ``findings`` are the findings of everything handed on, with spans in the handed-on original text;
     ``max_held`` is the longest tail held back so far (characters), for measuring."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, json_text: bool = False) -> None:
         self._held = ""
         self._context = ""  # the end of the handed-on original text since the last line break
         self._offset = 0  # characters of original text handed on so far
         self._known: dict[str, str] = {}
+        # For JSON text: whether the held text starts inside a string (None: plain text).
+        self._in_string: bool | None = False if json_text else None
+        self._dropping = False  # a run cut at the hold limit: its continuation is dropped
         self.findings: list[Finding] = []
         self.max_held = 0
 
     def feed(self, piece: str) -> str:
         self._held += piece
+        if self._dropping:
+            self._drop_continuation()
         cut = safe_cut(self._held, self._context, self._known)
         if len(self._held) - cut > MAX_HOLD_CHARS:
-            cut = len(self._held)
+            self.max_held = max(self.max_held, MAX_HOLD_CHARS)
+            return self._release_at_limit()
         self.max_held = max(self.max_held, len(self._held) - cut)
         return self._release(cut)
 
@@ -109,19 +145,57 @@ class StreamRedactor:
     def counts_by_kind(self) -> dict[str, int]:
         return dict(sorted(Counter(finding.kind for finding in self.findings).items()))
 
+    def _release_at_limit(self) -> str:
+        """Everything held, redacted, except its last run of token characters (a secret the limit may
+        have cut), replaced whole by a placeholder; what continues it later is dropped."""
+        start, end = open_token(self._held, in_string=self._in_string)
+        released = self._release(start)
+        if end == start:
+            return released  # nothing token-like at the end (an escape still arriving stays held)
+        run, self._held = self._held[: end - start], self._held[end - start :]
+        self.findings.append(Finding(POSSIBLE_SECRET, self._offset, self._offset + len(run)))
+        self._pass_over(run)
+        self._dropping = True
+        return released + placeholder(POSSIBLE_SECRET)
+
+    def _drop_continuation(self) -> None:
+        """Drop what continues the run cut at the hold limit; stop dropping at its first end."""
+        count = continuation(self._held, in_string=self._in_string)
+        if count < len(self._held):
+            self._dropping = False
+        if count:
+            dropped, self._held = self._held[:count], self._held[count:]
+            last = self.findings[-1]
+            self.findings[-1] = Finding(last.kind, last.start, last.end + count)
+            self._pass_over(dropped)
+
+    def _pass_over(self, original: str) -> None:
+        """Account for ``original`` text handed on as (part of) a placeholder."""
+        self._offset += len(original)
+        self._context = (self._context + original).rpartition("\n")[2][-CONTEXT_CHARS:]
+        if self._in_string is not None:
+            self._in_string = in_string_after(original, self._in_string)
+
     def _release(self, cut: int) -> str:
         if cut <= 0:
             return ""
         segment, self._held = self._held[:cut], self._held[cut:]
         context = self._context
-        found = []
+        found: list[Finding] = []
+        continued: list[Finding] = []
         for finding in detect(context + segment, known_values=self._known):
             if finding.end <= len(context):
                 continue  # already handed on, and handled then
-            start = max(finding.start, len(context))
-            if finding.start >= len(context):
-                self._known.setdefault((context + segment)[finding.start : finding.end], finding.kind)
-            found.append(Finding(finding.kind, start - len(context), finding.end - len(context)))
+            start, end = finding.start - len(context), finding.end - len(context)
+            (found if start >= 0 else continued).append(Finding(finding.kind, max(0, start), end))
+        if self._in_string is not None:
+            # JSON text: a finding begun before this piece goes on only inside the string it was in.
+            continued = json_safe(segment, continued, in_string=True) if self._in_string else []
+            found = json_safe(segment, found, in_string=self._in_string)
+            self._in_string = in_string_after(segment, self._in_string)
+        for finding in found:
+            self._known.setdefault(segment[finding.start : finding.end], finding.kind)
+        found = sorted(continued + found, key=lambda finding: finding.start)
         self.findings += [Finding(f.kind, f.start + self._offset, f.end + self._offset) for f in found]
         self._offset += len(segment)
         line = (context + segment).rpartition("\n")
@@ -141,17 +215,55 @@ def safe_cut(held: str, context: str = "", known: dict[str, str] | None = None) 
     offset = line_start - (len(context) if line_start == 0 else 0)
     cut = min(cut, max(0, offset + _open_value(line)))
     cut = min(cut, _open_base64(held))
+    cut = min(cut, _open_spelled(held))
     for value in known or {}:
         if any(character.isspace() for character in value):
             cut = min(cut, _value_prefix(held, value))
-    return cut
+    return _outside_escape(held, cut)
+
+
+def _outside_escape(held: str, cut: int) -> int:
+    """``cut``, moved before the backslash of an escape it would split (``\\"`` after a quoted-value
+    key): each piece of JSON text handed on must end where no escape is open."""
+    backslashes = 0
+    while backslashes < cut and held[cut - 1 - backslashes] == "\\":
+        backslashes += 1
+    return cut - backslashes % 2
 
 
 def _after_last_space(held: str) -> int:
+    """After the last white space of ``held`` that is not a quoted-printable soft line break."""
     for index in range(len(held) - 1, -1, -1):
-        if held[index].isspace():
+        if held[index].isspace() and not _soft_line_break(held, index):
             return index + 1
     return 0
+
+
+def _soft_line_break(held: str, index: int) -> bool:
+    """Whether ``held[index]`` belongs to a quoted-printable soft line break inside a token: ``=`` after
+    a character that is neither white space nor ``=`` (base64 padding ``==``) at a line's end, the next
+    line not starting with white space or an armour's dashes once it has arrived."""
+    if held[index] == "\r":
+        return held[index + 1 : index + 2] == "\n" and _soft_line_break(held, index + 1)
+    if held[index] != "\n":
+        return False
+    equals = index - 2 if held[index - 1 : index] == "\r" else index - 1
+    if equals < 1 or held[equals] != "=" or held[equals - 1].isspace() or held[equals - 1] == "=":
+        return False
+    following = held[index + 1 : index + 6]
+    return not following or not (following[0].isspace() or following.startswith("-----"))
+
+
+def _open_spelled(held: str) -> int:
+    """Where a token spelt apart may still be arriving at the end of ``held`` (rule 6), else
+    ``len(held)``."""
+    tail = _SPELLED_TAIL.search(held, max(0, len(held) - _SPELLED_REACH))
+    if tail is None:
+        return len(held)
+    start = tail.start()
+    while start > 0 and not held[start - 1].isspace():
+        start -= 1  # never inside a run of non-white-space characters (rule 1)
+    return start
 
 
 def _outside_blocks(held: str, cut: int) -> int:

@@ -14,7 +14,15 @@ from governance.errors import ContextRefused
 from governance.models import GovernanceEvent
 from governance.policy import Source
 from governance.services import EventContext, assert_permitted
-from governance.vocabulary import DataClass, Enforcement, EnforcementMode, SourceKind, TrustZone
+from governance.vocabulary import (
+    DataClass,
+    Decision,
+    Enforcement,
+    EnforcementMode,
+    EventOutcome,
+    SourceKind,
+    TrustZone,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -77,7 +85,13 @@ def test_a_fresh_process_shows_every_known_series_at_zero():
     events = {
         labels: value for (name, labels), value in samples.items() if name == "govctx_governance_events_total"
     }
-    assert len(events) == 18  # 9 event kinds x (enforced, observed)
+    kinds = {
+        (("decision", decision), ("outcome", outcome))
+        for decision in Decision.values
+        for outcome in EventOutcome.values
+    }
+    assert set(events) == kinds  # every event kind, enforced and observed
+    assert len(events) == 20  # 10 event kinds x (enforced, observed)
     assert set(events.values()) == {0}
     assert (
         samples[

@@ -46,6 +46,9 @@ class Canary:
     value: str
     context: str
     secret: str = ""
+    # How many written characters hold 8 of the secret: more when it is spelt out (``1, 2, 3``, hex),
+    # so that a window is a piece of the secret, not digits that any stored row may hold by chance.
+    window: int = 8
 
     def __post_init__(self) -> None:
         if not self.secret:
@@ -53,13 +56,15 @@ class Canary:
         if self.value not in self.context or self.secret not in self.value:
             raise ValueError(f"canary {self.kind} is inconsistent")
 
-    def fragments(self, size: int = 8) -> list[str]:
+    def fragments(self, size: int | None = None) -> list[str]:
         """Every ``size``-character window of the secret part: none may survive redaction."""
+        size = size or self.window
         return [self.secret[i : i + size] for i in range(max(1, len(self.secret) - size + 1))]
 
-    def leaks(self, text: str, size: int = 8) -> list[str]:
+    def leaks(self, text: str, size: int | None = None) -> list[str]:
         """The windows of the secret found in ``text`` as written, or in ``text`` and the secret both
         revealed (invisible characters dropped, NFKC, percent-escapes decoded)."""
+        size = size or self.window
         plain, revealed = reveal(self.secret), reveal(text)
         windows = [plain[i : i + size] for i in range(max(1, len(plain) - size + 1))]
         return [w for w in self.fragments(size) if w in text] + [w for w in windows if w in revealed]
@@ -570,7 +575,8 @@ def _spelt(kind: str, base: Callable[[random.Random], Canary], spell: Callable[[
         prefix = canary.value[: canary.value.index(canary.secret)]
         value = spell(canary.value)
         secret = value[len(spell(prefix)) :] if prefix else value
-        return Canary(kind, value, context.format(value), secret=secret.strip(" ,-"))
+        window = -(-8 * len(value) // len(canary.value))  # 8 characters of the value, spelt out
+        return Canary(kind, value, context.format(value), secret=secret.strip(" ,-"), window=window)
 
     return build
 

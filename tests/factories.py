@@ -120,6 +120,7 @@ def skill_make(
     ceiling: str = TrustZone.EXTERNAL_GLOBAL,
     enforcement: str = Enforcement.ENFORCE,
     enabled: bool = True,
+    acknowledge_findings: bool = False,
 ) -> Skill:
     """A skill ingested through the real sync from a local folder under ``root``, then classified."""
     folder = root / f"skills-{next(_sequence)}"
@@ -140,7 +141,7 @@ def skill_make(
         skill=skill, data_class=data_class, ceiling=ceiling, enforcement=enforcement, actor=TEST_ACTOR
     )
     if enabled:
-        skill = skill_enable(skill=skill, actor=TEST_ACTOR)
+        skill = skill_enable(skill=skill, actor=TEST_ACTOR, acknowledge_findings=acknowledge_findings)
     return skill
 
 

@@ -66,7 +66,9 @@ def plant(kind: str, fake, text: str, root):
         snippet_make(identifier="planted", text=text, tags=("planted",))
         fields["snippet_tags"] = ["planted"]
     elif kind == "skill":
-        skills = [skill_make(root, body=text)]
+        # Some canaries hide a token with Unicode tag characters, which the injection scan rightly
+        # flags as high severity; an editor who acknowledges that still never sends the token.
+        skills = [skill_make(root, body=text, acknowledge_findings=True)]
     elif kind == "caller_context":
         run_kwargs["caller_context"] = (CallerContextItem("notes", text, DataClass.PUBLIC_CONTENT),)
     elif kind == "task_input":

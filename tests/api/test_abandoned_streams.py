@@ -5,8 +5,10 @@ flight) its reservation; the ledger row, ``cost_report`` and ``govctx_tokens_tot
 the reservations of streams in flight keep the day within its limit.
 
 Prices: 2.50 per million prompt tokens, 10 per million completion tokens. The reply is twenty
-provider chunks of eight characters (``chunk01 `` ...), each one content event; nineteen of them are
-39 tokens for the model's tokenizer (``o200k_base``), and the request's prompt estimate is 18 tokens.
+provider chunks of eight characters (``chunk01 `` ...), each one content event. The stream's redaction
+holds the last word back until the next one arrives, so by the time a client has read nineteen
+events the provider has sent all twenty chunks: 41 tokens for the model's tokenizer (``o200k_base``).
+The request's prompt estimate is 18 tokens.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ CHAT = "/api/openai/v1/chat/completions"
 TEXT = "".join(f"chunk{n:02d} " for n in range(1, 21))
 MAX_TOKENS = 1900
 READ = 19  # content events read before the client goes away
-STREAMED_TOKENS = 39  # of the nineteen chunks the provider had sent (see the module docstring)
+STREAMED_TOKENS = 41  # the twenty chunks the provider had sent (see the module docstring)
 PROMPT_TOKENS = 18  # the request's prompt estimate
 RESERVATION = PROMPT_TOKENS + MAX_TOKENS
 PROMPT, COMPLETION = Decimal("2.50") / 10**6, Decimal(10) / 10**6
@@ -96,7 +98,7 @@ def test_ten_streams_dropped_before_their_usage_are_charged_what_was_spent(
         response.close()  # the client goes away before the last chunk and the usage
 
     charge = PROMPT_TOKENS + STREAMED_TOKENS
-    cost = PROMPT_TOKENS * PROMPT + STREAMED_TOKENS * COMPLETION  # 0.000435 each
+    cost = PROMPT_TOKENS * PROMPT + STREAMED_TOKENS * COMPLETION  # 0.000455 each
     assert usage_row(caller) == (10 * charge, 0, 10 * cost, Decimal(0))
     records = CompletionRecord.objects.filter(api_client=caller.client)
     assert (
@@ -160,7 +162,9 @@ def _two_open_streams_and_a_third(caller, configuration, fake_provider) -> None:
     assert CompletionRecord.objects.count() == 2
 
 
-FIRST_CHUNK_TOKENS = 3  # "chunk01 "
+# The provider sends two chunks, then waits: the stream redaction hands the first on once the second
+# has arrived, and the send had streamed both.
+FIRST_CHUNK_TOKENS = 5  # "chunk01 chunk02 "
 
 
 @pytest.mark.django_db(transaction=True)
@@ -169,7 +173,7 @@ def test_ten_streams_a_client_leaves_under_asgi_are_charged_what_was_spent(
 ):
     ApiClient.objects.filter(pk=caller.client.pk).update(daily_token_limit=20_000)
     gates = [threading.Event() for _ in range(10)]
-    fake_provider.script(*[Reply(text=TEXT, gate=gate) for gate in gates])
+    fake_provider.script(*[Reply(text=TEXT, gate=gate, gate_after=2) for gate in gates])
 
     async def leave_after_the_first_chunk() -> None:
         for _ in gates:

@@ -99,7 +99,8 @@ class Reply:
     ``latency`` seconds pass before anything is sent. ``malformed`` sends a 200 whose JSON (or, when
     streaming, one event) does not parse. ``truncate_stream`` sends the first half of the events and
     closes the connection mid-body. ``include_usage=False`` leaves usage out entirely.
-    ``gate`` (an event the test sets) holds a stream after its first content event until it is set,
+    ``gate`` (an event the test sets) holds a stream after its first ``gate_after`` content events
+    (one by default) until it is set,
     so a test can see a delta arrive while the rest has not been sent, and a whole answer before it
     is sent, so a test can see a request wait on the provider. Streaming only: ``chunk_interval``
     seconds pass between events.
@@ -122,6 +123,7 @@ class Reply:
     cached_tokens: int = 0
     chunk_interval: float = 0.0
     gate: threading.Event | None = field(default=None, compare=False)
+    gate_after: int = 1
     echo: bool = False
 
     @classmethod
@@ -570,7 +572,13 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.malformed:  # Anthropic's SDK skips unnamed events, so name the broken one
             name = b"event: content_block_delta\n" if wire == "anthropic" else b""
             events.insert(1, name + b'data: {"id": "' + rid.encode() + b'", "choices": [{\n\n')
-        self._stream(events, truncate=reply.truncate_stream, interval=reply.chunk_interval, gate=reply.gate)
+        self._stream(
+            events,
+            truncate=reply.truncate_stream,
+            interval=reply.chunk_interval,
+            gate=reply.gate,
+            gate_after=reply.gate_after,
+        )
 
     def _stream(
         self,
@@ -579,6 +587,7 @@ class _Handler(BaseHTTPRequestHandler):
         truncate: bool,
         interval: float = 0.0,
         gate: threading.Event | None = None,
+        gate_after: int = 1,
     ) -> None:
         self._started = True
         self.send_response(200)
@@ -586,16 +595,16 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
-        content_sent = False
+        content_sent = 0
         for position, data in enumerate(events[: max(1, len(events) // 2)] if truncate else events):
             if position and interval:
                 self.server.fake._closing.wait(interval)
-            if gate is not None and content_sent:
+            if gate is not None and content_sent >= gate_after:
                 gate.wait(timeout=30)
                 gate = None
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
             self.wfile.flush()
-            content_sent = content_sent or _carries_content(data)
+            content_sent += _carries_content(data)
         if truncate:
             self.close_connection = True  # no terminating chunk: the body ends mid-stream
         else:

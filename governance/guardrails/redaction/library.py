@@ -94,13 +94,13 @@ _PLUGIN_TRIGGERS: dict[type, re.Pattern[str]] = {
     stripe.StripeDetector: re.compile(r"k_live_", re.I),
     telegram_token.TelegramBotTokenDetector: re.compile(r"\d:"),
     twilio.TwilioKeyDetector: re.compile(r"(?:ac|sk)[a-z0-9]{32}", re.I),
-    artifactory.ArtifactoryDetector: re.compile(r"akc|ap[0-9a-f]"),
+    artifactory.ArtifactoryDetector: re.compile(r"akc|ap[\da-f]"),
     cloudant.CloudantDetector: re.compile(
         r"cl(?:oudant|ou)?[-_]?(?:api)?(?:key|pw|pass|token)|cloudant\.com"
     ),
     ibm_cloud_iam.IbmCloudIamDetector: re.compile(r"[a-z0-9_\-]{44}"),
     ibm_cos_hmac.IbmCosHmacDetector: re.compile(r"secret[-_]?(?:access)?[-_]?key"),
-    softlayer.SoftlayerDetector: re.compile(r"softlayer|sl[-_]?(?:api)?(?:key|pw|pass|token)"),
+    softlayer.SoftlayerDetector: re.compile(r"softlayer|sl[-_]?(?:api)?[-_]?(?:key|pw|pass|token)"),
     mailchimp.MailchimpDetector: re.compile(r"-us[0-9]"),
     npm.NpmDetector: re.compile(r"_authtoken"),  # its '//.+/' is quadratic on long lines
 }

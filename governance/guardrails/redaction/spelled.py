@@ -13,8 +13,9 @@ A reader (or a model) reads a token through:
 Each candidate run is decoded and only the catalogue's shapes are looked for in what it spells, so a
 run counts only when the result is still a known shape (a list of single letters, a hex digest, a
 ``PORT=5432`` do not). A finding covers the written span of the characters that spell the shape,
-separators and escapes included. Cost: C-speed searches for the candidate runs, Python work per
-candidate, and one catalogue pass over the decoded candidates joined.
+separators and escapes included. Cost: four plain C-speed searches over the text, the exact searches
+for candidate runs on the lines those hit, Python work per candidate, and a catalogue pass over each
+decoded candidate.
 """
 
 from __future__ import annotations

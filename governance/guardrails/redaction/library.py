@@ -74,16 +74,33 @@ _KEYWORD_PLUGINS: tuple[ds_base.BasePlugin, ...] = (
     softlayer.SoftlayerDetector(),
 )
 _KEYWORD_DETECTOR = keyword.KeywordDetector()
-# Literal preconditions (on the lowercased line) of the plugins whose regexes cost the most per
-# character; each is implied by every match of its plugin, so skipping a line without it loses nothing.
+# Literal preconditions (on the lowercased line, case-insensitive as some plugins are) of the
+# plugins: each is implied by every match of its plugin, so skipping a line without it loses nothing.
+# A literal search costs a fraction of the plugin's own regexes, which every token line would run.
 _PLUGIN_TRIGGERS: dict[type, re.Pattern[str]] = {
-    artifactory.ArtifactoryDetector: re.compile(r"akc|ap[0-9a-f]"),
+    aws.AWSKeyDetector: re.compile(r"a3t|abia|acca|akia|asia|aws", re.I),
+    basic_auth.BasicAuthDetector: re.compile(r"://"),
+    discord.DiscordBotTokenDetector: re.compile(r"\.[a-z\d_-]{6}\.", re.I),
+    github_token.GitHubTokenDetector: re.compile(r"gh[pousr]_", re.I),
+    gitlab_token.GitLabTokenDetector: re.compile(
+        r"gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-|gr1348941", re.I
+    ),
+    jwt.JwtTokenDetector: re.compile(r"eyj", re.I),
+    openai.OpenAIDetector: re.compile(r"t3blbkfj", re.I),
+    pypi_token.PypiTokenDetector: re.compile(r"pypi-ag", re.I),
+    sendgrid.SendGridDetector: re.compile(r"sg\.", re.I),
+    slack.SlackDetector: re.compile(r"xox|hooks\.slack\.com", re.I),
+    square_oauth.SquareOAuthDetector: re.compile(r"sq0csp-", re.I),
+    stripe.StripeDetector: re.compile(r"k_live_", re.I),
+    telegram_token.TelegramBotTokenDetector: re.compile(r"\d:"),
+    twilio.TwilioKeyDetector: re.compile(r"(?:ac|sk)[a-z0-9]{32}", re.I),
+    artifactory.ArtifactoryDetector: re.compile(r"akc|ap[\da-f]"),
     cloudant.CloudantDetector: re.compile(
         r"cl(?:oudant|ou)?[-_]?(?:api)?(?:key|pw|pass|token)|cloudant\.com"
     ),
     ibm_cloud_iam.IbmCloudIamDetector: re.compile(r"[a-z0-9_\-]{44}"),
     ibm_cos_hmac.IbmCosHmacDetector: re.compile(r"secret[-_]?(?:access)?[-_]?key"),
-    softlayer.SoftlayerDetector: re.compile(r"softlayer|sl[-_]?(?:api)?(?:key|pw|pass|token)"),
+    softlayer.SoftlayerDetector: re.compile(r"softlayer|sl[-_]?(?:api)?[-_]?(?:key|pw|pass|token)"),
     mailchimp.MailchimpDetector: re.compile(r"-us[0-9]"),
     npm.NpmDetector: re.compile(r"_authtoken"),  # its '//.+/' is quadratic on long lines
 }
@@ -108,6 +125,10 @@ _SECRET_WORD = re.compile(
 _HASH_CONTEXT = re.compile(r"sha|hash|digest|checksum|commit|etag|integrity|md5|fingerprint|revision", re.I)
 # Subresource-integrity digests (integrity="sha384-..."): public hashes, written in base64.
 _SRI_DIGEST = re.compile(r"sha(?:256-[A-Za-z0-9+/]{43}=|384-[A-Za-z0-9+/]{64}|512-[A-Za-z0-9+/]{86}==)")
+# detect-secrets' own pattern is ``([^\v=!:]*)\s*`` and then this: that prefix can match nothing, so a
+# line matches it exactly when it matches this, which starts only at a '=', '!' or ':' instead of
+# backtracking over the prefix from every position (quadratic, a fifth of a short text's scan).
+_INDIRECT_REFERENCE = re.compile(r"(?::=?|[!=]{1,3})\s*[\w.-]+[\[\(][^\v]*[\]\)]")
 _MIN_LIBRARY_VALUE = 8
 _MIN_ENTROPY_LENGTH = 16
 
@@ -147,13 +168,19 @@ def _scan_line(line: str, lowered: str, has_token: bool, has_keyword: bool) -> I
             yield from _widened_occurrences(line, value, "secret")
     if has_keyword:
         for window in _keyword_windows(line, lowered):
-            if heuristic.is_indirect_reference(window):
+            if _is_indirect_reference(window):
                 continue
             for value in _KEYWORD_DETECTOR.analyze_string(window):
                 if len(value) >= 6 and " " not in value and plausible_literal(value, ""):
                     yield from occurrences(line, value, "secret")
     if has_token:
         yield from _entropy_spans(line, has_keyword)
+
+
+def _is_indirect_reference(line: str) -> bool:
+    """detect-secrets' ``heuristic.is_indirect_reference`` (``secret = get_secret_key()``,
+    ``token = request.headers['apikey']``), with its regex searched from the assignment on."""
+    return len(line) <= _LONG_LINE and _INDIRECT_REFERENCE.search(line) is not None
 
 
 def _keyword_windows(line: str, lowered: str) -> Iterator[str]:
@@ -175,8 +202,8 @@ def _keyword_windows(line: str, lowered: str) -> Iterator[str]:
 
 def _entropy_spans(line: str, has_keyword: bool) -> Iterator[tuple[int, int, str]]:
     for value in _entropy_values(_BASE64, _BASE64_EAGER, line):
-        hexlike = all(c in "0123456789abcdefABCDEF" for c in value)
-        shaped = len(value) >= 20 and not hexlike and any(c.isdigit() for c in value)
+        hexlike = not value.strip("0123456789abcdefABCDEF")
+        shaped = len(value) >= 20 and not hexlike and any(map(str.isdigit, value))
         shaped = shaped and _SRI_DIGEST.fullmatch(value) is None
         if shaped and not _looks_like_path(value) and f"base64,{value}" not in line:
             for start, end, kind in _widened_occurrences(line, value, "high_entropy_string"):
@@ -219,8 +246,9 @@ def _entropy_values(
 def _shannon_entropy(plugin: high_entropy_strings.HighEntropyStringsPlugin, value: str) -> float:
     """The plugin's own measure (bits per character over its charset, with the hex plugin's discount
     for all-digit strings), computed in one pass instead of one ``str.count`` per charset character."""
-    counts = Counter(c for c in value if c in plugin.charset)
-    entropy = -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
+    # Counted at C speed over every character; those outside the charset are then left out.
+    length, charset = len(value), plugin.charset
+    entropy = -sum(n / length * math.log2(n / length) for c, n in Counter(value).items() if c in charset)
     if plugin is _HEX and len(value) > 1 and value.isdigit():
         entropy -= 1.2 / math.log2(len(value))
     return entropy

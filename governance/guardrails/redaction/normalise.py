@@ -191,7 +191,9 @@ def disguised_ascii(text: str) -> bool:
     """Whether every non-ASCII character of ``text`` is invisible or the fullwidth form of an ASCII
     character: how a token is disguised. Superscripts, mathematical letters and ligatures in a row
     are notation (a lexer's table of them folds to a random-looking ASCII string)."""
-    return all(char.isascii() or char in _INVISIBLE or "\uff01" <= char <= "\uff5e" for char in text)
+    return text.isascii() or all(
+        char in _INVISIBLE or "\uff01" <= char <= "\uff5e" for char in _NON_ASCII.findall(text)
+    )
 
 
 def _hiding_characters(text: str) -> bool:

@@ -13,8 +13,9 @@ A reader (or a model) reads a token through:
 Each candidate run is decoded and only the catalogue's shapes are looked for in what it spells, so a
 run counts only when the result is still a known shape (a list of single letters, a hex digest, a
 ``PORT=5432`` do not). A finding covers the written span of the characters that spell the shape,
-separators and escapes included. Cost: C-speed searches for the candidate runs, Python work per
-candidate, and one catalogue pass over the decoded candidates joined.
+separators and escapes included. Cost: four plain C-speed searches over the text, the exact searches
+for candidate runs on the lines those hit, Python work per candidate, and a catalogue pass over each
+decoded candidate.
 """
 
 from __future__ import annotations
@@ -45,6 +46,18 @@ _DECIMAL_CODES = re.compile(r"(?<![\d.])\d{2,3}(?:(?:, ?|[ ;])\d{2,3}){11,}(?![\
 _CODE = re.compile(r"\d{2,3}")
 _QP_ESCAPE = re.compile(r"=(?:[0-9A-Fa-f]{2}|\r?\n)")
 _QP_PIECE = re.compile(r"=([0-9A-Fa-f]{2})|=\r?\n|.", re.S)
+# What every match of each search above holds, searched first: the exact searches (a backreference,
+# lookarounds, counted repeats, five passes over the text) cost several times these, and read only the
+# lines these hit (no candidate run crosses a line break). Ordinary text pays four plain scans.
+_LINE_FILTERS = (
+    re.compile(rf"{_SEPARATORS}{_UNIT}(?P<sep>{_SEPARATORS}){_UNIT}(?P=sep){_UNIT}(?P=sep){_UNIT}(?P=sep)"),
+    re.compile(r"[0-9A-Fa-f]{24}"),
+    re.compile(r"[0-9A-Fa-f]{2}(?:, ?|[ :;\-])(?:0[xX])?[0-9A-Fa-f]{2}(?:, ?|[ :;\-])"),
+    re.compile(r"\d{2,3}(?:, ?|[ ;])\d{2,3}(?:, ?|[ ;])"),
+)
+_QP_CODED = re.compile(r"=([0-9A-Fa-f]{2})|=\r?\n")
+# The rest of a word, soft line breaks included (\S is what str.isspace() is not).
+_WORD_REST = re.compile(r"(?:=\r?\n|\S)*")
 _SHORTEST = 12  # characters: no catalogue shape is shorter
 _LONGEST_WORD = 4096
 
@@ -72,15 +85,29 @@ def _shapes(pieces: list[_Piece]) -> list[Span]:
 
 
 def _candidates(text: str) -> Iterator[list[list[_Piece]]]:
-    for match in _SEPARATED.finditer(text):
-        yield _separated(match)
-    for pattern in (_HEX_RUN, _HEX_PAIRS):
-        for match in pattern.finditer(text):
-            yield [_codes(match, _PAIR, 16)]
-    for match in _DECIMAL_CODES.finditer(text):
-        yield [_codes(match, _CODE, 10)]
+    separated, hex_runs, hex_pairs, decimal = (_lines(text, line_filter) for line_filter in _LINE_FILTERS)
+    for start, end in separated:
+        yield from map(_separated, _SEPARATED.finditer(text, start, end))
+    for pattern, lines in ((_HEX_RUN, hex_runs), (_HEX_PAIRS, hex_pairs)):
+        for start, end in lines:
+            yield from ([_codes(match, _PAIR, 16)] for match in pattern.finditer(text, start, end))
+    for start, end in decimal:
+        yield from ([_codes(match, _CODE, 10)] for match in _DECIMAL_CODES.finditer(text, start, end))
     if "=" in text:
         yield from ([word] for word in _quoted_printable_words(text))
+
+
+def _lines(text: str, line_filter: re.Pattern[str]) -> list[tuple[int, int]]:
+    """The spans of the lines of ``text`` where ``line_filter`` matches, in order."""
+    lines = []
+    hit = line_filter.search(text)
+    while hit is not None:
+        start = text.rfind("\n", 0, hit.start()) + 1
+        end = text.find("\n", hit.end())
+        end = len(text) if end < 0 else end
+        lines.append((start, end))
+        hit = line_filter.search(text, end + 1)
+    return lines
 
 
 def _separated(match: re.Match[str]) -> list[list[_Piece]]:
@@ -117,8 +144,21 @@ def _quoted_printable_words(text: str) -> Iterator[list[_Piece]]:
             continue  # inside the word just decoded
         start = _word_start(text, escape.start())
         end = _word_end(text, escape.start())
-        if end - start <= _LONGEST_WORD:
+        # Decoded at C speed first: a word spelling no shape (most are) is never split into pieces.
+        if end - start <= _LONGEST_WORD and _spells_a_shape(_QP_CODED.sub(_qp_character, text[start:end])):
             yield _decoded_word(text, start, end)
+
+
+def _spells_a_shape(decoded: str) -> bool:
+    return len(decoded) >= _SHORTEST and any(catalogue_spans(decoded, lower_ascii(decoded)))
+
+
+def _qp_character(escape: re.Match[str]) -> str:
+    """What :func:`_decoded_word` reads for an escape or a soft line break, as one string."""
+    code = escape.group(1)
+    if code is None:
+        return ""
+    return chr(int(code, 16)) if 0x21 <= int(code, 16) <= 0x7E else escape.group()
 
 
 def _word_start(text: str, position: int) -> int:
@@ -132,14 +172,8 @@ def _word_start(text: str, position: int) -> int:
 
 
 def _word_end(text: str, position: int) -> int:
-    while position < len(text):
-        if text.startswith("=\n", position) or text.startswith("=\r\n", position):
-            position += 2 if text[position + 1] == "\n" else 3
-        elif text[position].isspace():
-            break
-        else:
-            position += 1
-    return position
+    match = _WORD_REST.match(text, position)
+    return position if match is None else match.end()
 
 
 def _decoded_word(text: str, start: int, end: int) -> list[_Piece]:

@@ -40,14 +40,24 @@ _BRACED = re.compile(r"\\+u\{([0-9A-Fa-f]{1,6})\}")
 _CSS = re.compile(r"\\+([0-9A-Fa-f]{1,6}) ?")
 
 
-def spelt_read(text: str) -> str:
-    """``text`` with every token spelt out read back (a run that reads as nothing printable stays)."""
+def spelt_reads(text: str) -> tuple[str, str]:
+    """``text`` with every token spelt out read back, twice: digit pairs read first as decimal
+    character codes, then first as hex bytes (``35 46 34`` is either; a run that reads as nothing
+    printable stays)."""
     text = _BRACED.sub(lambda m: chr(int(m.group(1), 16)), text)
     text = _CSS.sub(
         lambda m: chr(int(m.group(1), 16)) if 0x20 < int(m.group(1), 16) < 0x7F else m.group(), text
     )
-    text = _CODES.sub(lambda m: "".join(chr(int(code)) for code in re.findall(r"\d+", m.group())), text)
-    text = _HEX.sub(_hex_read, text)
+    codes_first = _HEX.sub(_hex_read, _CODES.sub(_codes_read, text))
+    hex_first = _CODES.sub(_codes_read, _HEX.sub(_hex_read, text))
+    return _separated_read(codes_first), _separated_read(hex_first)
+
+
+def _codes_read(match: re.Match[str]) -> str:
+    return "".join(chr(int(code)) for code in re.findall(r"\d+", match.group()))
+
+
+def _separated_read(text: str) -> str:
     return _SEPARATED.sub(lambda m: m.group()[::2] if len(m.group()) >= 15 else m.group(), text)
 
 
@@ -63,7 +73,10 @@ def _windows() -> dict[str, str]:
     a delimiter are left out: the scan never looks at them, and every secret has others)."""
     table: dict[str, str] = {}
     for canary in CANARIES:
-        for secret in {canary.secret, revealed(canary.secret), spelt_read(canary.secret)}:
+        # A spelt-out secret is read back whole with its prefix: alone, its digits may read as
+        # another spelling (hex bytes ``35 46`` as character codes).
+        spelt = {*spelt_reads(canary.secret), *spelt_reads(canary.value)} - {canary.value}
+        for secret in {canary.secret, revealed(canary.secret), *spelt}:
             for i in range(max(1, len(secret) - WINDOW + 1)):
                 window = secret[i : i + WINDOW]
                 if _RUN.fullmatch(window):
@@ -87,7 +100,7 @@ def canaries_in(text: str) -> dict[str, list[str]]:
     (quotes, brackets, commas) are scanned: every secret's windows are such runs, and prose is not.
     """
     found: dict[str, list[str]] = {}
-    for view in dict.fromkeys((text, revealed(text), spelt_read(text))):
+    for view in dict.fromkeys((text, revealed(text), *spelt_reads(text))):
         _scan(view, found)
     return found
 

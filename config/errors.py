@@ -12,6 +12,7 @@ and ``rest_framework.views`` loads the authentication classes, which import thos
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
@@ -114,16 +115,9 @@ _STATUS_CODES = {
 _KEPT_HEADERS = ("Allow", "Retry-After", "WWW-Authenticate")
 
 
-class ApiErrorShapeMiddleware:
-    """Every ``/api/`` error answers ``{"code", "message", "extra"}``, whoever made it.
-
-    API views already answer so (``config.exception_handler``). What Django renders itself does not:
-    its 404 for an unmatched URL and, for an unexpected exception, its 500 page, which with ``DEBUG``
-    on carries the traceback and the request body. Outermost in ``MIDDLEWARE``, this replaces any
-    non-JSON error response under ``/api/`` with the JSON of its status and nothing of the original.
-    Django has already logged the exception and sent ``got_request_exception`` by then. Other paths
-    (the admin) are left as they are. Works in both the WSGI and the ASGI stack.
-    """
+class ResponseShapeMiddleware(ABC):
+    """A middleware that only reshapes the response the rest of the chain answered: a subclass says
+    how in :meth:`reshape`. Works in both the WSGI and the ASGI stack (sync and async capable)."""
 
     sync_capable = True
     async_capable = True
@@ -136,10 +130,29 @@ class ApiErrorShapeMiddleware:
     def __call__(self, request: HttpRequest) -> Any:
         if iscoroutinefunction(self):
             return self._acall(request)
-        return _in_api_shape(request, self.get_response(request))
+        return self.reshape(request, self.get_response(request))
 
     async def _acall(self, request: HttpRequest) -> HttpResponseBase:
-        return _in_api_shape(request, await self.get_response(request))
+        return self.reshape(request, await self.get_response(request))
+
+    @abstractmethod
+    def reshape(self, request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
+        """The response to answer instead of ``response`` (``response`` itself when it is fine)."""
+
+
+class ApiErrorShapeMiddleware(ResponseShapeMiddleware):
+    """Every ``/api/`` error answers ``{"code", "message", "extra"}``, whoever made it.
+
+    API views already answer so (``config.exception_handler``). What Django renders itself does not:
+    its 404 for an unmatched URL and, for an unexpected exception, its 500 page, which with ``DEBUG``
+    on carries the traceback and the request body. Outermost in ``MIDDLEWARE``, this replaces any
+    non-JSON error response under ``/api/`` with the JSON of its status and nothing of the original.
+    Django has already logged the exception and sent ``got_request_exception`` by then. Other paths
+    (the admin) are left as they are. Works in both the WSGI and the ASGI stack.
+    """
+
+    def reshape(self, request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
+        return _in_api_shape(request, response)
 
 
 def _in_api_shape(request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:

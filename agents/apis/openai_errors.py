@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
 from typing import Any
 
-from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from rest_framework.response import Response
+
+from config.errors import ResponseShapeMiddleware
 
 OPENAI_PREFIX = "/api/openai/"
 
@@ -130,25 +130,12 @@ def _first_field_message(extra: dict[str, Any]) -> str | None:
     return f"{name}: {first}"
 
 
-class OpenAIErrorShapeMiddleware:
+class OpenAIErrorShapeMiddleware(ResponseShapeMiddleware):
     """Every error answered under :data:`OPENAI_PREFIX` in OpenAI's shape (see the module docstring).
     A response already in it (or not JSON, or not an error) passes unchanged. WSGI and ASGI alike."""
 
-    sync_capable = True
-    async_capable = True
-
-    def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
-        self.get_response = get_response
-        if iscoroutinefunction(get_response):
-            markcoroutinefunction(self)
-
-    def __call__(self, request: HttpRequest) -> Any:
-        if iscoroutinefunction(self):
-            return self._acall(request)
-        return _in_openai_shape(request, self.get_response(request))
-
-    async def _acall(self, request: HttpRequest) -> HttpResponseBase:
-        return _in_openai_shape(request, await self.get_response(request))
+    def reshape(self, request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
+        return _in_openai_shape(request, response)
 
 
 def _in_openai_shape(request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:

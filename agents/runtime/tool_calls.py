@@ -16,16 +16,16 @@ from typing import Any
 from django.db import IntegrityError, connections, router, transaction
 from django.db.models import Model
 
-from agents.models import AgentRun, RunMessage, ToolCallRecord, ToolCallStatus
+from agents.models import AgentRun, AgentStep, Configuration, RunMessage, ToolCallRecord, ToolCallStatus
 from agents.runtime.parts import configuration_parts
 from agents.runtime.plan import send_zone, tool_policy
 from agents.runtime.redactions import Redactions, redaction_events_record
 from agents.runtime.transcript import run_context
-from agents.selectors import catalog_token_of, run_client_name
+from agents.selectors import catalog_token_of, configuration_zone, run_client_name
 from agents.tools.gate import ToolVerdict, tool_gate
 from agents.tools.registry import ToolContext, ToolEffect, ToolOutput
 from governance.services import EventContext, enforced_event_record
-from governance.vocabulary import DataClass, Decision
+from governance.vocabulary import DataClass, Decision, TrustZone
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ def execute_tool_calls(
         )
     configuration = run.configuration
     parts = configuration_parts(configuration)
-    zone = send_zone(configuration, parts.fallbacks)
+    zone = _step_zone(run, step_index, configuration) or send_zone(configuration, parts.fallbacks)
     policy = tool_policy(configuration, zone, parts.disabled_tools)
     tool_context = ToolContext(
         run=run_context(run),
@@ -72,6 +72,17 @@ def execute_tool_calls(
         _store_result(run, step_index, call, redactions.text(content), data_class, position)
         position = position + 1 if position is not None else None
         redaction_events_record(counts=redactions.counts, context=_events(run, step_index), zone=zone)
+
+
+def _step_zone(run: AgentRun, step_index: int, configuration: Configuration) -> TrustZone | None:
+    """The zone of a step that was routed to its configuration's trusted model (its receipt names the
+    zone it left): its tools were offered for the trusted model's zone, so they run for it too. None
+    for a step that was not routed."""
+    receipt = AgentStep.objects.filter(run=run, index=step_index).values_list("receipt", flat=True).first()
+    trusted = configuration.trusted_model
+    if not receipt or not receipt.get("routed_from") or trusted is None:
+        return None
+    return configuration_zone(configuration, serving_model=trusted, fallbacks=())
 
 
 def _execute(

@@ -726,6 +726,9 @@ HOWS = [
 @example(
     seed=0, index=55, how="unicode_escape", at=64, length=0, mark="\u200b", before="", after="", joiner=" "
 )
+# An octal escape followed by a hex letter (``\\101\\113\\111AY0…``) was read as a CSS escape of a
+# character that hides nothing, so the token stayed split.
+@example(seed=0, index=0, how="octal_escape", at=0, length=2, mark="\u200b", before="", after="", joiner=" ")
 @given(
     seed=st.integers(min_value=0, max_value=10_000),
     index=st.integers(min_value=0, max_value=200),

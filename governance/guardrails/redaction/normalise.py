@@ -42,6 +42,7 @@ import bisect
 import re
 import string
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from html.entities import html5
 
@@ -120,6 +121,7 @@ _LETTER_ESCAPE = (
 )
 _OCTAL = r"\\+[0-3][0-7]{2}(?![0-9A-Fa-f])"
 _OCTAL_ESCAPE = re.compile(_OCTAL)
+_OCTAL_DIGITS = re.compile(r"[0-3][0-7]{2}")
 _BACKSLASH_ESCAPE = _LETTER_ESCAPE + r"|\\/|" + _OCTAL + r"|\\+[0-9A-Fa-f]{1,6}[ \t\n]?|%u[0-9A-Fa-f]{4}"
 # HTML character references, numeric (decimal or hexadecimal, the closing semicolon optional as HTML
 # parsers read them) or named (closed by their semicolon).
@@ -235,11 +237,20 @@ def _read_escape(escape: str, *, printable: bool = False) -> str | None:
     if _OCTAL_ESCAPE.fullmatch(escape) and len(body) == 3:
         return read(chr(int(body, 8)))
     char = _character(int(body.rstrip(), 16))
-    return (
-        char
-        if char is not None and (" " < char <= "~" or char in _INVISIBLE or _folds_to_token(char))
-        else None
-    )
+    if char is not None and (" " < char <= "~" or char in _INVISIBLE or _folds_to_token(char)):
+        return char
+    return _octal_before_hex(body, read)
+
+
+def _octal_before_hex(body: str, read: Callable[[str], str | None]) -> str | None:
+    """An octal escape followed by a hex letter or digit (``\\111A`` in ``\\101\\113\\111AY0…``)
+    reads as a CSS escape of a character that hides nothing: read it as the octal escape and the rest
+    as written, as C and a shell do."""
+    digits = body.rstrip()
+    if len(digits) < 4 or not _OCTAL_DIGITS.fullmatch(digits[:3]):
+        return None
+    char = read(chr(int(digits[:3], 8)))
+    return None if char is None else char + body[3:]
 
 
 def _letter_escaped(body: str) -> str | None:

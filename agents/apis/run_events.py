@@ -39,7 +39,7 @@ from agents.apis.run_output import (
 from agents.apis.runs import client_run
 from agents.apis.sse import release_db_connection, sse_comment, sse_event, sse_response, sse_retry
 from agents.models import AgentRun, AgentStep, RunMessage
-from agents.runtime.live import LiveChannel, LiveEvent, live_channel
+from agents.runtime.live import LiveEvent, LiveReader, live_channel
 from config.api import operation_schema
 from governance.vocabulary import TrustZone
 
@@ -83,7 +83,7 @@ def run_event_stream(
     deadline = time.monotonic() + timeout
     last_write = time.monotonic()
     serving = run.configuration.model
-    live: LiveChannel = live_channel()
+    live: LiveReader = live_channel()
     if receiver_zone.rank > TrustZone.parse(run.receiver_zone).rank:
         live = _NO_LIVE_EVENTS
     seen: str | None = None
@@ -123,7 +123,7 @@ def run_event_stream(
 
 
 def _live_events(
-    live: LiveChannel, run: AgentRun, seen: str | None, after: int, timeout: float
+    live: LiveReader, run: AgentRun, seen: str | None, after: int, timeout: float
 ) -> tuple[list[tuple[int, bytes]], str | None]:
     """The live events of steps above ``after`` published since ``seen``, each with its step and
     encoded, and the new ``seen``. Waits up to ``timeout`` seconds for one."""
@@ -151,9 +151,6 @@ def _final_event(run: AgentRun, receiver_zone: TrustZone) -> bytes:
 
 class _NoLiveEvents:
     """The live channel of a reader who may not see a step's text as it streams: none."""
-
-    def publish(self, run_id: str, name: str, data: dict[str, Any]) -> None:
-        raise NotImplementedError("a reader's channel is never published to")
 
     def read(self, run_id: str, after: str | None, timeout: float) -> list[LiveEvent]:
         time.sleep(max(0.0, timeout))

@@ -56,13 +56,15 @@ class LiveEvent:
     data: dict[str, Any]
 
 
-class LiveChannel(Protocol):
-    def publish(self, run_id: str, name: str, data: dict[str, Any]) -> None: ...
-
+class LiveReader(Protocol):
     def read(self, run_id: str, after: str | None, timeout: float) -> list[LiveEvent]:
         """The run's events after ``after`` (None: from the first), waiting up to ``timeout``
         seconds for one when there is none yet."""
         ...
+
+
+class LiveChannel(LiveReader, Protocol):
+    def publish(self, run_id: str, name: str, data: dict[str, Any]) -> None: ...
 
 
 class LocalChannel:

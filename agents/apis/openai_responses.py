@@ -193,7 +193,10 @@ class ResponsesApi(OpenAIApiView):
         previous: tuple[Entry, ...] = ()
         if data.get("previous_response_id"):
             stored = stored_response_get(api_client=client, response_id=data["previous_response_id"])
-            previous = tuple(Entry.from_stored(entry) for entry in stored.conversation)
+            previous = tuple(
+                Entry.from_stored(entry, name=f"previous[{index}]")
+                for index, entry in enumerate(stored.conversation)
+            )
         conversation = ResponsesConversation(
             instructions=data.get("instructions") or None,
             previous=previous,

@@ -46,7 +46,7 @@ class Entry:
     receiver_class: str | None = None
     observed: bool = False
 
-    def stored(self, name: str | None = None) -> dict[str, Any]:
+    def stored(self) -> dict[str, Any]:
         """The entry as a stored response keeps it (``StoredResponse.conversation``)."""
         return {
             "message": self.message,
@@ -54,16 +54,19 @@ class Entry:
             "receiver_class": self.receiver_class,
             "observed": self.observed,
             "kind": self.kind,
-            "name": name or self.name,
+            "name": self.name,
         }
 
     @classmethod
-    def from_stored(cls, raw: Mapping[str, Any]) -> Entry:
+    def from_stored(cls, raw: Mapping[str, Any], *, name: str) -> Entry:
+        """A stored entry; a caller's message named ``name`` (its place in the stored conversation),
+        a reply by the response it came from (``resp_….output``)."""
+        kind = str(raw["kind"])
         return cls(
             message=dict(raw["message"]),
             data_class=str(raw["data_class"]),
-            name=str(raw["name"]),
-            kind=str(raw["kind"]),
+            name=str(raw["name"]) if kind == ASSISTANT_TURN else name,
+            kind=kind,
             receiver_class=raw.get("receiver_class"),
             observed=bool(raw.get("observed")),
         )

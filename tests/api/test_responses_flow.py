@@ -30,7 +30,9 @@ def local(fake_provider):
         data_class=DataClass.INTERNAL_CONFIGURATION,
         ceiling=TrustZone.EXTERNAL_EU,
     )
-    return fake_configuration(fake_provider, zone=TrustZone.LOCAL, snippet_tags=["ops"], identifier="ops-local")
+    return fake_configuration(
+        fake_provider, zone=TrustZone.LOCAL, snippet_tags=["ops"], identifier="ops-local"
+    )
 
 
 @pytest.fixture
@@ -41,7 +43,9 @@ def external(fake_provider):
 
 @pytest.fixture
 def caller(make_caller, local, external):
-    return make_caller("configurations:use", configurations=(local, external), trust_zone=TrustZone.EXTERNAL_EU)
+    return make_caller(
+        "configurations:use", configurations=(local, external), trust_zone=TrustZone.EXTERNAL_EU
+    )
 
 
 def first_response(caller, local, fake_provider) -> str:
@@ -59,7 +63,11 @@ def refused(response) -> list[tuple[str, str, str]]:
     assert response.status_code == 403, response.content
     error = response.json()["error"]
     assert error["code"] == "context_refused"
-    return [(s["kind"], s["identifier"], s["data_class"]) for s in error["governance"]["sources"] if s["outcome"] == "refused"]
+    return [
+        (s["kind"], s["identifier"], s["data_class"])
+        for s in error["governance"]["sources"]
+        if s["outcome"] == "refused"
+    ]
 
 
 @pytest.mark.parametrize("stream", [False, True])
@@ -71,7 +79,12 @@ def test_a_continuation_never_sends_the_earlier_reply_to_a_model_its_label_does_
 
     response = caller.post(
         RESPONSES,
-        {"model": external.identifier, "input": "And then?", "previous_response_id": previous, "stream": stream},
+        {
+            "model": external.identifier,
+            "input": "And then?",
+            "previous_response_id": previous,
+            "stream": stream,
+        },
     )
 
     assert refused(response) == [("assistant_turn", f"{previous}.output", "internal_configuration")]

@@ -365,9 +365,6 @@ def report(result: dict[str, Any], runs: int) -> None:
         f" {added(first, 'hop')} ms)"
     )
     print(
-        f"/responses: overhead {added(whole, 'responses')} ms, {added(whole, 'responses_asgi')} ms under uvicorn"
-    )
-    print(
         json.dumps(
             {
                 "benchmark": "gateway",

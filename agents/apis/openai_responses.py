@@ -114,6 +114,11 @@ class ResponseInputSerializer(serializers.Serializer):
     class Meta:
         ref_name = "ResponseInput"
 
+    def validate_input(self, value: Any) -> Any:
+        if isinstance(value, list) and len(value) > MAX_INPUT_ITEMS:
+            raise serializers.ValidationError(f"At most {MAX_INPUT_ITEMS} items.")
+        return value
+
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         for name in ("background", "top_logprobs", "max_tool_calls", "include"):
             if attrs.get(name):

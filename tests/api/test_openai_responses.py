@@ -368,3 +368,27 @@ def test_the_budget_is_charged_and_an_exhausted_one_refuses_without_retries(
 
     assert len(fake_provider.requests) == 1
     assert GovernanceEvent.objects.filter(decision="budget_exhausted").count() == 2
+
+
+def test_a_reply_cut_at_max_output_tokens_is_an_incomplete_response(live_server, fake_provider, served):
+    configuration, token = served
+    fake_provider.script(Reply(text="Atlas 2.1 ships", max_tokens_reached=True))
+
+    response = sdk(live_server, token).responses.create(
+        model=configuration.identifier, input="Summarise.", max_output_tokens=4
+    )
+
+    assert (response.status, response.incomplete_details.reason) == ("incomplete", "max_output_tokens")
+    assert response.output_text == "Atlas 2.1 ships"
+    assert fake_provider.bodies()[0]["max_tokens"] == 4
+
+
+def test_too_many_input_items_is_a_bad_request_naming_input(live_server, fake_provider, served):
+    configuration, token = served
+    items = [{"role": "user", "content": "Hi."}] * 1001
+
+    with pytest.raises(openai.BadRequestError) as raised:
+        sdk(live_server, token).responses.create(model=configuration.identifier, input=items)
+
+    assert (raised.value.param, raised.value.code) == ("input", "invalid_value")
+    assert fake_provider.requests == []

@@ -392,3 +392,35 @@ def test_too_many_input_items_is_a_bad_request_naming_input(live_server, fake_pr
 
     assert (raised.value.param, raised.value.code) == ("input", "invalid_value")
     assert fake_provider.requests == []
+
+
+def test_a_function_call_output_continues_the_stored_response_that_called_the_tool(
+    live_server, fake_provider, served
+):
+    configuration, token = served
+    fake_provider.script(
+        Reply.tools(("call_7", "get_weather", {"city": "Oslo"})), Reply(text="Sunny in Oslo.")
+    )
+    client = sdk(live_server, token)
+
+    first = client.responses.create(model=configuration.identifier, input="Weather in Oslo?", tools=[WEATHER])
+    second = client.responses.create(
+        model=configuration.identifier,
+        previous_response_id=first.id,
+        input=[{"type": "function_call_output", "call_id": "call_7", "output": "sunny"}],
+        tools=[WEATHER],
+    )
+
+    assert second.output_text == "Sunny in Oslo."
+    messages = fake_provider.bodies()[1]["messages"]
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "tool"]
+    assert messages[2]["tool_calls"][0]["id"] == "call_7"
+    assert messages[3] == {"role": "tool", "content": "sunny", "tool_call_id": "call_7"}
+    kinds = [(s["kind"], s["identifier"]) for s in second.model_extra["governance"]["decision"]["sources"]]
+    assert kinds == [
+        ("system_prompt", "release-notes"),
+        ("assistant_turn", f"{first.id}.output"),
+        ("caller_context", "input[0]"),
+        ("caller_context", "tools"),
+        ("task_input", "previous[0]"),
+    ]

@@ -350,7 +350,10 @@ def test_the_budget_is_charged_and_an_exhausted_one_refuses_without_retries(
     live_server, fake_provider, served
 ):
     configuration, token = served
-    fake_provider.script(Reply(text="Shipped.", prompt_tokens=120, completion_tokens=30))
+    fake_provider.script(
+        Reply(text="Shipped.", prompt_tokens=120, completion_tokens=30),
+        Reply(text="Shipped today, as planned.", prompt_tokens=100, completion_tokens=20),
+    )
     client = openai.OpenAI(
         base_url=f"{live_server.url}/api/openai/v1", api_key=token, max_retries=2, timeout=20
     )
@@ -358,7 +361,11 @@ def test_the_budget_is_charged_and_an_exhausted_one_refuses_without_retries(
     client.responses.create(model=configuration.identifier, input="Hi.")
     (day,) = ClientDailyUsage.objects.all()
     assert (day.tokens_used, day.tokens_reserved) == (150, 0)
-    ApiClient.objects.filter(name="consumer-app").update(daily_token_limit=160)
+    with client.responses.stream(model=configuration.identifier, input="Hi.") as stream:
+        assert stream.get_final_response().usage.total_tokens == 120
+    day.refresh_from_db()
+    assert (day.tokens_used, day.tokens_reserved) == (270, 0)
+    ApiClient.objects.filter(name="consumer-app").update(daily_token_limit=280)
     for stream in (False, True):
         with pytest.raises(openai.RateLimitError) as raised:
             client.responses.create(
@@ -366,7 +373,7 @@ def test_the_budget_is_charged_and_an_exhausted_one_refuses_without_retries(
             )
         assert (raised.value.status_code, raised.value.code) == (429, "budget_exhausted")
 
-    assert len(fake_provider.requests) == 1
+    assert len(fake_provider.requests) == 2
     assert GovernanceEvent.objects.filter(decision="budget_exhausted").count() == 2
 
 

@@ -149,6 +149,7 @@ class ResponseEvents:
         self.sequence = 0
         self.items: list[_Item] = []
         self.calls: dict[int, _Item] = {}
+        self.message: _Item | None = None
 
     def event(self, kind: str, **fields: Any) -> bytes:
         data = {"type": kind, "sequence_number": self.sequence, **fields}
@@ -179,7 +180,6 @@ class ResponseEvents:
         events: list[bytes] = []
         item = self.calls.get(delta.index)
         if item is None:
-            events = self._close_text()
             call = call_item(new_id("fc"), delta.id or "", delta.name or "", "", status="in_progress")
             item = _Item(len(self.items), call, tool_index=delta.index)
             self.items.append(item)
@@ -222,10 +222,11 @@ class ResponseEvents:
         ]
 
     def _text_item(self) -> tuple[list[bytes], _Item]:
-        last = self.items[-1] if self.items else None
-        if last is not None and last.tool_index is None and last.open:
-            return [], last
-        item = _Item(len(self.items), message_item(new_id("msg"), "", status="in_progress"))
+        """The reply's one message item, added with its text part at the first text. It stays open
+        until the finish: the redaction may hand on held-back text after a tool call has begun."""
+        if self.message is not None:
+            return [], self.message
+        item = self.message = _Item(len(self.items), message_item(new_id("msg"), "", status="in_progress"))
         item.item["content"] = []
         self.items.append(item)
         part = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
@@ -236,8 +237,8 @@ class ResponseEvents:
         return self.event(kind, item_id=item.item["id"], output_index=item.index, content_index=0, part=part)
 
     def _close_text(self) -> list[bytes]:
-        last = self.items[-1] if self.items else None
-        if last is None or last.tool_index is not None or not last.open:
+        last = self.message
+        if last is None or not last.open:
             return []
         last.open = False
         text = "".join(last.text)

@@ -431,3 +431,45 @@ def test_a_function_call_output_continues_the_stored_response_that_called_the_to
         ("caller_context", "tools"),
         ("task_input", "previous[0]"),
     ]
+
+
+def test_a_streamed_reply_with_text_then_a_tool_call_is_one_message_and_one_call(
+    live_server, fake_provider, served
+):
+    configuration, token = served
+    fake_provider.script(
+        Reply.tools(("call_9", "get_weather", {"city": "Oslo"}), text="Let me look that up for you now.")
+    )
+
+    with sdk(live_server, token).responses.stream(
+        model=configuration.identifier, input="Weather in Oslo?", tools=[WEATHER]
+    ) as stream:
+        types = [event.type for event in stream]
+        final = stream.get_final_response()
+
+    message, call = final.output
+    assert (message.type, final.output_text) == ("message", "Let me look that up for you now.")
+    assert (call.type, call.call_id, json.loads(call.arguments)) == (
+        "function_call",
+        "call_9",
+        {"city": "Oslo"},
+    )
+    # The redaction hands on its held-back last word once the tool call has begun: the message item stays
+    # open until the finish, so that word still lands in it.
+    text = "response.output_text.delta"
+    assert types == [
+        "response.created",
+        "response.in_progress",
+        "response.output_item.added",
+        "response.content_part.added",
+        *[text] * 4,
+        "response.output_item.added",
+        text,
+        "response.function_call_arguments.delta",
+        "response.output_text.done",
+        "response.content_part.done",
+        "response.output_item.done",
+        "response.function_call_arguments.done",
+        "response.output_item.done",
+        "response.completed",
+    ]

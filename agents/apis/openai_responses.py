@@ -48,14 +48,15 @@ from agents.apis.responses_input import (
 from agents.apis.responses_shapes import ResponseEvents, ResponseFrame, new_id, reply_message, reply_output
 from agents.apis.run_events import JsonErrorsNegotiation
 from agents.apis.sse import PendingStream, is_asgi, release_db_connection, sse_response
+from agents.errors import PreviousResponseNotFound
 from agents.models import ApiClient, Configuration
 from agents.providers.failures import ProviderError
 from agents.providers.streams import StreamFinish
 from agents.providers.values import CallOptions
 from agents.runtime.conversation import Conversation
 from agents.runtime.redactions import Redactions
-from agents.services import Completion, CompletionAsk, CompletionStream
-from agents.services.responses import stored_response_create, stored_response_get
+from agents.selectors import stored_response_get_for_client
+from agents.services import Completion, CompletionAsk, CompletionStream, stored_response_create
 from governance.vocabulary import DataClass
 
 MAX_INPUT_ITEMS = 1000
@@ -197,11 +198,7 @@ class ResponsesApi(OpenAIApiView):
         default_class = _default_class(request, client)
         previous: tuple[Entry, ...] = ()
         if data.get("previous_response_id"):
-            stored = stored_response_get(api_client=client, response_id=data["previous_response_id"])
-            previous = tuple(
-                Entry.from_stored(entry, name=f"previous[{index}]")
-                for index, entry in enumerate(stored.conversation)
-            )
+            previous = _previous(client, data["previous_response_id"])
         conversation = ResponsesConversation(
             instructions=data.get("instructions") or None,
             previous=previous,
@@ -323,6 +320,18 @@ def _finished(
     closing, output = events.finish(delta.reply, completion)
     keep(completion, output)
     return closing
+
+
+def _previous(client: ApiClient, response_id: str) -> tuple[Entry, ...]:
+    """The stored conversation ``response_id`` ends, its caller messages named by their place in it."""
+    stored = stored_response_get_for_client(api_client=client, response_id=response_id)
+    if stored is None:
+        raise PreviousResponseNotFound(
+            f"Previous response with id {response_id!r} not found.", extra={"param": "previous_response_id"}
+        )
+    return tuple(
+        Entry.from_stored(entry, name=f"previous[{index}]") for index, entry in enumerate(stored.conversation)
+    )
 
 
 def _default_class(request: Request, client: ApiClient) -> str:

@@ -1,4 +1,5 @@
-"""Stored responses (``/api/openai/v1/responses``): kept per client for ``previous_response_id``,
+"""Stored responses (``/api/openai/v1/responses``): kept per client for ``previous_response_id``
+(read with ``agents.selectors.stored_response_get_for_client``),
 with the reply's labels, so a continuation sends the earlier reply as a source at its label
 (docs/decisions/0024-the-responses-api.md)."""
 
@@ -7,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agents.errors import PreviousResponseNotFound
 from agents.models import ApiClient, Configuration, StoredResponse
 from agents.runtime.redactions import Redactions
 from agents.services.completions import Completion
@@ -15,18 +15,6 @@ from context_assembly.messages import Message
 from governance.vocabulary import DataClass, Provenance
 
 SECRET = DataClass.SECRET_ADJACENT.value
-
-
-def stored_response_get(*, api_client: ApiClient, response_id: str) -> StoredResponse:
-    """The response ``response_id`` stored for ``api_client``; another client's, an unknown one and
-    one made with ``store: false`` all raise :class:`PreviousResponseNotFound` alike."""
-    found = StoredResponse.objects.filter(response_id=response_id, api_client=api_client).first()
-    if found is None:
-        raise PreviousResponseNotFound(
-            f"Previous response with id {response_id[:64]!r} not found.",
-            extra={"param": "previous_response_id"},
-        )
-    return found
 
 
 def stored_response_create(

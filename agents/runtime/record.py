@@ -125,7 +125,9 @@ def step_record(record: StepRecord) -> AgentStep:
         error_code=record.error[:64],
         **_labels(record),
     )
-    step.full_clean(exclude=["run", "model"])
+    # The receipt is built here from the decision's own values (JSON by construction, and the save
+    # writes it as JSON anyway): validating it would serialise it once more for nothing.
+    step.full_clean(exclude=["run", "model", "receipt"])
     step.save()
     step_record_observed(step)
     return step

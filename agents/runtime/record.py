@@ -124,7 +124,7 @@ def step_record(record: StepRecord) -> AgentStep:
         max_tokens=record.fitted.breakdown.reserve if record.fitted else None,
         max_tokens_clamped=record.call.clamped,
         skipped_targets=[skipped.as_dict() for skipped in record.call.skipped],
-        pins=pinned.used_dicts() if (pinned := record.plan.request.pinned) is not None else [],
+        pins=pinned.used_dicts() if (pinned := record.plan.content.pinned) is not None else [],
         finish_reason=record.reply.finish_reason if record.reply else "",
         calibration_ratio=run_ratio(reported, record.uncalibrated),
         duration_ms=int((time.monotonic() - record.started) * 1000),

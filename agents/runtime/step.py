@@ -24,6 +24,7 @@ from django.utils import timezone
 from agents.errors import BudgetExhausted, ModelInactive
 from agents.models import AgentRun, AgentStep, RunMessage, StepStatus, TerminationReason
 from agents.providers.failures import ProviderError
+from agents.runtime.content import pinned_send_content
 from agents.runtime.leases import lease_claim, lease_renew, run_advance, run_finish
 from agents.runtime.live import streamed_send
 from agents.runtime.pins import pinned_content, run_pins
@@ -152,7 +153,8 @@ def _model_phase(run: AgentRun, step_index: int, worker: str) -> StepOutcome | R
     pins = run_pins(run)
     pinned = pinned_content(configuration=run.configuration, pins=pins) if pins else None
     request = run_request(run, run_context(run), pinned)
-    plan = send_plan(configuration=run.configuration, request=request)
+    content = pinned_send_content(run.configuration, pinned) if pinned is not None else None
+    plan = send_plan(configuration=run.configuration, request=request, content=content)
     context = _event_context(run, plan, step_index)
     call = GovernedCall(plan, context, client_id=run.api_client_id, max_tokens=run.max_tokens)
     record = StepRecord(run=run, index=step_index, call=call, started=started, status=StepStatus.COMPLETED)

@@ -1,11 +1,12 @@
 """``/api/openai/v1`` streamed through the production ASGI application, driven in process by asgiref's
 communicator against the loopback fake provider. The application is built as ``config/asgi.py`` builds
-it (Django's ``get_asgi_application``); importing that module would also start the serving
-process's background work (the embedded reaper), which a test process must not run.
+it (Django's ``get_asgi_application`` on the shared request threads); importing that module would also
+start the serving process's background work (the embedded reaper), which a test process must not run.
 
-Under ASGI a completion view is async: it reads what it needs in the request's thread, then waits on
-the provider on the event loop through the SDK's async client, an error before the first delta is
-still answered with its status, and a client that goes away ends the stream (its budget
+Under ASGI a completion view is async: it reads what it needs in a request thread, then waits on the
+provider on the event loop: streams waiting on the provider hold no thread each (a whole answer holds the
+request thread of the middleware chain it is awaited in), an error before the first
+delta is still answered with its status, and a client that goes away ends the stream (its budget
 charged what was spent, and recorded: ``tests/api/test_abandoned_streams.py``).
 """
 
@@ -22,6 +23,7 @@ from asgiref.testing import ApplicationCommunicator
 from django.core.asgi import get_asgi_application
 
 from agents.models import ClientDailyUsage, CompletionRecord, ProviderKind
+from config.request_thread import WORKERS, RequestThreads
 from governance.vocabulary import TrustZone
 from tests.agents.runs import fake_configuration
 from tests.asgi import http_scope
@@ -30,7 +32,7 @@ from tests.fakes.provider_server import Reply, server_error
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-application = get_asgi_application()
+application = RequestThreads(get_asgi_application())
 CHAT = "/api/openai/v1/chat/completions"
 STREAMS = 12
 TEXT = "Short sentences. Warm and direct. No jargon at all."
@@ -86,7 +88,7 @@ def text_of(body: list[bytes]) -> str:
     return "".join(pieces)
 
 
-def test_streams_waiting_on_the_provider_hold_their_request_thread_only(setup, fake_provider):
+def test_streams_waiting_on_the_provider_hold_no_thread_each(setup, fake_provider):
     configuration, caller = setup
     gates = [threading.Event() for _ in range(STREAMS)]
     fake_provider.script(*[Reply(text=TEXT, gate=gate) for gate in gates])
@@ -115,17 +117,13 @@ def test_streams_waiting_on_the_provider_hold_their_request_thread_only(setup, f
     texts, waiting = asyncio.run(main())
 
     assert texts == [TEXT] * STREAMS
-    assert _request_threads(waiting) == STREAMS
-
-
-def _request_threads(waiting: list[threading.Thread]) -> int:
-    """How many request threads the waiting requests hold, once every thread started meanwhile is
-    one: Django's handler keeps one per open request (asgiref's ``ThreadSensitiveContext``), idle
-    while the provider's wait runs on the event loop; the loop's own executor (its name lookups) is
-    the only other (docs/decisions/0011-streaming.md, "What it costs")."""
-    others = [t.name for t in waiting if not t.name.startswith(("ThreadPoolExecutor-", "asyncio_"))]
-    assert others == []
-    return sum(1 for t in waiting if t.name.startswith("ThreadPoolExecutor-"))
+    # Django's handler alone keeps a thread per open request: twelve while twelve streams wait. Here the
+    # threads started meanwhile are the request threads the streams share (at most the pool's size)
+    # and the event loop's own executor (its name lookups), whatever the number of streams.
+    request_threads = [t for t in waiting if t.name.startswith("request")]
+    assert [t.name for t in waiting if t not in request_threads and not t.name.startswith("asyncio_")] == []
+    assert len(request_threads) <= WORKERS.size
+    assert len(waiting) < STREAMS
 
 
 def _fake_connection(thread: threading.Thread) -> bool:
@@ -226,13 +224,13 @@ async def answer_of(communicator: ApplicationCommunicator) -> tuple[int, dict[st
     return start["status"], json.loads(body["body"])
 
 
-def test_whole_completions_waiting_on_the_provider_hold_their_request_thread_only(setup, fake_provider):
+def test_whole_completions_waiting_on_the_provider_hold_a_request_thread_each(setup, fake_provider):
     configuration, caller = setup
     gates = [threading.Event() for _ in range(STREAMS)]
     fake_provider.script(*[Reply(text=TEXT, gate=gate) for gate in gates])
     before = set(threading.enumerate())
 
-    async def main() -> tuple[list[tuple[int, dict[str, Any]]], list[threading.Thread]]:
+    async def main() -> tuple[list[tuple[int, dict[str, Any]]], list[threading.Thread], int]:
         # Sent one after the other (the in-memory test database takes one writer at a time), each left
         # waiting on the provider, which holds its answer until its gate opens.
         pending: list[ApplicationCommunicator] = []
@@ -242,6 +240,7 @@ def test_whole_completions_waiting_on_the_provider_hold_their_request_thread_onl
                 while len(fake_provider.requests) < count:
                     await asyncio.sleep(0.01)
             waiting = [t for t in threading.enumerate() if t not in before and not _fake_connection(t)]
+            held = WORKERS.threads
             answers = []
             for communicator, gate in zip(pending, gates, strict=True):
                 gate.set()
@@ -249,15 +248,20 @@ def test_whole_completions_waiting_on_the_provider_hold_their_request_thread_onl
         finally:
             for gate in gates:
                 gate.set()
-        return answers, waiting
+        return answers, waiting, held
 
-    answers, waiting = asyncio.run(main())
+    answers, waiting, held = asyncio.run(main())
 
     assert [status for status, _ in answers] == [200] * STREAMS
     assert [body["choices"][0]["message"]["content"] for _, body in answers] == [TEXT] * STREAMS
     assert all("stream" not in request.body for request in fake_provider.requests)  # whole calls
     assert CompletionRecord.objects.count() == STREAMS
-    assert _request_threads(waiting) == STREAMS
+    # A whole answer's view is awaited inside the synchronous middleware chain, whose thread waits
+    # with it (docs/decisions/0011-streaming.md, "What it costs"): one request thread per waiting
+    # request, the shared pool growing past its size to hold them; nothing else is started.
+    request_threads = [t for t in waiting if t.name.startswith("request")]
+    assert [t.name for t in waiting if t not in request_threads and not t.name.startswith("asyncio_")] == []
+    assert held >= STREAMS > WORKERS.size
 
 
 def test_a_whole_completion_that_fails_is_answered_with_its_status(setup, fake_provider):

@@ -90,6 +90,7 @@ def test_the_scan_finds_the_readers_it_is_meant_to_find():
     assert code["DJANGO_ALLOWED_HOSTS"] == "127.0.0.1,localhost"  # a list
     assert code["DATABASE_URL"] is UNSET
     assert code["PROMETHEUS_MULTIPROC_DIR"] is UNSET  # os.environ.get through a module constant
+    assert code["REQUEST_THREADS"] == "8"
     assert code["DATABASE_POOL_MAX_SIZE"] is NOT_LITERAL
     assert code["WORKER_THREADS"] == "64"  # the Procfile
 

@@ -1,0 +1,174 @@
+"""The threads that run the synchronous code of requests under ASGI.
+
+Django's ASGI handler runs each request inside asgiref's ``ThreadSensitiveContext``: its first
+thread-sensitive ``sync_to_async`` call (the ``request_started`` receivers, the synchronous view)
+starts a one-thread executor that lives until the response is closed. A request then holds a thread
+from its start to its end: while it waits for the CPU behind the requests before it, and while a
+stream waits seconds on a provider, doing nothing. With a thousand open streams that is a thousand
+threads, their stacks and their state, and a thousand threads taking turns at the interpreter lock
+with the event loop.
+
+:class:`RequestThreads` serves Django's application with an executor of its own per request
+(asgiref's ``ThreadSensitiveContext(executor=...)``): each of the request's synchronous calls runs,
+one at a time as before, on a thread borrowed from a small pool shared by all requests
+(:data:`WORKERS`), and the thread goes back after the call. A request holds a thread only while its
+synchronous code runs. The calls of one request may run on different threads, so after each call the
+thread gives its database connections back (:func:`release_connections`): a PostgreSQL connection
+is closed (a pooled one goes back to its pool), so a request waiting on a provider holds none; a
+SQLite one stays with the thread, idle in autocommit, for its next call (a new thread would open a
+new one, which reads the whole schema first). No transaction spans two calls: Django runs the
+synchronous middleware chain as one call, and an async view's database work in calls of its own
+(``agents/apis/serving.py``). The executor is asgiref's public ``ThreadSensitiveContext(executor=...)``
+around Django's own application (``config/asgi.py``); Django's handler is not changed. See
+docs/decisions/0011-streaming.md.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import deque
+from collections.abc import Awaitable, Callable
+from concurrent.futures import Executor, Future
+from typing import Any, TypeVar
+
+from asgiref.sync import ThreadSensitiveContext
+from django.db import connections
+
+from config.database import connections_close
+
+R = TypeVar("R")
+Scope = dict[str, Any]
+AsgiApp = Callable[[Scope, Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]]
+Task = Callable[[], None]
+
+
+class Workers:
+    """Threads that run tasks (the synchronous calls of requests), one task at a time each. ``size``
+    threads are kept; a task finding none free waits in line. When no thread has come free for
+    ``patience`` seconds while tasks wait (every thread held by a long call: a view that waits on a
+    provider), one more is started (at most one per ``patience``), so slow calls delay the line and
+    never block it. Threads beyond ``size`` end when they find the line empty."""
+
+    def __init__(self, size: int, patience: float) -> None:
+        self.size, self.patience = size, patience
+        self._lock = threading.Condition()
+        self._line: deque[Task] = deque()
+        self._idle = 0
+        self._count = 0
+        self._done = 0  # tasks finished so far; the watch compares it between two looks
+        self._watch: threading.Thread | None = None
+
+    @property
+    def threads(self) -> int:
+        return self._count
+
+    def run(self, task: Task) -> None:
+        with self._lock:
+            self._line.append(task)
+            if self._idle:
+                self._lock.notify_all()
+            elif self._count < self.size:
+                self._start()
+            elif self._watch is None:
+                self._watch = threading.Thread(target=self._watching, name="request-threads", daemon=True)
+                self._watch.start()
+            else:
+                self._lock.notify_all()
+
+    def _start(self) -> None:
+        self._count += 1
+        threading.Thread(target=self._working, name="request", daemon=True).start()
+
+    def _working(self) -> None:
+        while True:
+            with self._lock:
+                while not self._line:
+                    if self._count > self.size:
+                        self._count -= 1
+                        connections_close()  # the thread ends: nothing of it may stay open
+                        return
+                    self._idle += 1
+                    self._lock.wait()
+                    self._idle -= 1
+                task = self._line.popleft()
+            try:
+                task()
+            finally:
+                release_connections()
+                with self._lock:
+                    self._done += 1
+
+    def _watching(self) -> None:
+        with self._lock:
+            while True:
+                if not self._line:
+                    self._lock.wait()
+                    continue
+                done = self._done
+                self._lock.wait(self.patience)
+                if self._line and not self._idle and self._done == done:  # nothing came free
+                    self._start()
+
+
+def release_connections() -> None:
+    """Give back this thread's database connections after a task: a server's connection is closed (a
+    pooled one goes back to its pool), so no thread holds one between calls; a SQLite connection,
+    which holds nothing of a server, stays with the thread for its next task as long as
+    ``CONN_MAX_AGE`` allows, since a new one reads the whole schema before its first statement (about
+    a millisecond). One in a transaction that a test holds open stays as it is."""
+    for wrapper in connections.all(initialized_only=True):
+        if wrapper.in_atomic_block:
+            continue
+        if wrapper.vendor == "sqlite":
+            wrapper.close_if_unusable_or_obsolete()
+        else:
+            wrapper.close()
+
+
+# Threads kept for requests (REQUEST_THREADS, default 8: the synchronous part of a request is CPU, and
+# this machine type has 2 cores), and how long tasks wait for one before another is started while
+# every one is held (REQUEST_THREAD_PATIENCE_MS, default 50).
+WORKERS = Workers(
+    size=max(1, int(os.environ.get("REQUEST_THREADS", "8"))),
+    patience=max(1, int(os.environ.get("REQUEST_THREAD_PATIENCE_MS", "50"))) / 1000,
+)
+
+
+class RequestThread(Executor):
+    """One request's thread-sensitive calls, each run on a thread of ``workers`` (see the module
+    docstring). Django's handler makes them one at a time."""
+
+    def __init__(self, workers: Workers | None = None) -> None:
+        self._workers = workers or WORKERS
+
+    def submit(self, fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> Future[R]:
+        future: Future[R] = Future()
+
+        def task() -> None:
+            if not future.set_running_or_notify_cancel():
+                return
+            try:
+                future.set_result(fn(*args, **kwargs))
+            except BaseException as error:
+                future.set_exception(error)
+
+        self._workers.run(task)
+        return future
+
+
+class RequestThreads:
+    """An ASGI application (Django's) whose HTTP requests run their synchronous calls on the shared
+    :data:`WORKERS`."""
+
+    def __init__(self, application: AsgiApp) -> None:
+        self.application = application
+
+    async def __call__(
+        self, scope: Scope, receive: Callable[[], Awaitable[Any]], send: Callable[[Any], Awaitable[None]]
+    ) -> None:
+        if scope["type"] != "http":
+            await self.application(scope, receive, send)
+            return
+        async with ThreadSensitiveContext(executor=RequestThread()):
+            await self.application(scope, receive, send)

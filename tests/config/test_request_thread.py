@@ -1,0 +1,83 @@
+"""The threads requests share under ASGI (config/request_thread.py): a call never waits forever behind
+calls that hold every thread, the extra threads end when nothing waits, and a request's calls run one
+at a time through its executor with their results and errors."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from django.db import connections
+
+from config.request_thread import RequestThread, Workers
+
+
+def wait_until(condition, what: str, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for {what}")
+        time.sleep(0.01)
+
+
+def test_a_call_behind_calls_that_hold_every_thread_gets_one_more():
+    workers = Workers(size=1, patience=0.01)
+    held, release, ran = threading.Event(), threading.Event(), threading.Event()
+
+    def holding() -> None:
+        held.set()
+        release.wait(30)
+
+    def second() -> None:
+        threads_then.append(workers.threads)
+        ran.set()
+
+    threads_then: list[int] = []
+    workers.run(holding)
+    assert held.wait(10)
+    workers.run(second)
+    try:
+        # The only kept thread is still held: the second call ran on a thread started for it.
+        assert ran.wait(10)
+        assert not release.is_set()
+        assert threads_then == [2]
+    finally:
+        release.set()
+    wait_until(lambda: workers.threads == 1, "the extra thread to end once nothing waits")
+
+
+def test_a_request_thread_runs_calls_with_their_results_and_errors():
+    executor = RequestThread(Workers(size=2, patience=0.05))
+    names = [executor.submit(lambda: threading.current_thread().name).result(10) for _ in range(3)]
+    assert all(name.startswith("request") for name in names)
+    assert executor.submit(lambda a, b=0: a + b, 2, b=3).result(10) == 5
+    with pytest.raises(ValueError, match="refused"):
+        executor.submit(_refuse).result(10)
+
+
+def _refuse() -> None:
+    raise ValueError("refused")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("max_age", "closed"), [(0, ["default"]), (60, [])])
+def test_a_task_gives_its_connection_back_as_the_end_of_a_request_does(monkeypatch, max_age, closed):
+    # A SQLite connection stays with the thread for its next task while CONN_MAX_AGE allows, instead
+    # of reading the schema again for every call. (A PostgreSQL one is always closed: the services
+    # suite counts the backends a waiting stream holds, tests/services/test_openai_asgi.py.)
+    monkeypatch.setitem(connections.settings["default"], "CONN_MAX_AGE", max_age)
+    wrapper_class = type(connections["default"])
+    original_close = wrapper_class.close
+    closes: list[str] = []
+
+    def recording_close(self) -> None:
+        if threading.current_thread().name.startswith("request"):
+            closes.append(self.alias)
+        original_close(self)
+
+    monkeypatch.setattr(wrapper_class, "close", recording_close)
+    workers = Workers(size=1, patience=0.05)
+    RequestThread(workers).submit(lambda: connections["default"].ensure_connection()).result(10)
+    wait_until(lambda: workers._done == 1, "the task's connections to be given back")
+    assert closes == closed

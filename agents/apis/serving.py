@@ -36,7 +36,7 @@ from agents.providers.failures import ProviderError
 from agents.providers.streams import StreamDelta, StreamFinish
 from agents.runtime.streaming import GovernedStream
 from agents.services import Completion, CompletionCall
-from config.database import connections_release
+from config.request_thread import release_connections
 
 
 class StreamShape(Protocol):
@@ -100,7 +100,9 @@ class GovernedCallApi(APIView):
             if not is_asgi(request):
                 return self._blocking(served)
             call.prepare(stream=served.stream is not None)
-            connections_release(waiting_for=f"provider of {call.plan.model}")
+            # Nothing is held while the provider answers: the thread may wait with the view (a whole
+            # answer is awaited inside the synchronous middleware chain).
+            release_connections()
             return served
         except Exception as error:
             return self.error_answer(error)

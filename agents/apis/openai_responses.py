@@ -14,25 +14,21 @@ other id is a 404 before anything is sent (docs/decisions/0024-the-responses-api
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from asgiref.sync import sync_to_async
-from django.db import connection
-from django.http import HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
-from rest_framework.response import Response
 
 from agents.apis.context import MAX_OUTPUT_TOKENS, ReceiptSerializer, client_configuration, client_of
 from agents.apis.openai_compat import (
     DATA_CLASS_HEADER,
     MAX_TOOLS,
     TAG,
-    OpenAIApiView,
+    OpenAIErrors,
     UnsupportedParameter,
     openai_errors,
 )
@@ -47,16 +43,14 @@ from agents.apis.responses_input import (
 )
 from agents.apis.responses_shapes import ResponseEvents, ResponseFrame, new_id, reply_message, reply_output
 from agents.apis.run_events import JsonErrorsNegotiation
-from agents.apis.sse import PendingStream, is_asgi, release_db_connection, sse_response
+from agents.apis.serving import GovernedCallApi, Served
 from agents.errors import PreviousResponseNotFound
 from agents.models import ApiClient, Configuration
-from agents.providers.failures import ProviderError
-from agents.providers.streams import StreamFinish
-from agents.providers.values import CallOptions
+from agents.providers.values import CallOptions, ProviderReply
 from agents.runtime.conversation import Conversation
 from agents.runtime.redactions import Redactions
 from agents.selectors import stored_response_get_for_client
-from agents.services import Completion, CompletionAsk, CompletionStream, stored_response_create
+from agents.services import Completion, CompletionCall, stored_response_create
 from governance.vocabulary import DataClass
 
 MAX_INPUT_ITEMS = 1000
@@ -156,7 +150,22 @@ class ResponseSerializer(serializers.Serializer):
         ref_name = "OpenAIResponse"
 
 
-class ResponsesApi(OpenAIApiView):
+class ResponseCall(CompletionCall):
+    """A chat path's governed call whose finish (in the request's thread, under both drivers) also
+    stores the answered response for its client, when ``keep`` is given."""
+
+    def __init__(self, *, keep: Callable[[Completion], None] | None, **fields: Any) -> None:
+        super().__init__(**fields)
+        self.keep = keep
+
+    def finished(self, reply: ProviderReply) -> Completion:
+        completion = super().finished(reply)
+        if self.keep is not None:
+            self.keep(completion)
+        return completion
+
+
+class ResponsesApi(OpenAIErrors, GovernedCallApi):
     content_negotiation_class = JsonErrorsNegotiation
 
     @extend_schema(
@@ -189,7 +198,7 @@ class ResponsesApi(OpenAIApiView):
             **openai_errors(400, 404, 409, 413, 502),
         },
     )
-    def post(self, request: Request) -> HttpResponseBase:
+    def post(self, request: Request) -> Served:
         serializer = ResponseInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = dict(serializer.validated_data)
@@ -211,61 +220,35 @@ class ResponsesApi(OpenAIApiView):
             tool_choice=chat_tool_choice(data.get("tool_choice")),
             options=CallOptions(top_p=data.get("top_p"), response_format=response_format(data.get("text"))),
         )
-        ask = CompletionAsk(
+        frame = ResponseFrame(new_id("resp"), int(time.time()), configuration.identifier, _echo(data))
+        keep = partial(
+            _kept, frame=frame, conversation=conversation, api_client=client, configuration=configuration
+        )
+        completion = ResponseCall(
             configuration=configuration,
             api_client=client,
             request=send_request(conversation, chat),
             max_tokens=data.get("max_output_tokens"),
             temperature=data.get("temperature"),
+            keep=None if data.get("store") is False else keep,
         )
-        frame = ResponseFrame(new_id("resp"), int(time.time()), configuration.identifier, _echo(data))
-        keep = partial(
-            _kept,
-            frame=frame,
-            data=data,
-            conversation=conversation,
-            api_client=client,
-            configuration=configuration,
-        )
-        if not data.get("stream"):
-            body = partial(_answered, frame=frame, keep=keep)
-            if is_asgi(request):
-                return self.answer_on_loop(request, ask.start(), body)
-            return Response(body(ask.create()))
-        events = ResponseEvents(frame)
-        if is_asgi(request):
-            start = ask.stream_start()
-
-            async def opener() -> AsyncIterator[bytes]:
-                return _events_async(await start.open(), events, keep)
-
-            return PendingStream(opener, failed=partial(self.error_answer, request))
-        opened = ask.stream_open()
-        return sse_response(request, _events(opened, events, keep), closed=opened.stream.close)
+        body = partial(_answered, frame=frame)
+        return Served(completion, body, stream=ResponseEvents(frame) if data.get("stream") else None)
 
 
-Keep = Callable[[Completion, list[dict[str, Any]]], None]
-
-
-def _answered(completion: Completion, *, frame: ResponseFrame, keep: Keep) -> dict[str, Any]:
-    output = reply_output(completion.reply)
-    keep(completion, output)
-    return frame.answered(completion, output)
+def _answered(completion: Completion, *, frame: ResponseFrame) -> dict[str, Any]:
+    return frame.answered(completion, reply_output(completion.reply))
 
 
 def _kept(
     completion: Completion,
-    output: list[dict[str, Any]],
     *,
     frame: ResponseFrame,
-    data: dict[str, Any],
     conversation: ResponsesConversation,
     api_client: ApiClient,
     configuration: Configuration,
 ) -> None:
-    """Store the answered response for its client, unless the request said ``store: false``."""
-    if data.get("store") is False:
-        return
+    """Store the answered response for its client (a request with ``store: false`` has no keeper)."""
     stored_response_create(
         response_id=frame.id,
         api_client=api_client,
@@ -274,52 +257,6 @@ def _kept(
         conversation=[entry.stored() for entry in conversation.previous + conversation.new],
         reply_message=reply_message(completion.reply),
     )
-
-
-def _events(opened: CompletionStream, events: ResponseEvents, keep: Keep) -> Iterator[bytes]:
-    """The Responses events of a stream read in this thread (WSGI); closes the stream."""
-    with opened.stream as deltas:
-        if not connection.allow_thread_sharing:  # shared only by a test's live server, which owns it
-            release_db_connection()  # what the stream needs was read; nothing is held while it waits
-        yield from events.opening()
-        try:
-            for delta in deltas:
-                if isinstance(delta, StreamFinish):
-                    yield from _finished(opened, events, keep, delta)
-                else:
-                    yield from events.piece(delta)
-        except ProviderError as failure:
-            yield from events.failed(failure)
-
-
-async def _events_async(opened: CompletionStream, events: ResponseEvents, keep: Keep) -> AsyncIterator[bytes]:
-    """:func:`_events` of a stream read on the event loop; the finish is written in the request's thread."""
-    try:
-        for event in events.opening():
-            yield event
-        try:
-            async for delta in opened.stream:
-                if isinstance(delta, StreamFinish):
-                    finished = sync_to_async(_finished, thread_sensitive=True)
-                    for event in await finished(opened, events, keep, delta):
-                        yield event
-                else:
-                    for event in events.piece(delta):
-                        yield event
-        except ProviderError as failure:
-            for event in events.failed(failure):
-                yield event
-    finally:
-        await opened.stream.aclose()
-
-
-def _finished(
-    opened: CompletionStream, events: ResponseEvents, keep: Keep, delta: StreamFinish
-) -> list[bytes]:
-    completion = opened.finished(delta.reply)
-    closing, output = events.finish(delta.reply, completion)
-    keep(completion, output)
-    return closing
 
 
 def _previous(client: ApiClient, response_id: str) -> tuple[Entry, ...]:

@@ -191,10 +191,10 @@ class ResponseEvents:
             events.append(self.event("response.function_call_arguments.delta", **ids, delta=delta.arguments))
         return events
 
-    def finish(
-        self, reply: ProviderReply, completion: Completion
-    ) -> tuple[list[bytes], list[dict[str, Any]]]:
-        """The events closing every open item and the ``response.completed`` event; and the output."""
+    def finish(self, completion: Completion) -> list[bytes]:
+        """The events closing every open item, then ``response.completed`` (or ``response.incomplete``)
+        with the whole response."""
+        reply = completion.reply
         events = self._close_text()
         for item in self.items:
             if item.tool_index is not None and item.open:
@@ -202,7 +202,10 @@ class ResponseEvents:
         output = [item.item for item in self.items]
         completed = "response.completed" if reply.finish_reason not in _INCOMPLETE else "response.incomplete"
         events.append(self.event(completed, response=self.frame.answered(completion, output)))
-        return events, output
+        return events
+
+    def done(self) -> list[bytes]:
+        return []  # the Responses API ends with its lifecycle event, not ``[DONE]``
 
     def failed(self, failure: ProviderError) -> list[bytes]:
         error = {

@@ -1,7 +1,7 @@
 """``POST /api/openai/v1/responses``: OpenAI's Responses API, governed exactly as a chat completion.
 
 A Responses request is translated into the conversation a chat completion governs
-(:mod:`agents.apis.responses_input`) and sent as the same :class:`~agents.services.CompletionAsk`: the
+(:mod:`agents.apis.responses_input`) and sent as the same :class:`~agents.services.CompletionCall`: the
 same decision and receiver gate, fit, redaction, guard pass, budget and metrics. Its answer is shaped
 as a response object, or streamed as the Responses events (:mod:`agents.apis.responses_shapes`).
 

@@ -12,6 +12,7 @@ from agents.models.catalog import (
     Tokenizer,
 )
 from agents.models.clients import ApiClient
+from agents.models.responses import StoredResponse
 from agents.models.runs import (
     AgentRun,
     AgentStep,
@@ -44,6 +45,7 @@ __all__ = [
     "RunMessage",
     "RunStatus",
     "StepStatus",
+    "StoredResponse",
     "TerminationReason",
     "Tokenizer",
     "ToolCallRecord",

@@ -140,8 +140,9 @@ class WhatIf:
         return hashlib.sha256(repr((rows, runs)).encode()).hexdigest()[:32]
 
 
-def what_if(change: Change, *, run_limit: int = RUN_LIMIT) -> WhatIf:
-    before, after = _World.load(None), _World.load(change)
+def what_if(change: Change | Sequence[Change], *, run_limit: int = RUN_LIMIT) -> WhatIf:
+    """The sends and recent runs whose verdict ``change`` (or these changes together) would change."""
+    before, after = _World.load(()), _World.load((change,) if not isinstance(change, Sequence) else change)
     sends = [
         SendEffect(configuration.identifier, name, zone, then, now)
         for configuration in before.configurations.values()
@@ -163,7 +164,7 @@ def what_if(change: Change, *, run_limit: int = RUN_LIMIT) -> WhatIf:
                     before.configurations[run.configuration_id].identifier,
                     run.api_client.name if run.api_client else "",
                     TrustZone.parse(run.receiver_zone),
-                    run.status,
+                    run.get_status_display(),
                     run.created_at,
                     then,
                     now,
@@ -205,11 +206,11 @@ class _World:
     configurations: dict[int, Configuration]
     clients: dict[int, list[ApiClient]]  # by configuration
     client_zones: dict[int, TrustZone]
-    source: Source | None
+    changed: dict[tuple[str, str], Source]  # changed rows by (kind, identifier)
     stored_sources: dict[int, list[Source]]  # by configuration, read once
 
     @classmethod
-    def load(cls, change: Change | None) -> _World:
+    def load(cls, changes: Sequence[Change]) -> _World:
         configurations = {
             configuration.pk: configuration
             for configuration in Configuration.objects.select_related(
@@ -224,26 +225,26 @@ class _World:
             zones[client.pk] = client.zone
             for configuration in client.configurations.all():
                 clients.setdefault(configuration.pk, []).append(client)
-        source = None
-        if isinstance(change, SourceChange):
-            source = change.after
-        elif isinstance(change, ProviderZoneChange):
-            for configuration in configurations.values():
-                _provider_move(configuration, change)
-        elif isinstance(change, ClientZoneChange):
-            zones[change.client] = change.zone
-        elif isinstance(change, DeclassificationChange) and change.configuration in configurations:
-            declared = change.zone.value if change.zone is not None else ""
-            configurations[change.configuration].answers_deliverable_to = declared
-        return cls(configurations, clients, zones, source, {})
+        changed = {}
+        for change in changes:
+            if isinstance(change, SourceChange):
+                changed[(str(change.after.kind), change.after.identifier)] = change.after
+            elif isinstance(change, ProviderZoneChange):
+                for configuration in configurations.values():
+                    _provider_move(configuration, change)
+            elif isinstance(change, ClientZoneChange):
+                zones[change.client] = change.zone
+            elif isinstance(change, DeclassificationChange) and change.configuration in configurations:
+                declared = change.zone.value if change.zone is not None else ""
+                configurations[change.configuration].answers_deliverable_to = declared
+        return cls(configurations, clients, zones, changed, {})
 
     def sources(self, sources: Sequence[Source]) -> list[Source]:
-        changed = self.source
-        if changed is None:
+        if not self.changed:
             return list(sources)
         return [
-            replace(changed, receiver_class=source.receiver_class)
-            if (source.kind, source.identifier) == (changed.kind, changed.identifier)
+            replace(self.changed[key], receiver_class=source.receiver_class)
+            if (key := (str(source.kind), source.identifier)) in self.changed
             else source
             for source in sources
         ]

@@ -15,14 +15,7 @@ from governance.models import GovernanceEvent
 from governance.vocabulary import DataClass, Decision, TrustZone
 from skills.models import Skill
 from snippets.models import Snippet
-from tests.factories import (
-    configuration_make,
-    configuration_skills_set,
-    model_make,
-    provider_make,
-    skill_make,
-    snippet_make,
-)
+from tests import factories
 
 pytestmark = pytest.mark.django_db
 
@@ -32,12 +25,14 @@ CONFIGURATIONS = "/admin/agents/configuration/"
 @pytest.fixture
 def world():
     """``newsletter`` (external_global, used by ``crm``) and ``handbook`` (external_eu) select ``tone``."""
-    snippet_make(identifier="tone", tags=("tone",))
-    newsletter = configuration_make(
+    factories.snippet_make(identifier="tone", tags=("tone",))
+    newsletter = factories.configuration_make(
         identifier="newsletter", zone=TrustZone.EXTERNAL_GLOBAL, snippet_tags=["tone"]
     )
-    eu = provider_make(identifier="eu", trust_zone=TrustZone.EXTERNAL_EU)
-    configuration_make(identifier="handbook", model=model_make(provider=eu), snippet_tags=["tone"])
+    eu = factories.provider_make(identifier="eu", trust_zone=TrustZone.EXTERNAL_EU)
+    factories.configuration_make(
+        identifier="handbook", model=factories.model_make(provider=eu), snippet_tags=["tone"]
+    )
     api_client_create(
         name="crm", scopes=["runs:create"], configurations=[newsletter], trust_zone=TrustZone.EXTERNAL_GLOBAL
     )
@@ -66,6 +61,11 @@ def sends(response) -> list[tuple[str, str, str, str]]:
     return [
         (e.configuration, e.client, str(e.before), str(e.after)) for e in response.context["effect"].sends
     ]
+
+
+def confirm(client, row: Any, posted: dict[str, Any], page) -> int:
+    """Post ``posted`` again with the confirmation of the effect ``page`` showed; the status."""
+    return client.post(change_url(row), {**posted, CONFIRM_FIELD: page.context["effect"].digest}).status_code
 
 
 def classification(snippet: Snippet) -> tuple[str, str]:
@@ -142,16 +142,15 @@ def test_an_invalid_form_is_answered_by_the_form_not_the_page(admin_client, worl
 
 
 def test_a_stricter_skill_ceiling_asks_first(admin_client, world, tmp_path):
-    skill = skill_make(tmp_path, name="house-style")
-    configuration_skills_set(Configuration.objects.get(identifier="handbook"), [skill])
+    skill = factories.skill_make(tmp_path, name="house-style")
+    factories.configuration_skills_set(Configuration.objects.get(identifier="handbook"), [skill])
     posted = form_post(admin_client, skill, ceiling=TrustZone.PRIVATE_HOSTED)
 
     page = admin_client.post(change_url(skill), posted)
 
     assert sends(page) == [("handbook", "", "allowed", "refused")]
     assert Skill.objects.get(pk=skill.pk).ceiling == TrustZone.EXTERNAL_GLOBAL
-    confirmed = admin_client.post(change_url(skill), {**posted, CONFIRM_FIELD: page.context["effect"].digest})
-    assert confirmed.status_code == 302
+    assert confirm(admin_client, skill, posted, page) == 302
     assert Skill.objects.get(pk=skill.pk).ceiling == TrustZone.PRIVATE_HOSTED
 
 
@@ -164,8 +163,7 @@ def test_a_provider_zone_change_asks_first(admin_client, world):
     assert page.context["title"] == "What if: eu: trust zone External (EU) → External (global)"
     assert sends(page) == [("handbook", "", "allowed", "refused")]
     assert Provider.objects.get(pk=world.pk).trust_zone == TrustZone.EXTERNAL_EU
-    confirmed = admin_client.post(change_url(world), {**posted, CONFIRM_FIELD: page.context["effect"].digest})
-    assert confirmed.status_code == 302
+    assert confirm(admin_client, world, posted, page) == 302
     assert Provider.objects.get(pk=world.pk).trust_zone == TrustZone.EXTERNAL_GLOBAL
 
 

@@ -22,14 +22,7 @@ from governance.vocabulary import DataClass, Enforcement, TrustZone
 from skills.models import Skill
 from snippets.models import Snippet
 from snippets.selectors import snippet_select
-from tests.factories import (
-    configuration_make,
-    configuration_skills_set,
-    model_make,
-    provider_make,
-    skill_make,
-    snippet_make,
-)
+from tests import factories
 
 pytestmark = pytest.mark.django_db
 
@@ -40,19 +33,19 @@ def world():
     ``crm`` (external_global) may use newsletter and handbook, ``intranet`` (private_hosted) handbook.
     ``tone`` is public and selected by all three; ``runbook`` (internal configuration, at most
     external_eu) by handbook only."""
-    eu = provider_make(identifier="eu", trust_zone=TrustZone.EXTERNAL_EU)
-    snippet_make(identifier="tone", tags=("tone",))
-    snippet_make(
+    eu = factories.provider_make(identifier="eu", trust_zone=TrustZone.EXTERNAL_EU)
+    factories.snippet_make(identifier="tone", tags=("tone",))
+    factories.snippet_make(
         identifier="runbook", tags=("ops",), data_class=DataClass.INTERNAL_CONFIGURATION,
         ceiling=TrustZone.EXTERNAL_EU,
     )  # fmt: skip
-    newsletter = configuration_make(
+    newsletter = factories.configuration_make(
         identifier="newsletter", zone=TrustZone.EXTERNAL_GLOBAL, snippet_tags=["tone"]
     )
-    handbook = configuration_make(
-        identifier="handbook", model=model_make(provider=eu), snippet_tags=["tone", "ops"]
+    handbook = factories.configuration_make(
+        identifier="handbook", model=factories.model_make(provider=eu), snippet_tags=["tone", "ops"]
     )
-    configuration_make(identifier="ops", zone=TrustZone.LOCAL, snippet_tags=["tone", "ops"])
+    factories.configuration_make(identifier="ops", zone=TrustZone.LOCAL, snippet_tags=["tone", "ops"])
     api_client_create(
         name="crm",
         scopes=["runs:create"],
@@ -119,7 +112,7 @@ def test_a_stricter_snippet_class_lists_the_sends_and_runs_it_would_refuse(world
 
 def test_a_stricter_class_on_a_configuration_with_a_trusted_model_routes_instead(world):
     newsletter = Configuration.objects.get(identifier="newsletter")
-    newsletter.trusted_model = model_make(zone=TrustZone.LOCAL, model_id="on-premises")
+    newsletter.trusted_model = factories.model_make(zone=TrustZone.LOCAL, model_id="on-premises")
     newsletter.save()
 
     effect = what_if(stricter(Snippet.objects.get(identifier="tone"), DataClass.SOURCE_CODE, ""))
@@ -135,8 +128,8 @@ def test_a_stricter_class_on_a_configuration_with_a_trusted_model_routes_instead
 
 
 def test_a_stricter_skill_ceiling_lists_the_configurations_sending_it(world, tmp_path):
-    skill = skill_make(tmp_path, name="house-style")
-    configuration_skills_set(Configuration.objects.get(identifier="newsletter"), [skill])
+    skill = factories.skill_make(tmp_path, name="house-style")
+    factories.configuration_skills_set(Configuration.objects.get(identifier="newsletter"), [skill])
     changed = Skill.objects.get(pk=skill.pk)
     changed.classify(Classification(DataClass.PUBLIC_CONTENT, TrustZone.PRIVATE_HOSTED, Enforcement.ENFORCE))
 
@@ -207,7 +200,7 @@ def test_declassifying_answers_newly_allows_and_clearing_it_refuses_again(world)
 
 
 def test_a_change_nobody_sends_has_no_effect_and_the_same_digest_twice(world):
-    unused = snippet_make(identifier="unused", tags=("elsewhere",))
+    unused = factories.snippet_make(identifier="unused", tags=("elsewhere",))
 
     effect = what_if(stricter(unused, DataClass.SECRET_ADJACENT, TrustZone.LOCAL))
 

@@ -1,8 +1,8 @@
 """What a governance change would do before it is saved: the sends it would refuse or newly allow.
 
 A change (:data:`Change`) is a snippet's, skill's or configuration prompt's classification, a provider's
-trust zone (the zone of every model it serves), an API client's trust zone, or a configuration's
-declassification of its answers. :func:`what_if` decides every configuration (active or not, as the
+trust zone (the zone of every model it serves), an LLM model's provider (so its zone), an API client's
+trust zone, or a configuration's declassification of its answers. :func:`what_if` decides every configuration (active or not, as the
 readiness report does: one can be switched back on) the way a send decides it, twice: with the rows as
 stored and with the change applied to unsaved copies. Its sources are
 :func:`agents.selectors.configuration_sources`, its zone :func:`agents.runtime.plan.send_zone`, its
@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from agents.models import AgentRun, ApiClient, Configuration
+from agents.models import AgentRun, ApiClient, Configuration, Provider
 from agents.runtime.pins import pinned_content, run_pins
 from agents.runtime.plan import SendRequest, receiver_name, routes_to_trusted, send_receiver, send_zone
 from agents.selectors import configuration_fallbacks, configuration_sources, configuration_zone
@@ -49,23 +49,37 @@ class SourceChange:
 
 @dataclass(frozen=True)
 class ProviderZoneChange:
+    """A provider's trust zone, the zone of every model it serves."""
+
     provider: int  # primary key
     zone: TrustZone
 
 
 @dataclass(frozen=True)
+class ModelProviderChange:
+    """An LLM model moved to another provider, so into that provider's zone."""
+
+    model: int  # primary key
+    provider: int  # primary key
+
+
+@dataclass(frozen=True)
 class ClientZoneChange:
+    """An API client's trust zone, where its answers are delivered."""
+
     client: int  # primary key
     zone: TrustZone
 
 
 @dataclass(frozen=True)
 class DeclassificationChange:
+    """A configuration's answers declared deliverable down to ``zone`` (a recorded act)."""
+
     configuration: int  # primary key
     zone: TrustZone | None  # None: the declaration is cleared
 
 
-Change = SourceChange | ProviderZoneChange | ClientZoneChange | DeclassificationChange
+Change = SourceChange | ProviderZoneChange | ModelProviderChange | ClientZoneChange | DeclassificationChange
 
 
 @dataclass(frozen=True)
@@ -229,7 +243,7 @@ class _World:
         for change in changes:
             if isinstance(change, SourceChange):
                 changed[(str(change.after.kind), change.after.identifier)] = change.after
-            elif isinstance(change, ProviderZoneChange):
+            elif isinstance(change, ProviderZoneChange | ModelProviderChange):
                 for configuration in configurations.values():
                     _provider_move(configuration, change)
             elif isinstance(change, ClientZoneChange):
@@ -277,14 +291,17 @@ class _World:
         return self.verdict(configuration, zone, run.api_client, sources)
 
 
-def _provider_move(configuration: Configuration, change: ProviderZoneChange) -> None:
-    """Set ``change``'s zone on the provider of every model ``configuration`` may call (in memory)."""
+def _provider_move(configuration: Configuration, change: ProviderZoneChange | ModelProviderChange) -> None:
+    """Apply ``change`` to every model ``configuration`` may call (in memory): a provider's new zone,
+    or a model's new provider."""
     models = [configuration.model, *configuration_fallbacks(configuration)]
     if configuration.trusted_model is not None:
         models.append(configuration.trusted_model)
     for model in models:
-        if model.provider_id == change.provider:
+        if isinstance(change, ProviderZoneChange) and model.provider_id == change.provider:
             model.provider.trust_zone = change.zone.value
+        elif isinstance(change, ModelProviderChange) and model.pk == change.model:
+            model.provider = Provider.objects.get(pk=change.provider)
 
 
 def _receiver(

@@ -1,6 +1,7 @@
 """The what-if page in front of every governance change made in a change form: a snippet's, skill's or
-configuration prompt's classification, a provider's zone (the zone of every model it serves) and an
-API client's zone (agents/admin/what_if_page.py shows the page; agents/what_if.py computes it).
+configuration prompt's classification, a provider's zone (the zone of every model it serves), an LLM
+model's provider (so its zone) and an API client's zone (agents/admin/what_if_page.py shows the page;
+agents/what_if.py computes it).
 
 The snippet and skill admins belong to apps that know nothing of configurations, so, as with the
 governance event log (agents/admin/events.py), this module registers each of these models again with
@@ -14,10 +15,10 @@ from typing import Any
 from django.contrib import admin
 from django.db import models
 
-from agents.admin.catalog import ApiClientAdmin, ConfigurationAdmin, ProviderAdmin
+from agents.admin.catalog import ApiClientAdmin, ConfigurationAdmin, LlmModelAdmin, ProviderAdmin
 from agents.admin.what_if_page import ProposedChange, WhatIfAdmin
-from agents.models import ApiClient, Configuration, Provider
-from agents.what_if import ClientZoneChange, ProviderZoneChange, SourceChange
+from agents.models import ApiClient, Configuration, LlmModel, Provider
+from agents.what_if import ClientZoneChange, ModelProviderChange, ProviderZoneChange, SourceChange
 from governance.classified import FIELDS, ClassifiedBase
 from governance.drafts import classification_tightened
 from governance.drafts_admin import DraftAdmin
@@ -74,6 +75,17 @@ class ZoneWhatIf(WhatIfAdmin):
         return ProposedChange(change, f"{live}: trust zone {before} → {zone.label}")
 
 
+class ModelWhatIf(WhatIfAdmin):
+    """An LLM model's provider, so its zone (a model has no zone of its own)."""
+
+    def what_if_change(self, live: Any, proposed: Any) -> ProposedChange | None:
+        if proposed.provider_id == live.provider_id or proposed.provider_id is None:
+            return None
+        before, after = live.provider, Provider.objects.get(pk=proposed.provider_id)
+        summary = f"{live.model_id}: provider {before} ({before.zone.label}) → {after} ({after.zone.label})"
+        return ProposedChange(ModelProviderChange(live.pk, after.pk), summary)
+
+
 class SnippetWhatIfAdmin(ClassifiedWhatIf, SnippetAdmin):
     pass
 
@@ -94,12 +106,17 @@ class ApiClientWhatIfAdmin(ZoneWhatIf, ApiClientAdmin):
     pass
 
 
+class LlmModelWhatIfAdmin(ModelWhatIf, LlmModelAdmin):
+    pass
+
+
 _EXTENDED: dict[type[models.Model], type[admin.ModelAdmin]] = {
     Snippet: SnippetWhatIfAdmin,
     Skill: SkillWhatIfAdmin,
     Configuration: ConfigurationWhatIfAdmin,
     Provider: ProviderWhatIfAdmin,
     ApiClient: ApiClientWhatIfAdmin,
+    LlmModel: LlmModelWhatIfAdmin,
 }
 for _model, _admin in _EXTENDED.items():
     admin.site.unregister(_model)

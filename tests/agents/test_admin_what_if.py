@@ -9,7 +9,7 @@ import pytest
 from django.contrib.messages import get_messages
 
 from agents.admin.what_if_page import CONFIRM_FIELD, NO_EFFECT
-from agents.models import ApiClient, Configuration, Provider
+from agents.models import ApiClient, Configuration, LlmModel, Provider
 from agents.services import api_client_create
 from governance.models import GovernanceEvent
 from governance.vocabulary import DataClass, Decision, TrustZone
@@ -211,3 +211,51 @@ def test_a_declassification_asks_first_then_declassifies_and_records_it(admin_cl
     assert done.status_code == 302
     assert Configuration.objects.get(pk=handbook.pk).answers_deliverable_to == TrustZone.EXTERNAL_GLOBAL
     assert GovernanceEvent.objects.get().decision == Decision.RECLASSIFIED
+
+
+def test_a_model_moved_to_a_provider_in_another_zone_asks_first(admin_client, world):
+    Snippet.objects.filter(identifier="tone").update(data_class=DataClass.SOURCE_CODE, ceiling="external_eu")
+    model = Configuration.objects.get(identifier="handbook").model
+    elsewhere = factories.provider_make(identifier="global", trust_zone=TrustZone.EXTERNAL_GLOBAL)
+    posted = form_post(admin_client, model, provider=str(elsewhere.pk))
+
+    page = admin_client.post(change_url(model), posted)
+
+    assert page.context["title"] == (
+        f"What if: {model.model_id}: provider eu (External (EU)) → global (External (global))"
+    )
+    assert (sends(page), LlmModel.objects.get(pk=model.pk).provider_id) == (
+        [("handbook", "", "allowed", "refused")],
+        world.pk,
+    )
+    assert (confirm(admin_client, model, posted, page), LlmModel.objects.get(pk=model.pk).provider_id) == (
+        302,
+        elsewhere.pk,
+    )
+
+
+def test_a_stricter_configuration_prompt_asks_first_and_goes_live_on_confirmation(admin_client, world):
+    newsletter = Configuration.objects.get(identifier="newsletter")
+    posted = form_post(
+        admin_client, newsletter, system_prompt_data_class=DataClass.INTERNAL_CONFIGURATION,
+        system_prompt_ceiling=TrustZone.EXTERNAL_EU,
+    )  # fmt: skip
+
+    page = admin_client.post(change_url(newsletter), posted)
+
+    assert page.context["title"] == (
+        "What if: newsletter: data class Public content → Internal configuration, "
+        "ceiling External (global) → External (EU)"
+    )
+    assert sends(page) == [
+        ("newsletter", "", "allowed", "refused"),
+        ("newsletter", "crm", "allowed", "refused"),
+    ]
+    assert GovernanceEvent.objects.count() == 0
+    assert confirm(admin_client, newsletter, posted, page) == 302
+    live = Configuration.objects.get(pk=newsletter.pk)
+    assert (live.system_prompt_data_class, live.system_prompt_ceiling) == (
+        "internal_configuration",
+        "external_eu",
+    )
+    assert GovernanceEvent.objects.get().source_identifier == "newsletter"

@@ -11,6 +11,7 @@ from agents.services import api_client_create
 from agents.what_if import (
     ClientZoneChange,
     DeclassificationChange,
+    ModelProviderChange,
     ProviderZoneChange,
     SourceChange,
     WhatIf,
@@ -127,20 +128,41 @@ def test_a_stricter_class_on_a_configuration_with_a_trusted_model_routes_instead
     )
 
 
-def test_a_stricter_skill_ceiling_lists_the_configurations_sending_it(world, tmp_path):
+HANDBOOK_REFUSED = [("handbook", "", "allowed", "refused"), ("handbook", "intranet", "allowed", "refused")]
+NEWSLETTER_REFUSED = [("newsletter", "", "allowed", "refused"), ("newsletter", "crm", "allowed", "refused")]
+
+
+@pytest.mark.parametrize(
+    ("data_class", "ceiling", "sent_by", "expected"),
+    [
+        (DataClass.PUBLIC_CONTENT, TrustZone.PRIVATE_HOSTED, "newsletter", NEWSLETTER_REFUSED),  # ceiling
+        (DataClass.SYSTEM_DIAGNOSTICS, TrustZone.PRIVATE_HOSTED, "handbook", HANDBOOK_REFUSED),  # class
+    ],
+)
+def test_a_stricter_skill_lists_the_configurations_sending_it(
+    world, tmp_path, data_class, ceiling, sent_by, expected
+):
     skill = factories.skill_make(tmp_path, name="house-style")
-    factories.configuration_skills_set(Configuration.objects.get(identifier="newsletter"), [skill])
+    factories.configuration_skills_set(Configuration.objects.get(identifier=sent_by), [skill])
     changed = Skill.objects.get(pk=skill.pk)
-    changed.classify(Classification(DataClass.PUBLIC_CONTENT, TrustZone.PRIVATE_HOSTED, Enforcement.ENFORCE))
+    changed.classify(Classification(data_class, ceiling, Enforcement.ENFORCE))
 
     effect = what_if(SourceChange(changed.as_source()))
 
-    assert sends(effect) == [
-        ("newsletter", "", "allowed", "refused"),
-        ("newsletter", "crm", "allowed", "refused"),
-    ]
+    assert sends(effect) == expected  # crm was refused handbook's runbook already, as a receiver
     assert effect.runs == ()
-    assert Skill.objects.get(pk=skill.pk).ceiling == TrustZone.EXTERNAL_GLOBAL
+    assert Skill.objects.values_list("data_class", "ceiling").get(pk=skill.pk) == (
+        DataClass.PUBLIC_CONTENT,
+        TrustZone.EXTERNAL_GLOBAL,
+    )
+
+
+def test_a_stricter_snippet_ceiling_alone_refuses_every_zone_beyond_it(world):
+    effect = what_if(
+        stricter(Snippet.objects.get(identifier="tone"), DataClass.PUBLIC_CONTENT, "private_hosted")
+    )
+
+    assert sends(effect) == HANDBOOK_REFUSED + NEWSLETTER_REFUSED  # ops is local: unchanged
 
 
 def test_a_provider_moved_to_a_less_trusted_zone_refuses_what_exceeds_it(world):
@@ -148,14 +170,21 @@ def test_a_provider_moved_to_a_less_trusted_zone_refuses_what_exceeds_it(world):
 
     effect = what_if(ProviderZoneChange(provider=world.pk, zone=TrustZone.EXTERNAL_GLOBAL))
 
-    assert sends(effect) == [
-        ("handbook", "", "allowed", "refused"),
-        ("handbook", "intranet", "allowed", "refused"),
-    ]  # crm was refused the runbook already, as a receiver
+    assert sends(effect) == HANDBOOK_REFUSED  # crm was refused the runbook already, as a receiver
     assert [(r.run, str(r.after), r.after.zone) for r in effect.runs] == [
         (handbook_run.pk, "refused", TrustZone.EXTERNAL_GLOBAL)
     ]
     assert Provider.objects.get(pk=world.pk).trust_zone == TrustZone.EXTERNAL_EU
+
+
+def test_a_model_moved_to_a_provider_in_a_less_trusted_zone_refuses_the_same(world):
+    handbook = Configuration.objects.get(identifier="handbook")
+    elsewhere = factories.provider_make(identifier="global", trust_zone=TrustZone.EXTERNAL_GLOBAL)
+
+    effect = what_if(ModelProviderChange(model=handbook.model_id, provider=elsewhere.pk))
+
+    assert sends(effect) == HANDBOOK_REFUSED
+    assert Configuration.objects.get(pk=handbook.pk).model.provider_id == world.pk
 
 
 def test_a_provider_moved_to_a_more_trusted_zone_newly_allows(world):

@@ -48,11 +48,13 @@ class SourceChange:
 
 
 @dataclass(frozen=True)
-class ProviderZoneChange:
-    """A provider's trust zone, the zone of every model it serves."""
-
-    provider: int  # primary key
+class ZoneChange:
+    row: int  # primary key
     zone: TrustZone
+
+
+class ProviderZoneChange(ZoneChange):
+    """A provider's trust zone, the zone of every model it serves."""
 
 
 @dataclass(frozen=True)
@@ -63,12 +65,8 @@ class ModelProviderChange:
     provider: int  # primary key
 
 
-@dataclass(frozen=True)
-class ClientZoneChange:
+class ClientZoneChange(ZoneChange):
     """An API client's trust zone, where its answers are delivered."""
-
-    client: int  # primary key
-    zone: TrustZone
 
 
 @dataclass(frozen=True)
@@ -247,7 +245,7 @@ class _World:
                 for configuration in configurations.values():
                     _provider_move(configuration, change)
             elif isinstance(change, ClientZoneChange):
-                zones[change.client] = change.zone
+                zones[change.row] = change.zone
             elif isinstance(change, DeclassificationChange) and change.configuration in configurations:
                 declared = change.zone.value if change.zone is not None else ""
                 configurations[change.configuration].answers_deliverable_to = declared
@@ -298,7 +296,7 @@ def _provider_move(configuration: Configuration, change: ProviderZoneChange | Mo
     if configuration.trusted_model is not None:
         models.append(configuration.trusted_model)
     for model in models:
-        if isinstance(change, ProviderZoneChange) and model.provider_id == change.provider:
+        if isinstance(change, ProviderZoneChange) and model.provider_id == change.row:
             model.provider.trust_zone = change.zone.value
         elif isinstance(change, ModelProviderChange) and model.pk == change.model:
             model.provider = Provider.objects.get(pk=change.provider)

@@ -168,7 +168,7 @@ def test_a_stricter_snippet_ceiling_alone_refuses_every_zone_beyond_it(world):
 def test_a_provider_moved_to_a_less_trusted_zone_refuses_what_exceeds_it(world):
     handbook_run = run_of("handbook", TrustZone.PRIVATE_HOSTED)
 
-    effect = what_if(ProviderZoneChange(provider=world.pk, zone=TrustZone.EXTERNAL_GLOBAL))
+    effect = what_if(ProviderZoneChange(row=world.pk, zone=TrustZone.EXTERNAL_GLOBAL))
 
     assert sends(effect) == HANDBOOK_REFUSED  # crm was refused the runbook already, as a receiver
     assert [(r.run, str(r.after), r.after.zone) for r in effect.runs] == [
@@ -192,7 +192,7 @@ def test_a_provider_moved_to_a_more_trusted_zone_newly_allows(world):
     newsletter.snippet_tags = ["tone", "ops"]
     newsletter.save()
 
-    effect = what_if(ProviderZoneChange(provider=newsletter.model.provider_id, zone=TrustZone.EXTERNAL_EU))
+    effect = what_if(ProviderZoneChange(row=newsletter.model.provider_id, zone=TrustZone.EXTERNAL_EU))
 
     assert sends(effect) == [("newsletter", "", "refused", "allowed")]  # crm still may not read it
 
@@ -200,7 +200,7 @@ def test_a_provider_moved_to_a_more_trusted_zone_newly_allows(world):
 def test_a_client_moved_to_a_more_trusted_zone_newly_receives(world):
     crm = ApiClient.objects.get(name="crm")
 
-    effect = what_if(ClientZoneChange(client=crm.pk, zone=TrustZone.EXTERNAL_EU))
+    effect = what_if(ClientZoneChange(row=crm.pk, zone=TrustZone.EXTERNAL_EU))
 
     assert sends(effect) == [("handbook", "crm", "refused", "allowed")]
     assert [e.client_zone for e in effect.sends] == [TrustZone.EXTERNAL_EU]
@@ -211,7 +211,7 @@ def test_a_client_moved_to_a_less_trusted_zone_is_refused_and_stored_runs_keep_t
     intranet = ApiClient.objects.get(name="intranet")
     run_of("handbook", TrustZone.PRIVATE_HOSTED)
 
-    effect = what_if(ClientZoneChange(client=intranet.pk, zone=TrustZone.EXTERNAL_GLOBAL))
+    effect = what_if(ClientZoneChange(row=intranet.pk, zone=TrustZone.EXTERNAL_GLOBAL))
 
     assert sends(effect) == [("handbook", "intranet", "allowed", "refused")]
     assert (effect.runs, effect.runs_examined) == ((), 1)

@@ -110,6 +110,7 @@ class SendEffect:
     client_zone: TrustZone | None
     before: Verdict
     after: Verdict
+    configuration_id: int = 0  # primary key, for a link
 
     @property
     def newly_refused(self) -> bool:
@@ -156,7 +157,7 @@ def what_if(change: Change | Sequence[Change], *, run_limit: int = RUN_LIMIT) ->
     """The sends and recent runs whose verdict ``change`` (or these changes together) would change."""
     before, after = _World.load(()), _World.load((change,) if not isinstance(change, Sequence) else change)
     sends = [
-        SendEffect(configuration.identifier, name, zone, then, now)
+        SendEffect(configuration.identifier, name, zone, then, now, configuration.pk)
         for configuration in before.configurations.values()
         for name, zone, then, now in _client_verdicts(configuration, before, after)
         if then.key != now.key

@@ -66,6 +66,9 @@ def test_a_stricter_class_shows_what_it_would_refuse_and_saves_on_confirmation(b
         ["newsletter", "External (global)", "crm (External (global))", "Allowed", "Refused"],
     ]
     assert [row.get_attribute("class") for row in rows] == ["newly-refused", "newly-refused"]
+    newsletter = Configuration.objects.get(identifier="newsletter")
+    link = rows[0].find_element(By.CSS_SELECTOR, "td a").get_attribute("href")
+    assert link == f"{live_server.url}/admin/agents/configuration/{newsletter.pk}/preview/"
     assert rows[0].find_element(By.CSS_SELECTOR, "td.why").text == (
         "snippet:tone-of-voice: external_global is less trusted than ceiling external_eu"
     )

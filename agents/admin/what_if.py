@@ -13,7 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
+from django.contrib.admin.utils import unquote
 from django.db import models
+from django.http import HttpRequest, HttpResponse
 
 from agents.admin.catalog import ApiClientAdmin, ConfigurationAdmin, LlmModelAdmin, ProviderAdmin
 from agents.admin.what_if_page import ProposedChange, WhatIfAdmin
@@ -87,7 +89,15 @@ class ModelWhatIf(WhatIfAdmin):
 
 
 class SnippetWhatIfAdmin(ClassifiedWhatIf, SnippetAdmin):
-    pass
+    def history_form_view(
+        self, request: HttpRequest, object_id: str, version_id: str, extra_context: Any = None
+    ) -> HttpResponse:
+        """Reverting to a version saves its classification like the change form: it asks first too."""
+        if request.method == "POST":
+            page = self.what_if_form_gate(request, unquote(object_id))
+            if page is not None:
+                return page
+        return super().history_form_view(request, object_id, version_id, extra_context)
 
 
 class SkillWhatIfAdmin(ClassifiedWhatIf, SkillAdmin):

@@ -259,3 +259,20 @@ def test_a_stricter_configuration_prompt_asks_first_and_goes_live_on_confirmatio
         "external_eu",
     )
     assert GovernanceEvent.objects.get().source_identifier == "newsletter"
+
+
+def test_reverting_a_snippet_to_a_stricter_version_asks_first(admin_client, world):
+    tone = Snippet.objects.get(identifier="tone")
+    version = Snippet.history.filter(id=tone.pk).latest("history_id").history_id
+    posted = form_post(admin_client, tone, data_class=DataClass.SOURCE_CODE, ceiling=TrustZone.EXTERNAL_EU)
+    revert = f"/admin/snippets/snippet/{tone.pk}/history/{version}/"
+
+    page = admin_client.post(revert, posted)
+
+    assert sends(page) == [
+        ("newsletter", "", "allowed", "refused"),
+        ("newsletter", "crm", "allowed", "refused"),
+    ]
+    assert classification(tone) == (DataClass.PUBLIC_CONTENT, TrustZone.EXTERNAL_GLOBAL)
+    done = admin_client.post(revert, {**posted, CONFIRM_FIELD: page.context["effect"].digest})
+    assert (done.status_code, classification(tone)) == (302, (DataClass.SOURCE_CODE, TrustZone.EXTERNAL_EU))

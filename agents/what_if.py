@@ -195,12 +195,12 @@ def what_if(change: Change | Sequence[Change], *, run_limit: int = RUN_LIMIT) ->
 def _client_verdicts(
     configuration: Configuration, before: _World, after: _World
 ) -> Iterable[tuple[str, TrustZone | None, Verdict, Verdict]]:
-    drafted = after.configurations[configuration.pk]
+    changed = after.configurations[configuration.pk]
     yield (
         PROVIDER_CALL,
         None,
         before.verdict(configuration, None, None),
-        after.verdict(drafted, None, None),
+        after.verdict(changed, None, None),
     )
     for client in before.clients.get(configuration.pk, ()):
         zone = after.client_zones[client.pk]
@@ -208,7 +208,7 @@ def _client_verdicts(
             client.name,
             zone,
             before.verdict(configuration, client.zone, client),
-            after.verdict(drafted, zone, client),
+            after.verdict(changed, zone, client),
         )
 
 

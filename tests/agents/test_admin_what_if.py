@@ -16,6 +16,7 @@ from governance.vocabulary import DataClass, Decision, TrustZone
 from skills.models import Skill
 from snippets.models import Snippet
 from tests import factories
+from tests.editors import editor_make
 
 pytestmark = pytest.mark.django_db
 
@@ -276,3 +277,13 @@ def test_reverting_a_snippet_to_a_stricter_version_asks_first(admin_client, worl
     assert classification(tone) == (DataClass.PUBLIC_CONTENT, TrustZone.EXTERNAL_GLOBAL)
     done = admin_client.post(revert, {**posted, CONFIRM_FIELD: page.context["effect"].digest})
     assert (done.status_code, classification(tone)) == (302, (DataClass.SOURCE_CODE, TrustZone.EXTERNAL_EU))
+
+
+def test_a_user_who_may_not_change_a_provider_gets_no_page_and_changes_nothing(client, admin_client, world):
+    posted = form_post(admin_client, world, trust_zone=TrustZone.LOCAL)
+    client.force_login(editor_make())
+
+    response = client.post(change_url(world), posted)
+
+    assert (response.status_code, "effect" in (response.context or {})) == (403, False)
+    assert Provider.objects.get(pk=world.pk).trust_zone == TrustZone.EXTERNAL_EU

@@ -28,7 +28,7 @@ from context_assembly.assembly import (
 )
 from context_assembly.messages import Message, ToolSpec
 from context_assembly.profiles import ModelProfile
-from governance.policy import Receiver, Source, decide, enforcement_mode
+from governance.policy import ContextDecision, Receiver, Source, decide, enforcement_mode
 from governance.vocabulary import Enforcement, SourceKind, TrustZone
 from skills.composition import SkillBlock, SkillMode
 from skills.models import Skill
@@ -232,9 +232,15 @@ def send_plan(
     if trusted is None or trusted.pk == plan.model.pk:
         return plan
     decision = decide(plan.sources, plan.zone, enforcement_mode(), plan.receiver)
-    if not any(not item.by_receiver for item in decision.refused):
+    if not routes_to_trusted(decision):
         return plan
     return replace(_send_plan(content, request, (trusted,)), routed_from=plan.zone)
+
+
+def routes_to_trusted(decision: ContextDecision) -> bool:
+    """Whether a send so decided goes to its configuration's trusted model (where it names one): some
+    source is refused for the zone of the configuration's own models, not only for the receiver's."""
+    return any(not item.by_receiver for item in decision.refused)
 
 
 def _send_plan(content: SendContent, request: SendRequest, models: tuple[LlmModel, ...]) -> SendPlan:

@@ -28,6 +28,11 @@ def may_save(user: Any, transport: str) -> bool:
 
 class McpServerForm(forms.ModelForm):
     request: HttpRequest | None = None  # set by McpServerAdmin.get_form
+    url = forms.URLField(
+        required=False,
+        assume_scheme="https",
+        help_text=McpServer._meta.get_field("url").help_text,
+    )
 
     class Meta:
         model = McpServer

@@ -57,13 +57,17 @@ def test_a_server_off_the_allow_list_cannot_be_saved(settings):
     settings.MCP_SERVER_URL_ALLOWLIST = ["https://tools.internal/mcp"]
     with pytest.raises(ValidationError) as refused:
         http_row("http://127.0.0.1:8900/mcp").full_clean()
-    assert refused.value.message_dict == {"url": ["This URL is not on the allow-list (MCP_SERVER_URL_ALLOWLIST)."]}
+    assert refused.value.message_dict == {
+        "url": ["This URL is not on the allow-list (MCP_SERVER_URL_ALLOWLIST)."]
+    }
 
 
 def test_by_default_no_http_server_can_be_saved():
     with pytest.raises(ValidationError) as refused:
         http_row("https://tools.internal/mcp").full_clean()
-    assert refused.value.message_dict == {"url": ["This URL is not on the allow-list (MCP_SERVER_URL_ALLOWLIST)."]}
+    assert refused.value.message_dict == {
+        "url": ["This URL is not on the allow-list (MCP_SERVER_URL_ALLOWLIST)."]
+    }
 
 
 def form(**fields: str) -> dict[str, str]:
@@ -128,7 +132,8 @@ def test_an_existing_stdio_server_cannot_be_changed_without_the_permission(clien
         name="local-tools", transport="stdio", command="true", trust_zone="local", data_class="editor_content"
     )
     response = client.post(
-        f"/admin/agents/mcpserver/{server.pk}/change/", form(name="local-tools", transport="stdio", command="sh")
+        f"/admin/agents/mcpserver/{server.pk}/change/",
+        form(name="local-tools", transport="stdio", command="sh"),
     )
     assert response.status_code == 200
     assert "needs the permission" in response.content.decode()

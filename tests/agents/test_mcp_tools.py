@@ -102,7 +102,9 @@ def test_a_configuration_allows_a_servers_tools_by_group_and_the_model_calls_one
 
 def test_a_configuration_allows_one_tool_by_name(fake_provider, allowed, django_capture_on_commit_callbacks):
     http_server_make(allowed)
-    configuration = fake_configuration(fake_provider, allowed_tool_groups=[], allowed_tools=["mcp__tools__echo"])
+    configuration = fake_configuration(
+        fake_provider, allowed_tool_groups=[], allowed_tools=["mcp__tools__echo"]
+    )
     fake_provider.script(Reply(text="Nothing to do."))
 
     run = run_to_end(django_capture_on_commit_callbacks, configuration)
@@ -172,7 +174,9 @@ def test_a_tool_result_reaches_the_next_request_classified_and_redacted(
     assert GovernanceEvent.objects.filter(decision="secret_redacted").exists()
 
 
-def test_a_down_server_fails_the_call_not_the_run(fake_provider, settings, django_capture_on_commit_callbacks):
+def test_a_down_server_fails_the_call_not_the_run(
+    fake_provider, settings, django_capture_on_commit_callbacks
+):
     with HttpMcpServer() as server:
         settings.MCP_SERVER_URL_ALLOWLIST = [server.url]
         row = http_server_make(server.url)

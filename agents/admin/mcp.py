@@ -17,7 +17,7 @@ from django.utils.html import format_html, format_html_join
 
 from agents.models import McpServer, McpTransport
 from agents.models.mcp import STDIO_PERMISSION
-from agents.tools.mcp import server_listing
+from agents.tools.mcp import server_listing, server_tools
 
 STDIO_PERMISSION_NAME = f"agents.{STDIO_PERMISSION}"
 
@@ -92,10 +92,11 @@ class McpServerAdmin(admin.ModelAdmin):
         listing = server_listing(obj)
         if listing.error:
             return f"Could not be listed: {listing.error}"
-        offered = format_html_join(
-            "", "<li><code>{}</code> — {}</li>", ((t.name, t.description) for t in listing.tools)
+        tools, skipped = server_tools(obj)
+        if not tools and not skipped:
+            return "None."
+        return format_html(
+            "<ul>{}{}</ul>",
+            format_html_join("", "<li><code>{}</code> — {}</li>", ((t.name, t.description) for t in tools)),
+            format_html_join("", "<li><code>{}</code>: not offered, {}</li>", skipped),
         )
-        skipped = format_html_join(
-            "", "<li><code>{}</code>: not offered, {}</li>", ((name, why) for name, why in listing.skipped)
-        )
-        return format_html("<ul>{}{}</ul>", offered, skipped) if listing.tools or listing.skipped else "None."

@@ -8,8 +8,10 @@ its class may go to, and checks it again when the model calls it.
 
 Listings are read with the ``mcp`` SDK (agents/tools/mcp_client.py) only for the servers a
 configuration names, and kept per process for ``MCP_TOOL_LISTING_SECONDS`` (a failed listing for a few
-seconds), under a key that changes when the server's row does. A server that cannot be listed offers no
-tools (logged); one that fails during a call fails that call only: the model reads why, the call is
+seconds), under a key that changes with the server's address or command. The rows are read at every
+send of a configuration that names a server (one query, outside the catalogue token), and tools are
+built from them, so a server's new class, zone or switch applies at the next send. A server that
+cannot be listed offers no tools (logged); one that fails during a call fails that call only: the model reads why, the call is
 recorded as failed and a ``tool_failed`` event names the tool.
 
 Before a call the server's row is read again: a server switched off, a URL no longer on the
@@ -46,24 +48,25 @@ FUNCTION_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 MAX_RESULT_CHARS = 100_000
 FAILED_LISTING_SECONDS = 5.0
 NOT_AVAILABLE = "The tool's server is not available."
+NOT_A_FUNCTION_NAME = "its name is not a valid function name (letters, digits, '_' and '-', 64 at most)"
 
 
 @dataclass(frozen=True)
 class Listing:
-    """A server's tools as the registry offers them, until ``expires`` (``time.monotonic``);
-    ``skipped``: listed tools that cannot be offered, with why; ``error``: why listing failed."""
+    """What a server listed, redacted, until ``expires`` (``time.monotonic``); ``error``: why it could
+    not be listed. Nothing the server's row decides (class, zone, name) is kept here: tools are built
+    from the row of each send, so a stricter class or a switched-off server applies at once."""
 
-    tools: tuple[Tool, ...]
-    skipped: tuple[tuple[str, str], ...]
+    infos: tuple[McpToolInfo, ...]
     error: str
     expires: float
 
 
-LISTINGS: LruCache[tuple[int, str], Listing] = cache_register(
+LISTINGS: LruCache[tuple[Any, ...], Listing] = cache_register(
     LruCache(256),
     name="mcp_tool_listings",
-    key="MCP server id, its row's last change",
-    invalidation="a change to the server's row (a new key); else MCP_TOOL_LISTING_SECONDS",
+    key="MCP server id, how it is reached, whether it may be",
+    invalidation="a new address, command or reachability (a new key); else MCP_TOOL_LISTING_SECONDS",
 )
 
 
@@ -90,58 +93,61 @@ def reachable(server: McpServer) -> bool:
 
 
 def server_listing(server: McpServer) -> Listing:
-    """The server's tools, from this worker's cache while they are fresh, else from the server."""
-    key = (server.pk, server.updated_at.isoformat())
+    """What the server lists, from this worker's cache while it is fresh, else from the server."""
+    may_connect = reachable(server)
+    key = (server.pk, server.transport, server.url, server.command, tuple(server.args), may_connect)
     cached = LISTINGS.get(key)
     if cached is not None and cached.expires > time.monotonic():
         return cached
-    listing = _listing(server)
+    listing = _listing(server) if may_connect else _failed(NOT_AVAILABLE)
     LISTINGS.put(key, listing)
     return listing
 
 
+def _failed(error: str) -> Listing:
+    return Listing((), error, time.monotonic() + FAILED_LISTING_SECONDS)
+
+
 def _listing(server: McpServer) -> Listing:
-    if not reachable(server):
-        return Listing((), (), NOT_AVAILABLE, time.monotonic() + FAILED_LISTING_SECONDS)
     try:
         infos = tools_list(server_target(server))
     except McpUnavailable as error:
         logger.warning("MCP server %s could not be listed: %s", server.name, error)
-        return Listing((), (), str(error), time.monotonic() + FAILED_LISTING_SECONDS)
+        return _failed(str(error))
+    # A server's descriptions and schemas are text from outside that goes to every provider offered
+    # its tools: redacted here like any other part (the guard pass checks the whole body again).
+    redacted = tuple(
+        McpToolInfo(info.name, redact(info.description).text, _redacted(info.input_schema)) for info in infos
+    )
+    return Listing(redacted, "", time.monotonic() + settings.MCP_TOOL_LISTING_SECONDS)
+
+
+def server_tools(server: McpServer) -> tuple[list[Tool], list[tuple[str, str]]]:
+    """The server's tools as the registry offers them, built from ``server`` as it is now, and the
+    listed tools that cannot be offered, each with why (logged)."""
     tools: list[Tool] = []
     skipped: list[tuple[str, str]] = []
-    for info in infos:
-        tool, why = _tool(server, info)
-        if tool is None:
-            skipped.append((info.name, why))
+    for info in server_listing(server).infos:
+        name = tool_name(server.name, info.name)
+        if not FUNCTION_NAME.match(name):
+            skipped.append((info.name, NOT_A_FUNCTION_NAME))
+        elif info.input_schema.get("type") != "object":
+            skipped.append((info.name, "its input schema is not a JSON object schema"))
         else:
-            tools.append(tool)
+            tools.append(
+                Tool(
+                    name=name,
+                    description=info.description,
+                    parameters=info.input_schema,
+                    group=server.group,
+                    effect=ToolEffect.NON_IDEMPOTENT_WRITE,
+                    handler=_Handler(server.pk, info.name),
+                    data_class=server.output_class,
+                )
+            )
     if skipped:
         logger.warning("MCP server %s: tools not offered: %s", server.name, skipped)
-    expires = time.monotonic() + settings.MCP_TOOL_LISTING_SECONDS
-    return Listing(tuple(tools), tuple(skipped), "", expires)
-
-
-def _tool(server: McpServer, info: McpToolInfo) -> tuple[Tool | None, str]:
-    name = tool_name(server.name, info.name)
-    if not FUNCTION_NAME.match(name):
-        return None, "its name is not a valid function name (letters, digits, '_' and '-', 64 at most)"
-    if info.input_schema.get("type") != "object":
-        return None, "its input schema is not a JSON object schema"
-    # A server's description and schema are text from outside that goes to every provider offered
-    # the tool: redacted here like any other part (the guard pass checks the whole body again).
-    return (
-        Tool(
-            name=name,
-            description=redact(info.description).text,
-            parameters=_redacted(info.input_schema),
-            group=server.group,
-            effect=ToolEffect.NON_IDEMPOTENT_WRITE,
-            handler=_Handler(server.pk, info.name),
-            data_class=server.output_class,
-        ),
-        "",
-    )
+    return tools, skipped
 
 
 def _redacted(value: Any) -> Any:
@@ -206,7 +212,7 @@ class McpToolSource:
         server = McpServer.objects.filter(name=server_name).first()
         if server is None:
             return None
-        return next((t for t in server_listing(server).tools if t.name == name), None)
+        return next((t for t in server_tools(server)[0] if t.name == name), None)
 
     def named(self, names: frozenset[str], groups: frozenset[str]) -> list[Tool]:
         wanted = {server for server, _ in map(_split, names) if server is not None}
@@ -216,7 +222,7 @@ class McpToolSource:
         return [
             tool
             for server in McpServer.objects.filter(name__in=wanted)
-            for tool in server_listing(server).tools
+            for tool in server_tools(server)[0]
             if tool.name in names or tool.group in groups
         ]
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from agents.models import RunMessage, ToolCallRecord
-from agents.tools.mcp import LISTINGS, server_listing
+from agents.models import McpServer, RunMessage, ToolCallRecord
+from agents.tools.mcp import LISTINGS, NOT_A_FUNCTION_NAME, server_listing, server_tools
 from governance.models import GovernanceEvent
 from governance.vocabulary import DataClass, TrustZone
 from tests.agents.runs import fake_configuration, run_to_end
@@ -20,7 +20,6 @@ pytestmark = pytest.mark.django_db
 
 CANARIES = generate_canaries(seed=20261203)
 TOOLS = ["mcp__tools__add", "mcp__tools__echo", "mcp__tools__read_config", "mcp__tools__slow"]
-NOT_A_FUNCTION_NAME = "its name is not a valid function name (letters, digits, '_' and '-', 64 at most)"
 
 
 @pytest.fixture(scope="module")
@@ -53,21 +52,22 @@ def tool_message(run) -> RunMessage:
 def test_lists_a_servers_tools_and_names_those_it_cannot_offer(allowed):
     server = http_server_make(allowed)
 
-    listing = server_listing(server)
+    tools, skipped = server_tools(server)
 
-    assert [tool.name for tool in listing.tools] == [
+    assert [tool.name for tool in tools] == [
         "mcp__tools__add",
         "mcp__tools__read_config",
         "mcp__tools__slow",
         "mcp__tools__echo",
     ]
-    assert listing.skipped == (("bad.name", NOT_A_FUNCTION_NAME),)
-    assert listing.error == ""
-    add = listing.tools[0]
-    assert (add.group, add.effective_class, add.description) == (
+    assert skipped == [("bad.name", NOT_A_FUNCTION_NAME)]
+    assert server_listing(server).error == ""
+    add = tools[0]
+    assert (add.group, add.effective_class, add.description, add.effect) == (
         "mcp:tools",
         DataClass.INTERNAL_CONFIGURATION,
         "Add two integers.",
+        "non_idempotent_write",
     )
     assert add.parameters == {
         "type": "object",
@@ -75,8 +75,18 @@ def test_lists_a_servers_tools_and_names_those_it_cannot_offer(allowed):
         "required": ["a", "b"],
         "title": "addArguments",
     }
-    assert server_listing(server) is listing
     assert (LISTINGS.stats().hits, LISTINGS.stats().misses) == (1, 1)
+
+
+def test_a_servers_new_class_applies_at_once_to_the_listing_a_worker_keeps(allowed):
+    server = http_server_make(allowed)
+    assert {tool.effective_class for tool in server_tools(server)[0]} == {DataClass.INTERNAL_CONFIGURATION}
+
+    McpServer.objects.update(data_class=DataClass.SECRET_ADJACENT)  # a bulk update: no auto_now stamp
+    server.refresh_from_db()
+
+    assert {tool.effective_class for tool in server_tools(server)[0]} == {DataClass.SECRET_ADJACENT}
+    assert (LISTINGS.stats().hits, LISTINGS.stats().misses) == (1, 1)  # the server was not asked again
 
 
 def test_a_configuration_allows_a_servers_tools_by_group_and_the_model_calls_one(
@@ -180,7 +190,7 @@ def test_a_down_server_fails_the_call_not_the_run(
     with HttpMcpServer() as server:
         settings.MCP_SERVER_URL_ALLOWLIST = [server.url]
         row = http_server_make(server.url)
-        assert len(server_listing(row).tools) == 4  # listed while it was up, kept by this worker
+        assert len(server_tools(row)[0]) == 4  # listed while it was up, kept by this worker
         server.stop()
         configuration = fake_configuration(fake_provider, allowed_tool_groups=["mcp:tools"])
         fake_provider.script(Reply.tools(("c1", "mcp__tools__add", {"a": 1, "b": 1})), Reply(text="Sorry."))

@@ -18,11 +18,12 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import json
+import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
-from mcp import Client, MCPError, StdioServerParameters
+from mcp import Client, MCPError, StdioServerParameters, stdio_client
 from mcp.types import REQUEST_TIMEOUT
 
 T = TypeVar("T")
@@ -47,12 +48,13 @@ class McpTarget:
     args: tuple[str, ...] = ()
     timeout_seconds: float = 10.0
 
-    def sdk_target(self) -> str | StdioServerParameters:
+    def sdk_target(self, errlog: TextIO) -> Any:
+        """A URL, or a stdio transport whose child writes its stderr to ``errlog``."""
         if self.url:
             return self.url
         # The child gets the SDK's default environment (PATH, HOME and the like), never the
         # service's own variables: no provider key or database URL reaches a tool server.
-        return StdioServerParameters(command=self.command, args=list(self.args))
+        return stdio_client(StdioServerParameters(command=self.command, args=list(self.args)), errlog=errlog)
 
 
 @dataclass(frozen=True)
@@ -116,10 +118,12 @@ def _result_text(content: Sequence[Any], structured: Any) -> str:
 def _session(target: McpTarget, operation: Callable[[Client], Awaitable[T]]) -> T:
     async def bounded() -> T:
         async def inside() -> T:
-            async with Client(
-                target.sdk_target(), read_timeout_seconds=target.timeout_seconds, cache=None
-            ) as c:
-                return await operation(c)
+            # A stdio server's own log may echo arguments and results, which leave this service only
+            # redacted: it is discarded rather than copied into the worker's log unredacted.
+            with open(os.devnull, "w") as discard:
+                server = target.sdk_target(discard)
+                async with Client(server, read_timeout_seconds=target.timeout_seconds, cache=None) as c:
+                    return await operation(c)
 
         return await asyncio.wait_for(inside(), target.timeout_seconds + SESSION_SLACK_SECONDS)
 

@@ -21,10 +21,12 @@ step's context, and they are sent to the server) refuses the call. The arguments
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
@@ -36,6 +38,7 @@ from agents.tools.mcp_client import McpTarget, McpToolInfo, McpUnavailable, tool
 from agents.tools.registry import REGISTRY, Tool, ToolContext, ToolEffect, ToolFailed, ToolOutput
 from config.caches import cache_register
 from config.lru import LruCache
+from governance.guardrails.injection import InjectionSeverity, scan_for_injection
 from governance.guardrails.redaction import redact
 from governance.vocabulary import DataClass
 
@@ -60,6 +63,8 @@ class Listing:
     infos: tuple[McpToolInfo, ...]
     error: str
     expires: float
+    # Tools whose description or schema holds a high-severity injection finding: name → its rules.
+    flagged: Mapping[str, str] = field(default_factory=dict)
 
 
 LISTINGS: LruCache[tuple[Any, ...], Listing] = cache_register(
@@ -119,7 +124,16 @@ def _listing(server: McpServer) -> Listing:
     redacted = tuple(
         McpToolInfo(info.name, redact(info.description).text, _redacted(info.input_schema)) for info in infos
     )
-    return Listing(redacted, "", time.monotonic() + settings.MCP_TOOL_LISTING_SECONDS)
+    flagged = {info.name: rules for info in redacted if (rules := _high_findings(info))}
+    return Listing(redacted, "", time.monotonic() + settings.MCP_TOOL_LISTING_SECONDS, flagged)
+
+
+def _high_findings(info: McpToolInfo) -> str:
+    """The rules of the high-severity injection findings in what a model reads of the tool (its
+    description and schema), as skills and snippets are scanned; a skill with one is disabled."""
+    text = "\n".join([info.description, json.dumps(info.input_schema, ensure_ascii=False)])
+    findings = scan_for_injection(text)
+    return ", ".join(sorted({f.rule for f in findings if f.severity == InjectionSeverity.HIGH}))
 
 
 def server_tools(server: McpServer) -> tuple[list[Tool], list[tuple[str, str]]]:
@@ -127,10 +141,13 @@ def server_tools(server: McpServer) -> tuple[list[Tool], list[tuple[str, str]]]:
     listed tools that cannot be offered, each with why (logged)."""
     tools: list[Tool] = []
     skipped: list[tuple[str, str]] = []
-    for info in server_listing(server).infos:
+    listing = server_listing(server)
+    for info in listing.infos:
         name = tool_name(server.name, info.name)
         if not FUNCTION_NAME.match(name):
             skipped.append((info.name, NOT_A_FUNCTION_NAME))
+        elif info.name in listing.flagged:
+            skipped.append((info.name, f"it reads as a prompt injection ({listing.flagged[info.name]})"))
         elif info.input_schema.get("type") != "object":
             skipped.append((info.name, "its input schema is not a JSON object schema"))
         else:

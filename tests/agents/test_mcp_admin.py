@@ -149,4 +149,5 @@ def test_the_change_page_lists_the_servers_tools(admin_client, settings):
         page = admin_client.get(f"/admin/agents/mcpserver/{server.pk}/change/").content.decode()
     assert "<code>mcp__tools__add</code> — Add two integers." in page
     assert "<code>bad.name</code>: not offered, its name is not a valid function name" in page
+    assert "<code>shady</code>: not offered, it reads as a prompt injection (instruction_override)" in page
     assert admin_client.get("/admin/agents/mcpserver/").status_code == 200

@@ -60,7 +60,10 @@ def test_lists_a_servers_tools_and_names_those_it_cannot_offer(allowed):
         "mcp__tools__slow",
         "mcp__tools__echo",
     ]
-    assert skipped == [("bad.name", NOT_A_FUNCTION_NAME)]
+    assert skipped == [
+        ("bad.name", NOT_A_FUNCTION_NAME),
+        ("shady", "it reads as a prompt injection (instruction_override)"),
+    ]
     assert server_listing(server).error == ""
     add = tools[0]
     assert (add.group, add.effective_class, add.description, add.effect) == (

@@ -87,6 +87,7 @@ class McpServer(InTrustZone, models.Model):
 
     class Meta:
         ordering = ["name"]
+        verbose_name = "MCP server"
         permissions = [(STDIO_PERMISSION, "Can register an MCP server run as a local command (stdio)")]
         constraints = [
             models.CheckConstraint(

@@ -3,7 +3,8 @@
 Each call is claimed in ``ToolCallRecord`` before it runs. A ``non_idempotent_write`` call found
 claimed but without a recorded result (its worker died mid-call) is never run again: the model is
 told its outcome is unknown. A tool exception becomes a generic error text for the model; the details
-go to the log, never to the transcript.
+go to the log, never to the transcript. A ``ToolFailed`` (an MCP server down or slow) gives the model
+its own sentence and records a ``tool_failed`` (or ``tool_denied``) event; the run goes on.
 """
 
 from __future__ import annotations

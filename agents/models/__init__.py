@@ -12,6 +12,7 @@ from agents.models.catalog import (
     Tokenizer,
 )
 from agents.models.clients import ApiClient
+from agents.models.mcp import McpServer, McpTransport
 from agents.models.responses import StoredResponse
 from agents.models.runs import (
     AgentRun,
@@ -39,6 +40,8 @@ __all__ = [
     "ConfigurationSkill",
     "ContextUsageNote",
     "LlmModel",
+    "McpServer",
+    "McpTransport",
     "Provider",
     "ProviderKind",
     "RunClaim",

@@ -72,6 +72,9 @@ class SendRequest:
     options: CallOptions = NO_OPTIONS
     # How many transcript messages at its front are a run's stored conversation, not its own rows.
     caller_messages: int = 0
+    # How many more messages the run's own transcript holds than ``transcript`` shows: those a
+    # compaction's summary stands for (agents/runtime/compacted.py).
+    compacted_messages: int = 0
     # Unsaved snippet versions selected in place of the saved ones: only for showing what an edit
     # would cost (agents/edit_effects.py); never set for a send.
     snippet_edits: tuple[SnippetEdit, ...] = ()

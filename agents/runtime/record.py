@@ -41,6 +41,8 @@ class StepRecord:
     skipped: tuple[SkippedTarget, ...] = ()  # targets not sent the call: it could not fit them
     decision: ContextDecision | None = None  # the permitted decision (None when refused or not decided)
     reply_redactions: dict[str, int] = field(default_factory=dict)
+    kind: str = "model_call"  # or "compaction": a summary's send (agents/runtime/compaction.py)
+    compaction: dict[str, object] = field(default_factory=dict)  # a compaction step's record
 
     @property
     def model(self) -> LlmModel:
@@ -103,6 +105,8 @@ def step_record(record: StepRecord) -> AgentStep:
     step = AgentStep(
         run=record.run,
         index=record.index,
+        kind=record.kind,
+        compaction=record.compaction,
         status=record.status,
         model=record.model,
         provider=record.model.provider.identifier,

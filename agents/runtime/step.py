@@ -22,6 +22,7 @@ from django.db import InterfaceError, OperationalError, models
 from django.utils import timezone
 
 from agents.models import AgentRun, AgentStep, RunMessage, StepStatus, TerminationReason
+from agents.runtime.compaction import run_compact
 from agents.runtime.leases import lease_claim, lease_renew, run_advance, run_finish
 from agents.runtime.live import streamed_send
 from agents.runtime.pins import pinned_content, run_pins
@@ -93,6 +94,10 @@ def _claimed_step_run(run: AgentRun, step_index: int, worker: str, recorded: str
             AgentStep.objects.filter(run=run, index=step_index).delete()
         if step_index >= run.configuration.max_iterations:
             return _finish(run, worker, step_index, TerminationReason.MAX_ITERATIONS)
+        compaction = run_compact(run=run, step_index=step_index, worker=worker)
+        if compaction is not None:
+            action = StepAction.ADVANCED if compaction.advanced else StepAction.SKIPPED
+            return StepOutcome(str(run.id), step_index, action, f"compaction {compaction.status}")
         phase = _model_phase(run, step_index, worker)
         if isinstance(phase, StepOutcome):
             return phase
@@ -200,7 +205,9 @@ def _model_phase(run: AgentRun, step_index: int, worker: str) -> StepOutcome | R
         )
         return _finish(run, worker, step_index, reason, str(failure.failure_class), failure.message)
     completed = completed_step_record(
-        record, worker=worker, position=len(request.transcript) - request.caller_messages
+        record,
+        worker=worker,
+        position=len(request.transcript) - request.caller_messages + request.compacted_messages,
     )
     if completed.finished:
         return StepOutcome(str(run.id), step_index, StepAction.FINISHED, TerminationReason.COMPLETED.value)

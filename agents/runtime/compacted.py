@@ -148,9 +148,9 @@ def _note(
         tokens = sum(stubs[position][1] for position in cleared)
         lines.append(f"Compacted: {len(cleared)} older tool results cleared ({tokens:,} tokens).")
     if failed is not None:
-        what = "refused" if failed.status == StepStatus.REFUSED else "failed"
+        what = "was refused" if failed.status == StepStatus.REFUSED else "failed"
         lines.append(
-            f"Compaction: a summary by {failed.model} was {what} ({failed.error_code}); "
+            f"Compaction: a summary by {failed.model} {what} ({failed.error_code}); "
             "the oldest turns are dropped instead."
         )
     return "\n".join(lines)

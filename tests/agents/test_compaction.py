@@ -14,6 +14,7 @@ from agents.apis.run_events import run_event_stream
 from agents.apis.run_output import run_detail_body
 from agents.models import AgentRun, AgentStep, Configuration, ProviderKind
 from agents.runtime.compacted import cleared_stub, summary_message
+from agents.runtime.step import step_run
 from agents.runtime.summary import SUMMARY_INSTRUCTIONS
 from agents.runtime.transcript import run_context
 from context_assembly.encodings import get_encoding
@@ -332,3 +333,47 @@ def test_a_summary_carries_the_label_of_the_secret_turn_it_replaced(
             expected["summary"] = SECRET_SUMMARY
         assert detail == expected
         assert event == expected
+
+
+def test_a_failed_summary_is_recorded_and_the_run_drops_the_oldest_turns_until_the_next_try(
+    fake_provider, summary_fake, django_capture_on_commit_callbacks
+):
+    _notes()
+    _script(fake_provider)
+    summary_fake.script(Reply.failing(400, "bad request"), Reply(text=SUMMARY))
+    summarizer = _summary_model(summary_fake, TrustZone.LOCAL)
+    configuration = _configuration(fake_provider, "summarise", summary_model=summarizer)
+    run = run_to_end(django_capture_on_commit_callbacks, configuration)
+
+    assert (run.status, run.termination_reason) == ("completed", "completed")
+    failed = AgentStep.objects.get(run=run, index=5)
+    assert (failed.kind, failed.status, failed.cost, failed.label) == ("compaction", "failed", None, "")
+    after = fake_provider.bodies()[5]["messages"][-1]["content"].split("\n")[1]
+    assert after == (
+        f"Compaction: a summary by gpt-4o-mini failed ({failed.error_code}); "
+        "the oldest turns are dropped instead."
+    )
+    # Tried again at the next step that is due (index 7, after the model call at 6), and it holds.
+    assert _steps(run)[5:] == [
+        (5, "compaction", "failed"),
+        (6, "model_call", "completed"),
+        (7, "compaction", "completed"),
+        (8, "model_call", "completed"),
+    ]
+    assert len(summary_fake.requests) == 2
+    assert run.prompt_tokens_total == sum(
+        AgentStep.objects.filter(run=run)
+        .exclude(reported_prompt_tokens=None)
+        .values_list("reported_prompt_tokens", flat=True)
+    )
+
+
+def test_a_redelivered_compaction_index_does_nothing(fake_provider, django_capture_on_commit_callbacks):
+    _notes()
+    _script(fake_provider)
+    run = run_to_end(django_capture_on_commit_callbacks, _configuration(fake_provider, "clear_tool_results"))
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        outcome = step_run(run_id=str(run.id), step_index=5, worker="late-worker")
+    assert (outcome.action, callbacks) == ("skipped", [])
+    assert AgentStep.objects.filter(run=run, kind="compaction").count() == 1
+    assert len(fake_provider.requests) == 7

@@ -40,7 +40,7 @@ def summary_fake() -> Iterator[FakeProvider]:
         yield fake
 
 
-def _notes(*, secret: int | None = None) -> list[str]:
+def notes(*, secret: int | None = None) -> list[str]:
     """Six snippets of about 270 tokens, one per tag ``t0``..``t5``; the tool's result text of each."""
     results = []
     for i in range(CALLS):
@@ -53,14 +53,14 @@ def _notes(*, secret: int | None = None) -> list[str]:
     return results
 
 
-def _script(fake: FakeProvider) -> None:
+def tool_heavy_script(fake: FakeProvider) -> None:
     fake.script(
         *[Reply.tools((f"call_{i}", "snippets_by_tag", {"tags": [f"t{i}"]})) for i in range(CALLS)],
         Reply(text="All notes read."),
     )
 
 
-def _configuration(fake: FakeProvider, strategy: str, **fields: object) -> Configuration:
+def compacting_configuration(fake: FakeProvider, strategy: str, **fields: object) -> Configuration:
     return fake_configuration(
         fake,
         max_iterations=20,
@@ -73,7 +73,7 @@ def _configuration(fake: FakeProvider, strategy: str, **fields: object) -> Confi
     )
 
 
-def _summary_model(fake: FakeProvider, zone: str) -> object:
+def summary_model_on(fake: FakeProvider, zone: str) -> object:
     provider = provider_make(
         kind=ProviderKind.OPENAI_COMPATIBLE,
         base_url=fake.openai_base_url,
@@ -131,9 +131,11 @@ def _prompts(run: AgentRun) -> dict[int, int]:
 
 def test_drop_oldest_drops_turns_on_this_task(fake_provider, django_capture_on_commit_callbacks):
     """The control: the same task on today's strategy loses whole turns from the step's context."""
-    _notes()
-    _script(fake_provider)
-    run = run_to_end(django_capture_on_commit_callbacks, _configuration(fake_provider, "drop_oldest"))
+    notes()
+    tool_heavy_script(fake_provider)
+    run = run_to_end(
+        django_capture_on_commit_callbacks, compacting_configuration(fake_provider, "drop_oldest")
+    )
     assert (run.status, run.termination_reason) == ("completed", "completed")
     assert {kind for _, kind, _ in _steps(run)} == {"model_call"}
     dropped = list(
@@ -146,9 +148,11 @@ def test_drop_oldest_drops_turns_on_this_task(fake_provider, django_capture_on_c
 def test_clear_tool_results_compacts_instead_of_dropping_turns(
     fake_provider, django_capture_on_commit_callbacks
 ):
-    results = _notes()
-    _script(fake_provider)
-    run = run_to_end(django_capture_on_commit_callbacks, _configuration(fake_provider, "clear_tool_results"))
+    results = notes()
+    tool_heavy_script(fake_provider)
+    run = run_to_end(
+        django_capture_on_commit_callbacks, compacting_configuration(fake_provider, "clear_tool_results")
+    )
 
     assert (run.status, run.termination_reason) == ("completed", "completed")
     # Step 4's prompt passed half the window, so index 5 compacts and the model call moves to 6.
@@ -195,11 +199,11 @@ def test_clear_tool_results_compacts_instead_of_dropping_turns(
 def test_summarise_replaces_older_turns_with_a_governed_summary(
     fake_provider, summary_fake, django_capture_on_commit_callbacks
 ):
-    results = _notes()
-    _script(fake_provider)
+    results = notes()
+    tool_heavy_script(fake_provider)
     summary_fake.script(Reply(text=SUMMARY))
-    summarizer = _summary_model(summary_fake, TrustZone.LOCAL)
-    configuration = _configuration(fake_provider, "summarise", summary_model=summarizer)
+    summarizer = summary_model_on(summary_fake, TrustZone.LOCAL)
+    configuration = compacting_configuration(fake_provider, "summarise", summary_model=summarizer)
     run = run_to_end(django_capture_on_commit_callbacks, configuration)
 
     assert (run.status, run.termination_reason) == ("completed", "completed")
@@ -263,11 +267,11 @@ def test_summarise_replaces_older_turns_with_a_governed_summary(
 def test_a_summary_of_a_secret_turn_is_never_sent_to_a_less_trusted_model(
     fake_provider, summary_fake, django_capture_on_commit_callbacks
 ):
-    _notes(secret=1)
-    _script(fake_provider)
+    notes(secret=1)
+    tool_heavy_script(fake_provider)
     summary_fake.script(Reply(text=SECRET_SUMMARY))
-    summarizer = _summary_model(summary_fake, TrustZone.EXTERNAL_EU)
-    configuration = _configuration(fake_provider, "summarise", summary_model=summarizer)
+    summarizer = summary_model_on(summary_fake, TrustZone.EXTERNAL_EU)
+    configuration = compacting_configuration(fake_provider, "summarise", summary_model=summarizer)
     run = run_to_end(django_capture_on_commit_callbacks, configuration)
 
     assert summary_fake.requests == []  # refused: nothing reached the summary model
@@ -307,11 +311,11 @@ def _step_events(run: AgentRun, zone: TrustZone) -> dict[int, dict]:
 def test_a_summary_carries_the_label_of_the_secret_turn_it_replaced(
     fake_provider, summary_fake, django_capture_on_commit_callbacks
 ):
-    results = _notes(secret=1)
-    _script(fake_provider)
+    results = notes(secret=1)
+    tool_heavy_script(fake_provider)
     summary_fake.script(Reply(text=SECRET_SUMMARY))
-    summarizer = _summary_model(summary_fake, TrustZone.LOCAL)
-    configuration = _configuration(fake_provider, "summarise", summary_model=summarizer)
+    summarizer = summary_model_on(summary_fake, TrustZone.LOCAL)
+    configuration = compacting_configuration(fake_provider, "summarise", summary_model=summarizer)
     run = run_to_end(django_capture_on_commit_callbacks, configuration)
 
     assert (run.status, run.termination_reason) == ("completed", "completed")
@@ -338,11 +342,11 @@ def test_a_summary_carries_the_label_of_the_secret_turn_it_replaced(
 def test_a_failed_summary_is_recorded_and_the_run_drops_the_oldest_turns_until_the_next_try(
     fake_provider, summary_fake, django_capture_on_commit_callbacks
 ):
-    _notes()
-    _script(fake_provider)
+    notes()
+    tool_heavy_script(fake_provider)
     summary_fake.script(Reply.failing(400, "bad request"), Reply(text=SUMMARY))
-    summarizer = _summary_model(summary_fake, TrustZone.LOCAL)
-    configuration = _configuration(fake_provider, "summarise", summary_model=summarizer)
+    summarizer = summary_model_on(summary_fake, TrustZone.LOCAL)
+    configuration = compacting_configuration(fake_provider, "summarise", summary_model=summarizer)
     run = run_to_end(django_capture_on_commit_callbacks, configuration)
 
     assert (run.status, run.termination_reason) == ("completed", "completed")
@@ -369,9 +373,11 @@ def test_a_failed_summary_is_recorded_and_the_run_drops_the_oldest_turns_until_t
 
 
 def test_a_redelivered_compaction_index_does_nothing(fake_provider, django_capture_on_commit_callbacks):
-    _notes()
-    _script(fake_provider)
-    run = run_to_end(django_capture_on_commit_callbacks, _configuration(fake_provider, "clear_tool_results"))
+    notes()
+    tool_heavy_script(fake_provider)
+    run = run_to_end(
+        django_capture_on_commit_callbacks, compacting_configuration(fake_provider, "clear_tool_results")
+    )
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         outcome = step_run(run_id=str(run.id), step_index=5, worker="late-worker")
     assert (outcome.action, callbacks) == ("skipped", [])

@@ -23,6 +23,7 @@ Transcript rows are never changed (``agents/runtime/compacted.py`` applies the r
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -232,7 +233,7 @@ def _saved(step: AgentStep) -> AgentStep:
 
 
 def _recorded(
-    run: AgentRun, step_index: int, worker: str, save: Any, strategy: str, status: str
+    run: AgentRun, step_index: int, worker: str, save: Callable[[], AgentStep], strategy: str, status: str
 ) -> Compaction:
     """``save()`` the step and advance the run past it in one transaction; nothing is kept when the
     lease was lost. The next step is enqueued on commit."""

@@ -56,7 +56,9 @@ class Compacted:
     start: int  # the first run message still shown as itself (those before it are summarised)
     summarised: bool  # messages[0] is a summary
     cleared: frozenset[int]  # positions of the tool results shown as stubs
-    refused: bool  # the run's last summary attempt after its last summary was refused
+    # The run's last summary attempt after its last summary was refused (by governance, the budget, or
+    # the summary model's window): for good, as what refused it stays in the transcript or grows.
+    refused: bool
     note: str  # the tail note's compaction lines; "" when there is nothing to say
 
     @property

@@ -8,9 +8,9 @@ Per configuration, ``context_strategy``:
   tokens cleared; the ``compaction_keep`` most recent results stay as they are. No model is called;
 * ``summarise``: the run's turns before its ``compaction_keep`` most recent are replaced by a summary
   written by the summary model (``agents/runtime/summary.py``), a governed send recorded as this step
-  with its usage, cost and labels. A refused summary is recorded (nothing was sent) and the run goes on
-  with ``drop_oldest``, for good: the classes that refused it stay in the transcript. A failed one is
-  recorded too, and tried again when compaction is next due.
+  with its usage, cost and labels. A refused summary (governance, the budget, the summary model's
+  window) is recorded (nothing was sent) and the run goes on with ``drop_oldest``, for good: what
+  refused it stays in the transcript. A failed one is recorded too, and tried again when next due.
 
 Due at step ``i`` (never the first, never right after a compaction step) when the last completed model
 call's prompt (the context usage of docs/architecture.md, "Context usage") reached

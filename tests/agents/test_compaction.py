@@ -12,7 +12,7 @@ import pytest
 
 from agents.apis.run_events import run_event_stream
 from agents.apis.run_output import run_detail_body
-from agents.models import AgentRun, AgentStep, Configuration, ProviderKind
+from agents.models import AgentRun, AgentStep, Configuration, LlmModel, ProviderKind
 from agents.runtime.compacted import cleared_stub, summary_message
 from agents.runtime.step import step_run
 from agents.runtime.summary import SUMMARY_INSTRUCTIONS
@@ -73,7 +73,7 @@ def compacting_configuration(fake: FakeProvider, strategy: str, **fields: object
     )
 
 
-def summary_model_on(fake: FakeProvider, zone: str) -> object:
+def summary_model_on(fake: FakeProvider, zone: str, context_window: int = 8000) -> LlmModel:
     provider = provider_make(
         kind=ProviderKind.OPENAI_COMPATIBLE,
         base_url=fake.openai_base_url,
@@ -84,7 +84,7 @@ def summary_model_on(fake: FakeProvider, zone: str) -> object:
     return model_make(
         provider=provider,
         model_id="gpt-4o-mini",
-        context_window=8000,
+        context_window=context_window,
         max_output_tokens=500,
         input_price_per_million=Decimal("2.00"),
         output_price_per_million=Decimal("8.00"),
@@ -383,3 +383,26 @@ def test_a_redelivered_compaction_index_does_nothing(fake_provider, django_captu
     assert (outcome.action, callbacks) == ("skipped", [])
     assert AgentStep.objects.filter(run=run, kind="compaction").count() == 1
     assert len(fake_provider.requests) == 7
+
+
+def test_a_summary_its_model_cannot_hold_is_refused_unsent_and_not_tried_again(
+    fake_provider, summary_fake, django_capture_on_commit_callbacks
+):
+    notes()
+    tool_heavy_script(fake_provider)
+    summarizer = summary_model_on(summary_fake, TrustZone.LOCAL, context_window=1000)
+    configuration = compacting_configuration(fake_provider, "summarise", summary_model=summarizer)
+    run = run_to_end(django_capture_on_commit_callbacks, configuration)
+
+    assert summary_fake.requests == []
+    assert (run.status, run.termination_reason) == ("completed", "completed")
+    assert _steps(run)[5:] == [
+        (5, "compaction", "refused"),
+        (6, "model_call", "completed"),
+        (7, "model_call", "completed"),
+    ]
+    step = AgentStep.objects.get(run=run, index=5)
+    assert (step.error_code, step.cost) == ("context_overflow", None)
+    assert step.breakdown["estimated"] > step.breakdown["budget"]
+    note = "Compaction: a summary by gpt-4o-mini was refused (context_overflow); the oldest turns are dropped instead."
+    assert [b["messages"][-1]["content"].split("\n")[1] for b in fake_provider.bodies()[5:]] == [note, note]

@@ -61,15 +61,14 @@ def tool_heavy_script(fake: FakeProvider) -> None:
 
 
 def compacting_configuration(fake: FakeProvider, strategy: str, **fields: object) -> Configuration:
+    settings = {"compaction_threshold": 0.5, "compaction_keep": 2, **fields}
     return fake_configuration(
         fake,
         max_iterations=20,
         context_strategy=strategy,
-        compaction_threshold=0.5,
-        compaction_keep=2,
         context_usage_note="tail",
         **SMALL_WINDOW,
-        **fields,
+        **settings,
     )
 
 
@@ -406,3 +405,25 @@ def test_a_summary_its_model_cannot_hold_is_refused_unsent_and_not_tried_again(
     assert step.breakdown["estimated"] > step.breakdown["budget"]
     note = "Compaction: a summary by gpt-4o-mini was refused (context_overflow); the oldest turns are dropped instead."
     assert [b["messages"][-1]["content"].split("\n")[1] for b in fake_provider.bodies()[5:]] == [note, note]
+
+
+def test_compaction_comes_before_a_step_would_drop_turns_below_the_threshold(
+    fake_provider, django_capture_on_commit_callbacks
+):
+    results = notes()
+    tool_heavy_script(fake_provider)
+    configuration = compacting_configuration(fake_provider, "clear_tool_results", compaction_threshold=1.0)
+    run = run_to_end(django_capture_on_commit_callbacks, configuration)
+
+    assert (run.status, run.termination_reason) == ("completed", "completed")
+    # Index 6 is where drop_oldest drops a turn (the control above): it compacts instead.
+    assert _steps(run)[5:] == [
+        (5, "model_call", "completed"),
+        (6, "compaction", "completed"),
+        (7, "model_call", "completed"),
+    ]
+    cleared = AgentStep.objects.get(run=run, index=6).compaction["cleared"]
+    assert [item["position"] for item in cleared] == [1, 3, 5, 7]
+    after = fake_provider.bodies()[6]["messages"]
+    assert after[-3:-1] == [_call(5), _result(5, results[5])]
+    assert AgentStep.objects.get(run=run, index=7).breakdown["dropped_turns"] == 0

@@ -427,3 +427,40 @@ def test_compaction_comes_before_a_step_would_drop_turns_below_the_threshold(
     after = fake_provider.bodies()[6]["messages"]
     assert after[-3:-1] == [_call(5), _result(5, results[5])]
     assert AgentStep.objects.get(run=run, index=7).breakdown["dropped_turns"] == 0
+
+
+def test_a_run_started_with_a_conversation_compacts_its_own_turns_and_summaries_chain(
+    fake_provider, summary_fake, django_capture_on_commit_callbacks
+):
+    results = notes()
+    tool_heavy_script(fake_provider)
+    later = "Notes 0 to 3 were read."
+    summary_fake.script(Reply(text=SUMMARY), Reply(text=later))
+    summarizer = summary_model_on(summary_fake, TrustZone.LOCAL)
+    configuration = compacting_configuration(fake_provider, "summarise", summary_model=summarizer)
+    conversation = [
+        {"role": "user", "content": "Summarise our tone of voice."},
+        {"role": "assistant", "content": "Which notes?"},
+        {"role": "user", "content": "All of them."},
+    ]
+    run = run_to_end(django_capture_on_commit_callbacks, configuration, messages=conversation)
+
+    assert (run.status, run.termination_reason) == ("completed", "completed")
+    # The caller's turns fill the window sooner: two compactions, the second summarising the first.
+    kinds = [kind for _, kind, _ in _steps(run)]
+    assert [i for i, kind in enumerate(kinds) if kind == "compaction"] == [4, 7]
+    records = AgentStep.objects.filter(run=run, kind="compaction").order_by("index")
+    assert [(r.compaction["through"], r.compaction["summary"]) for r in records] == [(4, SUMMARY), (8, later)]
+    first, second = summary_fake.bodies()
+    assert "Which notes?" not in first["messages"][1]["content"]  # the caller's turns are not summarised
+    assert f"[assistant]\n{summary_message(4, SUMMARY).content}" in second["messages"][1]["content"]
+    last = fake_provider.bodies()[-1]["messages"]  # the model call at index 8
+    assert last[2:-1] == [
+        {"role": "assistant", "content": "Which notes?"},
+        {"role": "user", "content": "All of them."},
+        {"role": "assistant", "content": summary_message(8, later).content},
+        _call(4), _result(4, results[4]),
+        _call(5), _result(5, results[5]),
+    ]  # fmt: skip
+    positions = list(run.messages.order_by("position").values_list("position", flat=True))
+    assert positions == list(range(2 * CALLS + 1))

@@ -10,7 +10,7 @@ from django.conf import settings
 from agents.models import AgentRun, AgentStep
 from agents.services import run_create
 from governance.vocabulary import DataClass, TrustZone
-from tests.agents.test_compaction import (
+from tests.agents.compaction_runs import (
     SUMMARY,
     compacting_configuration,
     notes,

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from agents.models import AgentStep
+from agents.models import AgentStep, ProviderKind
 from agents.runtime.compacted import cleared_stub, summary_message
 from agents.runtime.step import step_run
 from agents.runtime.summary import SUMMARY_INSTRUCTIONS
@@ -29,6 +29,7 @@ from tests.agents.compaction_runs import (
     wire,
 )
 from tests.agents.runs import run_to_end
+from tests.factories import configuration_make, model_make, provider_make
 from tests.fakes.provider_server import FakeProvider, Reply, count_prompt_tokens
 
 pytestmark = pytest.mark.django_db
@@ -246,3 +247,53 @@ def test_a_run_started_with_a_conversation_compacts_its_own_turns_and_summaries_
     ]  # fmt: skip
     positions = list(run.messages.order_by("position").values_list("position", flat=True))
     assert positions == list(range(2 * CALLS + 1))
+
+
+def test_on_the_anthropic_wire_the_summary_opens_the_assistant_turn_it_precedes(
+    fake_provider, summary_fake, django_capture_on_commit_callbacks
+):
+    notes()
+    tool_heavy_script(fake_provider)
+    summary_fake.script(Reply(text=SUMMARY), Reply(text="Notes 0 to 3 were read."))
+    provider = provider_make(
+        kind=ProviderKind.ANTHROPIC,
+        base_url=fake_provider.anthropic_base_url,
+        trust_zone=TrustZone.LOCAL,
+        timeout_seconds=5,
+        max_retries=0,
+    )
+    model = model_make(
+        provider=provider,
+        model_id="claude-sonnet-4-20250514",
+        tokenizer="approximate",
+        context_window=2000,
+        max_output_tokens=200,
+    )
+    configuration = configuration_make(
+        model=model,
+        allowed_tool_groups=["content"],
+        max_iterations=20,
+        context_strategy="summarise",
+        compaction_threshold=0.5,
+        compaction_keep=2,
+        summary_model=summary_model_on(summary_fake, TrustZone.LOCAL),
+    )
+    run = run_to_end(django_capture_on_commit_callbacks, configuration)
+
+    assert (run.status, run.termination_reason) == ("completed", "completed")
+    first = AgentStep.objects.filter(run=run, kind="compaction").order_by("index").first()
+    through = first.compaction["through"]
+    kept = through // 2  # the first call the summary did not replace
+    after = fake_provider.bodies()[first.index]["messages"]  # the model call right after it
+    assert after[1] == {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": summary_message(through, SUMMARY).content},
+            {
+                "type": "tool_use",
+                "id": f"call_{kept}",
+                "name": "snippets_by_tag",
+                "input": {"tags": [f"t{kept}"]},
+            },
+        ],
+    }

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ValidationError
 
-from agents.models import Configuration
+from agents.models import AgentStep, Configuration
+from agents.services import run_create
 from tests.factories import configuration_make
 
 pytestmark = pytest.mark.django_db
@@ -46,3 +47,20 @@ def test_the_admin_form_edits_the_strategy(admin_client):
     for name in ("context_strategy", "compaction_threshold", "compaction_keep", "summary_model"):
         assert f'name="{name}"' in page
     assert '<option value="summarise">Summarise older turns</option>' in page
+
+
+def test_the_step_page_shows_a_compaction_record(admin_client):
+    run = run_create(configuration=configuration_make(), input_text="Go.", input_data_class="public_content")
+    record = {"strategy": "clear_tool_results", "cleared": [{"position": 1, "tool": "lookup", "tokens": 812}]}
+    step = AgentStep.objects.create(
+        run=run,
+        index=0,
+        kind="compaction",
+        status="completed",
+        usage_provenance="unavailable",
+        compaction=record,
+    )
+    page = admin_client.get(f"/admin/agents/agentstep/{step.pk}/change/").content.decode()
+    assert "Compaction" in page
+    assert "clear_tool_results" in page
+    assert "812" in page

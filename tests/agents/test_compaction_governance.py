@@ -11,7 +11,8 @@ import pytest
 
 from agents.apis.run_events import run_event_stream
 from agents.apis.run_output import run_detail_body
-from agents.models import AgentRun, AgentStep
+from agents.models import AgentRun, AgentStep, ClientDailyUsage
+from agents.services import api_client_create
 from governance.models import GovernanceEvent
 from governance.vocabulary import TrustZone
 from tests.agents.compaction_runs import (
@@ -165,3 +166,25 @@ def test_a_summary_its_model_cannot_hold_is_refused_unsent_and_not_tried_again(
     assert step.breakdown["estimated"] > step.breakdown["budget"]
     note = "Compaction: a summary by gpt-4o-mini was refused (context_overflow); the oldest turns are dropped instead."
     assert [b["messages"][-1]["content"].split("\n")[1] for b in fake_provider.bodies()[5:]] == [note, note]
+
+
+def test_a_summary_is_charged_to_the_clients_budget_like_every_send(
+    fake_provider, summary_fake, django_capture_on_commit_callbacks
+):
+    notes()
+    tool_heavy_script(fake_provider)
+    summary_fake.script(Reply(text=SUMMARY))
+    summarizer = summary_model_on(summary_fake, TrustZone.LOCAL)
+    configuration = compacting_configuration(fake_provider, "summarise", summary_model=summarizer)
+    client = api_client_create(
+        name="notes-bot", scopes=["runs:create"], configurations=[configuration], trust_zone=TrustZone.LOCAL
+    ).client
+    run = run_to_end(django_capture_on_commit_callbacks, configuration, api_client=client)
+
+    assert (run.status, run.termination_reason) == ("completed", "completed")
+    steps = AgentStep.objects.filter(run=run).exclude(reported_prompt_tokens=None)
+    assert [s.kind for s in steps.order_by("index")].count("compaction") == 1
+    day = ClientDailyUsage.objects.get(client=client)
+    tokens = sum(s.reported_prompt_tokens + s.completion_tokens for s in steps)
+    assert (day.tokens_used, day.tokens_reserved) == (tokens, 0)
+    assert (day.cost_used, day.cost_reserved) == (run.cost_total, 0)

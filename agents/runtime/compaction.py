@@ -29,8 +29,10 @@ from typing import Any
 
 from django.db import transaction
 
+from agents.errors import ModelInactive
 from agents.models import AgentRun, AgentStep, ContextStrategy, StepKind, StepStatus
 from agents.pricing import ZERO
+from agents.providers.failures import ProviderError
 from agents.providers.values import ProviderReply
 from agents.runtime.compacted import (
     CLEAR_TOOL_RESULTS,
@@ -39,12 +41,13 @@ from agents.runtime.compacted import (
     compacted,
     compaction_records,
 )
+from agents.runtime.content import pinned_send_content
 from agents.runtime.leases import StepTotals, run_advance
 from agents.runtime.pins import pinned_content, run_pins
 from agents.runtime.plan import model_profile, send_plan
 from agents.runtime.queue import step_enqueue
 from agents.runtime.record import StepRecord, step_record
-from agents.runtime.send import GovernedSend, SendOutcome
+from agents.runtime.send import SEND_ERRORS, GovernedCall, SendError
 from agents.runtime.summary import summary_events, summary_plan
 from agents.runtime.targets import reply_limit
 from agents.runtime.transcript import TRANSCRIPTS, run_context, run_request, run_usage
@@ -108,7 +111,9 @@ def _due(run: AgentRun) -> bool:
         return True
     pins = run_pins(run)
     pinned = pinned_content(configuration=run.configuration, pins=pins) if pins else None
-    plan = send_plan(configuration=run.configuration, request=run_request(run, run_context(run), pinned))
+    request = run_request(run, run_context(run), pinned)
+    content = pinned_send_content(run.configuration, pinned) if pinned is not None else None
+    plan = send_plan(configuration=run.configuration, request=request, content=content)
     limit, _ = reply_limit(run.max_tokens, plan.model)
     fitted = fit(plan.assembled, estimator=Estimator(plan.profile), max_tokens=limit)
     return fitted.overflow or fitted.dropped_turns > 0
@@ -162,50 +167,35 @@ def _summarised(
         labels=state.labels[:cut],
     )
     events = summary_events(run, plan.model, step_index)
-    outcome = GovernedSend(plan, events, client_id=run.api_client_id).send()
+    call = GovernedCall(plan, events, client_id=run.api_client_id)
     data: dict[str, Any] = {"strategy": SUMMARISE, "through": through, "messages": cut}
     record = StepRecord(
         run=run,
         index=step_index,
-        plan=plan,
+        call=call,
         started=started,
         status=StepStatus.COMPLETED,
-        fitted=outcome.fitted,
-        reply=outcome.reply,
-        served=outcome.served,
-        clamped=outcome.clamped,
-        skipped=outcome.skipped,
-        decision=outcome.decision,
-        reply_redactions=outcome.reply_redactions,
         kind=StepKind.COMPACTION,
         compaction=data,
     )
-    status, error = _ended(outcome)
-    reply = outcome.reply
-    if status == StepStatus.COMPLETED and reply is not None:
-        data["summary"] = reply.text
-        data["observed"] = outcome.decision is not None and outcome.decision.label_observed
+    try:
+        reply = call.send()
+    except SEND_ERRORS as error:
+        record = replace(record, status=_ended(error), error=error.code)
+        return _recorded(run, step_index, worker, lambda: _with_totals(record), SUMMARISE, record.status)
+    record = replace(record, reply=reply)
+    if not reply.text.strip() or reply.tool_calls:
+        record = replace(record, status=StepStatus.FAILED, error="summary_empty")
     else:
-        record = replace(record, status=status, error=error)
-    return _recorded(run, step_index, worker, lambda: _with_totals(record), SUMMARISE, status)
+        data["summary"] = reply.text
+        data["observed"] = call.decision is not None and call.decision.label_observed
+    return _recorded(run, step_index, worker, lambda: _with_totals(record), SUMMARISE, record.status)
 
 
-def _ended(outcome: SendOutcome) -> tuple[StepStatus, str]:
-    """The compaction step's status and error code for the summary's outcome."""
-    if outcome.refusal is not None:
-        return StepStatus.REFUSED, outcome.refusal.code
-    if outcome.exhausted is not None:
-        return StepStatus.REFUSED, outcome.exhausted.code
-    if outcome.overflow:
-        return StepStatus.REFUSED, "context_overflow"
-    if outcome.inactive is not None:
-        return StepStatus.FAILED, outcome.inactive.code
-    if outcome.failure is not None:
-        return StepStatus.FAILED, outcome.failure.code
-    reply = outcome.reply
-    if reply is None or not reply.text.strip() or reply.tool_calls:
-        return StepStatus.FAILED, "summary_empty"
-    return StepStatus.COMPLETED, ""
+def _ended(error: SendError) -> StepStatus:
+    """A summary the governance check, the client's budget or the summary model's window refused is
+    ``refused`` (for good); one the provider failed, or whose model is switched off, ``failed``."""
+    return StepStatus.FAILED if isinstance(error, ModelInactive | ProviderError) else StepStatus.REFUSED
 
 
 def _with_totals(record: StepRecord) -> AgentStep:

@@ -1,7 +1,7 @@
 """The send that writes a summary of a run's older turns, planned like every other send.
 
 A summary is a governed send of its own (docs/decisions/0021-compaction-is-a-governed-send.md): its
-plan goes through :class:`agents.runtime.send.GovernedSend` as a step's does, so it passes the one
+plan goes through :class:`agents.runtime.send.GovernedCall` as a step's does, so it passes the one
 check (``decide()``, for the summary model's zone and the run's receiver), the redaction and the guard
 pass over the serialised body, the fit and the client's budget. Its sources are the turns it
 summarises, each at its class (a reply at its label), so a model whose zone does not admit one of them
@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from agents.models import AgentRun, Configuration, LlmModel
 from agents.providers.dispatch import Target
+from agents.runtime.content import SendContent
 from agents.runtime.plan import (
     SendPlan,
     SendRequest,
@@ -35,6 +36,7 @@ from governance.policy import Source
 from governance.services import EventContext
 from governance.vocabulary import DataClass, Enforcement, SourceKind, TrustZone
 from skills.composition import SkillBlock
+from snippets.selectors import SnippetSelection
 
 SUMMARY_INSTRUCTIONS = (
     "You compact the working memory of an agent. Summarise the conversation below so that the agent "
@@ -128,6 +130,13 @@ def summary_plan(
         dropped_skills=(),
         redactions=dict(redactions.counts),
         request=request,
+        content=SendContent(
+            configuration=configuration,
+            fallbacks=(),
+            selection=SnippetSelection(snippets=(), unknown_tags=(), empty_tags=()),
+            skills=_NO_SKILLS,
+            disabled_tools=frozenset(),
+        ),
         snippets=(),
         skills=_NO_SKILLS,
         inactive=tuple(str(m) for m in inactive),

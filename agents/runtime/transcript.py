@@ -195,7 +195,6 @@ def run_request(run: AgentRun, context: RunContext, pinned: PinnedContent | None
         request_skills=tuple(skills_in_order(skill_ids=run.request_skills)) if pinned is None else (),
         tail_note=tail_note,
         compacted_messages=compacted_messages,
-        pinned=pinned,
         receiver_zone=TrustZone.parse(run.receiver_zone),
         receiver_name=receiver_name(run.api_client),
     )

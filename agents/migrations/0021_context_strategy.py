@@ -32,7 +32,7 @@ def reinstall_configuration_triggers(apps: object, schema_editor: BaseDatabaseSc
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("agents", "0018_reply_labels"),
+        ("agents", "0020_mcp_servers"),
     ]
 
     operations = [

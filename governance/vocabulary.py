@@ -129,6 +129,11 @@ class Decision(models.TextChoices):
     BUDGET_EXHAUSTED = "budget_exhausted", "Budget exhausted"
     # A send whose sources exceed its primary model's zone went to the configuration's trusted model.
     ROUTED = "routed", "Routed to the trusted model"
+    # A tool call that needs a person's approval: asked for, then approved, denied or expired.
+    APPROVAL_REQUESTED = "approval_requested", "Tool approval requested"
+    APPROVAL_GRANTED = "approval_granted", "Tool call approved"
+    APPROVAL_DENIED = "approval_denied", "Tool call denied"
+    APPROVAL_EXPIRED = "approval_expired", "Tool approval expired"
 
 
 class EventOutcome(models.TextChoices):

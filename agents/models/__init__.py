@@ -1,5 +1,6 @@
 """The agents app's models: the catalogue (providers, models, configurations, clients) and runs."""
 
+from agents.models.approvals import ApprovalDecision, ToolApproval
 from agents.models.catalog import (
     CatalogVersion,
     Configuration,
@@ -30,6 +31,7 @@ __all__ = [
     "AgentRun",
     "AgentStep",
     "ApiClient",
+    "ApprovalDecision",
     "CatalogVersion",
     "ClientDailyUsage",
     "CompletionRecord",
@@ -46,6 +48,7 @@ __all__ = [
     "StepStatus",
     "TerminationReason",
     "Tokenizer",
+    "ToolApproval",
     "ToolCallRecord",
     "ToolCallStatus",
     "ToolSetting",

@@ -4,6 +4,7 @@ the requests they are built from (:mod:`.runs`), governed calls outside any run 
 The app's services are imported from here.
 """
 
+from agents.services.approvals import approval_decide, approvals_expire
 from agents.services.clients import (
     TOKEN_PREFIX,
     IssuedClient,
@@ -37,6 +38,8 @@ __all__ = [
     "answers_declassify",
     "api_client_create",
     "api_client_rotate_token",
+    "approval_decide",
+    "approvals_expire",
     "configuration_save",
     "run_cancel",
     "run_create",

@@ -264,6 +264,9 @@ AGENT_REAPER_INTERVAL_SECONDS = env_int("AGENT_REAPER_INTERVAL_SECONDS", 30, min
 # skips a step done or leased), but counts towards the requeue bound: keep it above the longest
 # queue wait you accept.
 AGENT_QUEUED_STALE_SECONDS = env_int("AGENT_QUEUED_STALE_SECONDS", 600, minimum=1)
+# A tool call that requires approval waits this long for a decision; the reaper then expires it and
+# the model is told the call was not run (agents/runtime/approvals.py).
+AGENT_APPROVAL_TIMEOUT_SECONDS = env_int("AGENT_APPROVAL_TIMEOUT_SECONDS", 86400, minimum=1)
 CELERY_BEAT_SCHEDULE = {
     "reap-expired-runs": {
         "task": "agents.tasks.reap_runs_task",

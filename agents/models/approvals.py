@@ -47,6 +47,7 @@ class ToolApproval(models.Model):
         ordering = ["run", "requested_at"]
         constraints = [models.UniqueConstraint(fields=["run", "call_id"], name="approval_unique_per_call")]
         indexes = [models.Index(fields=["decision", "expires_at"])]
+        permissions = [("decide_toolapproval", "Can approve or deny a tool call")]
 
     def __str__(self) -> str:
         return f"{self.tool_name} ({self.call_id}): {self.decision}"

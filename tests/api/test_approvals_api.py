@@ -96,7 +96,7 @@ def test_a_lower_zone_reader_sees_the_call_but_not_its_arguments_and_cannot_appr
     caller.client.save(update_fields=["trust_zone"])
     [shown] = caller.get(f"{RUNS}/{run.id}").json()["approvals"]
     assert shown["withheld"] is True and "arguments" not in shown
-    [(_, name, data)] = [
+    [(_, _, data)] = [
         e for e in events_of(caller.get(f"{RUNS}/{run.id}/events", {"timeout": 0})) if e[1] == "approval"
     ]
     assert json.loads(data) == shown

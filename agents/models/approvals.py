@@ -44,7 +44,7 @@ class ToolApproval(models.Model):
     decided_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        ordering = ["run", "requested_at"]
+        ordering = ["requested_at"]
         constraints = [models.UniqueConstraint(fields=["run", "call_id"], name="approval_unique_per_call")]
         indexes = [models.Index(fields=["decision", "expires_at"])]
         permissions = [("decide_toolapproval", "Can approve or deny a tool call")]

@@ -151,10 +151,10 @@ def run_pause(*, run: AgentRun, worker: str, step_index: int) -> Pause:
     still holds the lease. The pending row is locked first, as a decision locks it, so a decision
     either lands before (and the calls are answered again) or finds the run paused and resumes it."""
     with transaction.atomic():
-        pending = (
+        pending = list(
             ToolApproval.objects.select_for_update()
             .filter(run=run, step_index=step_index, decision=ApprovalDecision.PENDING)
-            .exists()
+            .values_list("id", flat=True)
         )
         if not pending:
             return Pause.DECIDED

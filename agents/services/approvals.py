@@ -36,7 +36,7 @@ def approval_decide(
     if decision == ApprovalDecision.PENDING:
         raise ValueError("a decision is approved, denied or expired")
     approval = (
-        ToolApproval.objects.select_for_update()
+        ToolApproval.objects.select_for_update(of=("self",))
         .select_related("run__configuration", "run__api_client")
         .filter(id=approval_id, run=run)
         .first()

@@ -11,6 +11,8 @@ from django.utils import timezone
 from agents.errors import ApprovalDecided, RunFinished
 from agents.models import AgentRun, AgentStep, ApprovalDecision, RunMessage, ToolApproval, ToolCallRecord
 from agents.reaper import reap_sweep
+from agents.runtime.approvals import Pause, run_pause
+from agents.runtime.leases import lease_claim
 from agents.runtime.step import step_run
 from agents.services import approval_decide, run_cancel
 from governance.actors import Actor
@@ -213,3 +215,28 @@ def test_a_redelivered_step_of_a_paused_run_pauses_it_again_without_a_second_req
     assert ToolApproval.objects.count() == 1
     assert len(fake_provider.requests) == 1
     assert [event[0] for event in approval_events(paused)] == ["approval_requested"]
+
+
+def test_a_decision_while_a_stray_step_holds_the_lease_is_not_lost(
+    paused, fake_provider, django_capture_on_commit_callbacks
+):
+    claim = lease_claim(run_id=str(paused.id), step_index=0, worker="stray")
+    assert claim.claimed
+    approval = ToolApproval.objects.get()
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        approval_decide(
+            run=paused,
+            approval_id=str(approval.id),
+            decision=ApprovalDecision.APPROVED,
+            reason="Go.",
+            actor=REVIEWER,
+        )
+    assert callbacks == []  # the run is not paused: the step holding it answers the call
+    assert run_pause(run=paused, worker="stray", step_index=0) == Pause.DECIDED
+    with django_capture_on_commit_callbacks(execute=True):
+        outcome = step_run(run_id=str(paused.id), step_index=0, worker="stray")
+    assert outcome.action == "advanced"
+    paused.refresh_from_db()
+    assert (paused.status, paused.termination_reason) == ("completed", "completed")
+    assert ToolCallRecord.objects.get(run=paused, call_id="c2").status == "completed"
+    assert len(fake_provider.requests) == 2

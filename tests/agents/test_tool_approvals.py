@@ -4,8 +4,10 @@ the reaper, when none comes in time) resumes it; every decision is a governance 
 from __future__ import annotations
 
 from datetime import timedelta
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
 from django.utils import timezone
 
 from agents.errors import ApprovalDecided, RunFinished
@@ -240,3 +242,26 @@ def test_a_decision_while_a_stray_step_holds_the_lease_is_not_lost(
     assert (paused.status, paused.termination_reason) == ("completed", "completed")
     assert ToolCallRecord.objects.get(run=paused, call_id="c2").status == "completed"
     assert len(fake_provider.requests) == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_run_agent_returns_when_the_run_waits_and_names_the_call(fake_provider):
+    fake_provider.script(Reply.tools(("c1", "notify_editors", NOTICE)))
+    configuration = fake_configuration(fake_provider, allowed_tool_groups=["editing"])
+    out = StringIO()
+    call_command(
+        "run_agent",
+        "--configuration",
+        configuration.identifier,
+        "--input",
+        "Tell them.",
+        "--timeout",
+        "20",
+        stdout=out,
+    )
+    approval = ToolApproval.objects.get()
+    lines = out.getvalue().splitlines()
+    assert lines[-2:] == [
+        "Status: awaiting_approval (running)",
+        f"Waiting for approval: notify_editors (c1), approval {approval.id}",
+    ]

@@ -120,13 +120,15 @@ def _arguments_text(call: dict[str, Any]) -> str:
 
 
 def approval_event_record(approval: ToolApproval, *, actor: str) -> None:
-    """The governance event of ``approval``'s current decision (requested while pending)."""
+    """The governance event of ``approval``'s current decision (requested while pending). It names the
+    tool, the call and who decided; never the arguments nor the reviewer's reason, which are free text
+    (they stay on the approval, redacted)."""
     run = approval.run
+    call = f"{approval.tool_name} ({approval.call_id})"
     if approval.is_pending:
-        reason = f"{approval.tool_name} ({approval.call_id}) waits for approval until {approval.expires_at:%Y-%m-%dT%H:%M:%SZ}"
+        reason = f"{call} waits for approval until {approval.expires_at:%Y-%m-%dT%H:%M:%SZ}"
     else:
-        reason = f"{approval.tool_name} ({approval.call_id}) {approval.decision} by {actor}"
-        reason += f": {approval.reason}" if approval.reason else ""
+        reason = f"{call} {approval.decision} by {actor}"
     enforced_event_record(
         context=EventContext(
             correlation_id=str(run.id),

@@ -101,7 +101,7 @@ def test_an_approved_call_runs_through_the_gate_and_the_run_resumes(
     assert [m["role"] for m in second] == ["system", "user", "assistant", "tool", "tool"]
     assert list(AgentStep.objects.filter(run=paused).values_list("index", flat=True)) == [0, 1]
     assert [event[0] for event in approval_events(paused)] == ["approval_requested", "approval_granted"]
-    assert approval_events(paused)[1][2] == "notify_editors (c2) approved by reviewer: Fine to send."
+    assert approval_events(paused)[1][2] == "notify_editors (c2) approved by reviewer"
 
 
 def test_a_denied_call_is_answered_with_a_refusal_and_never_runs(

@@ -188,3 +188,6 @@ def test_a_denial_with_a_secret_in_its_reason_is_stored_and_sent_redacted(
     approval.refresh_from_db()
     assert secret not in approval.reason and approval.reason.startswith("Never paste [REDACTED")
     assert secret not in json.dumps(fake_provider.bodies())
+    reasons = list(GovernanceEvent.objects.filter(run=str(run.id)).values_list("reason", flat=True))
+    assert f"notify_editors (c1) denied by api_client:{caller.client.name}" in reasons
+    assert not [reason for reason in reasons if "Never paste" in reason or secret in reason]

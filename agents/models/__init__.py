@@ -13,6 +13,8 @@ from agents.models.catalog import (
     Tokenizer,
 )
 from agents.models.clients import ApiClient
+from agents.models.mcp import McpServer, McpTransport
+from agents.models.responses import StoredResponse
 from agents.models.runs import (
     AgentRun,
     AgentStep,
@@ -40,12 +42,15 @@ __all__ = [
     "ConfigurationSkill",
     "ContextUsageNote",
     "LlmModel",
+    "McpServer",
+    "McpTransport",
     "Provider",
     "ProviderKind",
     "RunClaim",
     "RunMessage",
     "RunStatus",
     "StepStatus",
+    "StoredResponse",
     "TerminationReason",
     "Tokenizer",
     "ToolApproval",

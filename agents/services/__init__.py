@@ -1,5 +1,6 @@
 """Writes for the agents app, by topic: API clients and configurations (:mod:`.clients`), runs and
-the requests they are built from (:mod:`.runs`), governed calls outside any run (:mod:`.completions`).
+the requests they are built from (:mod:`.runs`), governed calls outside any run (:mod:`.completions`),
+stored responses of the Responses API (:mod:`.responses`).
 
 The app's services are imported from here.
 """
@@ -17,6 +18,7 @@ from agents.services.completions import (
     CompletionCall,
 )
 from agents.services.flow import answers_declassify
+from agents.services.responses import stored_response_create
 from agents.services.runs import (
     CallerContextItem,
     run_cancel,
@@ -41,4 +43,5 @@ __all__ = [
     "run_create",
     "send_request_build",
     "send_request_from_messages",
+    "stored_response_create",
 ]

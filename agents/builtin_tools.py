@@ -7,6 +7,7 @@ imports the tool registry and gate, so keeping them apart keeps the import arrow
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Iterable
 from typing import Any
@@ -24,7 +25,10 @@ from skills.parsing import MAX_BODY_BYTES, MAX_FRONT_MATTER_BYTES
 from skills.selectors import skills_in_order
 from snippets.composition import snippet_block, snippet_sources
 
+notices = logging.getLogger("agents.notices")
+
 MAX_TAGS = 10
+MAX_NOTICE_CHARS = 500
 # One whole skill, fenced: a body within the parser's cap, a name and description within the front
 # matter's cap, and the guard preamble and markers (well under 1 KiB). The skill block's own bound
 # (SKILL_BLOCK_MAX_BYTES) is for the first user message, not for a skill asked for by name.
@@ -141,7 +145,33 @@ LOAD_SKILL = Tool(
 )
 
 
+def notify_editors(context: ToolContext, arguments: dict[str, Any]) -> str | ToolOutput:
+    """Post a notice to the editors (a line in the ``agents.notices`` log). It changes the world, so
+    it runs only once a person approved the call (agents/runtime/approvals.py)."""
+    message = arguments.get("message")
+    if not isinstance(message, str) or not message.strip():
+        return "Error: 'message' must be a non-empty text."
+    notices.info("run %s: %s", context.run.run_id, message[:MAX_NOTICE_CHARS])
+    return "The editors were notified."
+
+
+NOTIFY_EDITORS = Tool(
+    name="notify_editors",
+    description="Post a short notice to the editors. A person approves each notice before it is sent.",
+    parameters={
+        "type": "object",
+        "properties": {"message": {"type": "string", "description": "The notice, in a few sentences"}},
+        "required": ["message"],
+    },
+    group="editing",
+    effect=ToolEffect.NON_IDEMPOTENT_WRITE,
+    handler=notify_editors,
+    data_class=DataClass.EDITOR_CONTENT,
+    requires_approval=True,
+)
+
+
 def register_builtins() -> None:
-    for tool in (SNIPPETS_BY_TAG, LOAD_SKILL):
+    for tool in (SNIPPETS_BY_TAG, LOAD_SKILL, NOTIFY_EDITORS):
         if REGISTRY.get(tool.name) is None:
             REGISTRY.register(tool)

@@ -66,3 +66,17 @@ class BudgetExhausted(ApplicationError):
 
     def response_headers(self) -> dict[str, str]:
         return {"Retry-After": str(self.extra["retry_after"])}
+
+
+class ApprovalDecided(ConflictError):
+    """The tool call's approval was already decided (approved, denied or expired); it is decided once.
+    ``extra["decision"]`` names the decision that stands."""
+
+    code = "approval_decided"
+
+
+class ApprovalWithheld(ForbiddenError):
+    """The call's arguments are classified above the client's trust zone: it cannot see what it would
+    approve. Denying stays open to it."""
+
+    code = "approval_withheld"

@@ -21,6 +21,7 @@ from agents.health import reaper_tick_record
 from agents.metrics import reap_counted
 from agents.runtime.leases import ReapResult, runs_reap
 from agents.runtime.queue import step_enqueue
+from agents.services.approvals import approvals_expire
 from config.health import embedded
 
 logger = logging.getLogger(__name__)
@@ -28,7 +29,8 @@ logger = logging.getLogger(__name__)
 
 def reap_sweep() -> ReapResult:
     """Requeue or end the runs nothing else will move (:func:`agents.runtime.leases.runs_reap`), send
-    each requeued step's message, count both and record the tick. A message that cannot be sent is
+    each requeued step's message, count both, expire the tool approvals past their time, and record
+    the tick. A message that cannot be sent is
     logged and the sweep goes on: the run, requeued at this moment, is found again a bound later."""
     result = runs_reap()
     for requeue in result.requeued:
@@ -45,8 +47,22 @@ def reap_sweep() -> ReapResult:
     for ended in result.failed:
         logger.warning("run %s failed: requeue_limit (%s)", ended.run_id, ended.cause.value)
         reap_counted(action="failed", cause=ended.cause.value)
+    _approvals_expire()
     reaper_tick_record()
     return result
+
+
+def _approvals_expire() -> None:
+    """Expire the tool approvals nobody decided in time; their runs resume with a refusal
+    (agents/services/approvals.py). A failure is logged and the sweep goes on: the approvals are
+    found again at the next tick."""
+    try:
+        expired = approvals_expire()
+    except Exception:
+        logger.exception("expiring tool approvals failed")
+        return
+    for item in expired:
+        logger.warning("approval %s of run %s expired", item.approval_id, item.run_id)
 
 
 class EmbeddedReaper(threading.Thread):

@@ -13,6 +13,8 @@ SCOPES = (
     "configurations:use",
     "runs:create",
     "runs:read",
+    # Approving or denying a tool call a run waits on (agents/apis/approvals.py).
+    "runs:approve",
     "governance:read",
     CLASSIFY_SCOPE,
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
+from agents.apis.approvals import RunApprovalDecisionApi, RunApprovalListApi
 from agents.apis.budget import BudgetApi
 from agents.apis.completions import CompletionApi, ContextPreviewApi
 from agents.apis.configurations import ConfigurationListApi, DeclassificationApi
@@ -25,6 +26,12 @@ urlpatterns = [
     path("runs/<str:run_id>", RunDetailApi.as_view(), name="run-detail"),
     path("runs/<str:run_id>/cancel", RunCancelApi.as_view(), name="run-cancel"),
     path("runs/<str:run_id>/events", RunEventsApi.as_view(), name="run-events"),
+    path("runs/<str:run_id>/approvals", RunApprovalListApi.as_view(), name="run-approval-list"),
+    path(
+        "runs/<str:run_id>/approvals/<str:approval_id>",
+        RunApprovalDecisionApi.as_view(),
+        name="run-approval-decision",
+    ),
     path("governance/events", GovernanceEventListApi.as_view(), name="governance-event-list"),
     path("governance/readiness", ReadinessApi.as_view(), name="governance-readiness"),
 ]

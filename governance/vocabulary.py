@@ -131,6 +131,11 @@ class Decision(models.TextChoices):
     ROUTED = "routed", "Routed to the trusted model"
     # A tool could not do its work (its MCP server was down or slow); the model was told so.
     TOOL_FAILED = "tool_failed", "Tool failed"
+    # A tool call that needs a person's approval: asked for, then approved, denied or expired.
+    APPROVAL_REQUESTED = "approval_requested", "Tool approval requested"
+    APPROVAL_GRANTED = "approval_granted", "Tool call approved"
+    APPROVAL_DENIED = "approval_denied", "Tool call denied"
+    APPROVAL_EXPIRED = "approval_expired", "Tool approval expired"
 
 
 class EventOutcome(models.TextChoices):

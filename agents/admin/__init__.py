@@ -6,7 +6,7 @@ Importing the submodules registers their model admins (admin autodiscovery impor
 
 from django.contrib import admin
 
-from agents.admin import catalog, events, mcp, readiness, runs, what_if
+from agents.admin import approvals, catalog, events, mcp, readiness, runs, what_if
 
 PRODUCT_NAME = "Governed context assembly"
 
@@ -16,4 +16,4 @@ admin.site.site_title = PRODUCT_NAME
 admin.site.index_title = "Snippets, skills, configurations and runs"
 admin.site.index_template = "admin/agents/index.html"
 
-__all__ = ["catalog", "events", "mcp", "readiness", "runs", "what_if"]
+__all__ = ["approvals", "catalog", "events", "mcp", "readiness", "runs", "what_if"]

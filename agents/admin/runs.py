@@ -13,6 +13,7 @@ from django.template.loader import render_to_string
 from django.urls import URLPattern, path
 from django.utils.html import format_html
 
+from agents.admin.approvals import ToolApprovalInline
 from agents.admin.budget_bar import budget_bar
 from agents.admin.charts import UsagePoint, usage_chart
 from agents.admin.costs import cost_view
@@ -119,7 +120,7 @@ class AgentRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_filter = ("status", "termination_reason", "configuration")
     search_fields = ("id", "configuration__identifier", "error_code")
     date_hierarchy = "created_at"
-    inlines = [AgentStepInline]
+    inlines = [AgentStepInline, ToolApprovalInline]
     actions = ["cancel_runs"]
     change_list_template = "admin/agents/agentrun/change_list.html"
     fieldsets = (

@@ -6,7 +6,9 @@ each call the model asked for (``{"step", "id", "name", "arguments"}``, redacted
 (``agents/runtime/live.py``). One ``step`` event per recorded step (``id`` = the step index, ``data``
 = the step as in the run detail), then one ``run`` event when the run has finished: the run summary
 and its ``answer`` (the final assistant turn as stored, redacted; null unless completed), the same
-text the run detail shows. Nothing else of the transcript is sent: tool results never are, the
+text the run detail shows. An ``approval`` event is sent for a tool call that waits for a person's
+approval, and again when it is decided (data = the approval as in the run detail, its arguments
+withheld from a reader who may not read the turn that asked for it). Nothing else of the transcript is sent: tool results never are, the
 summary's error message is stored redacted and names sources by identifier and position only.
 ``Last-Event-ID`` resumes after that step (live events of later steps still buffered are sent again). The stream polls the database every :data:`POLL_SECONDS` and ends after
 ``?timeout=`` seconds (default 30, at most 120) with a ``timeout`` event, so a client reconnects
@@ -28,6 +30,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
+from agents.apis.approval_output import ToolApprovalSerializer, approval_bodies
 from agents.apis.context import client_of
 from agents.apis.run_output import (
     RunSummarySerializer,
@@ -87,6 +90,7 @@ def run_event_stream(
     if receiver_zone.rank > TrustZone.parse(run.receiver_zone).rank:
         live = _NO_LIVE_EVENTS
     seen: str | None = None
+    announced: dict[str, str] = {}  # approval id: the decision last sent
     yield sse_retry(2000)
     while True:
         current = AgentRun.objects.select_related("configuration").get(pk=run.pk)
@@ -96,6 +100,7 @@ def run_event_stream(
             for step in steps.order_by("index")
         ]
         final = _final_event(current, receiver_zone) if current.is_terminal else None
+        approvals = _approval_events(current, receiver_zone, announced)
         release_db_connection()
         pending, seen = _live_events(live, run, seen, after, 0)
         for index, body in bodies:
@@ -104,6 +109,7 @@ def run_event_stream(
             yield sse_event(body, event="step", event_id=index)
             after, last_write = index, time.monotonic()
         yield from (event for _, event in pending)
+        yield from approvals
         if final is not None:
             yield final
             return
@@ -132,6 +138,18 @@ def _live_events(
     steps = [(int(event.data.get("step", -1)), event) for event in fresh]
     events = [(step, sse_event(event.data, event=event.name)) for step, event in steps if step > after]
     return events, fresh[-1].position if fresh else seen
+
+
+def _approval_events(run: AgentRun, receiver_zone: TrustZone, announced: dict[str, str]) -> list[bytes]:
+    """An ``approval`` event for each of the run's approvals that is new or decided since it was last
+    sent (``announced`` is updated), as a reader in ``receiver_zone`` may see it."""
+    events: list[bytes] = []
+    for body in approval_bodies(run, receiver_zone):
+        key = str(body["id"])
+        if announced.get(key) != body["decision"]:
+            announced[key] = body["decision"]
+            events.append(sse_event(dict(ToolApprovalSerializer(body).data), event="approval"))
+    return events
 
 
 def _final_event(run: AgentRun, receiver_zone: TrustZone) -> bytes:
@@ -178,7 +196,9 @@ class RunEventsApi(APIView):
         status=(200, "text/event-stream"),
         description=(
             "Events: `delta` (the model's text as it arrives: step, text; redacted), `tool_call` (step, "
-            "id, name, arguments; redacted), `step` (id = step index, data = a Step), `run` (data = the "
+            "id, name, arguments; redacted), `step` (id = step index, data = a Step), `approval` (a tool "
+            "call waiting for approval, or its decision: a ToolApproval, arguments withheld above the "
+            "client's zone), `run` (data = the "
             "run summary and its `answer`; last), `timeout` (the stream's time is up; reconnect with "
             "Last-Event-ID). Resume with the `Last-Event-ID` header."
         ),

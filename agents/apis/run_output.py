@@ -6,6 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from agents.apis.approval_output import ToolApprovalSerializer, approval_bodies
 from agents.apis.context import ContextUsageSerializer, ReceiptSerializer, ToolCallSerializer
 from agents.apis.costs import cost_field
 from agents.models import (
@@ -178,6 +179,9 @@ class RunDetailSerializer(RunSummarySerializer):
     )
     steps = StepSerializer(many=True)
     messages = RunMessageSerializer(many=True, help_text="The transcript after the first user message.")
+    approvals = ToolApprovalSerializer(
+        many=True, help_text="Tool calls that needed a person's approval, pending or decided, oldest first."
+    )
 
 
 def step_body(
@@ -272,6 +276,7 @@ def run_detail_body(run: AgentRun, *, receiver_zone: TrustZone) -> dict[str, Any
             for step in run.steps.select_related("model")
         ],
         "messages": [message_body(m, readable.get(m.pk, True)) for m in messages],
+        "approvals": approval_bodies(run, receiver_zone),
     }
 
 

@@ -1,5 +1,6 @@
 """The agents app's models: the catalogue (providers, models, configurations, clients) and runs."""
 
+from agents.models.approvals import ApprovalDecision, ToolApproval
 from agents.models.catalog import (
     CatalogVersion,
     Configuration,
@@ -34,6 +35,7 @@ __all__ = [
     "AgentRun",
     "AgentStep",
     "ApiClient",
+    "ApprovalDecision",
     "CatalogVersion",
     "ClientDailyUsage",
     "CompletionRecord",
@@ -55,6 +57,7 @@ __all__ = [
     "StoredResponse",
     "TerminationReason",
     "Tokenizer",
+    "ToolApproval",
     "ToolCallRecord",
     "ToolCallStatus",
     "ToolSetting",

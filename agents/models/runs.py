@@ -21,6 +21,8 @@ from governance.vocabulary import DataClass, Provenance, TrustZone
 class RunStatus(models.TextChoices):
     QUEUED = "queued", "Queued"
     RUNNING = "running", "Running"
+    # Paused on a tool call that waits for a decision (agents/runtime/approvals.py); no lease held.
+    AWAITING_APPROVAL = "awaiting_approval", "Awaiting approval"
     COMPLETED = "completed", "Completed"
     FAILED = "failed", "Failed"
     CANCELLED = "cancelled", "Cancelled"
@@ -210,7 +212,7 @@ class AgentRun(models.Model):
         blank=True,
         verbose_name="API client",
     )
-    status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.QUEUED)
+    status = models.CharField(max_length=24, choices=RunStatus.choices, default=RunStatus.QUEUED)
     termination_reason = models.CharField(max_length=24, choices=TerminationReason.choices, blank=True)
     # The request, kept so a run can resume on any worker.
     input_text = models.TextField()

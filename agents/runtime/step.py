@@ -24,6 +24,7 @@ from django.utils import timezone
 from agents.errors import BudgetExhausted, ModelInactive
 from agents.models import AgentRun, AgentStep, RunMessage, StepStatus, TerminationReason
 from agents.providers.failures import ProviderError
+from agents.runtime.approvals import Pause, run_pause
 from agents.runtime.compaction import run_compact
 from agents.runtime.content import pinned_send_content
 from agents.runtime.leases import lease_claim, lease_renew, run_advance, run_finish
@@ -208,7 +209,13 @@ def _tool_phase(run: AgentRun, step_index: int, worker: str, assistant: RunMessa
     if not assistant.tool_calls:
         return _finish(run, worker, step_index, TerminationReason.COMPLETED)
     lease_renew(run=run, worker=worker)
-    execute_tool_calls(run=run, step_index=step_index, assistant=assistant, recorded_now=recorded_now)
+    while not execute_tool_calls(
+        run=run, step_index=step_index, assistant=assistant, recorded_now=recorded_now
+    ):
+        pause = run_pause(run=run, worker=worker, step_index=step_index)
+        if pause != Pause.DECIDED:  # paused: a decision queues this step again (agents/runtime/approvals.py)
+            return StepOutcome(str(run.id), step_index, StepAction.SKIPPED, pause.value)
+        recorded_now = False  # some results are stored now
     if run_advance(run=run, worker=worker, next_index=step_index + 1):
         step_enqueue(run_id=str(run.id), step_index=step_index + 1)
         return StepOutcome(str(run.id), step_index, StepAction.ADVANCED)

@@ -18,6 +18,7 @@ from django.db import IntegrityError, connections, router, transaction
 from django.db.models import Model
 
 from agents.models import AgentRun, AgentStep, Configuration, RunMessage, ToolCallRecord, ToolCallStatus
+from agents.runtime.approvals import approval_hold
 from agents.runtime.parts import configuration_parts
 from agents.runtime.plan import configuration_receiver, send_zone, tool_policy
 from agents.runtime.redactions import Redactions, redaction_events_record
@@ -36,11 +37,14 @@ TOOL_FAILED = "The tool failed. No details are available."
 
 def execute_tool_calls(
     *, run: AgentRun, step_index: int, assistant: RunMessage, recorded_now: bool = False
-) -> None:
+) -> bool:
     """Run every call of ``assistant`` that has no result message yet, in order. ``recorded_now``:
     ``assistant`` was stored by this attempt of the step, so no call can have a result yet (results are
     stored only after their assistant message) and the results are not read: they take the positions
-    right after the assistant message's, in order, without counting the transcript."""
+    right after the assistant message's, in order, without counting the transcript.
+
+    False when a call waits for approval (agents/runtime/approvals.py): the calls before it are
+    answered, it and the calls after it are not."""
     answered: set[str] = set()
     position = assistant.position + 1 if recorded_now else None
     if not recorded_now:
@@ -65,7 +69,12 @@ def execute_tool_calls(
         if call["id"] in answered:
             continue
         verdict = tool_gate(call["name"], policy)
-        if verdict.allowed:
+        hold = approval_hold(run=run, step_index=step_index, call=call, verdict=verdict, assistant=assistant)
+        if hold.waiting:
+            return False
+        if hold.refusal is not None:
+            content, data_class = hold.refusal, verdict.data_class
+        elif verdict.allowed:
             content, data_class = _execute(run, step_index, call, verdict, tool_context)
         else:
             _record_denial(run, step_index, verdict, zone.value)
@@ -74,6 +83,7 @@ def execute_tool_calls(
         _store_result(run, step_index, call, redactions.text(content), data_class, position)
         position = position + 1 if position is not None else None
         redaction_events_record(counts=redactions.counts, context=_events(run, step_index), zone=zone)
+    return True
 
 
 def _step_zone(run: AgentRun, step_index: int, configuration: Configuration) -> TrustZone | None:

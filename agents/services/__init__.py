@@ -5,6 +5,7 @@ stored responses of the Responses API (:mod:`.responses`).
 The app's services are imported from here.
 """
 
+from agents.services.approvals import approval_decide, approvals_expire
 from agents.services.clients import (
     TOKEN_PREFIX,
     IssuedClient,
@@ -35,6 +36,8 @@ __all__ = [
     "answers_declassify",
     "api_client_create",
     "api_client_rotate_token",
+    "approval_decide",
+    "approvals_expire",
     "configuration_save",
     "run_cancel",
     "run_create",

@@ -156,9 +156,11 @@ def stored_conversation(request: SendRequest, redactions: Redactions) -> dict[st
 
 
 def run_cancel(*, run: AgentRun) -> AgentRun:
-    """Ask a run to stop. Honoured at the next step boundary; a run no worker holds stops now."""
+    """Ask a run to stop. Honoured at the next step boundary; a run no worker holds (queued, or paused
+    for an approval) stops now."""
     AgentRun.objects.filter(id=run.id).exclude(status__in=TERMINAL_STATUSES).update(cancel_requested=True)
-    AgentRun.objects.filter(id=run.id, status=RunStatus.QUEUED, lease_owner="").update(
+    unheld = (RunStatus.QUEUED, RunStatus.AWAITING_APPROVAL)
+    AgentRun.objects.filter(id=run.id, status__in=unheld, lease_owner="").update(
         status=RunStatus.CANCELLED, termination_reason=TerminationReason.CANCELLED, finished_at=timezone.now()
     )
     run.refresh_from_db()

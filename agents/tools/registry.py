@@ -80,6 +80,8 @@ class Tool:
     effect: ToolEffect
     handler: ToolHandler = field(repr=False)
     data_class: DataClass | None = None  # None: the group default
+    # A call waits for a person's decision before it runs (agents/runtime/approvals.py).
+    requires_approval: bool = False
 
     @property
     def effective_class(self) -> DataClass:

@@ -269,6 +269,9 @@ AGENT_QUEUED_STALE_SECONDS = env_int("AGENT_QUEUED_STALE_SECONDS", 600, minimum=
 MCP_SERVER_URL_ALLOWLIST = env_list("MCP_SERVER_URL_ALLOWLIST", [])
 # How long a worker reuses a server's tool listing before asking the server again.
 MCP_TOOL_LISTING_SECONDS = env_int("MCP_TOOL_LISTING_SECONDS", 60, minimum=0)
+# A tool call that requires approval waits this long for a decision; the reaper then expires it and
+# the model is told the call was not run (agents/runtime/approvals.py).
+AGENT_APPROVAL_TIMEOUT_SECONDS = env_int("AGENT_APPROVAL_TIMEOUT_SECONDS", 86400, minimum=1)
 CELERY_BEAT_SCHEDULE = {
     "reap-expired-runs": {
         "task": "agents.tasks.reap_runs_task",

@@ -9,7 +9,15 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from agents.models import AgentRun, AgentStep, Configuration, RunMessage
+from agents.models import (
+    AgentRun,
+    AgentStep,
+    ApprovalDecision,
+    Configuration,
+    RunMessage,
+    RunStatus,
+    ToolApproval,
+)
 from agents.services import CallerContextItem, run_create
 from context_assembly.usage import usage_from_step
 from governance.vocabulary import DataClass, TrustZone
@@ -75,6 +83,10 @@ class Command(BaseCommand):
         self.stdout.write(f"Status: {run.status} ({run.termination_reason or 'running'})")
         if run.error_message:
             self.stdout.write(f"Reason: {run.error_message}")
+        for approval in ToolApproval.objects.filter(run=run, decision=ApprovalDecision.PENDING):
+            self.stdout.write(
+                f"Waiting for approval: {approval.tool_name} ({approval.call_id}), approval {approval.id}"
+            )
         if answer is not None and answer.content:
             self.stdout.write(f"Answer: {answer.content}")
 
@@ -82,7 +94,7 @@ class Command(BaseCommand):
         deadline = time.monotonic() + timeout
         while True:
             run.refresh_from_db()
-            if run.is_terminal:
+            if run.is_terminal or run.status == RunStatus.AWAITING_APPROVAL:
                 return run
             if time.monotonic() > deadline:
                 raise CommandError(f"Run {run.id} did not end within {timeout:g}s (status {run.status}).")

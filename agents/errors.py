@@ -59,3 +59,10 @@ class BudgetExhausted(ApplicationError):
 
     def response_headers(self) -> dict[str, str]:
         return {"Retry-After": str(self.extra["retry_after"])}
+
+
+class EvaluationInvalid(ApplicationError):
+    """An evaluation cannot start or go on: no cases, a model that may not be used, or drafts that
+    changed while it ran. The message says which."""
+
+    code = "evaluation_invalid"

@@ -94,6 +94,7 @@ class ConfigurationForm(forms.ModelForm):
             "allowed_tools",
             "max_iterations",
             "context_usage_note",
+            "require_passing_evaluation",
         )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -12,6 +12,14 @@ from agents.models.catalog import (
     Tokenizer,
 )
 from agents.models.clients import ApiClient
+from agents.models.evaluations import (
+    Evaluation,
+    EvaluationCase,
+    EvaluationResult,
+    EvaluationSide,
+    EvaluationStatus,
+    ResultOutcome,
+)
 from agents.models.runs import (
     AgentRun,
     AgentStep,
@@ -37,9 +45,15 @@ __all__ = [
     "ConfigurationFallback",
     "ConfigurationSkill",
     "ContextUsageNote",
+    "Evaluation",
+    "EvaluationCase",
+    "EvaluationResult",
+    "EvaluationSide",
+    "EvaluationStatus",
     "LlmModel",
     "Provider",
     "ProviderKind",
+    "ResultOutcome",
     "RunClaim",
     "RunMessage",
     "RunStatus",

@@ -1,5 +1,6 @@
 """Writes for the agents app, by topic: API clients and configurations (:mod:`.clients`), runs and
-the requests they are built from (:mod:`.runs`), governed calls outside any run (:mod:`.completions`).
+the requests they are built from (:mod:`.runs`), governed calls outside any run
+(:mod:`.completions`), evaluations of drafts (:mod:`.evaluations`).
 
 The app's services are imported from here.
 """
@@ -17,6 +18,7 @@ from agents.services.completions import (
     CompletionStart,
     CompletionStream,
 )
+from agents.services.evaluations import evaluation_run, evaluation_start
 from agents.services.flow import answers_declassify
 from agents.services.runs import (
     CallerContextItem,
@@ -38,6 +40,8 @@ __all__ = [
     "api_client_create",
     "api_client_rotate_token",
     "configuration_save",
+    "evaluation_run",
+    "evaluation_start",
     "run_cancel",
     "run_create",
     "send_request_build",

@@ -1,0 +1,243 @@
+"""Evaluations: a configuration's evaluation set sent live and live + drafts, side by side.
+
+:func:`evaluation_start` records an evaluation (the live versions it starts from as pins, the drafts
+it applies with their digests) and enqueues it; :func:`evaluation_run` (the Celery task's service)
+sends every case on both sides through the one governed send (:class:`agents.runtime.send.GovernedSend`:
+the same governance check and events, egress redaction, fit, guard pass and dispatch as a completion),
+storing each result as it lands so its progress shows. The live side is built from the pinned
+versions (agents/runtime/pins.py); the drafted side from live + the drafts
+(:mod:`agents.services.evaluation_drafts`), which must still have the digests they had at the start.
+
+A case is a task input (and one caller context item) of the case's class: a model whose zone does not
+accept it is refused the case, with its refusal event, and nothing reaches the provider. Its answer
+goes to the editor who reads the evaluation in the admin, the service's operator (receiver zone
+``local``, as a run without an API client). Evaluation sends are charged to no client's budget; their
+usage and cost are stored on their results (docs/decisions/0025-evaluating-drafts.md).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from dataclasses import dataclass, replace
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from agents.errors import EvaluationInvalid
+from agents.models import (
+    Configuration,
+    Evaluation,
+    EvaluationCase,
+    EvaluationResult,
+    EvaluationSide,
+    EvaluationStatus,
+    LlmModel,
+    ResultOutcome,
+)
+from agents.runtime.parts import configuration_parts
+from agents.runtime.pins import Pin, configuration_pins_take, pinned_content
+from agents.runtime.plan import SendRequest, send_plan
+from agents.runtime.receipts import answer_receipt
+from agents.runtime.record import reply_cost, served_model_calibrate
+from agents.runtime.send import GovernedSend, SendOutcome
+from agents.services.evaluation_checks import expectations_checked
+from agents.services.evaluation_drafts import drafted_side, with_model
+from config.celery import app
+from context_assembly.assembly import ContextItem
+from governance.actors import Actor
+from governance.policy import decide, enforcement_mode
+from governance.services import EventContext, decision_as_dict
+from governance.vocabulary import TrustZone
+
+EVALUATION_TASK = "agents.tasks.evaluation_run_task"
+RECEIVER_NAME = "the evaluation's editor"
+
+logger = logging.getLogger(__name__)
+
+
+def evaluation_start(*, configuration: Configuration, model: LlmModel, actor: Actor) -> Evaluation:
+    """Record an evaluation of ``configuration``'s cases on ``model`` and enqueue it once committed.
+
+    Raises :class:`EvaluationInvalid` (nothing stored or enqueued) when the configuration has no case,
+    or ``model`` or its provider is switched off."""
+    cases = list(configuration.evaluation_cases.all())
+    if not cases:
+        raise EvaluationInvalid(f"Configuration {configuration.identifier!r} has no evaluation cases.")
+    if not (model.is_active and model.provider.is_active):
+        raise EvaluationInvalid(f"Model {model} or its provider is switched off: nothing would be sent.")
+    with transaction.atomic():
+        parts = configuration_parts(configuration)
+        pins = configuration_pins_take(
+            configuration=configuration, snippets=parts.selection.snippets, request_skills=()
+        )
+        evaluation = Evaluation(
+            configuration=configuration,
+            model=model,
+            started_by=actor.label,
+            drafts=list(drafted_side(configuration).applied),
+            pins=pins,
+            total=2 * len(cases),
+        )
+        evaluation.full_clean()
+        evaluation.save()
+        app.tasks[EVALUATION_TASK].delay_on_commit(evaluation.pk)
+    return evaluation
+
+
+def evaluation_run(*, evaluation_id: int) -> Evaluation:
+    """Send every case of a queued evaluation on both sides and store the results; a no-op for one
+    already claimed. An error that stops it is stored on it (status ``failed``) and logged."""
+    claimed = Evaluation.objects.filter(pk=evaluation_id, status=EvaluationStatus.QUEUED).update(
+        status=EvaluationStatus.RUNNING
+    )
+    evaluation = Evaluation.objects.select_related("configuration__model__provider", "model__provider").get(
+        pk=evaluation_id
+    )
+    if claimed != 1:
+        return evaluation
+    try:
+        passed = _run(evaluation)
+    except Exception as error:
+        logger.exception("evaluation %s failed", evaluation_id)
+        message = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
+        _finish(evaluation, status=EvaluationStatus.FAILED, passed=False, error=str(message))
+        return evaluation
+    _finish(evaluation, status=EvaluationStatus.FINISHED, passed=passed, error="")
+    return evaluation
+
+
+def _finish(evaluation: Evaluation, *, status: str, passed: bool, error: str) -> None:
+    Evaluation.objects.filter(pk=evaluation.pk).update(
+        status=status, passed=passed, error=error, finished_at=timezone.now()
+    )
+    evaluation.refresh_from_db()
+
+
+@dataclass(frozen=True)
+class _Side:
+    side: str
+    configuration: Configuration
+    request: SendRequest
+
+
+def _sides(evaluation: Evaluation) -> tuple[_Side, _Side]:
+    """The configuration and request template of each side, on the evaluation's model."""
+    configuration = evaluation.configuration
+    drafted = drafted_side(configuration)
+    if list(drafted.applied) != list(evaluation.drafts):
+        raise EvaluationInvalid(
+            "The drafts changed after the evaluation started (saved, published or discarded); "
+            "start a new evaluation."
+        )
+    pins = [Pin.of(raw) for raw in evaluation.pins]
+    base = SendRequest(task_input="", input_data_class="", receiver_zone=TrustZone.LOCAL)
+    base = replace(base, receiver_name=RECEIVER_NAME)
+    live = replace(base, pinned=pinned_content(configuration=configuration, pins=pins))
+    drafts = replace(base, snippet_edits=drafted.snippet_edits, own_skills=drafted.own_skills)
+    return (
+        _Side(EvaluationSide.LIVE, with_model(configuration, evaluation.model), live),
+        _Side(EvaluationSide.DRAFTED, with_model(drafted.configuration, evaluation.model), drafts),
+    )
+
+
+def _run(evaluation: Evaluation) -> bool:
+    sides = _sides(evaluation)
+    passed = True
+    for position, case in enumerate(evaluation.configuration.evaluation_cases.all()):
+        for side in sides:
+            result = _case_result(evaluation, case, position, side)
+            result.full_clean()
+            result.save()
+            Evaluation.objects.filter(pk=evaluation.pk).update(done=F("done") + 1)
+            passed = passed and (result.passed or side.side == EvaluationSide.LIVE)
+    return passed
+
+
+def _case_request(case: EvaluationCase, template: SendRequest) -> SendRequest:
+    context = (ContextItem("context", case.caller_context, case.data_class),) if case.caller_context else ()
+    return replace(template, task_input=case.input, input_data_class=case.data_class, caller_context=context)
+
+
+def _case_result(
+    evaluation: Evaluation, case: EvaluationCase, position: int, side: _Side
+) -> EvaluationResult:
+    """One case sent on one side through the governed send, as a result (unsaved)."""
+    request_id = uuid.uuid4().hex
+    plan = send_plan(configuration=side.configuration, request=_case_request(case, side.request))
+    events = EventContext(
+        correlation_id=request_id,
+        provider=plan.model.provider.identifier,
+        model=plan.model.model_id,
+        configuration=evaluation.configuration.identifier,
+    )
+    started = time.monotonic()
+    outcome = GovernedSend(plan, events, client_id=None).send()
+    latency_ms = round(1000 * (time.monotonic() - started))
+    fields = _outcome_fields(outcome)
+    if fields["outcome"] == ResultOutcome.REFUSED:
+        fields["decision"] = decision_as_dict(
+            decide(plan.sources, plan.zone, enforcement_mode(), plan.receiver)
+        )
+    checks = expectations_checked(case, fields, plan.profile)
+    return EvaluationResult(
+        evaluation=evaluation,
+        case=case,
+        case_name=case.name,
+        position=position,
+        side=side.side,
+        latency_ms=latency_ms,
+        checks=checks,
+        passed=all(check["held"] for check in checks)
+        and fields["outcome"] in (ResultOutcome.ANSWERED, ResultOutcome.REFUSED),
+        **fields,
+    )
+
+
+def _outcome_fields(outcome: SendOutcome) -> dict[str, Any]:
+    """A send's outcome as a result's fields: what was answered, or why nothing was."""
+    breakdown = outcome.fitted.breakdown.as_dict() if outcome.fitted is not None else {}
+    if outcome.inactive is not None:
+        return {"outcome": ResultOutcome.FAILED, "message": outcome.inactive.message}
+    if outcome.refusal is not None:
+        return {"outcome": ResultOutcome.REFUSED, "message": outcome.refusal.message}
+    decision = decision_as_dict(outcome.decision) if outcome.decision is not None else {}
+    if outcome.overflow:
+        message = "The context does not fit the model's window: nothing was sent."
+        return {
+            "outcome": ResultOutcome.OVERFLOW,
+            "message": message,
+            "breakdown": breakdown,
+            "decision": decision,
+        }
+    if outcome.failure is not None or outcome.exhausted is not None or outcome.reply is None:
+        failure = outcome.failure or outcome.exhausted
+        message = getattr(failure, "message", None) or str(failure)
+        return {
+            "outcome": ResultOutcome.FAILED,
+            "message": message,
+            "breakdown": breakdown,
+            "decision": decision,
+        }
+    assert outcome.served is not None and outcome.fitted is not None and outcome.decision is not None
+    reply, usage = outcome.reply, outcome.reply.usage
+    served_model_calibrate(plan=outcome.plan, fitted=outcome.fitted, served=outcome.served, usage=usage)
+    receipt = answer_receipt(
+        plan=outcome.plan,
+        decision=outcome.decision,
+        served=outcome.served,
+        reply_redactions=outcome.reply_redactions,
+    )
+    return {
+        "outcome": ResultOutcome.ANSWERED,
+        "answer": reply.text,
+        "breakdown": breakdown,
+        "decision": decision,
+        "receipt": receipt,
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "cost": reply_cost(outcome.served, usage),
+    }

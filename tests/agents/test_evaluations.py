@@ -24,8 +24,8 @@ from governance.vocabulary import DataClass, Decision, TrustZone
 from snippets.models import Snippet
 from tests.agents.runs import fake_configuration
 from tests.editors import editor_make, snippet_admin_form
-from tests.fakes.provider_server import FakeProvider, Reply
 from tests.factories import snippet_make
+from tests.fakes.provider_server import FakeProvider, Reply
 
 pytestmark = pytest.mark.django_db
 

@@ -115,6 +115,7 @@ class EvaluationAdmin(admin.ModelAdmin):
             "original": evaluation,
             "evaluation": evaluation,
             "rows": evaluation_rows(evaluation),
+            "drafts_applied": drafts_applied(evaluation),
             "refresh": None if evaluation.finished else REFRESH_SECONDS,
             "evaluate_url": evaluate_url(evaluation.configuration),
         }
@@ -148,8 +149,14 @@ def evaluation_rows(evaluation: Evaluation) -> list[dict[str, Any]]:
     for result in evaluation.results.order_by("position", "side"):
         row = rows.setdefault(result.position, {"name": result.case_name, "live": None, "drafted": None})
         key = "live" if result.side == EvaluationSide.LIVE else "drafted"
-        row[key] = {"result": result, "parts": result_parts(result)}
+        window = int((result.breakdown or {}).get("window", 0))
+        row[key] = {"result": result, "parts": result_parts(result), "window": f"{window:,}"}
     return [rows[position] for position in sorted(rows)]
+
+
+def drafts_applied(evaluation: Evaluation) -> list[str]:
+    """Each draft the drafted side applied, as "snippet tone" reads."""
+    return [f"{str(item['kind']).rpartition('.')[2]} {item['identifier']}" for item in evaluation.drafts]
 
 
 def evaluate_url(configuration: Configuration) -> str:

@@ -1,8 +1,10 @@
 """Drafts and publishing: an editor's save proposes, a publish changes the live row.
 
-A draft holds the proposed field values of one live row (:class:`governance.models.Draft`). Nothing
-that assembles context reads drafts, so a draft never reaches a provider; runs pin the history
-versions of live rows, which change only when a draft is published. Each publish is recorded
+A draft holds the proposed field values of one live row (:class:`governance.models.Draft`). Runs,
+completions and previews read live rows only; runs pin the history versions of live rows, which
+change only when a draft is published. The one send that carries drafts is an evaluation's drafted
+side, under the governed send and never under a looser class than live
+(docs/decisions/0025-evaluating-drafts.md, :func:`classification_held`). Each publish is recorded
 (:class:`governance.models.Publication`) and, where the model keeps history, as a history version
 naming the publisher.
 

@@ -23,7 +23,7 @@ class SnippetEdit:
     """An unsaved version of a snippet: its fields (``snippet``, not saved) and its tags as typed.
 
     Selected in place of the saved row with the same identifier, to show what an edit would do to the
-    configurations that select it (the live token badge). Never part of a send.
+    configurations that select it (the live token badge), and on an evaluation's drafted side.
     """
 
     snippet: Snippet

@@ -72,11 +72,12 @@ class SendRequest:
     options: CallOptions = NO_OPTIONS
     # How many transcript messages at its front are a run's stored conversation, not its own rows.
     caller_messages: int = 0
-    # Unsaved snippet versions selected in place of the saved ones: only for showing what an edit
-    # would cost (agents/edit_effects.py); never set for a send.
+    # Unsaved snippet versions selected in place of the saved ones: for showing what an edit would
+    # cost (agents/edit_effects.py), and for the drafted side of an evaluation, the one send that
+    # carries drafts (agents/services/evaluation_drafts.py).
     snippet_edits: tuple[SnippetEdit, ...] = ()
-    # A configuration's own skills in place of its linked ones, in order: only for comparing a
-    # drafted configuration in the preview (agents/admin/draft_compare.py); never set for a send.
+    # A configuration's own skills in place of its linked ones, in order: for comparing a drafted
+    # configuration in the preview (agents/admin/draft_compare.py) and for an evaluation's drafted side.
     own_skills: tuple[Skill, ...] | None = None
     # A run's pinned content (agents/runtime/pins.py): its configuration fields, snippets and skills
     # replace the live ones; None: the live content (completions, previews, runs from before pins).

@@ -41,12 +41,12 @@ from agents.models import (
 from agents.runtime.parts import configuration_parts
 from agents.runtime.pins import Pin, configuration_pins_take, pinned_content
 from agents.runtime.plan import SendRequest, send_plan
+from agents.runtime.queue import task_enqueue
 from agents.runtime.receipts import answer_receipt
 from agents.runtime.record import reply_cost, served_model_calibrate
 from agents.runtime.send import GovernedSend, SendOutcome
 from agents.services.evaluation_checks import expectations_checked
 from agents.services.evaluation_drafts import drafted_side, with_model
-from config.celery import app
 from context_assembly.assembly import ContextItem
 from governance.actors import Actor
 from governance.policy import decide, enforcement_mode
@@ -84,7 +84,7 @@ def evaluation_start(*, configuration: Configuration, model: LlmModel, actor: Ac
         )
         evaluation.full_clean()
         evaluation.save()
-        app.tasks[EVALUATION_TASK].delay_on_commit(evaluation.pk)
+        task_enqueue(EVALUATION_TASK, evaluation.pk)
     return evaluation
 
 

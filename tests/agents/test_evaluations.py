@@ -18,7 +18,7 @@ from agents.models import (
 )
 from agents.services import evaluation_run, evaluation_start
 from governance.actors import Actor
-from governance.drafts import draft_digest, draft_get
+from governance.drafts import draft_digest, draft_get, draft_save
 from governance.models import GovernanceEvent
 from governance.vocabulary import DataClass, Decision, TrustZone
 from snippets.models import Snippet
@@ -271,3 +271,26 @@ def test_a_configuration_that_requires_it_publishes_a_draft_only_after_a_passing
 
     assert published.status_code == 302
     assert Snippet.objects.get(pk=snippet.pk).text == DRAFT_TEXT + " Sign with your name."
+
+
+def test_a_configurations_own_draft_is_evaluated_and_its_publish_page_names_the_evaluation(
+    fake, django_capture_on_commit_callbacks, admin_client
+):
+    configuration, _ = tone_setup(fake, require_passing_evaluation=True)
+    case_make(configuration, "parcel", must_contain="parcel")
+    draft_save(row=configuration, values={"system_prompt": "You answer customers of the shop."}, actor=ACTOR)
+    fake.script("Live.", "Your parcel is near.")
+
+    evaluation = evaluate(configuration, django_capture_on_commit_callbacks)
+
+    live_body, drafted_body = fake.bodies()
+    assert system_text(live_body).startswith("You answer customers.\n\n")
+    assert system_text(drafted_body).startswith("You answer customers of the shop.\n\n")
+    assert [(d["kind"], d["identifier"]) for d in evaluation.drafts] == [("agents.configuration", "support")]
+    page = admin_client.get(f"/admin/agents/configuration/{configuration.pk}/publish/")
+    [check] = page.context["checks"]
+    assert (check.label, check.url, check.blocking) == (
+        f"support: evaluation {evaluation.pk} of support of this draft passed.",
+        f"/admin/agents/evaluation/{evaluation.pk}/change/",
+        False,
+    )

@@ -33,7 +33,7 @@ from config.errors import ApplicationError
 from context_assembly.assembly import ContextItem
 from context_assembly.messages import Message
 from governance.policy import SourceDecision
-from governance.vocabulary import DataClass, Outcome
+from governance.vocabulary import DataClass, Outcome, TrustZone
 from skills.models import Skill
 
 PREVIEW_PERMISSION = "agents.view_configuration"
@@ -62,6 +62,13 @@ class PreviewForm(forms.Form):
     )
     max_tokens = forms.IntegerField(
         label="Max output tokens", required=False, min_value=1, help_text="Empty: the model's maximum output."
+    )
+    receiver_zone = forms.ChoiceField(
+        label="Answers delivered to",
+        choices=[("", "Nobody outside this page"), *TrustZone.choices],
+        required=False,
+        help_text="The zone of the client who would read the answer: sources above it are refused for "
+        "it, as an API client in that zone is refused (unless the configuration declassifies its answers).",
     )
     compare = forms.BooleanField(
         label="Compare live with live + my drafts",
@@ -168,6 +175,8 @@ def preview_request(form: PreviewForm, items: BaseFormSet) -> tuple[SendRequest,
         input_data_class=data["input_data_class"],
         caller_context=context,
         request_skills=tuple(data["request_skills"]),
+        receiver_zone=TrustZone(data["receiver_zone"]) if data.get("receiver_zone") else None,
+        receiver_name=f"a receiver in {data['receiver_zone']}" if data.get("receiver_zone") else "",
     )
     return request, data.get("max_tokens")
 

@@ -212,6 +212,27 @@ def test_a_refused_part_is_marked_in_place_and_the_section_says_nothing_would_be
     ) in html.replace("&#x27;", "'")
 
 
+def test_an_answer_delivered_to_a_lower_zone_refuses_what_that_zone_may_not_read(admin_client):
+    snippet_make(
+        identifier="runbook", name="Runbook", text="Restart it.", tags=("ops",),
+        data_class=DataClass.INTERNAL_CONFIGURATION, ceiling=TrustZone.LOCAL,
+    )  # fmt: skip
+    configuration = configuration_make(zone=TrustZone.LOCAL, snippet_tags=["ops"], system_prompt="Be kind.")
+
+    for_staff = admin_client.post(preview_url(configuration), submitted())
+    for_public = admin_client.post(
+        preview_url(configuration), submitted(receiver_zone=TrustZone.EXTERNAL_GLOBAL.value)
+    )
+
+    assert for_staff.context["preview"].would_send is True
+    preview = for_public.context["preview"]
+    assert preview.would_send is False
+    [refused] = preview.decision.refused
+    assert (refused.kind, refused.identifier, refused.by_receiver) == ("snippet", "runbook", True)
+    assert "a receiver in external_global" in refused.reason
+    assert GovernanceEvent.objects.count() == 0
+
+
 def test_a_permitted_preview_marks_nothing(admin_client):
     snippet_make(identifier="tone", name="Tone", text="Warm.", tags=("tone",))
     configuration = configuration_make(snippet_tags=["tone"], system_prompt="Be kind.")

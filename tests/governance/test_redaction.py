@@ -729,6 +729,11 @@ HOWS = [
 # An octal escape followed by a hex letter (``\\101\\113\\111AY0…``) was read as a CSS escape of a
 # character that hides nothing, so the token stayed split.
 @example(seed=0, index=0, how="octal_escape", at=0, length=2, mark="\u200b", before="", after="", joiner=" ")
+# A soft line break right after the space before a value (``token: =\nxbH…``) was not read as one, so
+# the assignment's value stood on a line of its own.
+@example(
+    seed=0, index=47, how="soft_line_break", at=0, length=0, mark="\u200b", before="", after="", joiner=" "
+)
 @given(
     seed=st.integers(min_value=0, max_value=10_000),
     index=st.integers(min_value=0, max_value=200),

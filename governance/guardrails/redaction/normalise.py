@@ -127,9 +127,11 @@ _BACKSLASH_ESCAPE = _LETTER_ESCAPE + r"|\\/|" + _OCTAL + r"|\\+[0-9A-Fa-f]{1,6}[
 # parsers read them) or named (closed by their semicolon).
 _REFERENCE = r"&(?:#[xX][0-9A-Fa-f]{1,6};?|#[0-9]{1,7};?|[A-Za-z][A-Za-z0-9]{1,31};)"
 _HTML_REFERENCE = re.compile(_REFERENCE)
-# A quoted-printable soft line break inside a token: "=" at a line's end between token characters
-# (not base64 padding "==", not before an armour's dashes). It joins the two lines into one word.
-_SOFT_BREAK = r"(?<=[^\s=])=\r?\n(?=[^\s\-]|-(?!---))"
+# A quoted-printable soft line break: "=" at a line's end, after a token character or a space within
+# the line (an encoder breaks wherever the line is full, also right before a token), before a token
+# character (not base64 padding "==", not a line of its own, not before an armour's dashes). It joins
+# the two lines.
+_SOFT_BREAK = r"(?<=[^\r\n=])=\r?\n(?=[^\s\-]|-(?!---))"
 _SOFT_BREAKS = re.compile(_SOFT_BREAK)
 _SPECIAL = re.compile(
     _BACKSLASH_ESCAPE + "|" + _SOFT_BREAK + "|" + _ESCAPE + "|" + _REFERENCE + r"|[^\x00-\x7f]+"

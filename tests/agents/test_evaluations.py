@@ -5,6 +5,8 @@ under no looser class than live; a configuration may require a passing evaluatio
 from __future__ import annotations
 
 import pytest
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
 from django.test import Client
 
 from agents.errors import EvaluationInvalid
@@ -294,3 +296,19 @@ def test_a_configurations_own_draft_is_evaluated_and_its_publish_page_names_the_
         f"/admin/agents/evaluation/{evaluation.pk}/change/",
         False,
     )
+
+
+def test_a_case_without_a_known_class_is_refused_and_nothing_is_stored(fake):
+    configuration, _ = tone_setup(fake)
+    for data_class in ("", "top_secret"):
+        case = EvaluationCase(
+            configuration=configuration, name="parcel", input="Where?", data_class=data_class
+        )
+        with pytest.raises(ValidationError) as invalid:
+            case.full_clean()
+        assert list(invalid.value.message_dict) == ["data_class"]
+    with pytest.raises(IntegrityError), transaction.atomic():
+        EvaluationCase.objects.create(
+            configuration=configuration, name="raw", input="Where?", data_class="top_secret"
+        )
+    assert EvaluationCase.objects.count() == 0

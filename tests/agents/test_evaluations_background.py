@@ -35,7 +35,10 @@ def test_an_evaluation_started_in_admin_runs_in_the_background_and_its_page_show
 ):
     configuration = fake_configuration(fake_provider, identifier="support", allowed_tool_groups=[])
     EvaluationCase.objects.create(
-        configuration=configuration, name="parcel", input="Where is my parcel?", data_class=DataClass.PUBLIC_CONTENT
+        configuration=configuration,
+        name="parcel",
+        input="Where is my parcel?",
+        data_class=DataClass.PUBLIC_CONTENT,
     )
     gate = threading.Event()
     fake_provider.script(Reply(text="On its way.", gate=gate), "Arriving soon.")
@@ -45,7 +48,10 @@ def test_an_evaluation_started_in_admin_runs_in_the_background_and_its_page_show
     )
 
     evaluation = Evaluation.objects.get()
-    assert (started.status_code, started["Location"]) == (302, f"/admin/agents/evaluation/{evaluation.pk}/change/")
+    assert (started.status_code, started["Location"]) == (
+        302,
+        f"/admin/agents/evaluation/{evaluation.pk}/change/",
+    )
     assert not gate.is_set()  # the request answered while the provider held its first reply
     running = admin_client.get(started["Location"]).content.decode()
     assert REFRESH in running

@@ -153,6 +153,10 @@ def test_an_evaluation_stays_readable_after_its_draft_is_published(
         "parcel", "Live answer.", "Drafted answer.",
     )  # fmt: skip
     assert f"version {evaluation.pins[1]['history_id']}" in page.content.decode()
+    listed = admin_client.get("/admin/agents/evaluation/").content.decode()
+    assert f"evaluation {evaluation.pk} of support" in listed and "2 of 2 sends" in listed
+    cases = admin_client.get("/admin/agents/evaluationcase/").content.decode()
+    assert ">parcel</a>" in cases
 
 
 def test_a_case_above_the_models_zone_is_refused_on_both_sides_and_nothing_reaches_the_wire(

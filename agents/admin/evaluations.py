@@ -147,7 +147,16 @@ def evaluation_rows(evaluation: Evaluation) -> list[dict[str, Any]]:
     """Per case, in order: its name and its live and drafted results (None: not sent yet)."""
     rows: dict[int, dict[str, Any]] = {}
     for result in evaluation.results.order_by("position", "side"):
-        row = rows.setdefault(result.position, {"name": result.case_name, "live": None, "drafted": None})
+        row = rows.setdefault(
+            result.position,
+            {
+                "name": result.case_name,
+                "input": result.case_input,
+                "data_class": result.case_data_class,
+                "live": None,
+                "drafted": None,
+            },
+        )
         key = "live" if result.side == EvaluationSide.LIVE else "drafted"
         window = int((result.breakdown or {}).get("window", 0))
         row[key] = {"result": result, "parts": result_parts(result), "window": f"{window:,}"}

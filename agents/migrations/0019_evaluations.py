@@ -100,6 +100,7 @@ class Migration(migrations.Migration):
                 ),
                 ("started_by", models.CharField(max_length=200)),
                 ("drafts", models.JSONField(blank=True, default=list)),
+                ("cases", models.JSONField(blank=True, default=list)),
                 ("pins", models.JSONField(blank=True, default=list)),
                 ("total", models.PositiveIntegerField(default=0)),
                 ("done", models.PositiveIntegerField(default=0)),
@@ -212,6 +213,8 @@ class Migration(migrations.Migration):
                     ),
                 ),
                 ("case_name", models.CharField(max_length=200)),
+                ("case_input", models.TextField(blank=True)),
+                ("case_data_class", models.CharField(blank=True, max_length=32)),
                 ("position", models.PositiveSmallIntegerField()),
                 (
                     "side",

@@ -89,7 +89,7 @@ class Evaluation(models.Model):
     ``drafts`` lists the drafts applied on the drafted side: kind, identifier, row id and the digest of
     the draft's values (a draft edited later is a different draft). ``pins`` are the live versions both
     sides started from (agents/runtime/pins.py). ``passed``: every case held every expectation on the
-    drafted side; None until finished."""
+    drafted side; None until finished. ``cases``: the ids of the cases it sends, taken at its start."""
 
     configuration = models.ForeignKey(Configuration, on_delete=models.CASCADE, related_name="evaluations")
     model = models.ForeignKey(LlmModel, on_delete=models.PROTECT, related_name="+")
@@ -98,6 +98,7 @@ class Evaluation(models.Model):
     )
     started_by = models.CharField(max_length=200)
     drafts = models.JSONField(default=list, blank=True)
+    cases = models.JSONField(default=list, blank=True)  # the ids of the cases at the start, in order
     pins = models.JSONField(default=list, blank=True)
     total = models.PositiveIntegerField(default=0)
     done = models.PositiveIntegerField(default=0)
@@ -133,6 +134,8 @@ class EvaluationResult(models.Model):
     evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="results")
     case = models.ForeignKey(EvaluationCase, on_delete=models.SET_NULL, null=True, related_name="+")
     case_name = models.CharField(max_length=200)
+    case_input = models.TextField(blank=True)  # the input as sent (the case may change later)
+    case_data_class = models.CharField(max_length=32, blank=True)
     position = models.PositiveSmallIntegerField()
     side = models.CharField(max_length=16, choices=EvaluationSide.choices)
     outcome = models.CharField(max_length=16, choices=ResultOutcome.choices)

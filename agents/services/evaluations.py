@@ -80,6 +80,7 @@ def evaluation_start(*, configuration: Configuration, model: LlmModel, actor: Ac
             started_by=actor.label,
             drafts=list(drafted_side(configuration).applied),
             pins=pins,
+            cases=[case.pk for case in cases],
             total=2 * len(cases),
         )
         evaluation.full_clean()
@@ -147,7 +148,11 @@ def _sides(evaluation: Evaluation) -> tuple[_Side, _Side]:
 def _run(evaluation: Evaluation) -> bool:
     sides = _sides(evaluation)
     passed = True
-    for position, case in enumerate(evaluation.configuration.evaluation_cases.all()):
+    cases = EvaluationCase.objects.in_bulk(evaluation.cases)
+    for position, case_id in enumerate(evaluation.cases):
+        case = cases.get(case_id)
+        if case is None:
+            raise EvaluationInvalid("A case was deleted after the evaluation started; start a new one.")
         for side in sides:
             result = _case_result(evaluation, case, position, side)
             result.full_clean()
@@ -187,6 +192,8 @@ def _case_result(
         evaluation=evaluation,
         case=case,
         case_name=case.name,
+        case_input=case.input,
+        case_data_class=case.data_class,
         position=position,
         side=side.side,
         latency_ms=latency_ms,

@@ -116,6 +116,10 @@ def test_an_evaluation_sends_live_and_drafted_and_stores_both_with_their_version
         {"expectation": "at most 50 tokens (took 6)", "held": True},
     ]
     assert results[3].checks == [{"expectation": "must not contain “formal”", "held": False}]
+    assert [(r.case_input, r.case_data_class) for r in results[::2]] == [
+        ("Where is my parcel?", DataClass.PUBLIC_CONTENT),
+        ("Can I get a refund?", DataClass.PUBLIC_CONTENT),
+    ]
     assert [r.completion_tokens for r in results] == [6, 7, 6, 6]
     assert all(r.receipt["decision_id"] and r.decision["permitted"] for r in results)
     assert all(r.breakdown["estimated"] == r.breakdown["system_prompt"] + r.breakdown["snippets"]
@@ -233,6 +237,24 @@ def test_drafts_changed_after_the_start_fail_the_evaluation_before_anything_is_s
 
     assert (evaluation.status, evaluation.passed) == (EvaluationStatus.FAILED, False)
     assert evaluation.error.startswith("The drafts changed after the evaluation started")
+    assert (fake.bodies(), EvaluationResult.objects.count()) == ([], 0)
+
+
+def test_a_case_deleted_after_the_start_fails_the_evaluation_before_anything_is_sent(
+    fake, django_capture_on_commit_callbacks
+):
+    configuration, _ = tone_setup(fake)
+    case_make(configuration, "parcel")
+    with django_capture_on_commit_callbacks(execute=False):
+        evaluation = evaluation_start(configuration=configuration, model=configuration.model, actor=ACTOR)
+    EvaluationCase.objects.all().delete()
+
+    evaluation = evaluation_run(evaluation_id=evaluation.pk)
+
+    assert (evaluation.status, evaluation.error) == (
+        EvaluationStatus.FAILED,
+        "A case was deleted after the evaluation started; start a new one.",
+    )
     assert (fake.bodies(), EvaluationResult.objects.count()) == ([], 0)
 
 

@@ -101,6 +101,7 @@ class Migration(migrations.Migration):
                 ("started_by", models.CharField(max_length=200)),
                 ("drafts", models.JSONField(blank=True, default=list)),
                 ("cases", models.JSONField(blank=True, default=list)),
+                ("lease_until", models.DateTimeField(blank=True, null=True)),
                 ("pins", models.JSONField(blank=True, default=list)),
                 ("total", models.PositiveIntegerField(default=0)),
                 ("done", models.PositiveIntegerField(default=0)),

@@ -99,6 +99,8 @@ class Evaluation(models.Model):
     started_by = models.CharField(max_length=200)
     drafts = models.JSONField(default=list, blank=True)
     cases = models.JSONField(default=list, blank=True)  # the ids of the cases at the start, in order
+    # While running: until when the task that claimed it holds it (renewed by every result it stores).
+    lease_until = models.DateTimeField(null=True, blank=True)
     pins = models.JSONField(default=list, blank=True)
     total = models.PositiveIntegerField(default=0)
     done = models.PositiveIntegerField(default=0)

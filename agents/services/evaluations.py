@@ -21,10 +21,11 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass, replace
+from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from agents.errors import EvaluationInvalid
@@ -55,6 +56,9 @@ from governance.vocabulary import TrustZone
 
 EVALUATION_TASK = "agents.tasks.evaluation_run_task"
 RECEIVER_NAME = "the evaluation's editor"
+# How long a claim holds a running evaluation without storing a result: longer than any one send with
+# its retries and fallbacks, shorter than the broker's redelivery of a lost task.
+LEASE = timedelta(minutes=10)
 
 logger = logging.getLogger(__name__)
 
@@ -91,9 +95,13 @@ def evaluation_start(*, configuration: Configuration, model: LlmModel, actor: Ac
 
 def evaluation_run(*, evaluation_id: int) -> Evaluation:
     """Send every case of a queued evaluation on both sides and store the results; a no-op for one
-    already claimed. An error that stops it is stored on it (status ``failed``) and logged."""
-    claimed = Evaluation.objects.filter(pk=evaluation_id, status=EvaluationStatus.QUEUED).update(
-        status=EvaluationStatus.RUNNING
+    finished or held by another task. A running evaluation whose lease expired (its worker died; the
+    task is redelivered, ``acks_late``) is taken over and goes on after the results already stored,
+    which are never sent again. An error that stops it is stored on it (status ``failed``) and logged."""
+    now = timezone.now()
+    claimable = Q(status=EvaluationStatus.QUEUED) | Q(status=EvaluationStatus.RUNNING, lease_until__lt=now)
+    claimed = Evaluation.objects.filter(claimable, pk=evaluation_id).update(
+        status=EvaluationStatus.RUNNING, lease_until=now + LEASE
     )
     evaluation = Evaluation.objects.select_related("configuration__model__provider", "model__provider").get(
         pk=evaluation_id
@@ -113,7 +121,7 @@ def evaluation_run(*, evaluation_id: int) -> Evaluation:
 
 def _finish(evaluation: Evaluation, *, status: str, passed: bool, error: str) -> None:
     Evaluation.objects.filter(pk=evaluation.pk).update(
-        status=status, passed=passed, error=error, finished_at=timezone.now()
+        status=status, passed=passed, error=error, finished_at=timezone.now(), lease_until=None
     )
     evaluation.refresh_from_db()
 
@@ -149,16 +157,23 @@ def _run(evaluation: Evaluation) -> bool:
     sides = _sides(evaluation)
     passed = True
     cases = EvaluationCase.objects.in_bulk(evaluation.cases)
+    stored = {(r.position, r.side): r.passed for r in EvaluationResult.objects.filter(evaluation=evaluation)}
     for position, case_id in enumerate(evaluation.cases):
         case = cases.get(case_id)
         if case is None:
             raise EvaluationInvalid("A case was deleted after the evaluation started; start a new one.")
         for side in sides:
-            result = _case_result(evaluation, case, position, side)
-            result.full_clean()
-            result.save()
-            Evaluation.objects.filter(pk=evaluation.pk).update(done=F("done") + 1)
-            passed = passed and (result.passed or side.side == EvaluationSide.LIVE)
+            held = stored.get((position, side.side))
+            if held is None:
+                result = _case_result(evaluation, case, position, side)
+                result.full_clean()
+                with transaction.atomic():
+                    result.save()
+                    Evaluation.objects.filter(pk=evaluation.pk).update(
+                        done=F("done") + 1, lease_until=timezone.now() + LEASE
+                    )
+                held = result.passed
+            passed = passed and (held or side.side == EvaluationSide.LIVE)
     return passed
 
 

@@ -4,10 +4,13 @@ under no looser class than live; a configuration may require a passing evaluatio
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.test import Client
+from django.utils import timezone
 
 from agents.errors import EvaluationInvalid
 from agents.models import (
@@ -256,6 +259,37 @@ def test_a_case_deleted_after_the_start_fails_the_evaluation_before_anything_is_
         "A case was deleted after the evaluation started; start a new one.",
     )
     assert (fake.bodies(), EvaluationResult.objects.count()) == ([], 0)
+
+
+def test_an_evaluation_whose_worker_died_is_taken_over_after_its_lease_and_sends_only_what_is_missing(
+    fake, django_capture_on_commit_callbacks
+):
+    configuration, _ = tone_setup(fake)
+    case_make(configuration, "parcel")
+    case_make(configuration, "refund", input="Can I get a refund?")
+    with django_capture_on_commit_callbacks(execute=False):
+        evaluation = evaluation_start(configuration=configuration, model=configuration.model, actor=ACTOR)
+    fake.script("First.", "Second.", "Third.", "Fourth.")
+    evaluation_run(evaluation_id=evaluation.pk)
+    # As if the worker had died after storing the first case: its other results are gone, it still runs.
+    EvaluationResult.objects.filter(evaluation=evaluation, position=1).delete()
+    held = timezone.now() + timedelta(minutes=5)
+    Evaluation.objects.filter(pk=evaluation.pk).update(
+        status=EvaluationStatus.RUNNING, done=2, lease_until=held
+    )
+
+    assert evaluation_run(evaluation_id=evaluation.pk).status == EvaluationStatus.RUNNING  # still held
+    assert len(fake.bodies()) == 4
+    Evaluation.objects.filter(pk=evaluation.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
+    fake.script("Fifth.", "Sixth.")
+    evaluation = evaluation_run(evaluation_id=evaluation.pk)
+
+    assert (evaluation.status, evaluation.done, evaluation.passed, evaluation.lease_until) == (
+        EvaluationStatus.FINISHED, 4, True, None,
+    )  # fmt: skip
+    assert len(fake.bodies()) == 6
+    answers = EvaluationResult.objects.filter(evaluation=evaluation).order_by("position", "side")
+    assert list(answers.values_list("answer", flat=True)) == ["Second.", "First.", "Sixth.", "Fifth."]
 
 
 def publish(client: Client, snippet: Snippet):

@@ -3,7 +3,7 @@
 A snippet edit is assembled and fitted for every active configuration that selects the snippet (by its
 saved tags or its edited ones) through the same :func:`agents.runtime.plan.send_plan` and
 :func:`context_assembly.fitting.fit` a send uses, once as saved and once with the edit in place
-(``SendRequest.snippet_edits``), so the two figures differ by exactly what the edit changes. The request
+(``agents/runtime/content.py``, ``edited_content``), so the two figures differ by exactly what the edit changes. The request
 is a one-word task input (a first user message cannot be empty) with no context or transcript: the
 figures are what the configuration always sends. Nothing is recorded or sent.
 """
@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from agents.models import Configuration
+from agents.runtime.content import edited_content
 from agents.runtime.plan import SendRequest, model_profile, send_plan
 from context_assembly.badges import TokenBadge, token_badge
 from context_assembly.estimator import Estimator
@@ -92,10 +93,10 @@ def system_prompt_badge(*, text: str, configuration: Configuration) -> TokenBadg
 
 
 def _budget_share(configuration: Configuration, edits: tuple[SnippetEdit, ...]) -> BudgetShare:
-    request = SendRequest(
-        task_input=SAMPLE_INPUT, input_data_class=DataClass.PUBLIC_CONTENT, snippet_edits=edits
+    request = SendRequest(task_input=SAMPLE_INPUT, input_data_class=DataClass.PUBLIC_CONTENT)
+    plan = send_plan(
+        configuration=configuration, request=request, content=edited_content(configuration, edits)
     )
-    plan = send_plan(configuration=configuration, request=request)
     breakdown = fit(plan.assembled, estimator=Estimator(plan.profile)).breakdown
     return BudgetShare(
         snippets=breakdown.snippets,

@@ -33,6 +33,7 @@ far; ``asgi_first_chunk_added_ms``: uvicorn).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -58,7 +59,16 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--child", action="store_true")
     parser.add_argument("--serve-wsgi", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--base",
+        type=Path,
+        metavar="CHECKOUT",
+        help="also serve another checkout of the project (same schema) as peers base and base_asgi, "
+        "in the same rounds, to compare a change with what it changes",
+    )
     args = parser.parse_args()
+    if args.base is not None:
+        os.environ["GATEWAY_BASE"] = str(args.base.resolve())  # read by the child
     runs = 15 if args.quick else 60
     if args.serve_wsgi:
         serve_wsgi(args.serve_wsgi)
@@ -101,18 +111,20 @@ def measure(runs: int) -> dict[str, Any]:
 
     conversation = _conversation()
     servers = {"gateway": _serve(), "gateway_asgi": _serve_asgi()}
+    base = os.environ.get("GATEWAY_BASE")
+    if base:
+        servers |= {"base": _serve(Path(base)), "base_asgi": _serve_asgi(Path(base))}
     with FakeProvider(default_reply="Done.") as fake:
         servers["hop"] = _serve_hop(fake.openai_base_url)
-        with servers["hop"] as hop_url, servers["gateway"] as base_url, servers["gateway_asgi"] as asgi_url:
-            return _measure_peers(fake, servers, hop_url, base_url, asgi_url, conversation, runs)
+        with contextlib.ExitStack() as started:
+            urls = {name: started.enter_context(server) for name, server in servers.items()}
+            return _measure_peers(fake, servers, urls, conversation, runs)
 
 
 def _measure_peers(
     fake: Any,
     servers: dict[str, _server_process],
-    hop_url: str,
-    base_url: str,
-    asgi_url: str,
+    urls: dict[str, str],
     conversation: list[dict[str, str]],
     runs: int,
 ) -> dict[str, Any]:
@@ -121,18 +133,13 @@ def _measure_peers(
     from tests.fakes.provider_server import Reply
 
     model, token = _configuration(fake)
-    gateway = openai.OpenAI(base_url=f"{base_url}/api/openai/v1", api_key=token, max_retries=0, timeout=30)
-    gateway_asgi = openai.OpenAI(
-        base_url=f"{asgi_url}/api/openai/v1", api_key=token, max_retries=0, timeout=30
-    )
     direct = openai.OpenAI(base_url=fake.openai_base_url, api_key="x", max_retries=0, timeout=30)
-    hop = openai.OpenAI(base_url=f"{hop_url}/v1", api_key="x", max_retries=0, timeout=30)
-    peers = {
-        "direct": (direct, "gpt-4o"),
-        "hop": (hop, "gpt-4o"),
-        "gateway": (gateway, model),
-        "gateway_asgi": (gateway_asgi, model),
-    }
+    hop = openai.OpenAI(base_url=f"{urls['hop']}/v1", api_key="x", max_retries=0, timeout=30)
+    peers = {"direct": (direct, "gpt-4o"), "hop": (hop, "gpt-4o")}
+    for name, url in urls.items():
+        if name != "hop":
+            client = openai.OpenAI(base_url=f"{url}/api/openai/v1", api_key=token, max_retries=0, timeout=30)
+            peers[name] = (client, model)
     whole, cpu = _rounds(peers, servers, lambda client, model: _whole(client, model, conversation), runs)
     fake.default_reply = Reply(text="A streamed answer in several pieces.", latency=FIRST_CHUNK_DELAY)
     first, _ = _rounds(peers, {}, lambda client, model: _first_chunk(client, model, conversation), runs)
@@ -195,7 +202,7 @@ class _server_process:
             probe.bind(("127.0.0.1", 0))
             port = int(probe.getsockname()[1])
         env = {**os.environ, "API_RATE_LIMIT": "1000000/min"}  # the benchmark must not be throttled
-        self.server = subprocess.Popen(self.command(port), env=env, cwd=ROOT)
+        self.server = subprocess.Popen(self.command(port), env=env, cwd=getattr(self, "checkout", ROOT))
         deadline = time.monotonic() + 60
         while True:
             try:
@@ -218,13 +225,17 @@ class _server_process:
 
 
 class _serve(_server_process):
-    """The project's WSGI application under Django's threaded WSGI server (:func:`serve_wsgi`)."""
+    """The project's WSGI application under Django's threaded WSGI server (:func:`serve_wsgi`); of
+    ``checkout`` when given (the ``--base`` peers), else of this one."""
+
+    def __init__(self, checkout: Path = ROOT) -> None:
+        self.checkout = checkout
 
     def command(self, port: int) -> list[str]:
-        return [sys.executable, __file__, "--serve-wsgi", str(port)]
+        return [sys.executable, str(self.checkout / "bench" / "gateway.py"), "--serve-wsgi", str(port)]
 
 
-class _serve_asgi(_server_process):
+class _serve_asgi(_serve):
     """The project's ASGI application (``config.asgi:application``) under uvicorn."""
 
     def command(self, port: int) -> list[str]:
@@ -329,7 +340,7 @@ def report(result: dict[str, Any], runs: int) -> None:
 
     print(f"OpenAI SDK, {result['messages']}-message conversation, {runs} requests per peer (medians, ms)")
     print(f"{'peer':<14}{'whole':>10}{'p90':>10}{'first chunk':>14}{'p90':>10}{'CPU/request':>13}")
-    for name in ("direct", "hop", "gateway", "gateway_asgi"):
+    for name in whole:
         cpu_text = f"{cpu[name]:>13.2f}" if name in cpu else f"{'-':>13}"
         print(
             f"{name:<14}{whole[name]['median']:>10.2f}{whole[name]['p90']:>10.2f}"
@@ -350,10 +361,23 @@ def report(result: dict[str, Any], runs: int) -> None:
         f" added to first chunk: {added(first, 'gateway_asgi')} ms ({over_hop(first, 'gateway_asgi')}x the hop's"
         f" {added(first, 'hop')} ms)"
     )
+    base = {}
+    if "base" in whole:
+        base = {
+            "new_over_base": round(added(whole, "gateway") / added(whole, "base"), 3),
+            "asgi_new_over_base": round(added(whole, "gateway_asgi") / added(whole, "base_asgi"), 3),
+            "asgi_first_chunk_new_over_base": round(
+                added(first, "gateway_asgi") / added(first, "base_asgi"), 3
+            ),
+            "cpu_new_over_base": round(cpu["gateway"] / cpu["base"], 3),
+            "asgi_cpu_new_over_base": round(cpu["gateway_asgi"] / cpu["base_asgi"], 3),
+        }
+        print(f"this checkout over the base (added time, CPU per request): {base}")
     print(
         json.dumps(
             {
                 "benchmark": "gateway",
+                **base,
                 "n": runs,
                 "messages": result["messages"],
                 "overhead_ms": added(whole, "gateway"),

@@ -15,12 +15,12 @@ one at a time as before, on a thread borrowed from a small pool shared by all re
 synchronous code runs. The calls of one request may run on different threads, so after each call the
 thread gives its database connections back (:func:`release_connections`): a PostgreSQL connection
 is closed (a pooled one goes back to its pool), so a request waiting on a provider holds none; a
-SQLite one stays with the thread, idle in autocommit, for its next call. No transaction spans two
-calls: the middleware chain with the view is one call (:meth:`StreamingASGIHandler.load_middleware`),
-so a request's synchronous calls are the ``request_started`` receivers, the chain with the view, what
-a stream's finish records and the response's close.
-:class:`StreamingASGIHandler` opens a streamed completion's provider call on the event loop once that
-chain has returned. See docs/decisions/0011-streaming.md.
+SQLite one stays with the thread, idle in autocommit, for its next call (a new thread would open a
+new one, which reads the whole schema first). No transaction spans two calls: Django runs the
+synchronous middleware chain as one call, and an async view's database work in calls of its own
+(``agents/apis/serving.py``). The executor is asgiref's public ``ThreadSensitiveContext(executor=...)``
+around Django's own application (``config/asgi.py``); Django's handler is not changed. See
+docs/decisions/0011-streaming.md.
 """
 
 from __future__ import annotations
@@ -32,12 +32,10 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor, Future
 from typing import Any, TypeVar
 
-import django
-from asgiref.sync import ThreadSensitiveContext, sync_to_async
-from django.core.handlers.asgi import ASGIHandler
+from asgiref.sync import ThreadSensitiveContext
 from django.db import connections
-from django.http import HttpRequest, HttpResponseBase
-from django.utils.log import log_response
+
+from config.database import connections_close
 
 R = TypeVar("R")
 Scope = dict[str, Any]
@@ -88,7 +86,7 @@ class Workers:
                 while not self._line:
                     if self._count > self.size:
                         self._count -= 1
-                        close_connections()  # the thread ends: nothing of it may stay open
+                        connections_close()  # the thread ends: nothing of it may stay open
                         return
                     self._idle += 1
                     self._lock.wait()
@@ -125,14 +123,6 @@ def release_connections() -> None:
         if wrapper.vendor == "sqlite":
             wrapper.close_if_unusable_or_obsolete()
         else:
-            wrapper.close()
-
-
-def close_connections() -> None:
-    """Close this thread's database connections (a pooled one goes back to its pool), except one in a
-    transaction that a test holds open."""
-    for wrapper in connections.all(initialized_only=True):
-        if not wrapper.in_atomic_block:
             wrapper.close()
 
 
@@ -182,49 +172,3 @@ class RequestThreads:
             return
         async with ThreadSensitiveContext(executor=RequestThread()):
             await self.application(scope, receive, send)
-
-
-class StreamingASGIHandler(ASGIHandler):
-    """Django's ASGI handler, which opens a response that is still to be opened on the event loop: a
-    response with an ``opened`` coroutine method (``agents.apis.sse.PendingStream``) is awaited after
-    the middleware chain has run (in one request thread, as Django runs a synchronous chain) and
-    replaced by what it returns: itself, its events ready, or the error answer made for a failure
-    before them."""
-
-    def load_middleware(self, is_async: bool = False) -> None:
-        """The middleware chain with the URL resolution and the view as one synchronous call, run on a
-        request thread. Django's asynchronous chain ends in its asynchronous inner handler whatever
-        the middleware: the synchronous middleware run on a thread, step out to the event loop for
-        the URL resolution, and back onto the thread for the synchronous view, two more hand-overs
-        between the thread and the loop on every request, each waiting for the other side to be
-        scheduled. Every middleware and view of the project is synchronous."""
-        super().load_middleware(is_async=False)
-        if is_async:
-            chain: Callable[[HttpRequest], HttpResponseBase] = self._middleware_chain  # type: ignore[has-type]
-            self._middleware_chain = sync_to_async(chain, thread_sensitive=True)
-
-    async def get_response_async(self, request: HttpRequest) -> HttpResponseBase:
-        response = await super().get_response_async(request)
-        opened = getattr(response, "opened", None)
-        if opened is None:
-            return response
-        answer: HttpResponseBase = await opened()
-        if answer is not response:
-            # What Django did for the response it returned, done for the answer that replaces it.
-            answer._resource_closers.append(request.close)  # type: ignore[attr-defined]
-            if answer.status_code >= 400:
-                await sync_to_async(log_response, thread_sensitive=False)(
-                    "%s: %s",
-                    answer.reason_phrase,
-                    request.path,
-                    response=answer,  # type: ignore[arg-type]
-                    request=request,
-                )
-        return answer
-
-
-def asgi_application() -> RequestThreads:
-    """The project's ASGI application: Django's, opening pending streams on the loop, with its
-    requests' synchronous calls on the shared threads (``config/asgi.py``)."""
-    django.setup(set_prefix=False)
-    return RequestThreads(StreamingASGIHandler())

@@ -188,11 +188,18 @@ def decide(
     reads (observe never widens what a receiver is shown), unless a declassification covers that
     zone; a refusal there names the receiver.
     """
-    verdicts: dict[tuple[object, ...], Verdict] = {}  # this call's, so each key meets the LRU once
     gate = receiver if receiver is not None and receiver.restricts else None
     # A receiver no less trusted than the call's zone adds nothing where the call's zone allows.
     below = gate is not None and gate.zone.rank > zone.rank
-    decided = tuple(_decide_one(source, zone, mode, verdicts, gate, below) for source in sources)
+    # A long transcript repeats a few classifications: each distinct one is decided once per call.
+    outcomes: dict[tuple[object, ...], _Outcome] = {}
+    decided = []
+    for source in sources:
+        key = (source.data_class, source.ceiling, source.enforcement, source.receiver_class, source.kind)
+        outcome = outcomes.get(key)
+        if outcome is None:
+            outcome = outcomes[key] = _decide_one(source, zone, mode, gate, below)
+        decided.append(SourceDecision(source.kind, source.identifier, *outcome))
     label, receiver_label = reply_labels(sources)
     allowed = _most_sensitive_of(
         {s.data_class for s, d in zip(sources, decided, strict=True) if d.outcome == Outcome.ALLOWED}
@@ -200,7 +207,9 @@ def decide(
     if receiver is not None:
         label, receiver_label, allowed = (receiver.lowered(c) for c in (label, receiver_label, allowed))
     observed = label.rank > allowed.rank
-    return ContextDecision(zone, mode, decided, receiver, label, receiver_label, label_observed=observed)
+    return ContextDecision(
+        zone, mode, tuple(decided), receiver, label, receiver_label, label_observed=observed
+    )
 
 
 def reply_labels(sources: list[Source] | tuple[Source, ...]) -> tuple[DataClass, DataClass]:
@@ -234,58 +243,40 @@ def receiver_may_read(sources: list[Source] | tuple[Source, ...], zone: TrustZon
 
 
 Verdict = tuple[DataClass | None, TrustZone, Enforcement, Outcome, str]
+# A source's decision without its kind and identifier: the verdict and whether the receiver refused it.
+_Outcome = tuple[DataClass | None, TrustZone, Enforcement, Outcome, str, bool]
 
 
 def _decide_one(
-    source: Source,
-    zone: TrustZone,
-    mode: EnforcementMode,
-    verdicts: dict[tuple[object, ...], Verdict],
-    receiver: Receiver | None,
-    receiver_below: bool,
-) -> SourceDecision:
-    declared, ceiling, applied, outcome, reason = _cached(
-        (source.data_class, source.ceiling, source.enforcement, zone, mode), verdicts
+    source: Source, zone: TrustZone, mode: EnforcementMode, receiver: Receiver | None, receiver_below: bool
+) -> _Outcome:
+    declared, ceiling, applied, outcome, reason = _memo_verdict(
+        source.data_class, source.ceiling, source.enforcement, zone, mode
     )
-    decided = SourceDecision(source.kind, source.identifier, declared, ceiling, applied, outcome, reason)
     if receiver is None or outcome == Outcome.REFUSED or source.kind in RECEIVER_SUPPLIED:
-        return decided
+        return declared, ceiling, applied, outcome, reason, False
     if not receiver_below and outcome == Outcome.ALLOWED:
-        return decided  # allowed for a zone no more trusted than the receiver's: allowed for it too
+        # Allowed for a zone no more trusted than the receiver's: allowed for it too.
+        return declared, ceiling, applied, outcome, reason, False
     if source.receiver_class is None:
-        key = (
-            source.data_class,
-            source.ceiling,
-            Enforcement.ENFORCE,
-            receiver.zone,
-            EnforcementMode.ENFORCE_ALL,
+        read_as, read_ceiling, _, for_receiver, why = _memo_verdict(
+            source.data_class, source.ceiling, Enforcement.ENFORCE, receiver.zone, EnforcementMode.ENFORCE_ALL
         )
     else:
-        key = (source.receiver_class, None, Enforcement.ENFORCE, receiver.zone, EnforcementMode.ENFORCE_ALL)
-    read_as, read_ceiling, _, for_receiver, why = _cached(key, verdicts)
+        read_as, read_ceiling, _, for_receiver, why = _memo_verdict(
+            source.receiver_class, None, Enforcement.ENFORCE, receiver.zone, EnforcementMode.ENFORCE_ALL
+        )
     if for_receiver != Outcome.REFUSED:
-        return decided
+        return declared, ceiling, applied, outcome, reason, False
     named = f" ({receiver.name})" if receiver.name else ""
-    return SourceDecision(
-        source.kind,
-        source.identifier,
+    return (
         read_as,
         read_ceiling,
         Enforcement.ENFORCE,
         Outcome.REFUSED,
         f"the receiver{named} is in zone {receiver.zone.value}: {why}",
-        by_receiver=True,
+        True,
     )
-
-
-VerdictKey = tuple[str | None, str | None, str, TrustZone, EnforcementMode]
-
-
-def _cached(key: VerdictKey, verdicts: dict[tuple[object, ...], Verdict]) -> Verdict:
-    verdict = verdicts.get(key)
-    if verdict is None:
-        verdict = verdicts[key] = _memo_verdict(*key)
-    return verdict
 
 
 def _verdict(

@@ -1,9 +1,9 @@
 """The preview's comparison of the live assembly with live + my drafts.
 
 "My drafts" are the current editor's drafts (``governance.drafts``): of snippets, applied as
-``SendRequest.snippet_edits`` (the mechanism the live token badge uses), and of the previewed
-configuration, applied to an unsaved copy of it (``agents.selectors.configuration_drafted``; its
-drafted skills as ``SendRequest.own_skills``). Both
+edits of the send's content (``agents/runtime/content.py``, ``edited_content``: the mechanism the live
+token badge uses), and of the previewed configuration, applied to an unsaved copy of it
+(``agents.selectors.configuration_drafted``; its drafted skills in place of its linked ones). Both
 sides are the same :func:`agents.runtime.preview.context_preview` a send's plan and fit come from, so
 the figures differ by exactly what the drafts change. Like the preview, nothing is recorded and no
 provider is called: drafts never leave the service.
@@ -15,10 +15,11 @@ verdict of each side.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from agents.admin.budget_bar import BudgetBar, budget_bar
 from agents.models import Configuration
+from agents.runtime.content import edited_content
 from agents.runtime.plan import SendRequest
 from agents.runtime.preview import ContextPreview, context_preview, preview_parts
 from agents.selectors import configuration_drafted
@@ -117,8 +118,13 @@ def draft_comparison(
     try:
         preview = context_preview(
             configuration=drafted.configuration if drafted else configuration,
-            request=replace(request, snippet_edits=edits, own_skills=drafted.skills if drafted else None),
+            request=request,
             max_tokens=max_tokens,
+            content=edited_content(
+                drafted.configuration if drafted else configuration,
+                edits,
+                drafted.skills if drafted else None,
+            ),
         )
     except ApplicationError as exc:
         return DraftComparison(live_side, None, exc.message, applied, part_deltas(live, None))

@@ -22,10 +22,9 @@ from agents.apis.context import (
     send_request,
 )
 from agents.apis.costs import cost_field
-from agents.apis.on_loop import LoopAnswers
-from agents.apis.sse import PendingAnswer, is_asgi
+from agents.apis.serving import GovernedCallApi, Served
 from agents.runtime.preview import context_preview
-from agents.services import Completion, CompletionAsk
+from agents.services import Completion, CompletionCall
 from config.api import named_serializer, operation_schema, validated
 from governance.vocabulary import Provenance
 
@@ -96,7 +95,7 @@ class ContextPreviewApi(APIView):
         return Response(self.OutputSerializer(body).data)
 
 
-class CompletionApi(LoopAnswers):
+class CompletionApi(GovernedCallApi):
     required_scope = "configurations:use"
 
     InputSerializer = named_serializer("CompletionInput", base=ContextRequestSerializer)
@@ -140,18 +139,16 @@ class CompletionApi(LoopAnswers):
         s409="configuration_inactive, or model_inactive (every target or its provider is "
         "switched off; extra.inactive; nothing was sent)",
     )
-    def post(self, request: Request) -> Response | PendingAnswer:
+    def post(self, request: Request) -> Served:
         data = validated(self.InputSerializer, request.data)
         configuration = client_configuration(request, data["configuration"])
-        ask = CompletionAsk(
+        completion = CompletionCall(
             configuration=configuration,
             api_client=request.user,
             request=send_request(request, data, configuration),
             max_tokens=data.get("max_tokens"),
         )
-        if is_asgi(request):  # the provider's wait on the event loop (agents/apis/on_loop.py)
-            return self.answer_on_loop(request, ask.start(), self._body)
-        return Response(self._body(ask.create()))
+        return Served(completion, self._body)
 
     def _body(self, completion: Completion) -> dict[str, Any]:
         return dict(self.OutputSerializer(completion_body(completion)).data)

@@ -18,27 +18,26 @@ that does not declare its own ``data_class``; without it, the client's default c
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from django.http import HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from agents.apis.context import MAX_OUTPUT_TOKENS, ReceiptSerializer, client_configuration, client_of
-from agents.apis.on_loop import LoopAnswers
 from agents.apis.openai_errors import error_response
-from agents.apis.openai_shapes import completion_body, stream_events, stream_events_async
+from agents.apis.openai_shapes import ChatChunks, completion_body
 from agents.apis.run_events import JsonErrorsNegotiation
-from agents.apis.sse import PendingStream, is_asgi, sse_response
+from agents.apis.serving import GovernedCallApi, Served
 from agents.providers.values import CallOptions
 from agents.runtime.conversation import Conversation, conversation_request
 from agents.selectors import configuration_list_for_client
-from agents.services import CompletionAsk
+from agents.services import CompletionCall
 from config.errors import ApplicationError
 from config.exception_handler import api_exception_handler
 from governance.vocabulary import DataClass
@@ -64,13 +63,17 @@ def openai_exception_handler(exc: Exception, context: dict[str, Any]) -> Respons
     return error_response(response) if response is not None else None
 
 
-class OpenAIApiView(LoopAnswers):
+class OpenAIErrors:
     """A view of ``/api/openai/v1``: the API's authentication, scopes and throttles; OpenAI's errors."""
 
     required_scope = "configurations:use"
 
     def get_exception_handler(self) -> Callable[[Exception, dict[str, Any]], Response | None]:
         return openai_exception_handler
+
+
+class OpenAIApiView(OpenAIErrors, APIView):
+    """A read-only view of ``/api/openai/v1``."""
 
 
 class ChatCompletionInputSerializer(serializers.Serializer):
@@ -228,7 +231,7 @@ def openai_errors(*statuses: int) -> dict[int, OpenApiResponse]:
     return {status: OpenApiResponse(OpenAIErrorSerializer, description=text[status]) for status in wanted}
 
 
-class ChatCompletionsApi(OpenAIApiView):
+class ChatCompletionsApi(OpenAIErrors, GovernedCallApi):
     content_negotiation_class = JsonErrorsNegotiation
 
     @extend_schema(
@@ -261,9 +264,7 @@ class ChatCompletionsApi(OpenAIApiView):
             **openai_errors(400, 404, 409, 413, 502),
         },
     )
-    def post(self, request: Request) -> HttpResponseBase:
-        # Only the validated data outlives validation: a streamed request waits for the provider's
-        # first delta in this frame, and the serializer's per-instance field copies would wait too.
+    def post(self, request: Request) -> Served:
         data = _validated(request)
         configuration = client_configuration(request, data["model"])
         conversation = Conversation(
@@ -273,7 +274,7 @@ class ChatCompletionsApi(OpenAIApiView):
             tool_choice=data.get("tool_choice"),
             options=_options(data),
         )
-        ask = CompletionAsk(
+        completion = CompletionCall(
             configuration=configuration,
             api_client=client_of(request),
             request=conversation_request(data["messages"], conversation),
@@ -281,27 +282,12 @@ class ChatCompletionsApi(OpenAIApiView):
             temperature=data.get("temperature"),
         )
         model, created = configuration.identifier, int(time.time())
+        body = partial(completion_body, model=model, created=created)
         if not data.get("stream"):
-            if is_asgi(request):
-                # As a stream below: what reads the database here, the provider's wait on the loop.
-                body = partial(completion_body, model=model, created=created)
-                return self.answer_on_loop(request, ask.start(), body)
-            return Response(completion_body(ask.create(), model=model, created=created))
+            return Served(completion, body)
         include_usage = bool((data.get("stream_options") or {}).get("include_usage"))
-        shape: dict[str, Any] = {"model": model, "created": created, "include_usage": include_usage}
-        if is_asgi(request):
-            # What reads the database happens here, in the request's thread, which gives its
-            # connection back when the view has returned; the provider call and its wait run on the
-            # event loop (agents/apis/sse.py, PendingStream).
-            start = ask.stream_start()
-
-            async def opener() -> AsyncIterator[bytes]:
-                return stream_events_async(await start.open(), **shape)
-
-            return PendingStream(opener, failed=partial(self.error_answer, request))
-        opened = ask.stream_open()
-        # Closing the response ends the stream even if no event was read (the client left first).
-        return sse_response(request, stream_events(opened, **shape), closed=opened.stream.close)
+        shape = ChatChunks(completion.request_id, model=model, created=created, include_usage=include_usage)
+        return Served(completion, body, stream=shape)
 
 
 def _validated(request: Request) -> dict[str, Any]:

@@ -10,17 +10,13 @@ decision and the redaction counts; identifiers and classes, never content).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from asgiref.sync import sync_to_async
-from django.db import connection
-
-from agents.apis.sse import release_db_connection, sse_event
+from agents.apis.sse import sse_event
 from agents.providers.failures import ProviderError
-from agents.providers.streams import StreamDelta, StreamFinish, TextDelta, ToolCallDelta
+from agents.providers.streams import StreamDelta, TextDelta, ToolCallDelta
 from agents.providers.values import ProviderReply
-from agents.services import Completion, CompletionStream
+from agents.services import Completion
 from governance.services import decision_as_dict
 from governance.vocabulary import Provenance
 
@@ -107,62 +103,16 @@ def completion_id(completion: Completion) -> str:
 # --- a stream -------------------------------------------------------------------------------------------
 
 
-def stream_events(
-    opened: CompletionStream, *, model: str, created: int, include_usage: bool
-) -> Iterator[bytes]:
-    """The server-sent events of a streaming completion, as the provider's deltas arrive (each
-    already redacted: a secret split across deltas never comes out): the role, text pieces, each
-    tool call (its id and name with its first arguments), the finish reason, then with
-    ``include_usage`` one chunk with no choices carrying ``usage``, ``context_usage`` and
-    ``governance``, then ``[DONE]``. A provider failure after the first delta ends the stream with an
-    ``error`` event in OpenAI's shape (the SDKs raise it) and no ``[DONE]``. Closes the stream."""
-    chunks = _Chunks(opened, model=model, created=created, include_usage=include_usage)
-    with opened.stream as deltas:
-        if not connection.allow_thread_sharing:  # shared only by a test's live server, which owns it
-            release_db_connection()  # what the stream needs was read; nothing is held while it waits
-        yield chunks.opening()
-        try:
-            for delta in deltas:
-                if isinstance(delta, StreamFinish):
-                    yield from chunks.finish(delta.reply, opened.finished(delta.reply))
-                else:
-                    yield from chunks.piece(delta)
-        except ProviderError as failure:
-            yield sse_event({"error": _stream_error(failure)})
-            return
-    yield sse_event("[DONE]")
+class ChatChunks:
+    """The ``chat.completion.chunk`` events of one stream (``agents/apis/serving.py`` reads the stream):
+    the role, text pieces, each tool call (its id and name with its first arguments), the finish
+    reason with the answer's ``governance_receipt``, then with ``include_usage`` one chunk with no
+    choices carrying ``usage``, ``context_usage`` and ``governance``, then ``[DONE]``. A provider
+    failure after the first delta ends the stream with an ``error`` event in OpenAI's shape (the SDKs
+    raise it) and no ``[DONE]``."""
 
-
-async def stream_events_async(
-    opened: CompletionStream, *, model: str, created: int, include_usage: bool
-) -> AsyncIterator[bytes]:
-    """:func:`stream_events` of a stream read on the event loop (``CompletionStreamStart.open``): the
-    same events; the call's record at the finish is written in the request's thread."""
-    chunks = _Chunks(opened, model=model, created=created, include_usage=include_usage)
-    try:
-        yield chunks.opening()
-        try:
-            async for delta in opened.stream:
-                if isinstance(delta, StreamFinish):
-                    finished = sync_to_async(opened.finished, thread_sensitive=True)
-                    for event in chunks.finish(delta.reply, await finished(delta.reply)):
-                        yield event
-                else:
-                    for event in chunks.piece(delta):
-                        yield event
-        except ProviderError as failure:
-            yield sse_event({"error": _stream_error(failure)})
-            return
-        yield sse_event("[DONE]")
-    finally:
-        await opened.stream.aclose()
-
-
-class _Chunks:
-    """The ``chat.completion.chunk`` events of one stream."""
-
-    def __init__(self, opened: CompletionStream, *, model: str, created: int, include_usage: bool) -> None:
-        base: dict[str, Any] = {"id": f"chatcmpl-{opened.request_id}", "object": CHUNK_OBJECT}
+    def __init__(self, request_id: str, *, model: str, created: int, include_usage: bool) -> None:
+        base: dict[str, Any] = {"id": f"chatcmpl-{request_id}", "object": CHUNK_OBJECT}
         base |= {"created": created, "model": model, "system_fingerprint": None}
         if include_usage:
             base["usage"] = None
@@ -173,8 +123,8 @@ class _Chunks:
         choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
         return sse_event({**self.base, "choices": [choice]})
 
-    def opening(self) -> bytes:
-        return self.chunk({"role": "assistant", "content": ""})
+    def opening(self) -> list[bytes]:
+        return [self.chunk({"role": "assistant", "content": ""})]
 
     def piece(self, delta: StreamDelta) -> list[bytes]:
         if isinstance(delta, TextDelta):
@@ -183,14 +133,18 @@ class _Chunks:
             return [self.chunk({"tool_calls": [_tool_call_piece(delta)]})]
         return []
 
-    def finish(self, reply: ProviderReply, completion: Completion) -> list[bytes]:
-        """The finish chunk, carrying the answer's ``governance_receipt`` (an extension field), then
-        the usage chunk when asked for."""
-        choice = {"index": 0, "delta": {}, "finish_reason": finish_reason(reply), "logprobs": None}
+    def finish(self, completion: Completion) -> list[bytes]:
+        choice = {"index": 0, "delta": {}, "finish_reason": finish_reason(completion.reply), "logprobs": None}
         events = [sse_event({**self.base, "choices": [choice], "governance_receipt": completion.receipt})]
         if self.include_usage:
             events.append(sse_event({**self.base, "choices": [], **_usage_fields(completion)}))
         return events
+
+    def failed(self, failure: ProviderError) -> list[bytes]:
+        return [sse_event({"error": _stream_error(failure)})]
+
+    def done(self) -> list[bytes]:
+        return [sse_event("[DONE]")]
 
 
 def _tool_call_piece(delta: ToolCallDelta) -> dict[str, Any]:

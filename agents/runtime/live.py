@@ -26,18 +26,15 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import redis
 from django.conf import settings
 
-from agents.providers.failures import ProviderError
 from agents.providers.streams import StreamFinish, TextDelta
 from agents.providers.values import ProviderReply
-from agents.runtime.plan import SendPlan
-from agents.runtime.send import GovernedSend, SendOutcome
-from governance.services import EventContext
+from agents.runtime.send import GovernedCall
 
 logger = logging.getLogger(__name__)
 
@@ -154,46 +151,24 @@ def live_publish(run_id: str, name: str, data: dict[str, Any]) -> None:
         logger.warning("live event of run %s not published: %s", run_id, type(exc).__name__)
 
 
-def streamed_send(
-    plan: SendPlan,
-    events: EventContext,
-    *,
-    client_id: int | None,
-    max_tokens: int | None,
-    run_id: str,
-    step_index: int,
-) -> SendOutcome:
-    """:meth:`~agents.runtime.send.GovernedSend.send` of a run's step with the reply streamed: the same
-    outcome, and the step's live events published while the reply arrives. A stream that breaks
-    after its first delta is the outcome's ``failure`` (nothing is retried once text went out)."""
-    outcome = GovernedSend(plan, events, client_id=client_id, max_tokens=max_tokens).stream()
-    sent = SendOutcome(
-        plan=plan,
-        fitted=outcome.fitted,
-        clamped=outcome.clamped,
-        skipped=outcome.skipped,
-        decision=outcome.decision,
-    )
-    if outcome.stream is None:
-        return replace(
-            sent,
-            refusal=outcome.refusal,
-            failure=outcome.failure,
-            inactive=outcome.inactive,
-            exhausted=outcome.exhausted,
-        )
+def streamed_send(call: GovernedCall, *, run_id: str, step_index: int) -> ProviderReply:
+    """:meth:`~agents.runtime.send.GovernedCall.send` of a run's step with the reply streamed: the same
+    reply and errors, and the step's live events published while the reply arrives. A stream that
+    breaks after its first delta raises its ``ProviderError`` (nothing is retried once text went out)."""
     reply: ProviderReply | None = None
-    try:
-        with outcome.stream as stream:
-            for delta in stream:
-                if isinstance(delta, TextDelta):
-                    live_publish(run_id, "delta", {"step": step_index, "text": delta.text})
-                elif isinstance(delta, StreamFinish):
-                    reply = delta.reply
-    except ProviderError as failure:
-        return replace(sent, failure=failure)
+    with call.stream() as stream:
+        for delta in stream:
+            if isinstance(delta, TextDelta):
+                live_publish(run_id, "delta", {"step": step_index, "text": delta.text})
+            elif isinstance(delta, StreamFinish):
+                reply = delta.reply
     assert reply is not None  # a governed stream ends with its finish or raises
-    for call in reply.tool_calls:
-        data = {"step": step_index, "id": call.id, "name": call.name, "arguments": call.arguments}
+    for call_made in reply.tool_calls:
+        data = {
+            "step": step_index,
+            "id": call_made.id,
+            "name": call_made.name,
+            "arguments": call_made.arguments,
+        }
         live_publish(run_id, "tool_call", data)
-    return replace(sent, reply=reply, served=outcome.served, reply_redactions=outcome.stream.reply_redactions)
+    return reply

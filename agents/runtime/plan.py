@@ -14,8 +14,7 @@ from dataclasses import dataclass, replace
 from agents.models import Configuration, LlmModel
 from agents.providers.dispatch import Target
 from agents.providers.values import NO_OPTIONS, CallOptions, ProviderConfig
-from agents.runtime.parts import compose_skills, configuration_parts
-from agents.runtime.pins import PinnedContent
+from agents.runtime.content import SendContent, live_content
 from agents.runtime.redactions import Redactions
 from agents.selectors import configuration_sources, configuration_zone
 from agents.tools.gate import ToolPolicy, ToolVerdict, tools_offered
@@ -35,7 +34,6 @@ from skills.composition import SkillBlock, SkillMode
 from skills.models import Skill
 from snippets.composition import snippet_block
 from snippets.models import Snippet
-from snippets.selectors import SnippetEdit, snippet_select
 
 LOAD_SKILL_TOOL = "load_skill"
 _SEPARATOR = "\n\n"
@@ -72,16 +70,6 @@ class SendRequest:
     options: CallOptions = NO_OPTIONS
     # How many transcript messages at its front are a run's stored conversation, not its own rows.
     caller_messages: int = 0
-    # Unsaved snippet versions selected in place of the saved ones: for showing what an edit would
-    # cost (agents/edit_effects.py), and for the drafted side of an evaluation, the one send that
-    # carries drafts (agents/services/evaluation_drafts.py).
-    snippet_edits: tuple[SnippetEdit, ...] = ()
-    # A configuration's own skills in place of its linked ones, in order: for comparing a drafted
-    # configuration in the preview (agents/admin/draft_compare.py) and for an evaluation's drafted side.
-    own_skills: tuple[Skill, ...] | None = None
-    # A run's pinned content (agents/runtime/pins.py): its configuration fields, snippets and skills
-    # replace the live ones; None: the live content (completions, previews, runs from before pins).
-    pinned: PinnedContent | None = None
     # Who the reply is for (DESIGN §4, "Information flow"): the API client's zone, or the zone a run's
     # operator named. None only where no reply is delivered to anyone (an edit's cost, a comparison).
     receiver_zone: TrustZone | None = None
@@ -105,6 +93,7 @@ class SendPlan:
     redactions: dict[str, int]
     # What the context was assembled from, for a preview that lists it part by part.
     request: SendRequest
+    content: SendContent
     snippets: tuple[Snippet, ...]
     skills: SkillBlock
     # Configured targets skipped because they or their provider are switched off. With no active
@@ -220,9 +209,13 @@ def run_transcript_sources(
     return sources
 
 
-def send_plan(*, configuration: Configuration, request: SendRequest) -> SendPlan:
-    """Resolve the serving model and zone, select snippets, offer tools through the gate, redact every
-    part that will reach the wire, and assemble. Governance and the fit run on the result.
+def send_plan(
+    *, configuration: Configuration, request: SendRequest, content: SendContent | None = None
+) -> SendPlan:
+    """Plan a send of ``content`` (``agents/runtime/content.py``; by default the configuration's live
+    content with the request's skills): resolve the serving model and zone, offer tools through the
+    gate, redact every part that will reach the wire, and assemble. Governance and the fit run on the
+    result.
 
     Route instead of refuse: when the configuration names a trusted model and some source exceeds the
     zone of its own model and fallbacks (:func:`governance.policy.decide`, pure), the plan is made
@@ -232,43 +225,26 @@ def send_plan(*, configuration: Configuration, request: SendRequest) -> SendPlan
     A configuration read with its catalogue token (``agents.selectors.with_catalog_token``) reuses
     what it resolves to from this worker's cache while that token is current.
     """
-    plan = _send_plan(configuration, request, route=False)
+    if content is None:
+        content = live_content(configuration, request.request_skills)
+    plan = _send_plan(content, request, (configuration.model, *content.fallbacks))
     trusted = configuration.trusted_model
     if trusted is None or trusted.pk == plan.model.pk:
         return plan
     decision = decide(plan.sources, plan.zone, enforcement_mode(), plan.receiver)
     if not any(not item.by_receiver for item in decision.refused):
         return plan
-    return replace(_send_plan(configuration, request, route=True), routed_from=plan.zone)
+    return replace(_send_plan(content, request, (trusted,)), routed_from=plan.zone)
 
 
-def _send_plan(configuration: Configuration, request: SendRequest, *, route: bool) -> SendPlan:
-    parts = configuration_parts(configuration)
-    if route:
-        assert configuration.trusted_model is not None
-        models: tuple[LlmModel, ...] = (configuration.trusted_model,)
-        parts = replace(parts, fallbacks=())
-    else:
-        models = (configuration.model, *parts.fallbacks)
+def _send_plan(content: SendContent, request: SendRequest, models: tuple[LlmModel, ...]) -> SendPlan:
+    configuration, selection, skills = content.configuration, content.selection, content.skills
+    snippets = selection.snippets
     active, inactive = active_targets(models)
     model = (active or models)[0]
     zone = configuration_zone(configuration, serving_model=model, fallbacks=(active or models)[1:])
-    selection = (
-        snippet_select(tags=configuration.snippet_tags, edits=request.snippet_edits)
-        if request.snippet_edits
-        else parts.selection
-    )
-    snippets = selection.snippets
-    if request.pinned is not None:
-        configuration = request.pinned.configuration(configuration)
-        snippets, skills = request.pinned.snippets, request.pinned.skills
-    elif request.request_skills or request.own_skills is not None:
-        own = parts.own_skills if request.own_skills is None else request.own_skills
-        skills = compose_skills(configuration, own, request.request_skills)
-    else:
-        skills = parts.skills
     if request.client_tools is None:
-        offered, denied = tools_offered(tool_policy(configuration, zone, parts.disabled_tools))
+        offered, denied = tools_offered(tool_policy(configuration, zone, content.disabled_tools))
     else:
         offered, denied = [], []  # the caller's own tools replace the configuration's
     redactions = Redactions()
@@ -316,6 +292,7 @@ def _send_plan(configuration: Configuration, request: SendRequest, *, route: boo
         options=redactions.options(request.options),
         redactions=dict(redactions.counts),
         request=request,
+        content=content,
         snippets=tuple(snippets),
         skills=skills,
         inactive=tuple(str(m) for m in inactive),

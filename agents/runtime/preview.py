@@ -20,6 +20,7 @@ from typing import Any
 
 from agents.errors import ModelInactive
 from agents.models import Configuration
+from agents.runtime.content import SendContent
 from agents.runtime.plan import SendPlan, SendRequest, send_plan
 from agents.runtime.redactions import Redactions
 from agents.runtime.targets import reply_limit, reply_limit_check
@@ -90,10 +91,14 @@ class ContextPreview:
 
 
 def context_preview(
-    *, configuration: Configuration, request: SendRequest, max_tokens: int | None = None
+    *,
+    configuration: Configuration,
+    request: SendRequest,
+    max_tokens: int | None = None,
+    content: SendContent | None = None,
 ) -> ContextPreview:
     """Assemble, decide and fit for ``configuration`` and ``request``; messages are redacted."""
-    plan = send_plan(configuration=configuration, request=request)
+    plan = send_plan(configuration=configuration, request=request, content=content)
     if not plan.targets:
         raise ModelInactive(
             f"Configuration '{configuration.identifier}' has no active model: nothing would be sent.",

@@ -4,7 +4,7 @@ run's totals and the serving model's calibration, in one transaction."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
 
 from django.db import transaction
@@ -16,35 +16,41 @@ from agents.providers.values import ProviderReply, Usage
 from agents.runtime.leases import StepTotals, run_complete_with, run_totals_add
 from agents.runtime.plan import SendPlan, model_profile
 from agents.runtime.receipts import answer_receipt
-from agents.runtime.targets import SkippedTarget
+from agents.runtime.send import GovernedCall
 from agents.telemetry import step_record_observed
 from context_assembly.calibration import CalibrationState, run_ratio
 from context_assembly.fitting import FitResult
-from governance.policy import ContextDecision
 from governance.vocabulary import Provenance
 
 
 @dataclass(frozen=True)
 class StepRecord:
-    """What one step's model phase produced, as its step row stores it."""
+    """What one step's model phase produced, as its step row stores it: the governed ``call`` holds
+    what it settled (its fit, decision, targets skipped, the model that served), whatever ended it."""
 
     run: AgentRun
     index: int
-    plan: SendPlan
+    call: GovernedCall
     started: float  # time.monotonic() when the model phase began
     status: StepStatus
     error: str = ""  # the refusal's or failure's code
-    fitted: FitResult | None = None  # None when governance refused before the fit
     reply: ProviderReply | None = None  # only for a completed call
-    served: LlmModel | None = None  # the model that answered (a fallback, or the plan's model)
-    clamped: bool = False  # the run's max_tokens was lowered to the model's output limit
-    skipped: tuple[SkippedTarget, ...] = ()  # targets not sent the call: it could not fit them
-    decision: ContextDecision | None = None  # the permitted decision (None when refused or not decided)
-    reply_redactions: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def plan(self) -> SendPlan:
+        return self.call.plan
+
+    @property
+    def fitted(self) -> FitResult | None:
+        return self.call.fitted  # None when governance refused before the fit
+
+    @property
+    def served(self) -> LlmModel | None:
+        return self.call.served
 
     @property
     def model(self) -> LlmModel:
-        return self.served or self.plan.model
+        return self.call.served or self.call.plan.model
 
     @property
     def estimated(self) -> int | None:
@@ -116,16 +122,18 @@ def step_record(record: StepRecord) -> AgentStep:
         breakdown=record.fitted.breakdown.as_dict() if record.fitted else {},
         context_window=record.model.context_window,
         max_tokens=record.fitted.breakdown.reserve if record.fitted else None,
-        max_tokens_clamped=record.clamped,
-        skipped_targets=[skipped.as_dict() for skipped in record.skipped],
-        pins=pinned.used_dicts() if (pinned := record.plan.request.pinned) is not None else [],
+        max_tokens_clamped=record.call.clamped,
+        skipped_targets=[skipped.as_dict() for skipped in record.call.skipped],
+        pins=pinned.used_dicts() if (pinned := record.plan.content.pinned) is not None else [],
         finish_reason=record.reply.finish_reason if record.reply else "",
         calibration_ratio=run_ratio(reported, record.uncalibrated),
         duration_ms=int((time.monotonic() - record.started) * 1000),
         error_code=record.error[:64],
         **_labels(record),
     )
-    step.full_clean(exclude=["run", "model"])
+    # The receipt is built here from the decision's own values (JSON by construction, and the save
+    # writes it as JSON anyway): validating it would serialise it once more for nothing.
+    step.full_clean(exclude=["run", "model", "receipt"])
     step.save()
     step_record_observed(step)
     return step
@@ -133,11 +141,12 @@ def step_record(record: StepRecord) -> AgentStep:
 
 def _labels(record: StepRecord) -> dict[str, object]:
     """A step's labels and receipt: only for a step whose sources were decided and sent."""
-    decision = record.decision
-    if decision is None or record.reply is None or record.served is None:
+    call = record.call
+    decision = call.decision
+    if decision is None or record.reply is None or call.served is None:
         return {}
     receipt = answer_receipt(
-        plan=record.plan, decision=decision, served=record.served, reply_redactions=record.reply_redactions
+        plan=call.plan, decision=decision, served=call.served, reply_redactions=call.reply_redactions
     )
     return {"label": decision.label, "receiver_label": decision.receiver_label, "receipt": receipt}
 
@@ -172,7 +181,7 @@ def completed_step_record(record: StepRecord, *, worker: str, position: int) -> 
         content=reply.text,
         data_class=step.label,
         receiver_class=step.receiver_label,
-        label_observed=record.decision is not None and record.decision.label_observed,
+        label_observed=record.call.decision is not None and record.call.decision.label_observed,
         tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls],
     )
     usage = reply.usage

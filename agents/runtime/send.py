@@ -1,9 +1,20 @@
-"""One governed send: govern → redact → fit → guard → call → redact the reply. Nothing here persists
+"""One governed call: govern → redact → fit → guard → call → redact the reply. Nothing here persists
 a run.
 
-The agent loop records what this returns as a step; the completions API returns it to the caller.
-Both therefore pass the same check, the same fit, the same redaction and the same guard pass over the
-serialised body (:mod:`agents.providers.guard`) before any provider call.
+A :class:`GovernedCall` ends with its reply (or an open stream of it) or raises one typed error:
+:class:`~agents.errors.ModelInactive` (every target switched off), :class:`ContextRefused` (a source
+above the zone's ceiling), :class:`ContextOverflow` (the floor does not fit, or a late redaction
+made it not fit), :class:`~agents.errors.BudgetExhausted` (the client's daily budget; nothing sent)
+or :class:`ProviderError` (sent, every attempt failed). Whatever ends it, the call itself holds what
+it settled on the way (the decision, the serving fit, the targets skipped, the model that served):
+the step records a refused or failed step from it as it records an answered one.
+
+The agent loop records a step from it; the completions API answers from it. Both therefore pass the
+same check, fit, redaction and guard pass over the serialised body (:mod:`agents.providers.guard`)
+before any provider call. The call is made whole (:meth:`GovernedCall.send`) or streamed
+(:meth:`GovernedCall.stream`) by the blocking driver, or, in an async view, prepared in the request's
+thread (:meth:`GovernedCall.prepare`) and made on the event loop (:meth:`GovernedCall.asend`,
+:meth:`GovernedCall.astream`; docs/decisions/0011-streaming.md).
 
 Each target's fit, skip and reply limit live in ``agents/runtime/targets.py``.
 """
@@ -12,15 +23,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import KW_ONLY, dataclass, field, replace
-from functools import partial
-from typing import Any, ClassVar, Generic, NoReturn, Protocol, Self, TypeVar, cast
+from dataclasses import replace
+from typing import TypeVar
 
 from asgiref.sync import sync_to_async
 
 from agents.errors import BudgetExhausted, ModelInactive
 from agents.models import LlmModel
-from agents.providers.async_dispatch import AsyncStreamDispatch, SendStart, StreamStart
+from agents.providers.async_dispatch import AsyncStreamDispatch, LoopAttempts
 from agents.providers.dispatch import (
     DispatchResult,
     StreamDispatch,
@@ -35,319 +45,206 @@ from agents.runtime.plan import SendPlan
 from agents.runtime.redactions import Redactions, redaction_events_record
 from agents.runtime.streaming import GovernedStream
 from agents.runtime.targets import SkippedTarget, TargetFits, enforced_event
-from context_assembly.fitting import FitResult
+from context_assembly.fitting import ContextOverflow, FitResult
 from governance.errors import ContextRefused
 from governance.policy import ContextDecision
 from governance.services import EventContext, assert_permitted
 from governance.vocabulary import Decision, Provenance
 
-
-@dataclass(frozen=True)
-class _OutcomeFields:
-    """What both sends report before their reply: the serving target's ``fitted`` and ``clamped`` (the
-    serving model's while nothing answered), the model that ``served`` the call, the targets
-    ``skipped`` because the call could not fit them, and what ended the send early, if anything."""
-
-    plan: SendPlan
-    fitted: FitResult | None = None
-    served: LlmModel | None = None
-    refusal: ContextRefused | None = None
-    failure: ProviderError | None = None
-    inactive: ModelInactive | None = None
-    clamped: bool = False
-    skipped: tuple[SkippedTarget, ...] = ()
-    decision: ContextDecision | None = None  # set once the sources were decided and permitted
-    exhausted: BudgetExhausted | None = None  # fitted, not sent: the client's daily budget is spent
-
-    @property
-    def overflow(self) -> bool:
-        return self.fitted is not None and self.fitted.overflow
-
-
-@dataclass(frozen=True)
-class SendOutcome(_OutcomeFields):
-    """Exactly one of: ``refusal`` (nothing fitted or sent), overflow (fitted, not sent), ``failure``
-    (sent, the provider failed), ``inactive``, ``exhausted``, or ``reply`` (redacted) with the model
-    that ``served`` it."""
-
-    reply: ProviderReply | None = None
-    reply_redactions: dict[str, int] = field(default_factory=dict)  # by kind, in the reply
-
-
-def _send_outcome(called: _Called[DispatchResult], events: EventContext) -> SendOutcome:
-    """The outcome of a whole call that was answered: the reservation settled with the reported usage,
-    the reply redacted (its redaction events recorded)."""
-    called.reservation.settle(served=called.served, usage=called.result.reply.usage)
-    reply, reply_redactions = _redacted_reply(called.result.reply, called.fits.plan, events)
-    return called.outcome(SendOutcome, reply=reply, reply_redactions=reply_redactions)
-
-
-@dataclass(frozen=True)
-class StreamOutcome(_OutcomeFields):
-    """As :class:`SendOutcome`, with an open ``stream`` in place of the reply (``failure``: nothing
-    arrived from any target)."""
-
-    stream: GovernedStream | None = None
-
-
-@dataclass(frozen=True)
-class GovernedSend:
-    """One governed send of ``plan``, its events recorded with ``events``, charged to the budget of the
-    client ``client_id`` (None: a send no client made; ``limits``: its limits as already read), with
-    the reply limit ``max_tokens`` and ``temperature`` when given: made whole (:meth:`send`), streamed
-    (:meth:`stream`), or prepared up to its first attempt to be made on the event loop
-    (:meth:`GovernedStreamStart.prepared`, :meth:`GovernedSendStart.prepared`)."""
-
-    plan: SendPlan
-    events: EventContext
-    _: KW_ONLY
-    client_id: int | None
-    max_tokens: int | None = None
-    temperature: float | None = None
-    limits: ClientLimits | None = None
-    # Told the model and usage a send was charged when its reader went away before its finish.
-    abandoned: Callable[[LlmModel, Usage], None] | None = None
-
-    def send(self) -> SendOutcome:
-        """Check every source against the zone (recording events), then fit, reserve the send's
-        estimate from the client's budget, call, and settle the reservation with the reported usage.
-        Never raises for a refusal, an overflow, an exhausted budget or a provider failure: the
-        outcome says which happened."""
-        called = _governed_call(SendOutcome, self, complete_with_fallbacks)
-        if isinstance(called, SendOutcome):
-            return called
-        return _send_outcome(called, self.events)
-
-    def stream(self) -> StreamOutcome:
-        """:meth:`send` with the reply as a stream: the same check, events, per-target fits and guard
-        pass, then a stream opened on the first target that yields a first delta (retries and
-        fallbacks apply up to there: ``agents/providers/dispatch.py``). The stream's deltas are
-        redacted as they pass (``agents/runtime/streaming.py``); its finish carries the reply redacted
-        as :meth:`send` redacts it, and the reply's redaction events are recorded when the finish is
-        read. The client's budget reservation is taken as :meth:`send` takes it and handed to the
-        stream, which settles it at the finish or releases it when closed or broken before. Never
-        raises for a refusal, an overflow, an exhausted budget or a provider failure before the first
-        delta."""
-        called = _governed_call(StreamOutcome, self, stream_with_fallbacks)
-        if isinstance(called, StreamOutcome):
-            return called
-        return _stream_outcome(called, self.events)
-
-
-Started = TypeVar("Started", StreamStart, SendStart)
+# Every way a governed call ends without a reply; anything else is a defect.
+SendError = ModelInactive | ContextRefused | ContextOverflow | BudgetExhausted | ProviderError
+SEND_ERRORS = (ModelInactive, ContextRefused, ContextOverflow, BudgetExhausted, ProviderError)
 R = TypeVar("R")
+Dispatched = TypeVar("Dispatched", DispatchResult, StreamDispatch, AsyncStreamDispatch, LoopAttempts)
 
 
-class _GovernedStart(Generic[Started]):
-    """A governed call prepared up to its first attempt, to be made on the event loop."""
+class GovernedCall:
+    """One governed call of ``plan``, its events recorded with ``events``, charged to the budget of the
+    client ``client_id`` (None: a call no client made; ``limits``: its limits as already read), with
+    the reply limit ``max_tokens`` and ``temperature`` when given. ``abandoned`` is told the model
+    and usage a call was charged when its reader went away before its finish.
 
-    outcome: ClassVar[type[SendOutcome | StreamOutcome]]
-    attempts: ClassVar[type[SendStart | StreamStart]]
+    What the call settled so far, whatever ended it: ``decision`` (once permitted), ``fitted`` and
+    ``clamped`` (the serving target's fit; the primary's until a target served, the overflowing one
+    when a late redaction overflowed), ``skipped`` (targets that could not hold it), ``served`` (the
+    model that answered) and ``reply_redactions`` (by kind, once the reply is whole)."""
 
-    @classmethod
-    def prepared(cls, send: GovernedSend) -> SendOutcome | StreamOutcome | Self:
-        """``send`` up to its first attempt, in this thread: the same check, events, fits,
-        reservation and the first target's guard pass as :meth:`GovernedSend.send`. What ends the call
-        before an attempt is its outcome; otherwise the start, whose attempts are made on the event
-        loop (``agents/providers/async_dispatch.py``) and answer as the blocking send does."""
-        # The subclass's own outcome and attempts (mypy cannot tie class variables to ``Started``).
-        outcome: Any = cls.outcome
-        called = _governed_call(outcome, send, cls.attempts)
-        if isinstance(called, SendOutcome | StreamOutcome):
-            return called
-        return cls(cast(_Called[Started], called), send.events)
+    def __init__(
+        self,
+        plan: SendPlan,
+        events: EventContext,
+        *,
+        client_id: int | None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        limits: ClientLimits | None = None,
+        abandoned: Callable[[LlmModel, Usage], None] | None = None,
+    ) -> None:
+        self.plan, self.events = plan, events
+        self.client_id, self.limits, self.abandoned = client_id, limits, abandoned
+        self.max_tokens, self.temperature = max_tokens, temperature
+        self.decision: ContextDecision | None = None
+        self.fitted: FitResult | None = None
+        self.clamped = False
+        self.skipped: tuple[SkippedTarget, ...] = ()
+        self.served: LlmModel | None = None
+        self.reply_redactions: dict[str, int] = {}
+        self._fits: TargetFits | None = None
+        self._reservation: Reservation | None = None
+        self._attempts: LoopAttempts | None = None
 
-    def __init__(self, called: _Called[Started], events: EventContext) -> None:
-        self._called: _Called[Started] = called
-        self._events = events
+    # --- the blocking driver (the agent loop, WSGI) -----------------------------------------------
 
-    async def _attempted(
-        self, outcome: type[Outcome], attempts: Callable[[], Awaitable[Dispatched]]
-    ) -> Outcome | _Called[Dispatched]:
-        """The call that reached a target through ``attempts()``, or the outcome of the failure that
-        ended the send (the reservation released, in the request's thread); re-raises anything else
-        (a cancellation: the client went away) once the reservation is released."""
-        called = self._called
-        try:
-            result = await attempts()
-        except BaseException as error:
-            ended = await sync_to_async(_dispatched, thread_sensitive=True)(
-                outcome, called.fits, called.decision, called.reservation, partial(_raise, error)
+    def send(self) -> ProviderReply:
+        """The whole reply, redacted: the sources checked against the zone (events recorded), the
+        fit, the send's estimate reserved from the client's budget, the call with its retries and
+        fallbacks, and the reservation settled with the reported usage."""
+        fits = self._governed()
+        result = self._dispatched(
+            lambda: complete_with_fallbacks(self.plan.targets, fits.prepare(0).call, prepare=fits.prepare)
+        )
+        return self._answered(result)
+
+    def stream(self) -> GovernedStream:
+        """:meth:`send` with the reply as a stream, opened on the first target that yields a first
+        delta (retries and fallbacks apply up to there: ``agents/providers/dispatch.py``). Its deltas
+        are redacted as they pass (``agents/runtime/streaming.py``); its finish carries the reply
+        redacted as :meth:`send` redacts it. The reservation is handed to the stream, which settles
+        it at the finish or releases it when closed or broken before. Read it to its end or close it."""
+        fits = self._governed()
+        dispatch = self._dispatched(
+            lambda: stream_with_fallbacks(self.plan.targets, fits.prepare(0).call, prepare=fits.prepare)
+        )
+        return self._opened(dispatch)
+
+    # --- on the event loop (an async view) ---------------------------------------------------------
+
+    def prepare(self, *, stream: bool) -> None:
+        """Everything up to the first attempt, in the request's thread (it reads the database): the
+        same check, events, fits, reservation and first guard pass as :meth:`send`, raising the same
+        errors. :meth:`asend` or :meth:`astream` then makes the attempts on the event loop."""
+        fits = self._governed()
+        self._attempts = self._dispatched(
+            lambda: LoopAttempts(
+                self.plan.targets, fits.prepare(0).call, prepare=fits.prepare, streaming=stream
             )
-            assert isinstance(ended, outcome)  # _raise never returns
-            return ended
-        return _Called(called.fits, called.decision, result, called.reservation)
-
-
-class GovernedStreamStart(_GovernedStart[StreamStart]):
-    """:meth:`GovernedSend.stream` prepared up to its first attempt (:meth:`prepared`)."""
-
-    outcome = StreamOutcome
-    attempts = StreamStart
-
-    async def open(self) -> StreamOutcome:
-        """:meth:`GovernedSend.stream`'s outcome, its attempts made on the event loop and its stream read
-        there (``async for``). A failure before the first delta ends the send as there."""
-        opened = await self._attempted(StreamOutcome, self._called.result.open)
-        if isinstance(opened, StreamOutcome):
-            return opened
-        return _stream_outcome(opened, self._events)
-
-
-class GovernedSendStart(_GovernedStart[SendStart]):
-    """:meth:`GovernedSend.send` prepared up to its first attempt (:meth:`prepared`)."""
-
-    outcome = SendOutcome
-    attempts = SendStart
-
-    async def send(self, then: Callable[[SendOutcome], R]) -> R:
-        """``then`` of :meth:`GovernedSend.send`'s outcome, its attempts made on the event loop; the
-        reservation's settlement, the reply's redaction (its events recorded) and ``then`` in one call
-        on the request's thread."""
-        sent = await self._attempted(SendOutcome, self._called.result.send)
-        if isinstance(sent, SendOutcome):
-            return await sync_to_async(then, thread_sensitive=True)(sent)
-        return await sync_to_async(lambda: then(_send_outcome(sent, self._events)), thread_sensitive=True)()
-
-
-def _raise(error: BaseException) -> NoReturn:
-    raise error
-
-
-def _stream_outcome(
-    called: _Called[StreamDispatch] | _Called[AsyncStreamDispatch], events: EventContext
-) -> StreamOutcome:
-    finish = partial(_redacted_reply, plan=called.fits.plan, events=events)
-    served = called.fits.fit(called.result.served_index)
-    ended = called.reservation.stream_ended(
-        called.served, prompt_tokens=served.fitted.breakdown.estimated, count=served.estimator.count_text
-    )
-    return called.outcome(StreamOutcome, stream=GovernedStream(called.result, finish=finish, ended=ended))
-
-
-class _Served(Protocol):
-    @property
-    def served_index(self) -> int: ...
-
-
-Outcome = TypeVar("Outcome", SendOutcome, StreamOutcome)
-Dispatched = TypeVar("Dispatched", bound=_Served)
-
-
-@dataclass(frozen=True)
-class _Called(Generic[Dispatched]):
-    """A governed call that reached a target: its fits, the permitted decision, what the call returned,
-    and its budget reservation (to settle with the reply, or hand to the stream)."""
-
-    fits: TargetFits
-    decision: ContextDecision
-    result: Dispatched
-    reservation: Reservation
-
-    @property
-    def served(self) -> LlmModel:
-        return self.fits.model(self.result.served_index)
-
-    def outcome(self, outcome: type[Outcome], **reply: Any) -> Outcome:
-        """The outcome of the target that served the call, with ``reply`` (its reply or stream)."""
-        served = self.fits.fit(self.result.served_index)
-        return outcome(
-            plan=self.fits.plan,
-            fitted=served.fitted,
-            served=served.model,
-            clamped=served.clamped,
-            skipped=self.fits.skipped_targets,
-            decision=self.decision,
-            **reply,
         )
 
+    async def asend(self, then: Callable[[ProviderReply], R]) -> R:
+        """``then`` of :meth:`send`'s reply, the attempts made on the event loop; the reservation's
+        settlement, the reply's redaction (its events recorded) and ``then`` in one call on the
+        request's thread."""
+        assert self._attempts is not None, "prepare(stream=False) first"
+        result = await self._on_loop(self._attempts.send)
+        return await sync_to_async(lambda: then(self._answered(result)), thread_sensitive=True)()
 
-def _governed_call(
-    outcome: type[Outcome], send: GovernedSend, dispatch: Callable[..., Dispatched]
-) -> Outcome | _Called[Dispatched]:
-    """Every send up to the reply: an active target, the sources checked against the zone, the
-    redaction events, the serving model's fit, the reservation of its estimate from the client's
-    budget (agents/runtime/budget.py; released here when nothing reached a target), then ``dispatch``
-    over the targets (each target it reaches is prepared: fit, skip, guard pass). An ``outcome`` when
-    the send ended before a reply, else the call that reached a target."""
-    plan, events = send.plan, send.events
-    if not plan.targets:
-        return outcome(plan=plan, inactive=model_inactive_record(plan=plan, context=events))
-    try:
-        decision = assert_permitted(
-            sources=plan.sources, zone=plan.zone, context=events, receiver=plan.receiver
-        )
-    except ContextRefused as refusal:
-        return outcome(plan=plan, refusal=refusal)
-    if plan.routed_from is not None:
-        route_event_record(plan=plan, context=events)
-    redaction_events_record(counts=plan.redactions, context=events, zone=plan.zone)
-    fits = TargetFits(plan, events, send.max_tokens, temperature=send.temperature)
-    primary = fits.fit(0)
-    if primary.fitted.overflow:
-        return outcome(plan=plan, fitted=primary.fitted, clamped=primary.clamped, decision=decision)
-    try:
-        reservation = fits.reserve(send.client_id, send.limits)
-    except BudgetExhausted as exhausted:
-        fitted, clamped = primary.fitted, primary.clamped
-        return outcome(plan=plan, fitted=fitted, clamped=clamped, decision=decision, exhausted=exhausted)
-    reservation.on_abandoned = send.abandoned
-    return _dispatched(
-        outcome,
-        fits,
-        decision,
-        reservation,
-        lambda: dispatch(plan.targets, fits.prepare(0).call, prepare=fits.prepare),
-    )
+    async def astream(self) -> GovernedStream:
+        """:meth:`stream`'s stream, opened on the event loop and read there (``async for``)."""
+        assert self._attempts is not None, "prepare(stream=True) first"
+        return self._opened(await self._on_loop(self._attempts.open))
 
+    # --- the steps ---------------------------------------------------------------------------------
 
-def _dispatched(
-    outcome: type[Outcome],
-    fits: TargetFits,
-    decision: ContextDecision,
-    reservation: Reservation,
-    dispatch: Callable[[], Dispatched],
-) -> Outcome | _Called[Dispatched]:
-    """``dispatch()`` as the call that reached a target, or the outcome of what kept it from one (the
-    reservation released): a late redaction's overflow, or the provider's failure."""
-    plan = fits.plan
-    try:
-        result = dispatch()
-    except LateRedactionOverflow as overflow:
-        reservation.release()
-        late = fits.fit(overflow.late.target_index)
-        over = _over_budget(late.fitted, overflow.late.estimated)
-        return outcome(
-            plan=plan, fitted=over, clamped=late.clamped, skipped=fits.skipped_targets, decision=decision
-        )
-    except ProviderError as failure:
-        reservation.release()
+    def _governed(self) -> TargetFits:
+        """Every call up to its dispatch: an active target, the sources checked against the zone, the
+        redaction events, the serving model's fit, the reservation of its estimate from the client's
+        budget (agents/runtime/budget.py)."""
+        plan, events = self.plan, self.events
+        if not plan.targets:
+            raise model_inactive_record(plan=plan, context=events)
+        try:
+            self.decision = assert_permitted(
+                sources=plan.sources, zone=plan.zone, context=events, receiver=plan.receiver
+            )
+        except ContextRefused as refusal:
+            refusal.extra = {**refusal.extra, "request_id": events.correlation_id}
+            raise
+        if plan.routed_from is not None:
+            route_event_record(plan=plan, context=events)
+        redaction_events_record(counts=plan.redactions, context=events, zone=plan.zone)
+        fits = self._fits = TargetFits(plan, events, self.max_tokens, temperature=self.temperature)
         primary = fits.fit(0)
-        return outcome(
-            plan=plan,
-            fitted=primary.fitted,
-            failure=failure,
-            clamped=primary.clamped,
-            skipped=fits.skipped_targets,
-            decision=decision,
-        )
-    except asyncio.CancelledError:
-        _abandoned_in_flight(outcome, fits, reservation)
-        raise
-    except BaseException:
+        self.fitted, self.clamped = primary.fitted, primary.clamped
+        primary.fitted.require_fit()
+        self._reservation = fits.reserve(self.client_id, self.limits)
+        self._reservation.on_abandoned = self.abandoned
+        return fits
+
+    def _dispatched(self, dispatch: Callable[[], Dispatched]) -> Dispatched:
+        """``dispatch()``, or raised what kept it from a target (the reservation released)."""
+        try:
+            return dispatch()
+        except BaseException as error:
+            self._failed(error)
+            raise
+
+    async def _on_loop(self, attempts: Callable[[], Awaitable[Dispatched]]) -> Dispatched:
+        try:
+            return await attempts()
+        except BaseException as error:
+            await sync_to_async(self._failed, thread_sensitive=True)(error)
+            raise
+
+    def _failed(self, error: BaseException) -> None:
+        """Release (or, for a reader gone while the call was in flight, charge) the reservation; a late
+        redaction's overflow becomes the call's :class:`ContextOverflow`."""
+        fits, reservation = self._fits, self._reservation
+        assert fits is not None and reservation is not None
+        self.skipped = fits.skipped_targets
+        if isinstance(error, asyncio.CancelledError):
+            self._abandoned_in_flight()
+            return
         reservation.release()
-        raise
-    return _Called(fits, decision, result, reservation)
+        if isinstance(error, LateRedactionOverflow):
+            late = fits.fit(error.late.target_index)
+            self.fitted, self.clamped = _over_budget(late.fitted, error.late.estimated), late.clamped
+            self.fitted.require_fit()
 
+    def _abandoned_in_flight(self) -> None:
+        """The reader went away while the call was in flight (before a stream's first delta): the
+        provider has the prompt, so the call is charged its prompt estimate for a stream (nothing
+        had streamed), and its whole estimate for a whole reply (the provider may finish it)."""
+        assert self._fits is not None and self._reservation is not None and self._attempts is not None
+        primary = self._fits.fit(0)
+        prompt = primary.fitted.breakdown.estimated
+        whole = 0 if self._attempts.streaming else self._reservation.estimate.tokens - prompt
+        self._reservation.abandon(
+            served=primary.model, usage=Usage(prompt, None, whole, Provenance.ESTIMATED)
+        )
 
-def _abandoned_in_flight(outcome: type[Outcome], fits: TargetFits, reservation: Reservation) -> None:
-    """The reader went away while the call was in flight (before a stream's first delta): the
-    provider has the prompt, so the send is charged its prompt estimate for a stream (nothing had
-    streamed), and its whole estimate for a whole reply (the provider may finish it)."""
-    primary = fits.fit(0)
-    prompt = primary.fitted.breakdown.estimated
-    whole = reservation.estimate.tokens - prompt if outcome is SendOutcome else 0
-    reservation.abandon(served=primary.model, usage=Usage(prompt, None, whole, Provenance.ESTIMATED))
+    def _reached(self, served_index: int) -> None:
+        assert self._fits is not None
+        served = self._fits.fit(served_index)
+        self.fitted, self.clamped, self.served = served.fitted, served.clamped, served.model
+        self.skipped = self._fits.skipped_targets
+
+    def _answered(self, result: DispatchResult) -> ProviderReply:
+        """The whole reply of the target that served: the reservation settled, the reply redacted."""
+        assert self._reservation is not None
+        self._reached(result.served_index)
+        assert self.served is not None
+        self._reservation.settle(served=self.served, usage=result.reply.usage)
+        return self._redacted(result.reply)
+
+    def _opened(self, dispatch: StreamDispatch | AsyncStreamDispatch) -> GovernedStream:
+        assert self._reservation is not None and self.fitted is not None
+        self._reached(dispatch.served_index)
+        assert self.served is not None and self._fits is not None
+        served = self._fits.fit(dispatch.served_index)
+        ended = self._reservation.stream_ended(
+            self.served, prompt_tokens=served.fitted.breakdown.estimated, count=served.estimator.count_text
+        )
+        return GovernedStream(dispatch, finish=self._redacted, ended=ended)
+
+    def _redacted(self, reply: ProviderReply) -> ProviderReply:
+        """``reply`` redacted; what was redacted by kind kept in ``reply_redactions`` (events
+        recorded)."""
+        redactions = Redactions()
+        text = redactions.text(reply.text)
+        calls = redactions.tool_calls(reply.tool_calls)
+        redaction_events_record(counts=redactions.counts, context=self.events, zone=self.plan.zone)
+        self.reply_redactions = redactions.counts
+        return replace(reply, text=text, tool_calls=calls)
 
 
 def route_event_record(*, plan: SendPlan, context: EventContext) -> None:
@@ -385,14 +282,3 @@ def _over_budget(fitted: FitResult, estimated: int) -> FitResult:
         remaining=breakdown.budget - estimated,
     )
     return replace(fitted, overflow=True, breakdown=over)
-
-
-def _redacted_reply(
-    reply: ProviderReply, plan: SendPlan, events: EventContext
-) -> tuple[ProviderReply, dict[str, int]]:
-    """``reply`` redacted, with what was redacted by kind (its events recorded)."""
-    redactions = Redactions()
-    text = redactions.text(reply.text)
-    calls = redactions.tool_calls(reply.tool_calls)
-    redaction_events_record(counts=redactions.counts, context=events, zone=plan.zone)
-    return replace(reply, text=text, tool_calls=calls), redactions.counts

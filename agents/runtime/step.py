@@ -21,17 +21,23 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.db import InterfaceError, OperationalError, models
 from django.utils import timezone
 
+from agents.errors import BudgetExhausted, ModelInactive
 from agents.models import AgentRun, AgentStep, RunMessage, StepStatus, TerminationReason
+from agents.providers.failures import ProviderError
+from agents.runtime.content import pinned_send_content
 from agents.runtime.leases import lease_claim, lease_renew, run_advance, run_finish
 from agents.runtime.live import streamed_send
 from agents.runtime.pins import pinned_content, run_pins
 from agents.runtime.plan import SendPlan, send_plan
 from agents.runtime.queue import step_enqueue
 from agents.runtime.record import StepRecord, completed_step_record, step_record
+from agents.runtime.send import SEND_ERRORS, GovernedCall, SendError
 from agents.runtime.tool_calls import execute_tool_calls
 from agents.runtime.transcript import run_context, run_request
 from agents.selectors import run_client_name
 from config.logs import log_context_update
+from context_assembly.fitting import ContextOverflow
+from governance.errors import ContextRefused
 from governance.guardrails.redaction import redact
 from governance.services import EventContext
 
@@ -147,64 +153,45 @@ def _model_phase(run: AgentRun, step_index: int, worker: str) -> StepOutcome | R
     pins = run_pins(run)
     pinned = pinned_content(configuration=run.configuration, pins=pins) if pins else None
     request = run_request(run, run_context(run), pinned)
-    plan = send_plan(configuration=run.configuration, request=request)
+    content = pinned_send_content(run.configuration, pinned) if pinned is not None else None
+    plan = send_plan(configuration=run.configuration, request=request, content=content)
     context = _event_context(run, plan, step_index)
-    outcome = streamed_send(
-        plan,
-        context,
-        client_id=run.api_client_id,
-        max_tokens=run.max_tokens,
-        run_id=str(run.id),
-        step_index=step_index,
-    )
-    record = StepRecord(
-        run=run,
-        index=step_index,
-        plan=plan,
-        started=started,
-        status=StepStatus.COMPLETED,
-        fitted=outcome.fitted,
-        reply=outcome.reply,
-        served=outcome.served,
-        clamped=outcome.clamped,
-        skipped=outcome.skipped,
-        decision=outcome.decision,
-        reply_redactions=outcome.reply_redactions,
-    )
-    if outcome.inactive is not None:
-        inactive = outcome.inactive
-        step_record(replace(record, status=StepStatus.FAILED, error=inactive.code))
-        return _finish(
-            run, worker, step_index, TerminationReason.PROVIDER_FAILED, inactive.code, inactive.message
-        )
-    if outcome.refusal is not None:
-        refusal = outcome.refusal
-        step_record(replace(record, status=StepStatus.REFUSED, error=refusal.code))
-        return _finish(
-            run, worker, step_index, TerminationReason.POLICY_DENIED, refusal.code, refusal.message
-        )
-    if outcome.exhausted is not None:
-        exhausted = outcome.exhausted
-        step_record(replace(record, status=StepStatus.REFUSED, error=exhausted.code))
-        return _finish(
-            run, worker, step_index, TerminationReason.BUDGET_EXHAUSTED, exhausted.code, exhausted.message
-        )
-    if outcome.overflow:
-        step_record(replace(record, status=StepStatus.REFUSED, error="context_overflow"))
-        return _finish(run, worker, step_index, TerminationReason.CONTEXT_TRUNCATED, "context_overflow")
-    if outcome.failure is not None:
-        failure = outcome.failure
-        step_record(replace(record, status=StepStatus.FAILED, error=failure.code))
-        reason = (
-            TerminationReason.RETRIES_EXHAUSTED if failure.retryable else TerminationReason.PROVIDER_FAILED
-        )
-        return _finish(run, worker, step_index, reason, str(failure.failure_class), failure.message)
+    call = GovernedCall(plan, context, client_id=run.api_client_id, max_tokens=run.max_tokens)
+    record = StepRecord(run=run, index=step_index, call=call, started=started, status=StepStatus.COMPLETED)
+    try:
+        reply = streamed_send(call, run_id=str(run.id), step_index=step_index)
+    except SEND_ERRORS as error:
+        status, reason, code = step_ends(error)
+        step_record(replace(record, status=status, error=error.code))
+        return _finish(run, worker, step_index, reason, code, error.message)
+    record = replace(record, reply=reply)
     completed = completed_step_record(
         record, worker=worker, position=len(request.transcript) - request.caller_messages
     )
     if completed.finished:
         return StepOutcome(str(run.id), step_index, StepAction.FINISHED, TerminationReason.COMPLETED.value)
     return completed.message
+
+
+# How a governed call that ended without a reply ends its step and its run: the step's status and the
+# run's termination reason, by the call's error.
+STEP_ENDS: dict[type[Exception], tuple[StepStatus, TerminationReason]] = {
+    ModelInactive: (StepStatus.FAILED, TerminationReason.PROVIDER_FAILED),
+    ContextRefused: (StepStatus.REFUSED, TerminationReason.POLICY_DENIED),
+    BudgetExhausted: (StepStatus.REFUSED, TerminationReason.BUDGET_EXHAUSTED),
+    ContextOverflow: (StepStatus.REFUSED, TerminationReason.CONTEXT_TRUNCATED),
+    ProviderError: (StepStatus.FAILED, TerminationReason.PROVIDER_FAILED),
+}
+
+
+def step_ends(error: SendError) -> tuple[StepStatus, TerminationReason, str]:
+    """The step's status, the run's termination reason and its code for ``error`` (:data:`STEP_ENDS`):
+    a provider that failed on retries exhausted them; its code is its failure class."""
+    status, reason = STEP_ENDS[type(error)]
+    if isinstance(error, ProviderError):
+        reason = TerminationReason.RETRIES_EXHAUSTED if error.retryable else reason
+        return status, reason, str(error.failure_class)
+    return status, reason, error.code
 
 
 def _tool_phase(run: AgentRun, step_index: int, worker: str, assistant: RunMessage | None) -> StepOutcome:

@@ -1,6 +1,6 @@
 """A governed stream: the deltas of a provider stream, redacted for whoever reads them as they arrive.
 
-:meth:`agents.runtime.send.GovernedSend.stream` opens it after the same check, fit and guard pass as every
+:meth:`agents.runtime.send.GovernedCall.stream` opens it after the same check, fit and guard pass as every
 send; this module only reads the open stream. Text and each tool call's arguments pass through their
 own :class:`~governance.guardrails.redaction.streaming.StreamRedactor`, so a secret split across
 deltas never comes out (arguments are read as JSON text, so what comes out joins into valid JSON);
@@ -8,8 +8,8 @@ ids and names are redacted whole. At the provider's finish, what the
 redactors still hold is handed on, then the whole reply, redacted as a reply that did not stream is
 (its redaction events recorded then, once).
 
-The same stream is read either blocking (``for``, from :meth:`~agents.runtime.send.GovernedSend.stream`)
-or on an event loop (``async for``, from :class:`~agents.runtime.send.GovernedStreamStart`, where the
+The same stream is read either blocking (``for``, from :meth:`~agents.runtime.send.GovernedCall.stream`)
+or on an event loop (``async for``, from :meth:`~agents.runtime.send.GovernedCall.astream`, where the
 provider's deltas arrive through its async client): the redaction is the same code; on the loop the
 two moments that write to the database (the finish, and the end of the budget reservation) run in
 the request's thread (``sync_to_async``).
@@ -64,10 +64,9 @@ class GovernedStream(Iterator[StreamDelta], AsyncIterator[StreamDelta]):
     redaction events are recorded only when the finish is read.
 
     ``served_index`` is the target that serves it (0: the configuration's model); ``attempts`` the
-    attempts up to its first delta; ``max_held`` the longest text the redactor held back so far;
-    ``reply_redactions`` what was redacted in the reply, by kind (set when the finish is read).
+    attempts up to its first delta; ``max_held`` the longest text the redactor held back so far.
 
-    ``finish`` redacts the whole reply and records its events, returning it with its counts.
+    ``finish`` redacts the whole reply and records its events (the call keeps what it redacted).
     ``ended`` is called exactly once: with the provider's reply when the finish is read, with
     :class:`StreamAbandoned` when the stream is closed or cancelled before, or with None when the
     provider broke it (the send's budget reservation settles on it)."""
@@ -76,7 +75,7 @@ class GovernedStream(Iterator[StreamDelta], AsyncIterator[StreamDelta]):
         self,
         dispatch: StreamDispatch | AsyncStreamDispatch,
         *,
-        finish: Callable[[ProviderReply], tuple[ProviderReply, dict[str, int]]],
+        finish: Callable[[ProviderReply], ProviderReply],
         ended: Callable[[StreamEnd], None] | None = None,
     ) -> None:
         self._dispatch = dispatch
@@ -89,7 +88,6 @@ class GovernedStream(Iterator[StreamDelta], AsyncIterator[StreamDelta]):
         self._usage: Usage | None = None
         self.served_index = dispatch.served_index
         self.attempts: tuple[Attempt, ...] = dispatch.attempts
-        self.reply_redactions: dict[str, int] = {}
 
     @property
     def max_held(self) -> int:
@@ -193,8 +191,7 @@ class GovernedStream(Iterator[StreamDelta], AsyncIterator[StreamDelta]):
         for index, call in sorted(self._calls.items()):
             rest += self._call_piece(index, call, call.redactor.finish())
         self._end(finish.reply)
-        reply, self.reply_redactions = self._finish(finish.reply)
-        return [*rest, StreamFinish(reply)]
+        return [*rest, StreamFinish(self._finish(finish.reply))]
 
 
 def _text(text: str) -> list[StreamDelta]:

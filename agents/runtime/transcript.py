@@ -175,7 +175,6 @@ def run_request(run: AgentRun, context: RunContext, pinned: PinnedContent | None
         # A pinned run's skills are among its pins: the live rows are not read again.
         request_skills=tuple(skills_in_order(skill_ids=run.request_skills)) if pinned is None else (),
         tail_note=tail_note,
-        pinned=pinned,
         receiver_zone=TrustZone.parse(run.receiver_zone),
         receiver_name=receiver_name(run.api_client),
     )

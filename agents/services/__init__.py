@@ -14,9 +14,7 @@ from agents.services.clients import (
 )
 from agents.services.completions import (
     Completion,
-    CompletionAsk,
-    CompletionStart,
-    CompletionStream,
+    CompletionCall,
 )
 from agents.services.evaluations import evaluation_run, evaluation_start
 from agents.services.flow import answers_declassify
@@ -32,9 +30,7 @@ __all__ = [
     "TOKEN_PREFIX",
     "CallerContextItem",
     "Completion",
-    "CompletionAsk",
-    "CompletionStart",
-    "CompletionStream",
+    "CompletionCall",
     "IssuedClient",
     "answers_declassify",
     "api_client_create",

@@ -3,7 +3,7 @@
 The drafts are every pending draft (whoever wrote it) of the configuration itself and of the snippets
 its tags select, live or drafted (docs/decisions/0025-evaluating-drafts.md). They are applied as the
 preview's comparison applies an editor's own drafts (agents/admin/draft_compare.py): the configuration
-as an unsaved copy, the snippets as ``SendRequest.snippet_edits``. A draft's classification applies
+as an unsaved copy, the snippets as edits (``agents.runtime.content.edited_content``). A draft's classification applies
 only where it loosens nothing (:func:`governance.drafts.classification_held`): a draft is sent under
 the stricter of its own and the live classification, field by field.
 

@@ -2,11 +2,11 @@
 
 :func:`evaluation_start` records an evaluation (the live versions it starts from as pins, the drafts
 it applies with their digests) and enqueues it; :func:`evaluation_run` (the Celery task's service)
-sends every case on both sides through the one governed send (:class:`agents.runtime.send.GovernedSend`:
+sends every case on both sides through the one governed call (:class:`agents.runtime.send.GovernedCall`:
 the same governance check and events, egress redaction, fit, guard pass and dispatch as a completion),
 storing each result as it lands so its progress shows. The live side is built from the pinned
 versions (agents/runtime/pins.py); the drafted side from live + the drafts
-(:mod:`agents.services.evaluation_drafts`), which must still have the digests they had at the start.
+(:mod:`agents.services.evaluation_drafts`, as edited content: ``agents/runtime/content.py``), which must still have the digests they had at the start.
 
 A case is a task input (and one caller context item) of the case's class: a model whose zone does not
 accept it is refused the case, with its refusal event, and nothing reaches the provider. Its answer
@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -39,17 +39,21 @@ from agents.models import (
     LlmModel,
     ResultOutcome,
 )
+from agents.providers.values import ProviderReply
+from agents.runtime.content import SendContent, edited_content, pinned_send_content
 from agents.runtime.parts import configuration_parts
 from agents.runtime.pins import Pin, configuration_pins_take, pinned_content
 from agents.runtime.plan import SendRequest, send_plan
 from agents.runtime.queue import task_enqueue
 from agents.runtime.receipts import answer_receipt
 from agents.runtime.record import reply_cost, served_model_calibrate
-from agents.runtime.send import GovernedSend, SendOutcome
+from agents.runtime.send import SEND_ERRORS, GovernedCall, SendError
 from agents.services.evaluation_checks import expectations_checked
 from agents.services.evaluation_drafts import drafted_side, with_model
 from context_assembly.assembly import ContextItem
+from context_assembly.fitting import ContextOverflow
 from governance.actors import Actor
+from governance.errors import ContextRefused
 from governance.policy import decide, enforcement_mode
 from governance.services import EventContext, decision_as_dict
 from governance.vocabulary import TrustZone
@@ -130,11 +134,11 @@ def _finish(evaluation: Evaluation, *, status: str, passed: bool, error: str) ->
 class _Side:
     side: str
     configuration: Configuration
-    request: SendRequest
+    content: SendContent
 
 
 def _sides(evaluation: Evaluation) -> tuple[_Side, _Side]:
-    """The configuration and request template of each side, on the evaluation's model."""
+    """The configuration and content of each side, on the evaluation's model."""
     configuration = evaluation.configuration
     drafted = drafted_side(configuration)
     if list(drafted.applied) != list(evaluation.drafts):
@@ -143,13 +147,19 @@ def _sides(evaluation: Evaluation) -> tuple[_Side, _Side]:
             "start a new evaluation."
         )
     pins = [Pin.of(raw) for raw in evaluation.pins]
-    base = SendRequest(task_input="", input_data_class="", receiver_zone=TrustZone.LOCAL)
-    base = replace(base, receiver_name=RECEIVER_NAME)
-    live = replace(base, pinned=pinned_content(configuration=configuration, pins=pins))
-    drafts = replace(base, snippet_edits=drafted.snippet_edits, own_skills=drafted.own_skills)
+    live = with_model(configuration, evaluation.model)
+    drafts = with_model(drafted.configuration, evaluation.model)
     return (
-        _Side(EvaluationSide.LIVE, with_model(configuration, evaluation.model), live),
-        _Side(EvaluationSide.DRAFTED, with_model(drafted.configuration, evaluation.model), drafts),
+        _Side(
+            EvaluationSide.LIVE,
+            live,
+            pinned_send_content(live, pinned_content(configuration=live, pins=pins)),
+        ),
+        _Side(
+            EvaluationSide.DRAFTED,
+            drafts,
+            edited_content(drafts, drafted.snippet_edits, drafted.own_skills),
+        ),
     )
 
 
@@ -177,27 +187,39 @@ def _run(evaluation: Evaluation) -> bool:
     return passed
 
 
-def _case_request(case: EvaluationCase, template: SendRequest) -> SendRequest:
+def _case_request(case: EvaluationCase) -> SendRequest:
+    """A case as a request: its input and caller context at its class, for the operator."""
     context = (ContextItem("context", case.caller_context, case.data_class),) if case.caller_context else ()
-    return replace(template, task_input=case.input, input_data_class=case.data_class, caller_context=context)
+    return SendRequest(
+        task_input=case.input,
+        input_data_class=case.data_class,
+        caller_context=context,
+        receiver_zone=TrustZone.LOCAL,
+        receiver_name=RECEIVER_NAME,
+    )
 
 
 def _case_result(
     evaluation: Evaluation, case: EvaluationCase, position: int, side: _Side
 ) -> EvaluationResult:
-    """One case sent on one side through the governed send, as a result (unsaved)."""
+    """One case sent on one side through the governed call, as a result (unsaved)."""
     request_id = uuid.uuid4().hex
-    plan = send_plan(configuration=side.configuration, request=_case_request(case, side.request))
+    plan = send_plan(configuration=side.configuration, request=_case_request(case), content=side.content)
     events = EventContext(
         correlation_id=request_id,
         provider=plan.model.provider.identifier,
         model=plan.model.model_id,
         configuration=evaluation.configuration.identifier,
     )
+    call = GovernedCall(plan, events, client_id=None)
     started = time.monotonic()
-    outcome = GovernedSend(plan, events, client_id=None).send()
+    try:
+        reply = call.send()
+    except SEND_ERRORS as error:
+        fields = _ended_fields(call, error)
+    else:
+        fields = _answered_fields(call, reply)
     latency_ms = round(1000 * (time.monotonic() - started))
-    fields = _outcome_fields(outcome)
     if fields["outcome"] == ResultOutcome.REFUSED:
         fields["decision"] = decision_as_dict(
             decide(plan.sources, plan.zone, enforcement_mode(), plan.receiver)
@@ -219,47 +241,35 @@ def _case_result(
     )
 
 
-def _outcome_fields(outcome: SendOutcome) -> dict[str, Any]:
-    """A send's outcome as a result's fields: what was answered, or why nothing was."""
-    breakdown = outcome.fitted.breakdown.as_dict() if outcome.fitted is not None else {}
-    if outcome.inactive is not None:
-        return {"outcome": ResultOutcome.FAILED, "message": outcome.inactive.message}
-    if outcome.refusal is not None:
-        return {"outcome": ResultOutcome.REFUSED, "message": outcome.refusal.message}
-    decision = decision_as_dict(outcome.decision) if outcome.decision is not None else {}
-    if outcome.overflow:
-        message = "The context does not fit the model's window: nothing was sent."
-        return {
-            "outcome": ResultOutcome.OVERFLOW,
-            "message": message,
-            "breakdown": breakdown,
-            "decision": decision,
-        }
-    if outcome.failure is not None or outcome.exhausted is not None or outcome.reply is None:
-        failure = outcome.failure or outcome.exhausted
-        message = getattr(failure, "message", None) or str(failure)
-        return {
-            "outcome": ResultOutcome.FAILED,
-            "message": message,
-            "breakdown": breakdown,
-            "decision": decision,
-        }
-    assert outcome.served is not None and outcome.fitted is not None and outcome.decision is not None
-    reply, usage = outcome.reply, outcome.reply.usage
-    served_model_calibrate(plan=outcome.plan, fitted=outcome.fitted, served=outcome.served, usage=usage)
+def _ended_fields(call: GovernedCall, error: SendError) -> dict[str, Any]:
+    """A call that ended without a reply, as a result's fields: why, and what it had settled."""
+    message = str(getattr(error, "message", "") or error)
+    if isinstance(error, ContextRefused):
+        return {"outcome": ResultOutcome.REFUSED, "message": message}
+    outcome = ResultOutcome.OVERFLOW if isinstance(error, ContextOverflow) else ResultOutcome.FAILED
+    return {
+        "outcome": outcome,
+        "message": message,
+        "breakdown": call.fitted.breakdown.as_dict() if call.fitted is not None else {},
+        "decision": decision_as_dict(call.decision) if call.decision is not None else {},
+    }
+
+
+def _answered_fields(call: GovernedCall, reply: ProviderReply) -> dict[str, Any]:
+    """An answered call as a result's fields; the serving model's calibration takes its usage."""
+    assert call.served is not None and call.fitted is not None and call.decision is not None
+    usage = reply.usage
+    served_model_calibrate(plan=call.plan, fitted=call.fitted, served=call.served, usage=usage)
     receipt = answer_receipt(
-        plan=outcome.plan,
-        decision=outcome.decision,
-        served=outcome.served,
-        reply_redactions=outcome.reply_redactions,
+        plan=call.plan, decision=call.decision, served=call.served, reply_redactions=call.reply_redactions
     )
     return {
         "outcome": ResultOutcome.ANSWERED,
         "answer": reply.text,
-        "breakdown": breakdown,
-        "decision": decision,
+        "breakdown": call.fitted.breakdown.as_dict(),
+        "decision": decision_as_dict(call.decision),
         "receipt": receipt,
         "prompt_tokens": usage.prompt_tokens,
         "completion_tokens": usage.completion_tokens,
-        "cost": reply_cost(outcome.served, usage),
+        "cost": reply_cost(call.served, usage),
     }

@@ -101,7 +101,7 @@ MIDDLEWARE = [
     "config.errors.ApiErrorShapeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Static files (the admin's, the API docs'), compressed and under content-hashed names, in every
-    # run mode and under any server; synchronous, like the rest of the chain (config/request_thread.py).
+    # run mode and under any server.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

@@ -13,7 +13,7 @@ from agents.providers.streams import TextDelta, UsageDelta
 from agents.providers.values import Usage
 from agents.runtime.budget import SendEstimate, budget_day, budget_reserve
 from agents.runtime.plan import SendRequest, send_plan
-from agents.runtime.send import GovernedSend
+from agents.runtime.send import GovernedCall
 from agents.services import api_client_create
 from governance.services import EventContext
 from governance.vocabulary import DataClass, Provenance
@@ -77,14 +77,15 @@ def go(fake_provider):
 def test_a_stream_closed_before_its_finish_is_charged_its_prompt_and_what_streamed(client, fake_provider):
     fake_provider.script(Reply(text="A long answer that nobody reads to the end.", prompt_tokens=90))
 
-    outcome = GovernedSend(go(fake_provider), events(), client_id=client.pk, max_tokens=100).stream()
-    assert outcome.stream is not None
-    prompt = outcome.fitted.breakdown.estimated
+    call = GovernedCall(go(fake_provider), events(), client_id=client.pk, max_tokens=100)
+    stream = call.stream()
+    assert call.fitted is not None
+    prompt = call.fitted.breakdown.estimated
     assert row(client)[1] == prompt + 100
     # The provider's first chunk "A long a" (3 tokens) went in; the redactor held its last word and
     # the space before it back (a spelt-out token could still follow).
-    assert next(outcome.stream) == TextDelta("A ")
-    outcome.stream.close()
+    assert next(stream) == TextDelta("A ")
+    stream.close()
 
     assert row(client)[:2] == (prompt + 3, 0)
 
@@ -92,11 +93,10 @@ def test_a_stream_closed_before_its_finish_is_charged_its_prompt_and_what_stream
 def test_a_stream_closed_after_its_usage_is_charged_the_reported_usage(client, fake_provider):
     fake_provider.script(Reply(text="Short.", prompt_tokens=90, completion_tokens=7))
 
-    outcome = GovernedSend(go(fake_provider), events(), client_id=client.pk, max_tokens=100).stream()
-    assert outcome.stream is not None
+    stream = GovernedCall(go(fake_provider), events(), client_id=client.pk, max_tokens=100).stream()
     # The usage passes at once; the redactor still holds the text, and the finish is not read.
-    assert next(outcome.stream) == UsageDelta(Usage.reported(90, 0, 7))
-    outcome.stream.close()
+    assert next(stream) == UsageDelta(Usage.reported(90, 0, 7))
+    stream.close()
 
     assert row(client)[:2] == (97, 0)
 

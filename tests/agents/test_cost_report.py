@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 
 from agents.cost_report import cost_report
 from agents.models import AgentRun, AgentStep, CompletionRecord
-from agents.services import CompletionAsk, api_client_create, send_request_build
+from agents.services import CompletionCall, api_client_create, send_request_build
 from config.logs import log_context
 from governance.vocabulary import DataClass
 from tests.agents.runs import fake_configuration, run_to_end
@@ -52,7 +52,7 @@ def ledger(fake_provider, django_capture_on_commit_callbacks):
             input_text="Hello.", input_data_class=DataClass.PUBLIC_CONTENT, api_client=client
         )
         with log_context():  # as a request would: the call's correlation id ends with it
-            CompletionAsk(configuration=configuration, api_client=client, request=request).create()
+            CompletionCall(configuration=configuration, api_client=client, request=request).create()
     AgentStep.objects.filter(run__in=[alpha_run, loose_run]).update(created_at=_on(DAY_ONE, 23))
     records = list(CompletionRecord.objects.order_by("id"))
     CompletionRecord.objects.filter(pk__in=[r.pk for r in records[:2]]).update(created_at=_on(DAY_ONE, 0))

@@ -1,5 +1,5 @@
 """A governed stream: the same check, fit and guard pass as a send, and a reply redacted as it streams
-(agents/runtime/send.py GovernedSend.stream, agents/runtime/streaming.py)."""
+(agents/runtime/send.py GovernedCall.stream, agents/runtime/streaming.py)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ import string
 import pytest
 
 from agents.models import ProviderKind
+from agents.providers.failures import ProviderError
 from agents.providers.streams import StreamFinish, TextDelta, ToolCallDelta, UsageDelta
 from agents.runtime.plan import SendRequest, send_plan
-from agents.runtime.send import GovernedSend
+from agents.runtime.send import GovernedCall
+from governance.errors import ContextRefused
 from governance.guardrails.redaction import redact
 from governance.models import GovernanceEvent
 from governance.services import EventContext
@@ -41,7 +43,7 @@ def stream_of(
         configuration=config, request=SendRequest(task_input=task_input, input_data_class=input_class)
     )
     events = EventContext(correlation_id="stream-test", configuration=config.identifier)
-    return GovernedSend(plan, events, client_id=None).stream()
+    return GovernedCall(plan, events, client_id=None)
 
 
 KINDS = [ProviderKind.OPENAI_COMPATIBLE, ProviderKind.ANTHROPIC]
@@ -52,9 +54,9 @@ def test_a_secret_split_across_deltas_never_reaches_the_reader(fake_provider, ki
     token = github_token(1)
     text = f"The deploy token is {token} and it expires tomorrow."
     fake_provider.script(Reply(text=text))
-    outcome = stream_of(configuration(fake_provider, kind))
-    assert outcome.stream is not None and outcome.served is not None
-    with outcome.stream as stream:
+    call = stream_of(configuration(fake_provider, kind))
+    with call.stream() as stream:
+        assert call.served is not None
         deltas = list(stream)
     texts = [d.text for d in deltas if isinstance(d, TextDelta)]
     assert all(token[i : i + 8] not in piece for piece in texts for i in range(len(token) - 7))
@@ -74,8 +76,8 @@ def test_a_secret_split_across_deltas_never_reaches_the_reader(fake_provider, ki
 def test_tool_call_arguments_are_redacted_across_their_pieces(fake_provider):
     token = github_token(2)
     fake_provider.script(Reply.tools(("call_1", "deploy", {"token": token, "env": "prod"})))
-    outcome = stream_of(configuration(fake_provider, ProviderKind.OPENAI_COMPATIBLE))
-    with outcome.stream as stream:
+    call = stream_of(configuration(fake_provider, ProviderKind.OPENAI_COMPATIBLE))
+    with call.stream() as stream:
         deltas = list(stream)
     calls = [d for d in deltas if isinstance(d, ToolCallDelta)]
     arguments = "".join(c.arguments for c in calls)
@@ -86,17 +88,17 @@ def test_tool_call_arguments_are_redacted_across_their_pieces(fake_provider):
 
 def test_a_refused_source_sends_nothing_and_opens_no_stream(fake_provider):
     config = configuration(fake_provider, ProviderKind.OPENAI_COMPATIBLE, zone=TrustZone.EXTERNAL_GLOBAL)
-    outcome = stream_of(config, input_class=DataClass.SECRET_ADJACENT)
-    assert outcome.refusal is not None and outcome.stream is None
+    call = stream_of(config, input_class=DataClass.SECRET_ADJACENT)
+    with pytest.raises(ContextRefused):
+        call.stream()
+    assert call.decision is None and call.served is None
     assert fake_provider.requests == []
 
 
 def test_the_input_is_redacted_on_the_wire_and_the_call_asks_for_a_stream(fake_provider):
     token = github_token(3)
-    outcome = stream_of(
-        configuration(fake_provider, ProviderKind.OPENAI_COMPATIBLE), task_input=f"use {token}"
-    )
-    with outcome.stream as stream:
+    call = stream_of(configuration(fake_provider, ProviderKind.OPENAI_COMPATIBLE), task_input=f"use {token}")
+    with call.stream() as stream:
         list(stream)
     assert token not in fake_provider.wire_text()
     (body,) = fake_provider.bodies()
@@ -104,11 +106,12 @@ def test_the_input_is_redacted_on_the_wire_and_the_call_asks_for_a_stream(fake_p
     assert "[REDACTED:github_token]" in body["messages"][-1]["content"]
 
 
-def test_a_provider_failure_before_the_first_delta_is_the_outcome(fake_provider):
+def test_a_provider_failure_before_the_first_delta_is_raised(fake_provider):
     fake_provider.script(server_error())
-    outcome = stream_of(configuration(fake_provider, ProviderKind.OPENAI_COMPATIBLE))
-    assert outcome.stream is None
-    assert outcome.failure is not None and outcome.failure.status == 500
+    call = stream_of(configuration(fake_provider, ProviderKind.OPENAI_COMPATIBLE))
+    with pytest.raises(ProviderError) as failure:
+        call.stream()
+    assert failure.value.status == 500 and call.served is None
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -116,8 +119,8 @@ def test_a_token_between_escaped_quotes_in_streamed_arguments_leaves_valid_json(
     # Issue 26: the placeholder took the escaped quote after the token, and the SDKs' json.loads failed.
     token = github_token(4)
     fake_provider.script(Reply.tools(("call_1", "shell", {"cmd": f'export TOKEN="{token}"'})))
-    outcome = stream_of(configuration(fake_provider, kind))
-    with outcome.stream as stream:
+    call = stream_of(configuration(fake_provider, kind))
+    with call.stream() as stream:
         deltas = list(stream)
     arguments = "".join(d.arguments for d in deltas if isinstance(d, ToolCallDelta))
     assert arguments == '{"cmd":"export TOKEN=\\"[REDACTED:github_token]\\""}'

@@ -1,10 +1,11 @@
 """``/api/openai/v1`` streamed through the production ASGI application, driven in process by asgiref's
 communicator against the loopback fake provider. The application is built as ``config/asgi.py`` builds
-it (``asgi_application``); importing that module would also start the serving
-process's background work (the embedded reaper), which a test process must not run.
+it (Django's ``get_asgi_application`` on the shared request threads); importing that module would also
+start the serving process's background work (the embedded reaper), which a test process must not run.
 
-Under ASGI a streamed completion reads what it needs in a request thread, then waits on the provider
-on the event loop: streams waiting on the provider hold no thread each, an error before the first
+Under ASGI a completion view is async: it reads what it needs in a request thread, then waits on the
+provider on the event loop: streams waiting on the provider hold no thread each (a whole answer holds the
+request thread of the middleware chain it is awaited in), an error before the first
 delta is still answered with its status, and a client that goes away ends the stream (its budget
 charged what was spent, and recorded: ``tests/api/test_abandoned_streams.py``).
 """
@@ -19,9 +20,10 @@ from typing import Any
 
 import pytest
 from asgiref.testing import ApplicationCommunicator
+from django.core.asgi import get_asgi_application
 
 from agents.models import ClientDailyUsage, CompletionRecord, ProviderKind
-from config.request_thread import WORKERS, asgi_application
+from config.request_thread import WORKERS, RequestThreads
 from governance.vocabulary import TrustZone
 from tests.agents.runs import fake_configuration
 from tests.asgi import http_scope
@@ -30,7 +32,7 @@ from tests.fakes.provider_server import Reply, server_error
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-application = asgi_application()
+application = RequestThreads(get_asgi_application())
 CHAT = "/api/openai/v1/chat/completions"
 STREAMS = 12
 TEXT = "Short sentences. Warm and direct. No jargon at all."
@@ -222,13 +224,13 @@ async def answer_of(communicator: ApplicationCommunicator) -> tuple[int, dict[st
     return start["status"], json.loads(body["body"])
 
 
-def test_whole_completions_waiting_on_the_provider_hold_no_thread_each(setup, fake_provider):
+def test_whole_completions_waiting_on_the_provider_hold_a_request_thread_each(setup, fake_provider):
     configuration, caller = setup
     gates = [threading.Event() for _ in range(STREAMS)]
     fake_provider.script(*[Reply(text=TEXT, gate=gate) for gate in gates])
     before = set(threading.enumerate())
 
-    async def main() -> tuple[list[tuple[int, dict[str, Any]]], list[threading.Thread]]:
+    async def main() -> tuple[list[tuple[int, dict[str, Any]]], list[threading.Thread], int]:
         # Sent one after the other (the in-memory test database takes one writer at a time), each left
         # waiting on the provider, which holds its answer until its gate opens.
         pending: list[ApplicationCommunicator] = []
@@ -238,6 +240,7 @@ def test_whole_completions_waiting_on_the_provider_hold_no_thread_each(setup, fa
                 while len(fake_provider.requests) < count:
                     await asyncio.sleep(0.01)
             waiting = [t for t in threading.enumerate() if t not in before and not _fake_connection(t)]
+            held = WORKERS.threads
             answers = []
             for communicator, gate in zip(pending, gates, strict=True):
                 gate.set()
@@ -245,18 +248,20 @@ def test_whole_completions_waiting_on_the_provider_hold_no_thread_each(setup, fa
         finally:
             for gate in gates:
                 gate.set()
-        return answers, waiting
+        return answers, waiting, held
 
-    answers, waiting = asyncio.run(main())
+    answers, waiting, held = asyncio.run(main())
 
     assert [status for status, _ in answers] == [200] * STREAMS
     assert [body["choices"][0]["message"]["content"] for _, body in answers] == [TEXT] * STREAMS
     assert all("stream" not in request.body for request in fake_provider.requests)  # whole calls
     assert CompletionRecord.objects.count() == STREAMS
+    # A whole answer's view is awaited inside the synchronous middleware chain, whose thread waits
+    # with it (docs/decisions/0011-streaming.md, "What it costs"): one request thread per waiting
+    # request, the shared pool growing past its size to hold them; nothing else is started.
     request_threads = [t for t in waiting if t.name.startswith("request")]
     assert [t.name for t in waiting if t not in request_threads and not t.name.startswith("asyncio_")] == []
-    assert len(request_threads) <= WORKERS.size
-    assert len(waiting) < STREAMS
+    assert held >= STREAMS > WORKERS.size
 
 
 def test_a_whole_completion_that_fails_is_answered_with_its_status(setup, fake_provider):

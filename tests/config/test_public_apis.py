@@ -37,12 +37,6 @@ INTERNAL_MODULES = ("django.db.models.sql",)
 
 # (path, name) -> why it is still here and what removes it. Only ever shrinks.
 ALLOWED: dict[tuple[str, str], str] = {
-    ("config/request_thread.py", "_middleware_chain"): (
-        "the custom ASGI handler wraps Django's chain in one thread call; issue 30 item 2 removes it"
-    ),
-    ("config/request_thread.py", "_resource_closers"): (
-        "a pending stream's answer inherits the request's closer; issue 30 item 2 removes it"
-    ),
     ("config/db/postgresql/base.py", "_configure_connection"): (
         "Django 5.2 passes its own check beside OPTIONS['pool'] and configures a pooled connection only"
         " through this private method; upstream's fix (a check in OPTIONS['pool'] taken first) removes the"

@@ -4,17 +4,13 @@ at a time through its executor with their results and errors."""
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 
 import pytest
-from asgiref.testing import ApplicationCommunicator
-from django.core.handlers.base import BaseHandler
 from django.db import connections
 
-from config.request_thread import RequestThread, Workers, asgi_application
-from tests.asgi import http_scope
+from config.request_thread import RequestThread, Workers
 
 
 def wait_until(condition, what: str, timeout: float = 10.0) -> None:
@@ -85,27 +81,3 @@ def test_a_task_gives_its_connection_back_as_the_end_of_a_request_does(monkeypat
     RequestThread(workers).submit(lambda: connections["default"].ensure_connection()).result(10)
     wait_until(lambda: workers._done == 1, "the task's connections to be given back")
     assert closes == closed
-
-
-@pytest.mark.django_db(transaction=True)
-def test_the_middleware_chain_and_the_view_are_one_call_on_a_request_thread(monkeypatch):
-    # Django's asynchronous handler would step out of the request thread to the event loop after the
-    # last middleware (its asynchronous inner handler) and back onto the thread for the view.
-    inner_calls: list[str] = []
-    original = BaseHandler._get_response_async
-
-    async def recording(self, request):
-        inner_calls.append(request.path)
-        return await original(self, request)
-
-    monkeypatch.setattr(BaseHandler, "_get_response_async", recording)
-    application = asgi_application()
-
-    async def get() -> dict:
-        communicator = ApplicationCommunicator(application, http_scope("GET", "/healthz"))
-        await communicator.send_input({"type": "http.request", "body": b"", "more_body": False})
-        return await communicator.receive_output(timeout=30)
-
-    start = asyncio.run(get())
-    assert start["status"] == 200
-    assert inner_calls == []

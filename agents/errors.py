@@ -42,6 +42,13 @@ class NotVisible(NotFoundError):
     """Unknown, or belonging to another client: both answer the same, so existence is never revealed."""
 
 
+class PreviousResponseNotFound(NotFoundError):
+    """``previous_response_id`` names no response this client stored (unknown, another client's, or
+    made with ``store: false``): all answer the same."""
+
+    code = "previous_response_not_found"
+
+
 class RunFinished(ConflictError):
     """The run is already completed, failed or cancelled; there is nothing to cancel."""
 

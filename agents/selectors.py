@@ -9,7 +9,7 @@ from typing import TypeVar
 
 from django.db.models import Model, QuerySet, Subquery
 
-from agents.models import AgentRun, ApiClient, CatalogVersion, Configuration, LlmModel
+from agents.models import AgentRun, ApiClient, CatalogVersion, Configuration, LlmModel, StoredResponse
 from agents.models.catalog import CATALOG_VERSION_ID
 from governance.drafts import draft_values_apply, drafts_by, drafts_of
 from governance.policy import Source, receiver_may_read
@@ -194,6 +194,12 @@ def run_get_for_client(*, api_client: ApiClient, run_id: str) -> AgentRun | None
         .filter(pk=pk)
         .first()
     )
+
+
+def stored_response_get_for_client(*, api_client: ApiClient, response_id: str) -> StoredResponse | None:
+    """The response ``response_id`` stored for ``api_client``, or None when it is unknown, another
+    client's, or was never stored (``store: false``): the three read alike."""
+    return StoredResponse.objects.filter(response_id=response_id, api_client=api_client).first()
 
 
 def skills_usable_by(

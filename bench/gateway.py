@@ -17,7 +17,9 @@ same run, on the same request:
   prompt and snippets, the conversation made caller context, the governance decision and its events,
   redaction of every part both ways, the fit, the guard pass, the reply's shape;
 * ``gateway_asgi``: the same through the production stack, uvicorn serving ``config.asgi:application``
-  (on the same SQLite database), where a streamed completion waits on the provider on the event loop.
+  (on the same SQLite database), where a streamed completion waits on the provider on the event loop;
+* ``responses``, ``responses_asgi``: the same conversation as ``input`` items to ``/api/openai/v1/responses``
+  on each server (``client.responses.create``): the same governed call, translated, its response stored.
 
 Each figure is taken in interleaved rounds (every peer once per round, in turn), so a change in the
 machine's speed falls on every peer alike. Figures: **overhead** = median(gateway) - median(direct) for a 50-message conversation (25 user and 25
@@ -135,14 +137,16 @@ def _measure_peers(
     model, token = _configuration(fake)
     direct = openai.OpenAI(base_url=fake.openai_base_url, api_key="x", max_retries=0, timeout=30)
     hop = openai.OpenAI(base_url=f"{urls['hop']}/v1", api_key="x", max_retries=0, timeout=30)
-    peers = {"direct": (direct, "gpt-4o"), "hop": (hop, "gpt-4o")}
+    peers = {"direct": (direct, "gpt-4o", "chat"), "hop": (hop, "gpt-4o", "chat")}
     for name, url in urls.items():
         if name != "hop":
             client = openai.OpenAI(base_url=f"{url}/api/openai/v1", api_key=token, max_retries=0, timeout=30)
-            peers[name] = (client, model)
-    whole, cpu = _rounds(peers, servers, lambda client, model: _whole(client, model, conversation), runs)
+            peers[name] = (client, model, "chat")
+    peers |= {"responses": (peers["gateway"][0], model, "responses")}
+    peers |= {"responses_asgi": (peers["gateway_asgi"][0], model, "responses")}
+    whole, cpu = _rounds(peers, servers, lambda peer: _whole(*peer, conversation), runs)
     fake.default_reply = Reply(text="A streamed answer in several pieces.", latency=FIRST_CHUNK_DELAY)
-    first, _ = _rounds(peers, {}, lambda client, model: _first_chunk(client, model, conversation), runs)
+    first, _ = _rounds(peers, {}, lambda peer: _first_chunk(*peer, conversation), runs)
     return {
         "n": runs,
         "messages": MESSAGES,
@@ -275,45 +279,57 @@ def _configuration(fake: Any) -> tuple[str, str]:
 
 
 def _rounds(
-    peers: dict[str, tuple[Any, str]],
+    peers: dict[str, tuple[Any, str, str]],
     servers: dict[str, _server_process],
-    call: Callable[[Any, str], float],
+    call: Callable[[tuple[Any, str, str]], float],
     runs: int,
 ) -> tuple[dict[str, list[float]], dict[str, float]]:
     """``runs`` rounds (after three not counted), each calling every peer once in turn, so a change
     in the machine's speed falls on every peer alike: each peer's figures, and, for each of
-    ``servers`` (a process serving one peer only), its CPU time per counted request."""
+    ``servers``, its CPU time per counted request (``gateway`` and ``gateway_asgi`` also serve the
+    Responses peers: theirs is per request of either kind)."""
     for _ in range(3):
-        for client, model in peers.values():
-            call(client, model)
+        for peer in peers.values():
+            call(peer)
     before = {name: server.cpu_seconds() for name, server in servers.items()}
     figures: dict[str, list[float]] = {name: [] for name in peers}
     for _ in range(runs):
-        for name, (client, model) in peers.items():
-            figures[name].append(call(client, model))
+        for name, peer in peers.items():
+            figures[name].append(call(peer))
+    shared = {"gateway": 2, "gateway_asgi": 2} if "responses" in peers else {}
     cpu = {
-        name: round((server.cpu_seconds() - before[name]) * 1000 / runs, 2)
+        name: round((server.cpu_seconds() - before[name]) * 1000 / runs / shared.get(name, 1), 2)
         for name, server in servers.items()
     }
     return figures, cpu
 
 
-def _whole(client: Any, model: str, messages: list[dict[str, str]]) -> float:
+def _create(client: Any, model: str, api: str, messages: list[dict[str, str]], **fields: Any) -> Any:
+    """One request of the peer's API: a chat completion, or a response with the messages as input."""
+    if api == "responses":
+        return client.responses.create(model=model, input=messages, **fields)
+    return client.chat.completions.create(model=model, messages=messages, **fields)
+
+
+def _whole(client: Any, model: str, api: str, messages: list[dict[str, str]]) -> float:
     """Milliseconds to a whole answer."""
     started = time.perf_counter()
-    client.chat.completions.create(model=model, messages=messages)
+    _create(client, model, api, messages)
     return (time.perf_counter() - started) * 1000
 
 
-def _first_chunk(client: Any, model: str, messages: list[dict[str, str]]) -> float:
-    """Milliseconds to the first streamed chunk with content."""
+def _first_chunk(client: Any, model: str, api: str, messages: list[dict[str, str]]) -> float:
+    """Milliseconds to the first streamed chunk (or Responses text delta) with content."""
     started = time.perf_counter()
-    stream = client.chat.completions.create(model=model, messages=messages, stream=True)
-    with stream:
+    with _create(client, model, api, messages, stream=True) as stream:
         for chunk in stream:
-            if chunk.choices and chunk.choices[0].delta.content:
+            if getattr(chunk, "delta", None) if api == "responses" else _content(chunk):
                 return (time.perf_counter() - started) * 1000
     raise SystemExit("a stream ended without content")
+
+
+def _content(chunk: Any) -> Any:  # a chat chunk's text
+    return chunk.choices and chunk.choices[0].delta.content
 
 
 def _summary(times: list[float]) -> dict[str, float]:
@@ -390,6 +406,10 @@ def report(result: dict[str, Any], runs: int) -> None:
                 "overhead_over_hop": over_hop(whole, "gateway"),
                 "asgi_overhead_over_hop": over_hop(whole, "gateway_asgi"),
                 "asgi_first_chunk_over_hop": over_hop(first, "gateway_asgi"),
+                "responses_overhead_ms": added(whole, "responses"),
+                "responses_first_chunk_added_ms": added(first, "responses"),
+                "asgi_responses_overhead_ms": added(whole, "responses_asgi"),
+                "asgi_responses_first_chunk_added_ms": added(first, "responses_asgi"),
                 "cpu_ms_per_request": cpu,
                 "fake_delay_ms": result["fake_delay_ms"],
                 **{f"{name}_whole_ms": whole[name] for name in whole},

@@ -40,6 +40,7 @@ _ERROR_TYPES: dict[str, tuple[str, str | None]] = {
     "authentication_failed": ("authentication_error", "invalid_api_key"),
     "permission_denied": ("permission_error", None),
     "not_found": ("invalid_request_error", "model_not_found"),
+    "previous_response_not_found": ("invalid_request_error", None),
     "context_refused": ("permission_error", None),
     "context_overflow": ("invalid_request_error", "context_length_exceeded"),
     "throttled": ("rate_limit_error", "rate_limit_exceeded"),
@@ -116,6 +117,8 @@ def _param(code: str, extra: dict[str, Any]) -> str | None:
         return "model"
     if code == "context_overflow":
         return "messages"
+    if code == "previous_response_not_found":
+        return "previous_response_id"
     return None
 
 

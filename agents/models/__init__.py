@@ -20,6 +20,7 @@ from agents.models.evaluations import (
     EvaluationStatus,
     ResultOutcome,
 )
+from agents.models.responses import StoredResponse
 from agents.models.runs import (
     AgentRun,
     AgentStep,
@@ -58,6 +59,7 @@ __all__ = [
     "RunMessage",
     "RunStatus",
     "StepStatus",
+    "StoredResponse",
     "TerminationReason",
     "Tokenizer",
     "ToolCallRecord",

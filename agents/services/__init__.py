@@ -1,6 +1,6 @@
 """Writes for the agents app, by topic: API clients and configurations (:mod:`.clients`), runs and
-the requests they are built from (:mod:`.runs`), governed calls outside any run
-(:mod:`.completions`), evaluations of drafts (:mod:`.evaluations`).
+the requests they are built from (:mod:`.runs`), governed calls outside any run (:mod:`.completions`),
+stored responses of the Responses API (:mod:`.responses`), evaluations of drafts (:mod:`.evaluations`).
 
 The app's services are imported from here.
 """
@@ -18,6 +18,7 @@ from agents.services.completions import (
 )
 from agents.services.evaluations import evaluation_run, evaluation_start
 from agents.services.flow import answers_declassify
+from agents.services.responses import stored_response_create
 from agents.services.runs import (
     CallerContextItem,
     run_cancel,
@@ -42,4 +43,5 @@ __all__ = [
     "run_create",
     "send_request_build",
     "send_request_from_messages",
+    "stored_response_create",
 ]

@@ -67,6 +67,7 @@ def test_every_endpoint_is_documented_with_the_error_format(client):
         ("/api/v1/governance/events", "get"),
         ("/api/v1/governance/readiness", "get"),
         ("/api/openai/v1/chat/completions", "post"),
+        ("/api/openai/v1/responses", "post"),
         ("/api/openai/v1/models", "get"),
         ("/api/openai/v1/models/{model}", "get"),
     }
@@ -85,6 +86,9 @@ def test_every_endpoint_is_documented_with_the_error_format(client):
     chat = schema["paths"]["/api/openai/v1/chat/completions"]["post"]["responses"]
     assert set(chat["200"]["content"]) == {"application/json", "text/event-stream"}
     assert {"400", "404", "409", "502"} <= set(chat)
+    responses = schema["paths"]["/api/openai/v1/responses"]["post"]["responses"]
+    assert set(responses["200"]["content"]) == {"application/json", "text/event-stream"}
+    assert {"400", "404", "409", "502"} <= set(responses)
 
 
 @pytest.mark.django_db
@@ -117,4 +121,4 @@ def test_fuzzed_requests_get_no_server_error_and_match_the_schema(
 
         exercise()
         tested += 1
-    assert tested == 25
+    assert tested == 26

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from agents.demo import DEMO_CONFIGURATION, demo_seed
+from agents.models import StoredResponse
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -36,7 +37,7 @@ def test_the_openai_sdk_and_langchain_examples_run_against_a_live_server(live_se
         "CONFIGURATION": DEMO_CONFIGURATION,
     }
     blocks = readme_blocks()
-    assert len(blocks) == 2
+    assert len(blocks) == 3
 
     outputs = []
     for code in blocks:
@@ -46,10 +47,20 @@ def test_the_openai_sdk_and_langchain_examples_run_against_a_live_server(live_se
         assert result.returncode == 0, f"{code}\n{result.stdout}\n{result.stderr}"
         outputs.append(result.stdout)
 
-    sdk, langchain = outputs
+    sdk, langchain, responses = outputs
     # The demo model calls only tools a request offers, and these requests offer none.
     assert sdk.startswith("stop Local model (offline): received 2 messages (")
     assert "0 tools offered)" in sdk
     assert "'provenance': 'provider_reported'" in sdk
     assert langchain.count("0 tools offered)") == 2
-    assert "snippets_by_tag" not in sdk + langchain
+    assert "snippets_by_tag" not in sdk + langchain + responses
+    # The follow-up continued the stored response: its conversation came before the new input.
+    first, follow_up = StoredResponse.objects.order_by("created_at", "pk")
+    assert [entry["kind"] for entry in follow_up.conversation] == [
+        "caller",
+        "assistant_turn",
+        "caller",
+        "assistant_turn",
+    ]
+    assert [e["message"] for e in follow_up.conversation[:2]] == [e["message"] for e in first.conversation]
+    assert responses == f"{follow_up.conversation[-1]['message']['content']} {follow_up.input_tokens}\n"

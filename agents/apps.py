@@ -15,7 +15,9 @@ class AgentsConfig(AppConfig):
         import agents.tasks  # noqa: F401  (registers the Celery tasks the runtime enqueues by name)
         from agents.builtin_tools import register_builtins
         from agents.receivers import catalog_version_ensure
+        from agents.tools.mcp import register_mcp_source
 
         register_builtins()
+        register_mcp_source()
         checks.register(sqlite_version_check, checks.Tags.database)
         post_migrate.connect(catalog_version_ensure, sender=self, dispatch_uid="agents.catalog_version")

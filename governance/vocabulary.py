@@ -129,6 +129,8 @@ class Decision(models.TextChoices):
     BUDGET_EXHAUSTED = "budget_exhausted", "Budget exhausted"
     # A send whose sources exceed its primary model's zone went to the configuration's trusted model.
     ROUTED = "routed", "Routed to the trusted model"
+    # A tool could not do its work (its MCP server was down or slow); the model was told so.
+    TOOL_FAILED = "tool_failed", "Tool failed"
 
 
 class EventOutcome(models.TextChoices):

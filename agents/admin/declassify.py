@@ -1,5 +1,6 @@
 """Admin actions declaring a configuration's answers deliverable down to a zone (or clearing that):
-each calls :func:`agents.services.answers_declassify`, which refuses a loosening without the
+each shows first what the change would refuse or newly allow (agents/admin/what_if_page.py), then
+calls :func:`agents.services.answers_declassify`, which refuses a loosening without the
 ``governance.reclassify`` permission and records every change as a ``reclassified`` event."""
 
 from __future__ import annotations
@@ -8,8 +9,9 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 
+from agents.admin.what_if_page import declassification_gate
 from agents.models import Configuration
 from agents.services import answers_declassify
 from governance.actors import request_actor
@@ -23,7 +25,10 @@ DECLASSIFY_ACTIONS = [f"declassify_answers_to_{zone.value}" for zone in TrustZon
 
 def _declassify(
     admin_view: Any, request: HttpRequest, queryset: QuerySet[Configuration], zone: TrustZone | None
-) -> None:
+) -> HttpResponse | None:
+    page = declassification_gate(admin_view, request, queryset, zone)
+    if page is not None:
+        return page  # what it would refuse or newly allow, with a button that confirms
     actor = request_actor(request)
     for configuration in queryset:
         try:
@@ -33,6 +38,7 @@ def _declassify(
         else:
             named = zone.label if zone is not None else "their label"
             admin_view.message_user(request, f"{configuration.identifier}: answers deliverable to {named}.")
+    return None
 
 
 def _action(zone: TrustZone | None) -> Any:
@@ -43,8 +49,8 @@ def _action(zone: TrustZone | None) -> Any:
     )
 
     @admin.action(description=description)
-    def action(self: Any, request: HttpRequest, queryset: QuerySet[Configuration]) -> None:
-        _declassify(self, request, queryset, zone)
+    def action(self: Any, request: HttpRequest, queryset: QuerySet[Configuration]) -> HttpResponse | None:
+        return _declassify(self, request, queryset, zone)
 
     return action
 

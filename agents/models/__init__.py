@@ -20,6 +20,7 @@ from agents.models.evaluations import (
     EvaluationStatus,
     ResultOutcome,
 )
+from agents.models.mcp import McpServer, McpTransport
 from agents.models.responses import StoredResponse
 from agents.models.runs import (
     AgentRun,
@@ -52,6 +53,8 @@ __all__ = [
     "EvaluationSide",
     "EvaluationStatus",
     "LlmModel",
+    "McpServer",
+    "McpTransport",
     "Provider",
     "ProviderKind",
     "ResultOutcome",

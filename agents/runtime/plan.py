@@ -28,7 +28,7 @@ from context_assembly.assembly import (
 )
 from context_assembly.messages import Message, ToolSpec
 from context_assembly.profiles import ModelProfile
-from governance.policy import Receiver, Source, decide, enforcement_mode
+from governance.policy import ContextDecision, Receiver, Source, decide, enforcement_mode
 from governance.vocabulary import Enforcement, SourceKind, TrustZone
 from skills.composition import SkillBlock, SkillMode
 from skills.models import Skill
@@ -119,14 +119,17 @@ def receiver_name(client: object | None) -> str:
 def send_receiver(configuration: Configuration, request: SendRequest) -> Receiver | None:
     """The receiver of a send of ``configuration``: the request's zone, with the configuration's
     declassification of its answers (DESIGN §4, "Information flow")."""
-    if request.receiver_zone is None:
+    return configuration_receiver(configuration, request.receiver_zone, request.receiver_name)
+
+
+def configuration_receiver(
+    configuration: Configuration, zone: TrustZone | None, name: str = ""
+) -> Receiver | None:
+    """A receiver in ``zone`` of ``configuration``'s answers, with its declassification; None: none."""
+    if zone is None:
         return None
     declared = configuration.answers_deliverable_to
-    return Receiver(
-        zone=request.receiver_zone,
-        declassified_to=TrustZone.parse(declared) if declared else None,
-        name=request.receiver_name,
-    )
+    return Receiver(zone=zone, declassified_to=TrustZone.parse(declared) if declared else None, name=name)
 
 
 def model_profile(model: LlmModel) -> ModelProfile:
@@ -153,9 +156,15 @@ def provider_config(model: LlmModel) -> ProviderConfig:
     )
 
 
-def tool_policy(configuration: Configuration, zone: TrustZone, disabled: Iterable[str]) -> ToolPolicy:
-    """The gate's inputs for ``configuration``. Progressive skill mode needs ``load_skill``, so it is
-    allowed there (it still passes the rest of the gate like any tool)."""
+def tool_policy(
+    configuration: Configuration,
+    zone: TrustZone,
+    disabled: Iterable[str],
+    receiver: Receiver | None = None,
+) -> ToolPolicy:
+    """The gate's inputs for ``configuration``, for a step whose answers go to ``receiver``.
+    Progressive skill mode needs ``load_skill``, so it is allowed there (it still passes the rest of
+    the gate like any tool)."""
     allowed_tools = set(configuration.allowed_tools)
     if configuration.skill_mode == SkillMode.PROGRESSIVE:
         allowed_tools.add(LOAD_SKILL_TOOL)
@@ -164,6 +173,7 @@ def tool_policy(configuration: Configuration, zone: TrustZone, disabled: Iterabl
         allowed_groups=frozenset(configuration.allowed_tool_groups),
         allowed_tools=frozenset(allowed_tools),
         disabled_tools=frozenset(disabled),
+        receiver=receiver,
     )
 
 
@@ -232,9 +242,15 @@ def send_plan(
     if trusted is None or trusted.pk == plan.model.pk:
         return plan
     decision = decide(plan.sources, plan.zone, enforcement_mode(), plan.receiver)
-    if not any(not item.by_receiver for item in decision.refused):
+    if not routes_to_trusted(decision):
         return plan
     return replace(_send_plan(content, request, (trusted,)), routed_from=plan.zone)
+
+
+def routes_to_trusted(decision: ContextDecision) -> bool:
+    """Whether a send so decided goes to its configuration's trusted model (where it names one): some
+    source is refused for the zone of the configuration's own models, not only for the receiver's."""
+    return any(not item.by_receiver for item in decision.refused)
 
 
 def _send_plan(content: SendContent, request: SendRequest, models: tuple[LlmModel, ...]) -> SendPlan:
@@ -244,7 +260,8 @@ def _send_plan(content: SendContent, request: SendRequest, models: tuple[LlmMode
     model = (active or models)[0]
     zone = configuration_zone(configuration, serving_model=model, fallbacks=(active or models)[1:])
     if request.client_tools is None:
-        offered, denied = tools_offered(tool_policy(configuration, zone, content.disabled_tools))
+        receiver = send_receiver(configuration, request)
+        offered, denied = tools_offered(tool_policy(configuration, zone, content.disabled_tools, receiver))
     else:
         offered, denied = [], []  # the caller's own tools replace the configuration's
     redactions = Redactions()

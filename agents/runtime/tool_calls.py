@@ -3,7 +3,8 @@
 Each call is claimed in ``ToolCallRecord`` before it runs. A ``non_idempotent_write`` call found
 claimed but without a recorded result (its worker died mid-call) is never run again: the model is
 told its outcome is unknown. A tool exception becomes a generic error text for the model; the details
-go to the log, never to the transcript.
+go to the log, never to the transcript. A ``ToolFailed`` (an MCP server down or slow) gives the model
+its own sentence and records a ``tool_failed`` (or ``tool_denied``) event; the run goes on.
 """
 
 from __future__ import annotations
@@ -18,12 +19,12 @@ from django.db.models import Model
 
 from agents.models import AgentRun, AgentStep, Configuration, RunMessage, ToolCallRecord, ToolCallStatus
 from agents.runtime.parts import configuration_parts
-from agents.runtime.plan import send_zone, tool_policy
+from agents.runtime.plan import configuration_receiver, send_zone, tool_policy
 from agents.runtime.redactions import Redactions, redaction_events_record
 from agents.runtime.transcript import run_context
 from agents.selectors import catalog_token_of, configuration_zone, run_client_name
 from agents.tools.gate import ToolVerdict, tool_gate
-from agents.tools.registry import ToolContext, ToolEffect, ToolOutput
+from agents.tools.registry import ToolContext, ToolEffect, ToolFailed, ToolOutput
 from governance.services import EventContext, enforced_event_record
 from governance.vocabulary import DataClass, Decision, TrustZone
 
@@ -51,7 +52,8 @@ def execute_tool_calls(
     configuration = run.configuration
     parts = configuration_parts(configuration)
     zone = _step_zone(run, step_index, configuration) or send_zone(configuration, parts.fallbacks)
-    policy = tool_policy(configuration, zone, parts.disabled_tools)
+    receiver = configuration_receiver(configuration, TrustZone.parse(run.receiver_zone))
+    policy = tool_policy(configuration, zone, parts.disabled_tools, receiver)
     tool_context = ToolContext(
         run=run_context(run),
         zone=zone,
@@ -128,6 +130,14 @@ def _run_handler(
         return "The tool call's arguments are not a JSON object."
     try:
         result = tool.handler(context, arguments)
+    except ToolFailed as failure:
+        _mark(run, call["id"], ToolCallStatus.FAILED)
+        enforced_event_record(
+            context=_events(run, step_index),
+            decision=Decision.TOOL_DENIED if failure.denied else Decision.TOOL_FAILED,
+            reason=f"{tool.name}: {failure}",
+        )
+        return str(failure)
     except Exception:
         logger.exception("tool %s failed in run %s step %s", tool.name, run.id, step_index)
         _mark(run, call["id"], ToolCallStatus.FAILED)

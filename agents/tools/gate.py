@@ -1,7 +1,9 @@
 """The one tool gate, used when offering tools and again when executing a call (docs/governance.md).
 
 Checks, cheapest and least revealing first: registered → enabled → allowed by the configuration →
-the trust zone permits the tool's class. Observe mode never applies to tools.
+the trust zone permits the tool's class → so does the receiver's zone, unless the configuration's
+declassification covers it (a result above it would make every later reply undeliverable to that
+receiver). Observe mode never applies to tools.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from dataclasses import dataclass
 from django.db import models
 
 from agents.tools.registry import REGISTRY, Tool, ToolRegistry
+from governance.policy import Receiver
 from governance.vocabulary import DataClass, TrustZone
 
 
@@ -20,6 +23,7 @@ class ToolDenial(models.TextChoices):
     DISABLED = "disabled", "Disabled"
     NOT_ALLOWED = "not_allowed", "Not allowed by the configuration"
     TRUST_ZONE = "trust_zone", "Class above the zone's ceiling"
+    RECEIVER = "receiver", "Class above the receiver's zone"
 
 
 @dataclass(frozen=True)
@@ -30,6 +34,7 @@ class ToolPolicy:
     allowed_groups: frozenset[str]
     allowed_tools: frozenset[str]
     disabled_tools: frozenset[str]
+    receiver: Receiver | None = None  # who the run's answers are for; None: no reply is delivered
 
 
 @dataclass(frozen=True)
@@ -45,7 +50,10 @@ class ToolVerdict:
 
 
 def tool_gate(name: str, policy: ToolPolicy, *, registry: ToolRegistry = REGISTRY) -> ToolVerdict:
-    tool = registry.get(name)
+    return _verdict(name, registry.get(name), policy)
+
+
+def _verdict(name: str, tool: Tool | None, policy: ToolPolicy) -> ToolVerdict:
     if tool is None:
         return ToolVerdict(name, ToolDenial.NOT_REGISTERED, DataClass.SECRET_ADJACENT, None)
     data_class = tool.effective_class
@@ -55,9 +63,15 @@ def tool_gate(name: str, policy: ToolPolicy, *, registry: ToolRegistry = REGISTR
         denial = ToolDenial.NOT_ALLOWED
     elif not policy.zone.permits(data_class):
         denial = ToolDenial.TRUST_ZONE
+    elif _receiver_refuses(policy.receiver, data_class):
+        denial = ToolDenial.RECEIVER
     else:
         denial = ToolDenial.NONE
     return ToolVerdict(name, denial, data_class, tool)
+
+
+def _receiver_refuses(receiver: Receiver | None, data_class: DataClass) -> bool:
+    return receiver is not None and receiver.restricts and not receiver.zone.permits(data_class)
 
 
 def tools_offered(
@@ -69,14 +83,13 @@ def tools_offered(
     """
     offered: list[Tool] = []
     denied: list[ToolVerdict] = []
-    for tool in registry.all():
-        if tool.name not in policy.allowed_tools and tool.group not in policy.allowed_groups:
-            continue
-        verdict = tool_gate(tool.name, policy, registry=registry)
+    named = registry.named(policy.allowed_tools, policy.allowed_groups)
+    for tool in named:
+        verdict = _verdict(tool.name, tool, policy)
         if verdict.allowed:
             offered.append(tool)
         else:
             denied.append(verdict)
-    for name in sorted(policy.allowed_tools - {tool.name for tool in registry.all()}):
-        denied.append(tool_gate(name, policy, registry=registry))
+    for name in sorted(policy.allowed_tools - {tool.name for tool in named}):
+        denied.append(_verdict(name, None, policy))
     return offered, denied

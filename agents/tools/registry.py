@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
 
 from django.db import models
 
@@ -57,6 +57,17 @@ class ToolOutput:
     data_class: DataClass
 
 
+class ToolFailed(Exception):
+    """Raised by a handler whose tool could not do its work for a reason the model may be told (its
+    server is down or slow). The message is the model's tool result; the call is recorded as failed
+    and a content-free event names the tool and the message: ``tool_failed``, or ``tool_denied`` when
+    a rule refused the call (``denied``)."""
+
+    def __init__(self, message: str, *, denied: bool = False) -> None:
+        super().__init__(message)
+        self.denied = denied
+
+
 ToolHandler = Callable[[ToolContext, dict[str, Any]], "str | ToolOutput"]
 
 
@@ -83,11 +94,26 @@ class Tool:
         )
 
 
+class ToolSource(Protocol):
+    """Tools that are not code: found when asked for by name or group (agents/tools/mcp.py). A source
+    answers only for the names and groups it owns, and reads nothing for the others."""
+
+    def get(self, name: str) -> Tool | None: ...
+
+    def named(self, names: frozenset[str], groups: frozenset[str]) -> list[Tool]: ...
+
+
 class ToolRegistry:
-    """Name → tool. Registration is explicit (``builtins`` registers the shipped tools)."""
+    """Name → tool. Registration is explicit (``builtins`` registers the shipped tools); sources add
+    the tools of registered MCP servers."""
 
     def __init__(self) -> None:
         self._tools: dict[str, Tool] = {}
+        self._sources: list[ToolSource] = []
+
+    def source_add(self, source: ToolSource) -> None:
+        if source not in self._sources:
+            self._sources.append(source)
 
     def register(self, tool: Tool) -> Tool:
         if tool.name in self._tools:
@@ -99,10 +125,22 @@ class ToolRegistry:
         self._tools.pop(name, None)
 
     def get(self, name: str) -> Tool | None:
-        return self._tools.get(name)
+        tool = self._tools.get(name)
+        if tool is not None:
+            return tool
+        return next((found for s in self._sources if (found := s.get(name)) is not None), None)
 
     def all(self) -> list[Tool]:
+        """The tools registered in code (a source's tools are only found by name or group)."""
         return sorted(self._tools.values(), key=lambda tool: tool.name)
+
+    def named(self, names: frozenset[str], groups: frozenset[str]) -> list[Tool]:
+        """Every tool named in ``names`` or in one of ``groups``, by name."""
+        found = {t.name: t for t in self._tools.values() if t.name in names or t.group in groups}
+        for source in self._sources:
+            for tool in source.named(names, groups):
+                found.setdefault(tool.name, tool)
+        return sorted(found.values(), key=lambda tool: tool.name)
 
 
 REGISTRY = ToolRegistry()

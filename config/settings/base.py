@@ -264,6 +264,11 @@ AGENT_REAPER_INTERVAL_SECONDS = env_int("AGENT_REAPER_INTERVAL_SECONDS", 30, min
 # skips a step done or leased), but counts towards the requeue bound: keep it above the longest
 # queue wait you accept.
 AGENT_QUEUED_STALE_SECONDS = env_int("AGENT_QUEUED_STALE_SECONDS", 600, minimum=1)
+# MCP tool servers (agents/models/mcp.py): the URLs a streamable HTTP server may be registered and
+# called at (scheme, host and port of an entry, under its path). Empty: no HTTP server at all.
+MCP_SERVER_URL_ALLOWLIST = env_list("MCP_SERVER_URL_ALLOWLIST", [])
+# How long a worker reuses a server's tool listing before asking the server again.
+MCP_TOOL_LISTING_SECONDS = env_int("MCP_TOOL_LISTING_SECONDS", 60, minimum=0)
 CELERY_BEAT_SCHEDULE = {
     "reap-expired-runs": {
         "task": "agents.tasks.reap_runs_task",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from agents.models import McpServer
 from agents.providers.adapters import ADAPTER_POOL
 from agents.runtime.caches import caches_clear, registered_caches
 from agents.runtime.plan import provider_config
@@ -24,7 +25,18 @@ def test_a_run_and_a_shown_decision_fill_every_cache_and_caches_clear_empties_th
     fake_provider, django_capture_on_commit_callbacks
 ):
     fake_provider.script(Reply.tools(("c1", "snippets_by_tag", {"tags": ["tone"]})), Reply(text="Done."))
-    configuration = fake_configuration(fake_provider, snippet_tags=["tone"])
+    # A switched-off MCP server the configuration names: its (empty) listing is kept without a call.
+    McpServer.objects.create(
+        name="off",
+        transport="stdio",
+        command="true",
+        trust_zone="local",
+        data_class="public_content",
+        is_active=False,
+    )
+    configuration = fake_configuration(
+        fake_provider, snippet_tags=["tone"], allowed_tool_groups=["content", "mcp:off"]
+    )
     snippet_make(tags=("tone",), identifier="tone", text="Write warmly.")
     run = run_to_end(django_capture_on_commit_callbacks, configuration)
     assert run.status == "completed"

@@ -1,4 +1,5 @@
-"""The one tool gate: registered → enabled → allowed by the configuration → permitted in the zone."""
+"""The one tool gate: registered → enabled → allowed by the configuration → permitted in the zone → and
+for the receiver; tools of a source (MCP servers) are found by name or group and gated the same way."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import pytest
 
 from agents.tools.gate import ToolDenial, ToolPolicy, tool_gate, tools_offered
 from agents.tools.registry import Tool, ToolEffect, ToolRegistry
+from governance.policy import Receiver
 from governance.vocabulary import DataClass, TrustZone
 
 
@@ -87,3 +89,48 @@ def test_offered_tools_are_exactly_those_that_pass_and_denials_are_reported(regi
 def test_registering_a_name_twice_is_refused(registry):
     with pytest.raises(ValueError, match="already registered"):
         registry.register(tool("search", "rag"))
+
+
+@pytest.mark.parametrize(
+    ("receiver", "denial"),
+    [
+        (Receiver(TrustZone.LOCAL), ToolDenial.NONE),
+        (Receiver(TrustZone.PRIVATE_HOSTED), ToolDenial.NONE),
+        (Receiver(TrustZone.EXTERNAL_EU), ToolDenial.RECEIVER),
+        # The configuration declares its answers deliverable down to the receiver's zone: no restriction.
+        (Receiver(TrustZone.EXTERNAL_EU, declassified_to=TrustZone.EXTERNAL_GLOBAL), ToolDenial.NONE),
+        (Receiver(TrustZone.EXTERNAL_GLOBAL, declassified_to=TrustZone.EXTERNAL_EU), ToolDenial.RECEIVER),
+    ],
+)
+def test_a_tool_above_the_receivers_zone_is_denied_unless_declassified(registry, receiver, denial):
+    gated = ToolPolicy(TrustZone.LOCAL, frozenset(["system"]), frozenset(), frozenset(), receiver)
+    assert tool_gate("read_logs", gated, registry=registry).denial == denial
+    offered, denied = tools_offered(gated, registry=registry)
+    assert ([t.name for t in offered], [v.denial for v in denied]) == (
+        ([], [denial]) if denial != ToolDenial.NONE else (["read_logs"], [])
+    )
+
+
+class NamedSource:
+    """A registry source answering for one name and one group, as the MCP source does."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[frozenset[str], frozenset[str]]] = []
+
+    def get(self, name: str) -> Tool | None:
+        return tool("mcp__s__t", "mcp:s") if name == "mcp__s__t" else None
+
+    def named(self, names: frozenset[str], groups: frozenset[str]) -> list[Tool]:
+        self.asked.append((names, groups))
+        return [tool("mcp__s__t", "mcp:s")] if "mcp:s" in groups or "mcp__s__t" in names else []
+
+
+def test_a_sources_tools_are_found_by_name_or_group_and_gated_like_the_rest(registry):
+    source = NamedSource()
+    registry.source_add(source)
+    offered, denied = tools_offered(policy(groups=["rag", "mcp:s"]), registry=registry)
+    assert ([t.name for t in offered], denied) == (["mcp__s__t", "search"], [])
+    assert tool_gate("mcp__s__t", policy(tools=["mcp__s__t"]), registry=registry).denial == ToolDenial.NONE
+    assert tool_gate("mcp__s__t", policy(groups=["rag"]), registry=registry).denial == ToolDenial.NOT_ALLOWED
+    assert source.asked == [(frozenset(), frozenset(["rag", "mcp:s"]))]
+    assert [t.name for t in registry.all()] == ["mystery", "read_logs", "search", "vault"]

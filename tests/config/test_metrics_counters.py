@@ -91,7 +91,7 @@ def test_a_fresh_process_shows_every_known_series_at_zero():
         for outcome in EventOutcome.values
     }
     assert set(events) == kinds  # every event kind, enforced and observed
-    assert len(events) == 20  # 10 event kinds x (enforced, observed)
+    assert len(events) == 22  # 11 event kinds x (enforced, observed)
     assert set(events.values()) == {0}
     assert (
         samples[

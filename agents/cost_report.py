@@ -70,8 +70,9 @@ def cost_report(*, start: datetime.date, end: datetime.date) -> CostReport:
     until = datetime.datetime.combine(
         end + datetime.timedelta(days=1), datetime.time.min, tzinfo=datetime.UTC
     )
+    # A compaction that cleared tool results called no model (its model is empty): not a call.
     steps = AgentStep.objects.filter(
-        status=StepStatus.COMPLETED, created_at__gte=since, created_at__lt=until
+        status=StepStatus.COMPLETED, model__isnull=False, created_at__gte=since, created_at__lt=until
     ).values(
         day=TruncDate("created_at", tzinfo=datetime.UTC),
         client=Coalesce("run__api_client__name", Value("")),

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
 
-from agents.models import AgentRun, AgentStep, Configuration, StepStatus
+from agents.models import AgentRun, AgentStep, Configuration, StepKind, StepStatus
 from agents.readiness import ReadinessRow, readiness_report
 from context_assembly.usage import UsageValue, usage_from_step
 from governance.models import GovernanceEvent
@@ -97,7 +97,9 @@ def editors_dashboard(*, now: datetime | None = None) -> EditorsDashboard:
 
 def window_fill(configuration: Configuration, *, limit: int = RECENT_RUNS) -> tuple[FillPoint, ...]:
     """The ``limit`` most recent runs of ``configuration`` with a completed step, oldest first. One query."""
-    last = AgentStep.objects.filter(run=OuterRef("pk"), status=StepStatus.COMPLETED).order_by("-index")
+    last = AgentStep.objects.filter(
+        run=OuterRef("pk"), status=StepStatus.COMPLETED, kind=StepKind.MODEL_CALL
+    ).order_by("-index")
     runs = (
         AgentRun.objects.filter(configuration=configuration)
         .annotate(

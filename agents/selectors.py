@@ -136,7 +136,7 @@ def configuration_sources(
 def configuration_list_for_client(*, api_client: ApiClient) -> QuerySet[Configuration]:
     """The configurations ``api_client`` may use, active or not, by identifier."""
     return (
-        api_client.configurations.select_related("model__provider")
+        api_client.configurations.select_related("model__provider", "summary_model")
         .prefetch_related("fallback_links__model__provider")
         .order_by("identifier")
     )

@@ -13,7 +13,7 @@ EDITOR_PASSWORD = "editor-" + "pass-" + "word"  # a test login, built so no scan
 _MIGRATION = importlib.import_module("governance.migrations.0003_editors_group")
 _PUBLISH = importlib.import_module("governance.migrations.0007_editors_publish")
 _PUBLICATIONS = importlib.import_module("governance.migrations.0009_publication_version")
-_EVALUATE = importlib.import_module("agents.migrations.0021_evaluations")
+_EVALUATE = importlib.import_module("agents.migrations.0022_evaluations")
 
 
 def editors_group() -> Group:

@@ -207,6 +207,10 @@ class ConfigurationAdmin(DeclassifyActions, DraftAdmin, ClassifiedAdmin):
         ("Skills", {"fields": ("skill_list", "skill_mode", "skill_trust_floor")}),
         ("Tools", {"fields": ("allowed_tool_groups", "allowed_tools")}),
         ("Run limits", {"fields": ("max_iterations", "context_usage_note")}),
+        (
+            "Compaction",
+            {"fields": ("context_strategy", "compaction_threshold", "compaction_keep", "summary_model")},
+        ),
         # Declassifying answers is an action (privileged, recorded), never a form field.
         ("Information flow", {"fields": ("answers_deliverable_to", "trusted_model")}),
         ("Publishing", {"fields": ("require_passing_evaluation",)}),

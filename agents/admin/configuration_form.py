@@ -94,6 +94,10 @@ class ConfigurationForm(forms.ModelForm):
             "allowed_tools",
             "max_iterations",
             "context_usage_note",
+            "context_strategy",
+            "compaction_threshold",
+            "compaction_keep",
+            "summary_model",
             "require_passing_evaluation",
         )
 

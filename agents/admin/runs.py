@@ -16,7 +16,7 @@ from django.utils.html import format_html
 from agents.admin.budget_bar import budget_bar
 from agents.admin.charts import UsagePoint, usage_chart
 from agents.admin.costs import cost_view
-from agents.models import AgentRun, AgentStep, StepStatus
+from agents.models import AgentRun, AgentStep, StepKind, StepStatus
 from agents.runtime.transcript import run_usage
 from agents.services import run_cancel
 from context_assembly.usage import usage_from_step
@@ -227,7 +227,9 @@ class AgentRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
     @admin.display(description="Context used per step")
     def usage_chart(self, obj: AgentRun) -> str:
-        steps = AgentStep.objects.filter(run=obj, status=StepStatus.COMPLETED).order_by("index")
+        steps = AgentStep.objects.filter(
+            run=obj, status=StepStatus.COMPLETED, kind=StepKind.MODEL_CALL
+        ).order_by("index")
         points = [
             UsagePoint(step.index, usage_from_step(step.reported_prompt_tokens, step.estimated_prompt_tokens))
             for step in steps
@@ -273,7 +275,8 @@ class AgentStepAdmin(StepColumnsMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
         "run", "index", "kind", "status", "model", "provider", "used_tokens", "reported_prompt_tokens",
         "estimated_prompt_tokens", "cached_tokens", "cache_write_tokens", "completion_tokens", "cost",
         "usage_provenance", "context_window", "max_tokens", "max_tokens_clamped", "skipped", "versions",
-        "breakdown_bar", "finish_reason", "calibration_ratio", "duration_ms", "error_code", "created_at",
+        "breakdown_bar", "finish_reason", "calibration_ratio", "duration_ms", "error_code", "compaction",
+        "created_at",
     )  # fmt: skip
     readonly_fields = fields
 

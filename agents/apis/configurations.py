@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agents.errors import NotVisible
-from agents.models import Configuration
+from agents.models import Configuration, ContextStrategy
 from agents.selectors import configuration_list_for_client, configuration_zone
 from agents.services import answers_declassify
 from config.api import ListApi, list_api, operation_schema, validated
@@ -49,6 +49,21 @@ class ConfigurationListApi(ListApi):
             allow_null=True,
             default=None,
             help_text="Serves the sends whose sources exceed the model's zone; null: they are refused.",
+        )
+        context_strategy = serializers.ChoiceField(
+            choices=ContextStrategy.choices, help_text="What a run does when its context fills."
+        )
+        compaction_threshold = serializers.FloatField(
+            help_text="Compact when the last step's prompt passes this share of its model's window."
+        )
+        compaction_keep = serializers.IntegerField(
+            help_text="The most recent tool results (clear) or turns (summarise) kept as they are."
+        )
+        summary_model = serializers.CharField(
+            source="summary_model.model_id",
+            allow_null=True,
+            default=None,
+            help_text="Writes the summaries; null: the configuration's model.",
         )
 
         class Meta:

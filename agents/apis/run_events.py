@@ -92,7 +92,8 @@ def run_event_stream(
         current = AgentRun.objects.select_related("configuration").get(pk=run.pk)
         steps = AgentStep.objects.filter(run_id=run.pk, index__gt=after).select_related("model")
         bodies = [
-            (step.index, StepSerializer(step_body(step, serving)).data) for step in steps.order_by("index")
+            (step.index, StepSerializer(step_body(step, serving, receiver_zone)).data)
+            for step in steps.order_by("index")
         ]
         final = _final_event(current, receiver_zone) if current.is_terminal else None
         release_db_connection()

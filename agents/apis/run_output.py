@@ -60,6 +60,32 @@ class PinSerializer(serializers.Serializer):
         ref_name = "PinnedVersion"
 
 
+class ClearedResultSerializer(serializers.Serializer):
+    position = serializers.IntegerField(help_text="The tool result's position in the transcript.")
+    tool = serializers.CharField()
+    tokens = serializers.IntegerField(help_text="The tokens cleared.")
+
+    class Meta:
+        ref_name = "ClearedToolResult"
+
+
+class CompactionSerializer(serializers.Serializer):
+    strategy = serializers.CharField(help_text="clear_tool_results or summarise.")
+    cleared = ClearedResultSerializer(many=True, required=False, help_text="The tool results cleared.")
+    tokens = serializers.IntegerField(required=False, help_text="The tokens cleared in all.")
+    through = serializers.IntegerField(
+        required=False, help_text="A summary replaces the transcript's messages before this position."
+    )
+    summary = serializers.CharField(required=False, help_text="Left out when withheld (or not written).")
+    summary_withheld = serializers.BooleanField(
+        required=False,
+        help_text="True: the summary's label for the run's receiver is above this client's trust zone.",
+    )
+
+    class Meta:
+        ref_name = "Compaction"
+
+
 class StepSerializer(serializers.Serializer):
     index = serializers.IntegerField()
     kind = serializers.CharField()
@@ -95,6 +121,9 @@ class StepSerializer(serializers.Serializer):
         allow_blank=True, help_text="The reply's label for the run's receiver (what it did not supply)."
     )
     governance_receipt = ReceiptSerializer(allow_null=True, help_text="Null for a step that sent nothing.")
+    compaction = CompactionSerializer(
+        allow_null=True, help_text="A compaction step's record; null otherwise."
+    )
     created_at = serializers.DateTimeField()
 
 
@@ -151,7 +180,11 @@ class RunDetailSerializer(RunSummarySerializer):
     messages = RunMessageSerializer(many=True, help_text="The transcript after the first user message.")
 
 
-def step_body(step: AgentStep, default_model: LlmModel) -> dict[str, Any]:
+def step_body(
+    step: AgentStep, default_model: LlmModel, receiver_zone: TrustZone = TrustZone.EXTERNAL_GLOBAL
+) -> dict[str, Any]:
+    """One step as a reader in ``receiver_zone`` may see it: a compaction's summary only when its
+    label for the run's receiver is within that zone."""
     return {
         "index": step.index,
         "kind": step.kind,
@@ -179,8 +212,28 @@ def step_body(step: AgentStep, default_model: LlmModel) -> dict[str, Any]:
         "label": step.label,
         "receiver_label": step.receiver_label,
         "governance_receipt": step.receipt or None,
+        "compaction": compaction_body(step, receiver_zone),
         "created_at": step.created_at,
     }
+
+
+def compaction_body(step: AgentStep, receiver_zone: TrustZone) -> dict[str, Any] | None:
+    """A compaction step's record; its summary is withheld from a reader its receiver label does not
+    admit (a label left blank reads as ``secret_adjacent``, as for any turn)."""
+    if not step.compaction:
+        return None
+    body = {
+        key: value for key, value in step.compaction.items() if key not in ("summary", "observed", "messages")
+    }
+    if "summary" in step.compaction:
+        source = Source(
+            SourceKind.ASSISTANT_TURN, f"step {step.index}", step.receiver_label, None, Enforcement.ENFORCE
+        )
+        shown = receiver_may_read([source], receiver_zone)[0]
+        body["summary_withheld"] = not shown
+        if shown:
+            body["summary"] = step.compaction["summary"]
+    return body
 
 
 def run_summary_body(run: AgentRun) -> dict[str, Any]:
@@ -214,7 +267,10 @@ def run_detail_body(run: AgentRun, *, receiver_zone: TrustZone) -> dict[str, Any
         **run_summary_body(run),
         "context_usage": run_usage(run).as_dict(),
         "pins": run.pins,
-        "steps": [step_body(step, run.configuration.model) for step in run.steps.select_related("model")],
+        "steps": [
+            step_body(step, run.configuration.model, receiver_zone)
+            for step in run.steps.select_related("model")
+        ],
         "messages": [message_body(m, readable.get(m.pk, True)) for m in messages],
     }
 

@@ -51,6 +51,14 @@ class ContextUsageNote(models.TextChoices):
     TAIL = "tail", "At the tail of the conversation"
 
 
+class ContextStrategy(models.TextChoices):
+    """What a run does when its context fills (docs/decisions/0021-compaction-is-a-governed-send.md)."""
+
+    DROP_OLDEST = "drop_oldest", "Drop the oldest turns"
+    CLEAR_TOOL_RESULTS = "clear_tool_results", "Clear old tool results"
+    SUMMARISE = "summarise", "Summarise older turns"
+
+
 SKILL_MODES = [
     (SkillMode.FULL.value, "Full bodies in the skill block"),
     (SkillMode.PROGRESSIVE.value, "Names and descriptions; bodies loaded on demand by the load_skill tool"),
@@ -275,6 +283,34 @@ class Configuration(ClassifiedPromptModel):
     )
     context_usage_note = models.CharField(
         max_length=8, choices=ContextUsageNote.choices, default=ContextUsageNote.OFF
+    )
+    # Compaction (agents/runtime/compaction.py).
+    context_strategy = models.CharField(
+        max_length=24,
+        choices=ContextStrategy.choices,
+        default=ContextStrategy.DROP_OLDEST,
+        help_text="What a run does when its context fills. Drop the oldest turns: the fit drops them "
+        "at every step. The other two compact the run's transcript in a step of their own.",
+    )
+    compaction_threshold = models.FloatField(
+        default=0.8,
+        validators=[MinValueValidator(0.05), MaxValueValidator(1.0)],
+        help_text="Compact when the last step's prompt passes this share of its model's window (and, "
+        "in any case, before a step would drop turns or overflow).",
+    )
+    compaction_keep = models.PositiveSmallIntegerField(
+        default=2,
+        validators=[MinValueValidator(1), MaxValueValidator(50)],
+        help_text="The most recent tool results (clear) or turns (summarise) kept as they are.",
+    )
+    summary_model = models.ForeignKey(
+        LlmModel,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="Writes the summaries (its zone must admit what it summarises). Empty: the "
+        "configuration's model.",
     )
     is_active = models.BooleanField(default=True)
     # Information flow (docs/decisions/0018-reply-labels-and-receivers.md). Declassifying answers is

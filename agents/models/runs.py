@@ -271,12 +271,18 @@ class StepStatus(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
+class StepKind(models.TextChoices):
+    MODEL_CALL = "model_call", "Model call"
+    COMPACTION = "compaction", "Compaction"
+
+
 class AgentStep(models.Model):
-    """One model call and the tool calls it asked for. A completed index is never redone."""
+    """One model call and the tool calls it asked for, or a compaction of the run's transcript
+    (agents/runtime/compaction.py). A completed index is never redone."""
 
     run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="steps")
     index = models.PositiveIntegerField()
-    kind = models.CharField(max_length=16, default="model_call")
+    kind = models.CharField(max_length=16, choices=StepKind.choices, default=StepKind.MODEL_CALL)
     status = models.CharField(max_length=16, choices=StepStatus.choices)
     model = models.ForeignKey(LlmModel, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
     provider = models.CharField(max_length=100, blank=True)
@@ -312,6 +318,9 @@ class AgentStep(models.Model):
     label = models.CharField(max_length=32, choices=DataClass.choices, blank=True)
     receiver_label = models.CharField(max_length=32, choices=DataClass.choices, blank=True)
     receipt = models.JSONField(default=dict, blank=True)  # content-free (agents/runtime/receipts.py)
+    # A compaction step's record (agents/runtime/compaction.py): strategy, what it replaced and, for a
+    # summary, its text (redacted; shown only to a reader its receiver label admits). Empty otherwise.
+    compaction = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

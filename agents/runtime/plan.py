@@ -70,6 +70,9 @@ class SendRequest:
     options: CallOptions = NO_OPTIONS
     # How many transcript messages at its front are a run's stored conversation, not its own rows.
     caller_messages: int = 0
+    # How many more messages the run's own transcript holds than ``transcript`` shows: those a
+    # compaction's summary stands for (agents/runtime/compacted.py).
+    compacted_messages: int = 0
     # Who the reply is for (DESIGN §4, "Information flow"): the API client's zone, or the zone a run's
     # operator named. None only where no reply is delivered to anyone (an edit's cost, a comparison).
     receiver_zone: TrustZone | None = None

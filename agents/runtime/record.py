@@ -4,7 +4,7 @@ run's totals and the serving model's calibration, in one transaction."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 
 from django.db import transaction
@@ -35,6 +35,8 @@ class StepRecord:
     status: StepStatus
     error: str = ""  # the refusal's or failure's code
     reply: ProviderReply | None = None  # only for a completed call
+    kind: str = "model_call"  # or "compaction": a summary's send (agents/runtime/compaction.py)
+    compaction: dict[str, object] = field(default_factory=dict)  # a compaction step's record
 
     @property
     def plan(self) -> SendPlan:
@@ -109,6 +111,8 @@ def step_record(record: StepRecord) -> AgentStep:
     step = AgentStep(
         run=record.run,
         index=record.index,
+        kind=record.kind,
+        compaction=record.compaction,
         status=record.status,
         model=record.model,
         provider=record.model.provider.identifier,

@@ -24,6 +24,7 @@ from django.utils import timezone
 from agents.errors import BudgetExhausted, ModelInactive
 from agents.models import AgentRun, AgentStep, RunMessage, StepStatus, TerminationReason
 from agents.providers.failures import ProviderError
+from agents.runtime.compaction import run_compact
 from agents.runtime.content import pinned_send_content
 from agents.runtime.leases import lease_claim, lease_renew, run_advance, run_finish
 from agents.runtime.live import streamed_send
@@ -99,6 +100,10 @@ def _claimed_step_run(run: AgentRun, step_index: int, worker: str, recorded: str
             AgentStep.objects.filter(run=run, index=step_index).delete()
         if step_index >= run.configuration.max_iterations:
             return _finish(run, worker, step_index, TerminationReason.MAX_ITERATIONS)
+        compaction = run_compact(run=run, step_index=step_index, worker=worker)
+        if compaction is not None:
+            action = StepAction.ADVANCED if compaction.advanced else StepAction.SKIPPED
+            return StepOutcome(str(run.id), step_index, action, f"compaction {compaction.status}")
         phase = _model_phase(run, step_index, worker)
         if isinstance(phase, StepOutcome):
             return phase
@@ -166,7 +171,9 @@ def _model_phase(run: AgentRun, step_index: int, worker: str) -> StepOutcome | R
         return _finish(run, worker, step_index, reason, code, error.message)
     record = replace(record, reply=reply)
     completed = completed_step_record(
-        record, worker=worker, position=len(request.transcript) - request.caller_messages
+        record,
+        worker=worker,
+        position=len(request.transcript) - request.caller_messages + request.compacted_messages,
     )
     if completed.finished:
         return StepOutcome(str(run.id), step_index, StepAction.FINISHED, TerminationReason.COMPLETED.value)

@@ -7,8 +7,18 @@ from typing import Any
 
 from django.db import connections, router
 
-from agents.models import AgentRun, AgentStep, ContextUsageNote, LlmModel, RunMessage, StepStatus
+from agents.models import (
+    AgentRun,
+    AgentStep,
+    ContextStrategy,
+    ContextUsageNote,
+    LlmModel,
+    RunMessage,
+    StepKind,
+    StepStatus,
+)
 from agents.models.sql import Table, converted_rows
+from agents.runtime.compacted import compacted, compaction_records
 from agents.runtime.pins import PinnedContent
 from agents.runtime.plan import SendRequest, model_profile, receiver_name, run_transcript_sources
 from config.caches import cache_register
@@ -23,9 +33,10 @@ from skills.selectors import skills_in_order
 
 def run_usage(run: AgentRun) -> ContextUsage:
     """The last completed step's prompt size (reported, else estimated) beside the window of the model
-    that served that step, as it was then; before any step, unavailable beside the serving model's."""
+    that served that step, as it was then; before any step, unavailable beside the serving model's.
+    A compaction step's prompt is its summary's, not the run's context: only model calls count."""
     last = (
-        AgentStep.objects.filter(run=run, status=StepStatus.COMPLETED)
+        AgentStep.objects.filter(run=run, status=StepStatus.COMPLETED, kind=StepKind.MODEL_CALL)
         .order_by("-index")
         .values_list(
             "reported_prompt_tokens",
@@ -157,14 +168,22 @@ cache_register(
 def run_request(run: AgentRun, context: RunContext, pinned: PinnedContent | None = None) -> SendRequest:
     """The send of a run's next step: its stored request and, after a conversation's messages (for a
     run started with messages), its own transcript; with ``pinned``, built from the run's pinned
-    content."""
+    content. A configuration that compacts has its compactions applied to the run's own transcript
+    (``agents/runtime/compacted.py``), and the tail note says what they replaced."""
     transcript, classes, labels = TRANSCRIPTS.read(run)
-    tail_note = None
+    lines = []
+    compacted_messages = 0
     note = run.configuration.context_usage_note
     if pinned is not None:
         note = pinned.configuration_fields.get("context_usage_note", note)
     if note == ContextUsageNote.TAIL:
-        tail_note = render_tail_note(context.context_usage)
+        lines.append(render_tail_note(context.context_usage))
+    if run.configuration.context_strategy != ContextStrategy.DROP_OLDEST:
+        state = compacted((transcript, classes, labels), compaction_records(run))
+        compacted_messages = len(transcript) - len(state.messages)
+        transcript, classes, labels = state.transcript
+        lines.append(state.note)
+    tail_note = "\n".join(line for line in lines if line) or None
     request = SendRequest(
         task_input=run.input_text,
         input_data_class=run.input_data_class,
@@ -175,6 +194,7 @@ def run_request(run: AgentRun, context: RunContext, pinned: PinnedContent | None
         # A pinned run's skills are among its pins: the live rows are not read again.
         request_skills=tuple(skills_in_order(skill_ids=run.request_skills)) if pinned is None else (),
         tail_note=tail_note,
+        compacted_messages=compacted_messages,
         receiver_zone=TrustZone.parse(run.receiver_zone),
         receiver_name=receiver_name(run.api_client),
     )

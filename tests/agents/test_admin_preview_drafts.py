@@ -43,6 +43,9 @@ def configuration_values(configuration, **changes: object) -> dict[str, object]:
         "system_prompt_enforcement": configuration.system_prompt_enforcement,
         "allow_system_override": False, "max_iterations": configuration.max_iterations,
         "context_usage_note": configuration.context_usage_note,
+        "context_strategy": configuration.context_strategy,
+        "compaction_threshold": configuration.compaction_threshold,
+        "compaction_keep": configuration.compaction_keep,
     }  # fmt: skip
     return {**values, **changes}
 

@@ -24,6 +24,7 @@ def form(configuration: Configuration, **changes: str) -> dict[str, str]:
         "system_prompt_ceiling": configuration.system_prompt_ceiling,
         "system_prompt_enforcement": configuration.system_prompt_enforcement,
         "max_iterations": "5", "context_usage_note": "off", "skill_mode": configuration.skill_mode,
+        "context_strategy": "drop_oldest", "compaction_threshold": "0.8", "compaction_keep": "2",
         "skill_trust_floor": configuration.skill_trust_floor, "allowed_tool_groups": "[]", "allowed_tools": "[]",
         "skill_list": "\n".join(str(link.skill) for link in configuration.skill_links.order_by("position")),
         "fallback_links-TOTAL_FORMS": "0", "fallback_links-INITIAL_FORMS": "0",

@@ -136,6 +136,7 @@ def test_a_new_configuration_is_inactive_and_answers_nothing(
         "is_active": "on", "snippet_tags": '["tone"]', "system_prompt": NEW_PROMPT,
         "system_prompt_data_class": "public_content", "system_prompt_ceiling": "external_global",
         "system_prompt_enforcement": "enforce", "max_iterations": "5", "context_usage_note": "off",
+        "context_strategy": "drop_oldest", "compaction_threshold": "0.8", "compaction_keep": "2",
         "skill_list": "", "skill_mode": "full", "skill_trust_floor": "untrusted",
         "allowed_tool_groups": "[]", "allowed_tools": "[]",
         "fallback_links-TOTAL_FORMS": "0", "fallback_links-INITIAL_FORMS": "0",

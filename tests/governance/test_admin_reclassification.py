@@ -214,6 +214,7 @@ def configuration_form(configuration: Configuration, **changes: str) -> dict[str
         "system_prompt_ceiling": configuration.system_prompt_ceiling,
         "system_prompt_enforcement": configuration.system_prompt_enforcement,
         "max_iterations": "5", "context_usage_note": "off", "skill_list": "", "skill_mode": "full",
+        "context_strategy": "drop_oldest", "compaction_threshold": "0.8", "compaction_keep": "2",
         "skill_trust_floor": "untrusted", "allowed_tool_groups": "[]", "allowed_tools": "[]",
         "fallback_links-TOTAL_FORMS": "0", "fallback_links-INITIAL_FORMS": "0",
         "fallback_links-MIN_NUM_FORMS": "0", "fallback_links-MAX_NUM_FORMS": "1000",

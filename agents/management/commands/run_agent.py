@@ -95,6 +95,14 @@ class Command(BaseCommand):
             f"Step {step.index} [{step.status}] context usage: {used} of {window:,} tokens "
             f"({usage.provenance.value}); completion {step.completion_tokens or 0:,}; {step.duration_ms} ms"
         )
+        if step.compaction:
+            record = step.compaction
+            what = (
+                f"{len(record.get('cleared', []))} tool results cleared ({record.get('tokens', 0):,} tokens)"
+                if record.get("strategy") == "clear_tool_results"
+                else f"the first {record.get('through')} messages summarised"
+            )
+            self.stdout.write(f"  compaction ({record.get('strategy')}): {what}")
         breakdown = step.breakdown
         if breakdown:
             parts = ", ".join(f"{line} {breakdown[line]:,}" for line in BREAKDOWN_LINES)

@@ -54,7 +54,7 @@ def remove_evaluate(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("agents", "0020_mcp_servers"),
+        ("agents", "0021_context_strategy"),
         ("auth", "0012_alter_user_first_name_max_length"),
         ("governance", "0007_editors_publish"),
     ]

@@ -80,3 +80,10 @@ class ApprovalWithheld(ForbiddenError):
     approve. Denying stays open to it."""
 
     code = "approval_withheld"
+
+
+class EvaluationInvalid(ApplicationError):
+    """An evaluation cannot start or go on: no cases, a model that may not be used, or drafts that
+    changed while it ran. The message says which."""
+
+    code = "evaluation_invalid"

@@ -11,7 +11,7 @@ from django.db.models import Model, QuerySet, Subquery
 
 from agents.models import AgentRun, ApiClient, CatalogVersion, Configuration, LlmModel, StoredResponse
 from agents.models.catalog import CATALOG_VERSION_ID
-from governance.drafts import draft_values_apply, drafts_by
+from governance.drafts import draft_values_apply, drafts_by, drafts_of
 from governance.policy import Source, receiver_may_read
 from governance.vocabulary import TrustZone, least_trusted
 from skills.composition import skill_sources
@@ -41,10 +41,15 @@ class DraftedConfiguration:
     skills: tuple[Skill, ...] | None
 
 
-def configuration_drafted(*, configuration: Configuration, author_id: int) -> DraftedConfiguration | None:
-    """A fresh, unsaved copy of ``configuration`` with the draft by the user ``author_id`` applied, or
-    None when that user has no draft of it. For comparing in a preview only: never sent, never saved."""
-    drafts = drafts_by(model=Configuration, author_id=author_id)
+def configuration_drafted(
+    *, configuration: Configuration, author_id: int | None
+) -> DraftedConfiguration | None:
+    """A fresh, unsaved copy of ``configuration`` with the draft by the user ``author_id`` (None:
+    whoever wrote it) applied, or None when there is no such draft. For comparing in a preview, or for
+    an evaluation of drafts (agents/services/evaluations.py); never saved."""
+    drafts = (
+        drafts_of(Configuration) if author_id is None else drafts_by(model=Configuration, author_id=author_id)
+    )
     draft = drafts.filter(object_id=str(configuration.pk)).first()
     if draft is None:
         return None

@@ -1,8 +1,10 @@
 """Drafts and publishing: an editor's save proposes, a publish changes the live row.
 
-A draft holds the proposed field values of one live row (:class:`governance.models.Draft`). Nothing
-that assembles context reads drafts, so a draft never reaches a provider; runs pin the history
-versions of live rows, which change only when a draft is published. Each publish is recorded
+A draft holds the proposed field values of one live row (:class:`governance.models.Draft`). Runs,
+completions and previews read live rows only; runs pin the history versions of live rows, which
+change only when a draft is published. The one send that carries drafts is an evaluation's drafted
+side, under the governed send and never under a looser class than live
+(docs/decisions/0025-evaluating-drafts.md, :func:`classification_held`). Each publish is recorded
 (:class:`governance.models.Publication`) and, where the model keeps history, as a history version
 naming the publisher.
 
@@ -14,7 +16,11 @@ once; a looser classification is published like any other change, under the recl
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import hashlib
+import json
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.contenttypes.models import ContentType
@@ -27,6 +33,8 @@ from governance.actors import Actor
 from governance.classified import FIELDS, Classification
 from governance.models import Draft, Publication
 from governance.policy import validate_classification
+
+logger = logging.getLogger(__name__)
 
 
 def _key(row: models.Model) -> dict[str, Any]:
@@ -50,6 +58,22 @@ def with_has_draft(rows: QuerySet[Any]) -> QuerySet[Any]:
 def drafts_by(*, model: type[models.Model], author_id: int) -> QuerySet[Draft]:
     """The drafts of ``model``'s rows whose author is the user ``author_id`` ("my drafts")."""
     return Draft.objects.filter(content_type=ContentType.objects.get_for_model(model), author_id=author_id)
+
+
+def drafts_of(model: type[models.Model]) -> QuerySet[Draft]:
+    """The pending drafts of ``model``'s rows, whoever wrote them."""
+    return Draft.objects.filter(content_type=ContentType.objects.get_for_model(model))
+
+
+def draft_digest(draft: Draft) -> str:
+    """A digest of ``draft``'s values: a draft saved again with other values has another digest."""
+    raw = json.dumps(draft.values, sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def draft_kind(row: models.Model) -> str:
+    """How a row's kind is named beside its drafts: ``<app label>.<model name>``."""
+    return row._meta.label_lower
 
 
 def draft_values_apply(row: models.Model, values: dict[str, Any]) -> None:
@@ -129,6 +153,14 @@ def classification_tightened(live: Classification, proposed: Classification) -> 
     return None if current == live else current
 
 
+def classification_held(live: Classification, proposed: Classification) -> Classification:
+    """``proposed`` with every field that would loosen ``live`` kept at its live value: what a draft's
+    content is sent under before the draft is published (a loosening needs the publish, and its
+    reclassification rules, first)."""
+    loosened = live.loosened_by(proposed)
+    return Classification(**{name: getattr(live if name in loosened else proposed, name) for name in FIELDS})
+
+
 def _valid(classification: Classification) -> bool:
     try:
         validate_classification(
@@ -139,3 +171,41 @@ def _valid(classification: Classification) -> bool:
     except ValidationError:
         return False
     return True
+
+
+# --- checks before publishing ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PublishCheck:
+    """What an app has to say about publishing a draft, for the publish page: a line of text, an
+    optional link, and whether it keeps the draft from being published."""
+
+    label: str
+    url: str = ""
+    link_text: str = "Open"
+    blocking: bool = False
+
+
+PublishChecker = Callable[[models.Model, Draft], list[PublishCheck]]
+# Registered by apps above governance in their ``ready()``; governance itself imports none of them.
+_CHECKERS: list[PublishChecker] = []
+
+
+def publish_checker_register(checker: PublishChecker) -> None:
+    """Have ``checker`` asked before every publish (once, however often it is registered)."""
+    if checker not in _CHECKERS:
+        _CHECKERS.append(checker)
+
+
+def publish_checks(row: models.Model, draft: Draft) -> list[PublishCheck]:
+    """What every registered checker says about publishing ``draft`` of ``row``. A checker that raises
+    blocks the publish (fail closed) and is logged."""
+    checks: list[PublishCheck] = []
+    for checker in _CHECKERS:
+        try:
+            checks.extend(checker(row, draft))
+        except Exception:
+            logger.exception("publish check %s failed for %s", getattr(checker, "__name__", checker), row)
+            checks.append(PublishCheck("A check before publishing failed; see the log.", blocking=True))
+    return checks

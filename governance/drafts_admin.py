@@ -44,6 +44,7 @@ from governance.drafts import (
     draft_values_apply,
     latest_version,
     publication_record,
+    publish_checks,
     with_has_draft,
 )
 from governance.errors import ReclassifyForbidden
@@ -304,13 +305,20 @@ class DraftAdmin(admin.ModelAdmin, metaclass=_AbstractAdminMetaclass):
             self.message_user(request, f"{live} has no draft to publish.", messages.INFO)
             return HttpResponseRedirect(self._url("change", live.pk))
         changes = self.draft_changes(live, draft)
+        checks = publish_checks(live, draft)
         error = ""
         if request.method == "POST":
-            error = self._publish(request, live, draft, changes)
+            blocking = [check.label for check in checks if check.blocking]
+            if blocking:
+                error = "Not published: " + " ".join(blocking)
+            else:
+                error = self._publish(request, live, draft, changes)
             if not error:
                 self.message_user(request, f"Published {live}.", messages.SUCCESS)
                 return HttpResponseRedirect(self._url("change", live.pk))
-        return self._page(request, live, draft, changes=changes, may_publish=may_publish, error=error)
+        return self._page(
+            request, live, draft, changes=changes, may_publish=may_publish, error=error, checks=checks
+        )
 
     def _publish(self, request: HttpRequest, live: Any, draft: Draft, changes: list[FieldChange]) -> str:
         """Apply ``draft`` to the locked live row, record the publication; an error message, or ''."""

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from django.db.models import QuerySet
 
-from governance.drafts import draft_values_apply, drafts_by, with_has_draft
+from governance.drafts import draft_values_apply, drafts_by, drafts_of, with_has_draft
 from snippets.models import Snippet, Tag, normalise_tag
 
 
@@ -23,7 +23,7 @@ class SnippetEdit:
     """An unsaved version of a snippet: its fields (``snippet``, not saved) and its tags as typed.
 
     Selected in place of the saved row with the same identifier, to show what an edit would do to the
-    configurations that select it (the live token badge). Never part of a send.
+    configurations that select it (the live token badge), and on an evaluation's drafted side.
     """
 
     snippet: Snippet
@@ -73,10 +73,12 @@ def snippet_select(*, tags: Sequence[str], edits: Sequence[SnippetEdit] = ()) ->
     )
 
 
-def snippet_draft_edits(*, author_id: int) -> tuple[SnippetEdit, ...]:
-    """The drafts of snippets by the user ``author_id``, each as the edit it proposes (the live row
-    with the draft's fields and tags), by identifier. For a preview only: never part of a send."""
-    drafts = {draft.object_id: draft for draft in drafts_by(model=Snippet, author_id=author_id)}
+def snippet_draft_edits(*, author_id: int | None) -> tuple[SnippetEdit, ...]:
+    """The drafts of snippets by the user ``author_id`` (None: every pending draft), each as the edit
+    it proposes (the live row with the draft's fields and tags), by identifier. For a preview, or for
+    an evaluation of drafts (agents/services/evaluations.py); never part of any other send."""
+    pending = drafts_of(Snippet) if author_id is None else drafts_by(model=Snippet, author_id=author_id)
+    drafts = {draft.object_id: draft for draft in pending}
     live = Snippet.objects.prefetch_related("tags").filter(pk__in=[int(pk) for pk in drafts])
     edits = []
     for row in live:

@@ -13,6 +13,7 @@ EDITOR_PASSWORD = "editor-" + "pass-" + "word"  # a test login, built so no scan
 _MIGRATION = importlib.import_module("governance.migrations.0003_editors_group")
 _PUBLISH = importlib.import_module("governance.migrations.0007_editors_publish")
 _PUBLICATIONS = importlib.import_module("governance.migrations.0009_publication_version")
+_EVALUATE = importlib.import_module("agents.migrations.0023_evaluations")
 
 
 def editors_group() -> Group:
@@ -21,6 +22,7 @@ def editors_group() -> Group:
     _MIGRATION.add_editors_group(apps, None)
     _PUBLISH.add_publish(apps, None)
     _PUBLICATIONS.add_view(apps, None)
+    _EVALUATE.add_evaluate(apps, None)
     return Group.objects.get(name=_MIGRATION.GROUP)
 
 

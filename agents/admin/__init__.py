@@ -1,12 +1,13 @@
 """The agents app's admin: the catalogue, the context preview page, read-only run pages, the
-governance readiness page, and the editors' dashboard on the admin index (agents/dashboard.py).
+governance readiness page, evaluation sets and evaluations, and the editors' dashboard on the admin
+index (agents/dashboard.py).
 
 Importing the submodules registers their model admins (admin autodiscovery imports this package).
 """
 
 from django.contrib import admin
 
-from agents.admin import approvals, catalog, events, mcp, readiness, runs, what_if
+from agents.admin import approvals, catalog, evaluations, events, mcp, readiness, runs, what_if
 
 PRODUCT_NAME = "Governed context assembly"
 
@@ -16,4 +17,4 @@ admin.site.site_title = PRODUCT_NAME
 admin.site.index_title = "Snippets, skills, configurations and runs"
 admin.site.index_template = "admin/agents/index.html"
 
-__all__ = ["approvals", "catalog", "events", "mcp", "readiness", "runs", "what_if"]
+__all__ = ["approvals", "catalog", "evaluations", "events", "mcp", "readiness", "runs", "what_if"]

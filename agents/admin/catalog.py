@@ -17,6 +17,7 @@ from django.utils.html import format_html
 
 from agents.admin.configuration_form import ConfigurationForm, skill_names
 from agents.admin.declassify import DECLASSIFY_ACTIONS, DeclassifyActions
+from agents.admin.evaluations import evaluate_view
 from agents.admin.live_badge import NO_BADGE, live_badge_view
 from agents.admin.preview import preview_view
 from agents.edit_effects import system_prompt_badge
@@ -212,6 +213,7 @@ class ConfigurationAdmin(DeclassifyActions, DraftAdmin, ClassifiedAdmin):
         ),
         # Declassifying answers is an action (privileged, recorded), never a form field.
         ("Information flow", {"fields": ("answers_deliverable_to", "trusted_model")}),
+        ("Publishing", {"fields": ("require_passing_evaluation",)}),
     )
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Configuration]:
@@ -230,7 +232,12 @@ class ConfigurationAdmin(DeclassifyActions, DraftAdmin, ClassifiedAdmin):
         )
         # Serves the snippet form too (its template names it): the figures need configurations.
         badge = path("live-badge/", self.admin_site.admin_view(self.live_badge), name="agents_live_badge")
-        return [badge, preview, *super().get_urls()]
+        evaluate = path(
+            "<path:object_id>/evaluate/",
+            self.admin_site.admin_view(self.evaluate),
+            name="agents_configuration_evaluate",
+        )
+        return [badge, preview, evaluate, *super().get_urls()]
 
     def live_badge(self, request: HttpRequest) -> HttpResponse:
         return live_badge_view(self, request)
@@ -243,6 +250,9 @@ class ConfigurationAdmin(DeclassifyActions, DraftAdmin, ClassifiedAdmin):
 
     def preview(self, request: HttpRequest, object_id: str) -> HttpResponse:
         return preview_view(self, request, object_id)
+
+    def evaluate(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        return evaluate_view(self, request, object_id)
 
     @admin.display(description="Preview")
     def preview_link(self, obj: Configuration) -> str:

@@ -98,6 +98,7 @@ class ConfigurationForm(forms.ModelForm):
             "compaction_threshold",
             "compaction_keep",
             "summary_model",
+            "require_passing_evaluation",
         )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

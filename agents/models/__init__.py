@@ -14,6 +14,14 @@ from agents.models.catalog import (
     Tokenizer,
 )
 from agents.models.clients import ApiClient
+from agents.models.evaluations import (
+    Evaluation,
+    EvaluationCase,
+    EvaluationResult,
+    EvaluationSide,
+    EvaluationStatus,
+    ResultOutcome,
+)
 from agents.models.mcp import McpServer, McpTransport
 from agents.models.responses import StoredResponse
 from agents.models.runs import (
@@ -44,11 +52,17 @@ __all__ = [
     "ConfigurationSkill",
     "ContextStrategy",
     "ContextUsageNote",
+    "Evaluation",
+    "EvaluationCase",
+    "EvaluationResult",
+    "EvaluationSide",
+    "EvaluationStatus",
     "LlmModel",
     "McpServer",
     "McpTransport",
     "Provider",
     "ProviderKind",
+    "ResultOutcome",
     "RunClaim",
     "RunMessage",
     "RunStatus",

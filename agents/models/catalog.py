@@ -332,6 +332,12 @@ class Configuration(ClassifiedPromptModel):
         help_text="Serves, alone, the sends whose sources exceed the model's zone. Empty: they are refused.",
     )
 
+    require_passing_evaluation = models.BooleanField(
+        default=False,
+        help_text="Publishing a draft that changes what this configuration sends needs an evaluation "
+        "of that draft in which every case held its expectations.",
+    )
+
     # Versions a run pins its content to (agents/runtime/pins.py).
     history = HistoricalRecords()
 

@@ -6,9 +6,9 @@ One of three sources, chosen by the caller, never by the plan:
   without pins), with the skills a request adds;
 * :func:`pinned_send_content`: a run's pinned versions (``agents/runtime/pins.py``): the configuration's
   pinned fields, snippets and skills in place of the live ones;
-* :func:`edited_content`: an editor's unsaved edits, only to show what they would do (the live token
+* :func:`edited_content`: an editor's unsaved edits, to show what they would do (the live token
   badge, ``agents/edit_effects.py``; the drafted side of a comparison, ``agents/admin/draft_compare.py``);
-  never sent.
+  sent only on an evaluation's drafted side (``agents/services/evaluation_drafts.py``).
 
 The configuration's models, fallbacks and disabled tools are always the live ones.
 """

@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from concurrent import futures
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -44,8 +45,19 @@ def step_enqueue(*, run_id: str, step_index: int) -> None:
     app.tasks[RUN_STEP_TASK].delay_on_commit(run_id, step_index)
 
 
+def task_enqueue(name: str, *args: object) -> None:
+    """Enqueue the task registered as ``name`` once the transaction commits: to the workers, or, in the
+    embedded mode, on the same in-process pool as a run's steps (so the request that started it
+    answers at once and its page can show its progress)."""
+    if settings.CELERY_TASK_ALWAYS_EAGER and settings.AGENT_RUNS_IN_BACKGROUND:
+        transaction.on_commit(lambda: BACKGROUND.submit_task(name, args))
+        return
+    app.tasks[name].delay_on_commit(*args)
+
+
 class BackgroundSteps:
-    """The in-process pool that runs eager steps after the request that enqueued them."""
+    """The in-process pool that runs eager steps (and other tasks, :func:`task_enqueue`) after the
+    request that enqueued them."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -53,12 +65,19 @@ class BackgroundSteps:
         self._pending: set[Future[None]] = set()
 
     def submit(self, run_id: str, step_index: int) -> None:
+        self._submit(_run_step, run_id, step_index)
+
+    def submit_task(self, name: str, args: tuple[object, ...]) -> None:
+        """Apply the task registered as ``name`` to ``args`` on the pool (no retries)."""
+        self._submit(_run_task, name, args)
+
+    def _submit(self, work: Callable[..., None], *args: object) -> None:
         with self._lock:
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(
                     max_workers=settings.AGENT_BACKGROUND_THREADS, thread_name_prefix="run-step"
                 )
-            future = self._executor.submit(_run_step, run_id, step_index)
+            future = self._executor.submit(work, *args)
             self._pending.add(future)
         future.add_done_callback(self._done)
 
@@ -95,6 +114,16 @@ def _run_step(run_id: str, step_index: int) -> None:
                 time.sleep(min(max(when, 0.0), MAX_RETRY_WAIT_SECONDS))
     except Exception:
         logger.exception("background step %s of run %s failed", step_index, run_id)
+    finally:
+        connection.close()
+
+
+def _run_task(name: str, args: tuple[object, ...]) -> None:
+    close_old_connections()
+    try:
+        app.tasks[name].apply(args=args, throw=True)
+    except Exception:
+        logger.exception("background task %s%r failed", name, args)
     finally:
         connection.close()
 

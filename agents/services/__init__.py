@@ -1,6 +1,6 @@
 """Writes for the agents app, by topic: API clients and configurations (:mod:`.clients`), runs and
 the requests they are built from (:mod:`.runs`), governed calls outside any run (:mod:`.completions`),
-stored responses of the Responses API (:mod:`.responses`).
+stored responses of the Responses API (:mod:`.responses`), evaluations of drafts (:mod:`.evaluations`).
 
 The app's services are imported from here.
 """
@@ -17,6 +17,7 @@ from agents.services.completions import (
     Completion,
     CompletionCall,
 )
+from agents.services.evaluations import evaluation_run, evaluation_start
 from agents.services.flow import answers_declassify
 from agents.services.responses import stored_response_create
 from agents.services.runs import (
@@ -39,6 +40,8 @@ __all__ = [
     "approval_decide",
     "approvals_expire",
     "configuration_save",
+    "evaluation_run",
+    "evaluation_start",
     "run_cancel",
     "run_create",
     "send_request_build",

@@ -11,8 +11,10 @@ from tests.factories import configuration_make
 pytestmark = pytest.mark.django_db
 
 EXPECTED = [
-    "agents.publish_configuration", "agents.view_agentrun", "agents.view_agentstep",
-    "agents.view_configuration", "agents.view_configurationfallback", "governance.view_governanceevent",
+    "agents.add_evaluationcase", "agents.change_evaluationcase", "agents.delete_evaluationcase",
+    "agents.publish_configuration", "agents.run_evaluation", "agents.view_agentrun", "agents.view_agentstep",
+    "agents.view_configuration", "agents.view_configurationfallback", "agents.view_evaluation",
+    "agents.view_evaluationcase", "agents.view_evaluationresult", "governance.view_governanceevent",
     "governance.view_publication", "governance.view_readiness_report",
     "skills.change_skill", "skills.view_historicalskill", "skills.view_skill", "skills.view_skillsource",
     "snippets.add_snippet", "snippets.add_tag", "snippets.change_snippet", "snippets.change_tag",

@@ -26,8 +26,9 @@ machine's speed falls on every peer alike. Figures: **overhead** = median(gatewa
 assistant turns) answered at once; **first chunk** = time to the first streamed chunk with the fake
 answering after a fixed delay, through the gateway and direct; **over hop**: the gateway's overhead
 divided by the bare hop's, so the figures read as ratios on any machine; **CPU per request**: the
-server process's user and system time (``/proc/<pid>/stat``) over the whole requests, divided by
-their number. Targets: overhead ≤ 15 ms median, and
+serving process's user and system time (``/proc/<pid>/stat``, in clock ticks) spent during each of a
+peer's requests (they run one at a time), summed over the rounds and divided by their number, so the
+chat and Responses peers of one server each get their own figure. Targets: overhead ≤ 15 ms median, and
 time added to the first chunk ≤ 15 ms median (``first_chunk_added_ms``: WSGI, the figure tracked so
 far; ``asgi_first_chunk_added_ms``: uvicorn).
 """
@@ -144,7 +145,9 @@ def _measure_peers(
             peers[name] = (client, model, "chat")
     peers |= {"responses": (peers["gateway"][0], model, "responses")}
     peers |= {"responses_asgi": (peers["gateway_asgi"][0], model, "responses")}
-    whole, cpu = _rounds(peers, servers, lambda peer: _whole(*peer, conversation), runs)
+    served_by = {name: name for name in servers}
+    served_by |= {"responses": "gateway", "responses_asgi": "gateway_asgi"}
+    whole, cpu = _rounds(peers, servers, lambda peer: _whole(*peer, conversation), runs, served_by)
     fake.default_reply = Reply(text="A streamed answer in several pieces.", latency=FIRST_CHUNK_DELAY)
     first, _ = _rounds(peers, {}, lambda peer: _first_chunk(*peer, conversation), runs)
     return {
@@ -283,25 +286,26 @@ def _rounds(
     servers: dict[str, _server_process],
     call: Callable[[tuple[Any, str, str]], float],
     runs: int,
+    served_by: dict[str, str] | None = None,
 ) -> tuple[dict[str, list[float]], dict[str, float]]:
     """``runs`` rounds (after three not counted), each calling every peer once in turn, so a change
-    in the machine's speed falls on every peer alike: each peer's figures, and, for each of
-    ``servers``, its CPU time per counted request (``gateway`` and ``gateway_asgi`` also serve the
-    Responses peers: theirs is per request of either kind)."""
+    in the machine's speed falls on every peer alike: each peer's figures, and, for each peer that
+    ``served_by`` names a server of, that server's CPU time per counted request of that peer (the
+    requests run one at a time, so the CPU a server spends during one is that request's)."""
     for _ in range(3):
         for peer in peers.values():
             call(peer)
-    before = {name: server.cpu_seconds() for name, server in servers.items()}
+    served_by = served_by or {}
     figures: dict[str, list[float]] = {name: [] for name in peers}
+    spent: dict[str, float] = dict.fromkeys(served_by, 0.0)
     for _ in range(runs):
         for name, peer in peers.items():
+            server = servers.get(served_by.get(name, ""))
+            before = server.cpu_seconds() if server is not None else 0.0
             figures[name].append(call(peer))
-    shared = {"gateway": 2, "gateway_asgi": 2} if "responses" in peers else {}
-    cpu = {
-        name: round((server.cpu_seconds() - before[name]) * 1000 / runs / shared.get(name, 1), 2)
-        for name, server in servers.items()
-    }
-    return figures, cpu
+            if server is not None:
+                spent[name] += server.cpu_seconds() - before
+    return figures, {name: round(seconds * 1000 / runs, 2) for name, seconds in spent.items()}
 
 
 def _create(client: Any, model: str, api: str, messages: list[dict[str, str]], **fields: Any) -> Any:

@@ -31,7 +31,6 @@ from django.db import transaction
 
 from agents.errors import ModelInactive
 from agents.models import AgentRun, AgentStep, ContextStrategy, StepKind, StepStatus
-from agents.pricing import ZERO
 from agents.providers.failures import ProviderError
 from agents.providers.values import ProviderReply
 from agents.runtime.compacted import (
@@ -42,11 +41,11 @@ from agents.runtime.compacted import (
     compaction_records,
 )
 from agents.runtime.content import pinned_send_content
-from agents.runtime.leases import StepTotals, run_advance
+from agents.runtime.leases import run_advance
 from agents.runtime.pins import pinned_content, run_pins
 from agents.runtime.plan import model_profile, send_plan
 from agents.runtime.queue import step_enqueue
-from agents.runtime.record import StepRecord, step_record
+from agents.runtime.record import StepRecord, step_record, step_totals
 from agents.runtime.send import SEND_ERRORS, GovernedCall, SendError
 from agents.runtime.summary import summary_events, summary_plan
 from agents.runtime.targets import reply_limit
@@ -203,15 +202,7 @@ def _with_totals(record: StepRecord) -> AgentStep:
     step = step_record(record)
     reply: ProviderReply | None = record.reply
     if reply is not None:
-        usage = reply.usage
-        totals = StepTotals(
-            prompt_tokens=usage.prompt_tokens or 0,
-            cached_tokens=usage.cached_tokens or 0,
-            cache_write_tokens=usage.cache_write_tokens or 0,
-            completion_tokens=usage.completion_tokens or 0,
-            cost=step.cost or ZERO,
-            calibration_ratio=None,
-        )
+        totals = step_totals(step, reply.usage, calibration_ratio=None)
         AgentRun.objects.totals_add(run_id=str(record.run.id), added=totals.added(), values={})
     return step
 

@@ -189,14 +189,7 @@ def completed_step_record(record: StepRecord, *, worker: str, position: int) -> 
         tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls],
     )
     usage = reply.usage
-    totals = StepTotals(
-        prompt_tokens=usage.prompt_tokens or 0,
-        cached_tokens=usage.cached_tokens or 0,
-        cache_write_tokens=usage.cache_write_tokens or 0,
-        completion_tokens=usage.completion_tokens or 0,
-        cost=step.cost or ZERO,
-        calibration_ratio=step.calibration_ratio,
-    )
+    totals = step_totals(step, usage, calibration_ratio=step.calibration_ratio)
     run_id = str(record.run.id)
     finished = not reply.tool_calls and run_complete_with(run_id=run_id, worker=worker, totals=totals)
     if not finished:
@@ -204,3 +197,15 @@ def completed_step_record(record: StepRecord, *, worker: str, position: int) -> 
     # Last in the transaction: the model row stays locked only for the commit.
     served_model_calibrate(plan=record.plan, fitted=record.fitted, served=served, usage=usage)
     return CompletedStep(message=message, finished=finished)
+
+
+def step_totals(step: AgentStep, usage: Usage, *, calibration_ratio: float | None) -> StepTotals:
+    """What ``step``, whose reply reported ``usage``, adds to its run's totals."""
+    return StepTotals(
+        prompt_tokens=usage.prompt_tokens or 0,
+        cached_tokens=usage.cached_tokens or 0,
+        cache_write_tokens=usage.cache_write_tokens or 0,
+        completion_tokens=usage.completion_tokens or 0,
+        cost=step.cost or ZERO,
+        calibration_ratio=calibration_ratio,
+    )

@@ -1,29 +1,31 @@
-"""Serving one governed call: the completion endpoints are plain async Django views
-(docs/decisions/0011-streaming.md).
+"""Serving one governed call: the completion endpoints are plain Django views that wait on the
+provider on the server's event loop (docs/decisions/0011-streaming.md).
 
 A :class:`GovernedCallApi` keeps DRF for what DRF does well (authentication, scopes, throttles,
 validation, the error answers and the schema) and serves itself: :meth:`GovernedCallApi.as_view` is
-an ``async`` Django view that
+a Django view that
 
-1. runs DRF's checks and the view's ``post`` in the request's thread (one ``sync_to_async`` call:
-   everything that reads the database), which validates and builds the call (:class:`Served`) and
-   prepares it up to its first provider attempt (:meth:`~agents.runtime.send.GovernedCall.prepare`);
-2. then, on the event loop, awaits the answer (:meth:`~agents.runtime.send.GovernedCall.asend`) or
-   streams it (:meth:`~agents.runtime.send.GovernedCall.astream`, a ``StreamingHttpResponse`` over an
-   async iterator), so a request waiting on its provider holds no thread.
+1. runs DRF's checks and the view's ``post`` in the request's thread (everything that reads the
+   database), which validates and builds the call (:class:`Served`) and prepares it up to its first
+   provider attempt (:meth:`~agents.runtime.send.GovernedCall.prepare`);
+2. then, on the server's event loop (``async_to_sync`` from the request's thread), awaits the answer
+   (:meth:`~agents.runtime.send.GovernedCall.asend`) or opens its stream
+   (:meth:`~agents.runtime.send.GovernedCall.astream`, a ``StreamingHttpResponse`` over an async
+   iterator that the server reads on its loop), so a stream waiting on its provider holds no thread.
 
-Under WSGI (``runserver``, Django's test client) the request has no event loop of its own: step 1
-makes the call itself with the blocking driver and answers it (a stream as a blocking iterator,
-which WSGI streams). Any error before the answer is answered as DRF answers an error in a view.
+The view is synchronous so that under WSGI (``runserver``, Django's test client), where the request
+has no event loop, Django does not start one per request to call it: step 1 makes the call itself
+with the blocking driver and answers it (a stream as a blocking iterator, which WSGI streams). Any
+error before the answer is answered as DRF answers an error in a view.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from asgiref.sync import sync_to_async
+from asgiref.sync import async_to_sync, sync_to_async
 from django.db import connection
 from django.http import HttpRequest, HttpResponseBase, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
@@ -70,15 +72,16 @@ class GovernedCallApi(APIView):
         raise NotImplementedError
 
     @classmethod
-    def as_view(cls, **initkwargs: Any) -> Callable[..., Coroutine[Any, Any, HttpResponseBase]]:
+    def as_view(cls, **initkwargs: Any) -> Callable[..., HttpResponseBase]:
         super().as_view(**initkwargs)  # DRF's checks of the class; its synchronous view is not served
 
-        async def view(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        def view(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
             api = cls(**initkwargs)
-            started = await sync_to_async(api.started, thread_sensitive=True)(request, *args, **kwargs)
+            started = api.started(request, *args, **kwargs)
             if isinstance(started, HttpResponseBase):
                 return started
-            return await api.answered(started)
+            # Under ASGI: the answer is awaited, or its stream opened, on the server's event loop.
+            return async_to_sync(api.answered)(started)
 
         vars(view).update(cls=cls, initkwargs=initkwargs)  # read by the schema generator, as DRF's
         return csrf_exempt(view)

@@ -11,7 +11,9 @@ a Django view that
 2. then, on the server's event loop (``async_to_sync`` from the request's thread), awaits the answer
    (:meth:`~agents.runtime.send.GovernedCall.asend`) or opens its stream
    (:meth:`~agents.runtime.send.GovernedCall.astream`, a ``StreamingHttpResponse`` over an async
-   iterator that the server reads on its loop), so a stream waiting on its provider holds no thread.
+   iterator that the server reads on its loop). The request's thread waits while the stream opens
+   (up to the provider's first delta, so that an error before it is still answered with its status);
+   after that the stream holds no thread.
 
 The view is synchronous so that under WSGI (``runserver``, Django's test client), where the request
 has no event loop, Django does not start one per request to call it: step 1 makes the call itself

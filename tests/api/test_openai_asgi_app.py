@@ -3,10 +3,10 @@ communicator against the loopback fake provider. The application is built as ``c
 it (Django's ``get_asgi_application`` on the shared request threads); importing that module would also
 start the serving process's background work (the embedded reaper), which a test process must not run.
 
-Under ASGI a completion view is async: it reads what it needs in a request thread, then waits on the
-provider on the event loop: streams waiting on the provider hold no thread each (a whole answer holds the
-request thread of the middleware chain it is awaited in), an error before the first
-delta is still answered with its status, and a client that goes away ends the stream (its budget
+Under ASGI a completion view reads what it needs in a request thread, then waits on the provider on
+the event loop: a stream past its first delta holds no thread (a whole answer, and a stream until its
+first delta, hold the request thread of the middleware chain they are awaited in), an error before the
+first delta is still answered with its status, and a client that goes away ends the stream (its budget
 charged what was spent, and recorded: ``tests/api/test_abandoned_streams.py``).
 """
 

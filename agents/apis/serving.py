@@ -23,6 +23,7 @@ error before the answer is answered as DRF answers an error in a view.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -67,11 +68,12 @@ class Served:
     stream: StreamShape | None = None
 
 
-class GovernedCallApi(APIView):
+class GovernedCallApi(APIView, ABC):
     """An API view whose ``post`` returns the governed call it serves (see the module docstring)."""
 
+    @abstractmethod
     def post(self, request: Request) -> Served:
-        raise NotImplementedError
+        """Validate the request and build the call it asks for."""
 
     @classmethod
     def as_view(cls, **initkwargs: Any) -> Callable[..., HttpResponseBase]:

@@ -2,7 +2,7 @@
 strategy, threshold, what it keeps and its summary model; a compaction step's record.
 
 SQLite rebuilds ``agents_configuration`` to add a column, which drops its catalogue triggers; they are
-installed again (every column watched, as migration 0006 installed them).
+installed again as migration 0018 installs them.
 """
 
 import importlib
@@ -10,24 +10,8 @@ import importlib
 import django.core.validators
 import django.db.models.deletion
 from django.db import migrations, models
-from django.db.backends.base.schema import BaseDatabaseSchemaEditor
 
-CATALOG = importlib.import_module("agents.migrations.0006_catalog_version")
-TABLE = "agents_configuration"
-
-
-def reinstall_configuration_triggers(apps: object, schema_editor: BaseDatabaseSchemaEditor) -> None:
-    vendor = schema_editor.connection.vendor
-    if vendor == "sqlite":
-        names, on_table, create = ("insert", "update", "delete"), "", CATALOG._sqlite_statements
-    elif vendor == "postgresql":
-        names, on_table, create = ("write", "truncate"), f" ON {TABLE}", CATALOG._postgres_statements
-    else:
-        raise NotImplementedError(f"catalogue version triggers are not written for {vendor}")
-    for name in names:
-        schema_editor.execute(f"DROP TRIGGER IF EXISTS {TABLE}_catalog_{name}{on_table};", params=None)
-    for statement in create(TABLE, CATALOG.CATALOG_TABLES[TABLE]):
-        schema_editor.execute(statement, params=None)
+LABELS = importlib.import_module("agents.migrations.0018_reply_labels")
 
 
 class Migration(migrations.Migration):
@@ -151,5 +135,7 @@ class Migration(migrations.Migration):
                 max_length=16,
             ),
         ),
-        migrations.RunPython(reinstall_configuration_triggers, reinstall_configuration_triggers),
+        migrations.RunPython(
+            LABELS.reinstall_configuration_triggers, LABELS.reinstall_configuration_triggers
+        ),
     ]

@@ -29,7 +29,9 @@ from governance.vocabulary import (
 RECEIVER_SUPPLIED = frozenset({SourceKind.TASK_INPUT, SourceKind.CALLER_CONTEXT})
 
 
-@dataclass(frozen=True)
+# Slots: a run's step builds one per message of its transcript, and a decision one per source; a
+# slotted frozen dataclass is built in about two thirds of the time.
+@dataclass(frozen=True, slots=True)
 class Source:
     """One classified piece of what would reach the wire.
 
@@ -71,7 +73,7 @@ class Receiver:
         return label if label.rank <= ceiling.rank else ceiling
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SourceDecision:
     kind: SourceKind
     identifier: str

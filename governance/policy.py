@@ -6,8 +6,10 @@ decides. Every caller (agent runtime, preview API, readiness report, admin) uses
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
+from operator import itemgetter
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -85,16 +87,42 @@ class SourceDecision:
     by_receiver: bool = False  # refused for the receiver's zone, not the call's
 
 
+@dataclass(frozen=True, slots=True)
+class SourceGroup:
+    """The sources of a decision that share one classification, so one verdict: their kind, the
+    verdict (what each of their :class:`SourceDecision` holds besides kind and identifier) and their
+    positions in the decision's sources, in order. A long transcript makes a few groups, not one per
+    message."""
+
+    kind: SourceKind
+    verdict: _Outcome
+    positions: tuple[int, ...]
+
+    @property
+    def data_class(self) -> DataClass | None:
+        return self.verdict[0]
+
+    @property
+    def outcome(self) -> Outcome:
+        return self.verdict[3]
+
+
 @dataclass(frozen=True)
 class ContextDecision:
     """The verdict on every source, and the label a reply to these sources carries: ``label`` the
     most sensitive class among them (an undeclared or unknown class counts as ``secret_adjacent``),
     ``receiver_label`` the same over what the receiver did not supply itself; both lowered by the
-    receiver's declassification, if any. Without a receiver both are the plain maximum."""
+    receiver's declassification, if any. Without a receiver both are the plain maximum.
+
+    The verdicts are kept per distinct classification (``groups``, over the decided ``inputs``); the
+    per-source view (:attr:`sources`) is built when first read, and :attr:`refused` and
+    :attr:`observed` build only theirs: a step over a long transcript reads neither when all is
+    allowed."""
 
     zone: TrustZone
     mode: EnforcementMode
-    sources: tuple[SourceDecision, ...]
+    inputs: tuple[Source, ...]
+    groups: tuple[SourceGroup, ...]  # the verdicts by classification, in order of first appearance
     receiver: Receiver | None = None
     label: DataClass = DataClass.SECRET_ADJACENT
     receiver_label: DataClass = DataClass.SECRET_ADJACENT
@@ -103,17 +131,41 @@ class ContextDecision:
     # observed, not refused, where that row was (DESIGN §3, "Enforcement").
     label_observed: bool = False
 
+    @cached_property
+    def sources(self) -> tuple[SourceDecision, ...]:
+        """Every source's decision, in the order the sources were given."""
+        return self._decided(self.groups)
+
     @property
     def permitted(self) -> bool:
-        return not self.refused
+        return all(group.outcome != Outcome.REFUSED for group in self.groups)
 
     @property
     def refused(self) -> tuple[SourceDecision, ...]:
-        return tuple(s for s in self.sources if s.outcome == Outcome.REFUSED)
+        return self._decided(g for g in self.groups if g.outcome == Outcome.REFUSED)
 
     @property
     def observed(self) -> tuple[SourceDecision, ...]:
-        return tuple(s for s in self.sources if s.outcome == Outcome.OBSERVED)
+        return self._decided(g for g in self.groups if g.outcome == Outcome.OBSERVED)
+
+    @property
+    def acted_on(self) -> tuple[SourceDecision, ...]:
+        """The sources a rule acted on (refused or observed), in order."""
+        return self._decided(g for g in self.groups if g.outcome != Outcome.ALLOWED)
+
+    def count(self, outcome: Outcome) -> int:
+        """How many sources have ``outcome``."""
+        return sum(len(group.positions) for group in self.groups if group.outcome == outcome)
+
+    def _decided(self, groups: Iterable[SourceGroup]) -> tuple[SourceDecision, ...]:
+        """The decisions of the sources of ``groups``, in the order the sources were given."""
+        decided = [(position, group.verdict) for group in groups for position in group.positions]
+        decided.sort(key=itemgetter(0))
+        inputs = self.inputs
+        return tuple(
+            SourceDecision(inputs[position].kind, inputs[position].identifier, *verdict)
+            for position, verdict in decided
+        )
 
 
 def enforcement_mode() -> EnforcementMode:
@@ -193,41 +245,39 @@ def decide(
     gate = receiver if receiver is not None and receiver.restricts else None
     # A receiver no less trusted than the call's zone adds nothing where the call's zone allows.
     below = gate is not None and gate.zone.rank > zone.rank
-    # A long transcript repeats a few classifications: each distinct one is decided once per call.
-    outcomes: dict[tuple[object, ...], _Outcome] = {}
-    decided = []
-    for source in sources:
+    # A long transcript repeats a few classifications: each distinct one is decided once per call, and
+    # its sources' positions kept beside its verdict.
+    outcomes: dict[_Key, tuple[_Outcome, list[int]]] = {}
+    for position, source in enumerate(sources):
         key = (source.data_class, source.ceiling, source.enforcement, source.receiver_class, source.kind)
-        outcome = outcomes.get(key)
-        if outcome is None:
-            outcome = outcomes[key] = _decide_one(source, zone, mode, gate, below)
-        decided.append(SourceDecision(source.kind, source.identifier, *outcome))
-    label, receiver_label = reply_labels(sources)
+        entry = outcomes.get(key)
+        if entry is None:
+            entry = outcomes[key] = (_decide_one(source, zone, mode, gate, below), [])
+        entry[1].append(position)
+    # Every source has one of the distinct classifications: the labels are read from those.
+    label = _most_sensitive_of({key[0] for key in outcomes})
+    receiver_label = _most_sensitive_of(
+        {key[0] if key[3] is None else key[3] for key in outcomes if key[4] not in RECEIVER_SUPPLIED}
+    )
     allowed = _most_sensitive_of(
-        {s.data_class for s, d in zip(sources, decided, strict=True) if d.outcome == Outcome.ALLOWED}
+        {key[0] for key, (outcome, _) in outcomes.items() if outcome[3] == Outcome.ALLOWED}
     )
     if receiver is not None:
         label, receiver_label, allowed = (receiver.lowered(c) for c in (label, receiver_label, allowed))
     observed = label.rank > allowed.rank
+    groups = tuple(
+        SourceGroup(key[4], outcome, tuple(positions)) for key, (outcome, positions) in outcomes.items()
+    )
     return ContextDecision(
-        zone, mode, tuple(decided), receiver, label, receiver_label, label_observed=observed
+        zone,
+        mode,
+        tuple(sources),
+        groups,
+        receiver,
+        label,
+        receiver_label,
+        label_observed=observed,
     )
-
-
-def reply_labels(sources: list[Source] | tuple[Source, ...]) -> tuple[DataClass, DataClass]:
-    """The label of a reply to ``sources`` (every one of them), and the label it carries for the
-    receiver (what the receiver did not supply itself, an earlier turn at its ``receiver_class``).
-    An undeclared or unknown class counts as ``secret_adjacent``; no source at all is
-    ``public_content``."""
-    label = _most_sensitive_of({source.data_class for source in sources})
-    foreign = _most_sensitive_of(
-        {
-            source.data_class if source.receiver_class is None else source.receiver_class
-            for source in sources
-            if source.kind not in RECEIVER_SUPPLIED
-        }
-    )
-    return label, foreign
 
 
 def _most_sensitive_of(raw_classes: set[str | None]) -> DataClass:
@@ -245,6 +295,9 @@ def receiver_may_read(sources: list[Source] | tuple[Source, ...], zone: TrustZon
 
 
 Verdict = tuple[DataClass | None, TrustZone, Enforcement, Outcome, str]
+# A source's classification, as decide() tells sources apart: class, ceiling, enforcement, the class a
+# receiver reads it at, kind.
+_Key = tuple[str | None, str | None, str, str | None, SourceKind]
 # A source's decision without its kind and identifier: the verdict and whether the receiver refused it.
 _Outcome = tuple[DataClass | None, TrustZone, Enforcement, Outcome, str, bool]
 

@@ -105,9 +105,10 @@ def enforced_event_record(
     )
 
 
-def identifier_redacted(text: str) -> str:
-    """An identifier, name or reason as an event stores it: redacted (memoized per worker)."""
-    return _redacted(text)
+def identifiers_redacted(texts: list[str]) -> list[str]:
+    """Identifiers, names or reasons as events store them: each redacted (memoized per worker)."""
+    memo = _redacted_short  # one C-level call per identifier: a transcript names hundreds
+    return [memo(text) if len(text) <= _MEMO_MAX_CHARS else redact(text).text for text in texts]
 
 
 def _redacted(text: str) -> str:
@@ -160,9 +161,7 @@ def assert_permitted(
     decision = decide(sources, zone, mode if mode is not None else enforcement_mode(), receiver)
     decision = replace(decision, id=uuid.uuid4().hex)
     unaccounted: list[SourceDecision] = []
-    for item in decision.sources:
-        if item.outcome == Outcome.ALLOWED:
-            continue
+    for item in decision.acted_on:
         enforced = item.outcome == Outcome.REFUSED
         try:
             governance_event_record(

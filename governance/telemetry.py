@@ -71,12 +71,11 @@ def redactions_counted(counts: Mapping[str, int]) -> None:
 
 
 def decision_span_attributes(decision: ContextDecision) -> Mapping[str, AttributeValue]:
-    outcomes = [item.outcome for item in decision.sources]
     return {
         "govctx.governance.zone": decision.zone.value,
         "govctx.governance.mode": decision.mode.value,
         "govctx.governance.permitted": decision.permitted,
-        "govctx.governance.sources.allowed": outcomes.count(Outcome.ALLOWED),
-        "govctx.governance.sources.observed": outcomes.count(Outcome.OBSERVED),
-        "govctx.governance.sources.refused": outcomes.count(Outcome.REFUSED),
+        "govctx.governance.sources.allowed": decision.count(Outcome.ALLOWED),
+        "govctx.governance.sources.observed": decision.count(Outcome.OBSERVED),
+        "govctx.governance.sources.refused": decision.count(Outcome.REFUSED),
     }

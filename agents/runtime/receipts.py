@@ -17,8 +17,8 @@ from agents.models import LlmModel
 from agents.runtime.pins import CONFIGURATION, SKILL, SNIPPET
 from agents.runtime.plan import SendPlan
 from governance.policy import ContextDecision
-from governance.services import identifier_redacted
-from governance.vocabulary import SourceKind
+from governance.services import identifiers_redacted
+from governance.vocabulary import DataClass, Outcome, SourceKind
 
 _PINNED_KINDS = {
     SourceKind.SYSTEM_PROMPT: CONFIGURATION,
@@ -57,26 +57,36 @@ def answer_receipt(
 def _sources(decision: ContextDecision, versions: dict[tuple[str, str], int]) -> list[dict[str, Any]]:
     """The decision's sources grouped by kind, class, outcome and pinned version, in order of first
     appearance, each group with its identifiers (redacted) in order: a run's long transcript of tool
-    results and earlier turns makes a few groups, not one object per message. The stored vocabulary
-    values are strings, so they are written as they are."""
-    groups: dict[tuple[str, str | None, str, int | None], list[str]] = {}
-    for source in decision.sources:
-        version = versions.get((source.kind, source.identifier)) if versions else None
-        key = (source.kind, source.data_class, source.outcome, version)
-        identifier = source.identifier
-        if source.kind != SourceKind.ASSISTANT_TURN:  # a turn's identifier is ours: transcript[N]
-            identifier = identifier_redacted(identifier)
-        groups.setdefault(key, []).append(identifier)
-    return [
-        {
-            "kind": kind,
-            "data_class": data_class,
-            "outcome": outcome,
-            "pinned_version": version,
-            "identifiers": ids,
-        }
-        for (kind, data_class, outcome, version), ids in groups.items()
-    ]
+    results and earlier turns makes a few groups, not one object per message. Built from the
+    decision's own groups (one per distinct classification), so only pinned rows are looked at one
+    by one. The stored vocabulary values are strings, so they are written as they are."""
+    sources = decision.inputs  # the per-source decisions are not built for a receipt
+    merged: dict[tuple[SourceKind, DataClass | None, Outcome, int | None], list[int]] = {}
+    for group in decision.groups:
+        kind, data_class, outcome = group.kind, group.data_class, group.outcome
+        if versions and kind in _PINNED_KINDS:
+            for position in group.positions:
+                version = versions.get((kind, sources[position].identifier))
+                merged.setdefault((kind, data_class, outcome, version), []).append(position)
+        else:
+            merged.setdefault((kind, data_class, outcome, None), []).extend(group.positions)
+    receipt = []
+    for (kind, data_class, outcome, version), positions in merged.items():
+        positions.sort()  # two classifications of one kind, class and outcome may interleave
+        identifiers = [sources[position].identifier for position in positions]
+        receipt.append(
+            {
+                "kind": kind,
+                "data_class": data_class,
+                "outcome": outcome,
+                "pinned_version": version,
+                # A turn's identifier is ours (transcript[N]); the others are redacted as events are.
+                "identifiers": identifiers
+                if kind == SourceKind.ASSISTANT_TURN
+                else identifiers_redacted(identifiers),
+            }
+        )
+    return receipt
 
 
 def _pinned_versions(plan: SendPlan) -> dict[tuple[str, str], int]:

@@ -5,7 +5,7 @@ import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import setup_logging
+from celery.signals import setup_logging, worker_init
 from django.conf import settings
 
 from config.tracing import tracing_configure
@@ -16,6 +16,15 @@ app = Celery("config")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 tracing_configure()  # when OTEL_TRACES_EXPORTER names an exporter (config/tracing.py)
+
+
+@worker_init.connect
+def _startup_objects_frozen(**kwargs: Any) -> None:
+    """A worker sets its startup objects aside for the garbage collector, as a server does
+    (config/startup.py); a pool's processes, forked after this, share them untouched."""
+    from config.startup import startup_objects_frozen
+
+    startup_objects_frozen()
 
 
 @setup_logging.connect

@@ -289,8 +289,9 @@ HEALTH_CHECKS = {"reaper": "agents.health.reaper_check", "queue": "agents.health
 
 # --- Serving processes (config.startup) -------------------------------------------------------
 # Called once a process serves HTTP (config/wsgi.py, config/asgi.py), by dotted path: the embedded
-# default's reaper thread (it does nothing in the real mode, where Celery beat reaps).
-SERVING_STARTED_HOOKS = ["agents.reaper.embedded_reaper_start"]
+# default's reaper thread (it does nothing in the real mode, where Celery beat reaps), then the
+# process's startup objects set aside for the garbage collector (config/startup.py).
+SERVING_STARTED_HOOKS = ["agents.reaper.embedded_reaper_start", "config.startup.startup_objects_frozen"]
 
 # --- Metrics (/metrics, config.metrics) -------------------------------------------------------
 # Loopback clients may always scrape; any other client only with "Authorization: Bearer <this>".

@@ -179,8 +179,9 @@ def serve_wsgi(port: int) -> None:
     import django
 
     django.setup()
+    from django.conf import settings
     from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
-    from django.core.wsgi import get_wsgi_application
+    from django.utils.module_loading import import_string
 
     class QuietHandler(WSGIRequestHandler):
         # Each response written at once, as uvicorn's sockets do (TCP_NODELAY): otherwise a small
@@ -191,7 +192,8 @@ def serve_wsgi(port: int) -> None:
             pass
 
     server = ThreadedWSGIServer(("127.0.0.1", port), QuietHandler, allow_reuse_address=True)
-    server.set_app(get_wsgi_application())
+    # The application runserver loads (config/wsgi.py), with what a serving process starts.
+    server.set_app(import_string(settings.WSGI_APPLICATION))
     server.serve_forever()
 
 

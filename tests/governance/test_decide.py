@@ -227,3 +227,43 @@ def test_property_never_allows_a_class_above_the_zone_ceiling_when_enforced(
     if verdict.outcome == Outcome.ALLOWED:
         assert zone.permits(effective)
         assert zone.rank <= verdict.ceiling.rank
+
+
+def test_groups_hold_every_source_once_and_the_per_source_view_is_built_in_order():
+    """A decision keeps one verdict per distinct classification with its sources' positions; the
+    per-source decisions, and those a rule acted on, come back in the order the sources were given."""
+    sources = [
+        Source(SourceKind.SNIPPET, "a", "public_content", None, Enforcement.ENFORCE),
+        Source(SourceKind.SNIPPET, "b", "secret_adjacent", None, Enforcement.ENFORCE),
+        Source(SourceKind.SNIPPET, "c", "public_content", None, Enforcement.ENFORCE),
+        Source(SourceKind.SNIPPET, "d", None, None, Enforcement.OBSERVE),
+        Source(SourceKind.SNIPPET, "e", "secret_adjacent", None, Enforcement.ENFORCE),
+    ]
+    decision = decide(sources, TrustZone.EXTERNAL_EU, EnforcementMode.PER_ROW)
+
+    assert [(g.outcome, g.positions) for g in decision.groups] == [
+        (Outcome.ALLOWED, (0, 2)),
+        (Outcome.REFUSED, (1, 4)),
+        (Outcome.OBSERVED, (3,)),
+    ]
+    assert [(s.identifier, s.outcome) for s in decision.sources] == [
+        ("a", Outcome.ALLOWED),
+        ("b", Outcome.REFUSED),
+        ("c", Outcome.ALLOWED),
+        ("d", Outcome.OBSERVED),
+        ("e", Outcome.REFUSED),
+    ]
+    assert [s.identifier for s in decision.acted_on] == ["b", "d", "e"]
+    assert [s.identifier for s in decision.refused] == ["b", "e"]
+    assert [s.identifier for s in decision.observed] == ["d"]
+    assert (decision.count(Outcome.ALLOWED), decision.count(Outcome.REFUSED)) == (2, 2)
+    assert not decision.permitted
+
+
+def test_an_all_allowed_decision_builds_no_per_source_decision_until_one_is_read():
+    sources = [Source(SourceKind.TOOL_OUTPUT, f"call_{n}", "public_content") for n in range(200)]
+    decision = decide(sources, TrustZone.EXTERNAL_GLOBAL, EnforcementMode.ENFORCE_ALL)
+
+    assert decision.permitted and decision.acted_on == ()
+    assert "sources" not in vars(decision)  # the cached per-source view is not built yet
+    assert len(decision.sources) == 200 and "sources" in vars(decision)

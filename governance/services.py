@@ -107,8 +107,7 @@ def enforced_event_record(
 
 def identifiers_redacted(texts: list[str]) -> list[str]:
     """Identifiers, names or reasons as events store them: each redacted (memoized per worker)."""
-    memo = _redacted_short  # one C-level call per identifier: a transcript names hundreds
-    return [memo(text) if len(text) <= _MEMO_MAX_CHARS else redact(text).text for text in texts]
+    return [_redacted(text) for text in texts]
 
 
 def _redacted(text: str) -> str:

@@ -2,7 +2,9 @@
 
 A change (:data:`Change`) is a snippet's, skill's or configuration prompt's classification, a provider's
 trust zone (the zone of every model it serves), an LLM model's provider (so its zone), an API client's
-trust zone, or a configuration's declassification of its answers. :func:`what_if` decides every configuration (active or not, as the
+trust zone, a configuration's declassification of its answers, a snippet tag's rename or deletion,
+or a snippet's deletion (which also list the snippets each configuration would stop or start
+sending). :func:`what_if` decides every configuration (active or not, as the
 readiness report does: one can be switched back on) the way a send decides it, twice: with the rows as
 stored and with the change applied to unsaved copies. Its sources are
 :func:`agents.selectors.configuration_sources`, its zone :func:`agents.runtime.plan.send_zone`, its
@@ -34,6 +36,8 @@ from agents.selectors import configuration_fallbacks, configuration_sources, con
 from context_assembly.assembly import TASK_INPUT_IDENTIFIER, caller_context_identifier
 from governance.policy import Receiver, Source, decide, enforcement_mode
 from governance.vocabulary import Enforcement, SourceKind, TrustZone
+from snippets.models import Snippet, normalise_tag
+from snippets.selectors import snippet_select
 
 RUN_LIMIT = 50  # the recent runs a change is checked against, newest first
 PROVIDER_CALL = ""  # the client of a row decided for the provider call alone, without a receiver
@@ -77,7 +81,31 @@ class DeclassificationChange:
     zone: TrustZone | None  # None: the declaration is cleared
 
 
-Change = SourceChange | ProviderZoneChange | ModelProviderChange | ClientZoneChange | DeclassificationChange
+@dataclass(frozen=True)
+class TagChange:
+    """A snippet tag renamed to ``renamed_to``, or deleted (None): the snippets carrying it leave the
+    configurations that select it by its name, and join those that select the new name."""
+
+    name: str
+    renamed_to: str | None
+
+
+@dataclass(frozen=True)
+class SnippetRemoval:
+    """A snippet deleted: it leaves every configuration that selects it."""
+
+    snippet: int  # primary key
+
+
+Change = (
+    SourceChange
+    | ProviderZoneChange
+    | ModelProviderChange
+    | ClientZoneChange
+    | DeclassificationChange
+    | TagChange
+    | SnippetRemoval
+)
 
 
 @dataclass(frozen=True)
@@ -118,6 +146,16 @@ class SendEffect:
 
 
 @dataclass(frozen=True)
+class SelectionEffect:
+    """The snippets one configuration would stop or start sending (identifiers, in selection order)."""
+
+    configuration: str
+    leaving: tuple[str, ...]
+    joining: tuple[str, ...]
+    configuration_id: int = 0  # primary key, for a link
+
+
+@dataclass(frozen=True)
 class RunEffect:
     run: uuid.UUID
     configuration: str
@@ -136,10 +174,11 @@ class WhatIf:
     runs_examined: int
     runs_unreadable: int  # recent runs whose pinned versions are gone: not decided
     run_limit: int = RUN_LIMIT
+    selections: tuple[SelectionEffect, ...] = ()  # by configuration; only changed selections
 
     @property
     def has_effect(self) -> bool:
-        return bool(self.sends or self.runs)
+        return bool(self.sends or self.runs or self.selections)
 
     @property
     def newly_refused(self) -> tuple[SendEffect, ...]:
@@ -150,7 +189,8 @@ class WhatIf:
         """Names this effect: a confirmation of an effect that has changed since is shown again."""
         rows = [(e.configuration, e.client, e.before.key, e.after.key) for e in self.sends]
         runs = [(str(e.run), e.before.key, e.after.key) for e in self.runs]
-        return hashlib.sha256(repr((rows, runs)).encode()).hexdigest()[:32]
+        selections = [(e.configuration, e.leaving, e.joining) for e in self.selections]
+        return hashlib.sha256(repr((rows, runs, selections)).encode()).hexdigest()[:32]
 
 
 def what_if(change: Change | Sequence[Change], *, run_limit: int = RUN_LIMIT) -> WhatIf:
@@ -189,7 +229,20 @@ def what_if(change: Change | Sequence[Change], *, run_limit: int = RUN_LIMIT) ->
         runs_examined=len(runs),
         runs_unreadable=unreadable,
         run_limit=run_limit,
+        selections=tuple(_selection_effects(before, after)),
     )
+
+
+def _selection_effects(before: _World, after: _World) -> Iterable[SelectionEffect]:
+    if not after.selection_changes:
+        return
+    for configuration in before.configurations.values():
+        then = [s.identifier for s in before.selected(configuration)]
+        now = [s.identifier for s in after.selected(configuration)]
+        leaving = tuple(i for i in then if i not in now)
+        joining = tuple(i for i in now if i not in then)
+        if leaving or joining:
+            yield SelectionEffect(configuration.identifier, leaving, joining, configuration.pk)
 
 
 def _client_verdicts(
@@ -221,6 +274,7 @@ class _World:
     client_zones: dict[int, TrustZone]
     changed: dict[tuple[str, str], Source]  # changed rows by (kind, identifier)
     stored_sources: dict[int, list[Source]]  # by configuration, read once
+    selection_changes: tuple[TagChange | SnippetRemoval, ...] = ()
 
     @classmethod
     def load(cls, changes: Sequence[Change]) -> _World:
@@ -250,7 +304,21 @@ class _World:
             elif isinstance(change, DeclassificationChange) and change.configuration in configurations:
                 declared = change.zone.value if change.zone is not None else ""
                 configurations[change.configuration].answers_deliverable_to = declared
-        return cls(configurations, clients, zones, changed, {})
+        selection_changes = tuple(c for c in changes if isinstance(c, TagChange | SnippetRemoval))
+        return cls(configurations, clients, zones, changed, {}, selection_changes)
+
+    def selected(self, configuration: Configuration) -> list[Snippet]:
+        """The snippets ``configuration`` selects, with the tag and snippet changes applied."""
+        tags = [normalise_tag(tag) for tag in configuration.snippet_tags]
+        removed: set[int] = set()
+        for change in self.selection_changes:
+            if isinstance(change, SnippetRemoval):
+                removed.add(change.snippet)
+                continue
+            # The snippets carrying the old name will carry the new one: a configuration selects them
+            # where it names the new name, and no longer where it names the old one.
+            tags = [change.name if tag == change.renamed_to else tag for tag in tags if tag != change.name]
+        return [s for s in snippet_select(tags=tags).snippets if s.pk not in removed]
 
     def sources(self, sources: Sequence[Source]) -> list[Source]:
         if not self.changed:
@@ -271,7 +339,10 @@ class _World:
     ) -> Verdict:
         if sources is None:
             if configuration.pk not in self.stored_sources:
-                self.stored_sources[configuration.pk] = configuration_sources(configuration)
+                snippets = self.selected(configuration) if self.selection_changes else None
+                self.stored_sources[configuration.pk] = configuration_sources(
+                    configuration, snippets=snippets
+                )
             sources = self.stored_sources[configuration.pk]
         return _decided(configuration, self.sources(sources), _receiver(configuration, zone, client))
 

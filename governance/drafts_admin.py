@@ -210,6 +210,11 @@ class DraftAdmin(admin.ModelAdmin, metaclass=_AbstractAdminMetaclass):
             message = CREATED_INACTIVE.format(name=self.model._meta.verbose_name)
         super().message_user(request, message, *args, **kwargs)
 
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        """Deleting a row takes it out of every send at once, with no draft to review: it needs the
+        publish permission as well as the delete permission."""
+        return super().has_delete_permission(request, obj) and request.user.has_perm(self.publish_permission)
+
     def delete_model(self, request: HttpRequest, obj: Any) -> None:
         with transaction.atomic():
             draft_discard(obj)

@@ -29,6 +29,10 @@ from governance.vocabulary import (
 # What a receiver supplies itself: its task input, its caller context and its conversation turns.
 # Such a source never makes a reply undeliverable to that same receiver (it still raises the label).
 RECEIVER_SUPPLIED = frozenset({SourceKind.TASK_INPUT, SourceKind.CALLER_CONTEXT})
+# The most sensitive class a declassification of answers lowers or lets through to its receivers.
+# Secret-adjacent material (keys, credentials, what sits next to them) is never declassified: a
+# recorded act may widen who reads internal material, not launder secrets into public answers.
+MOST_DECLASSIFIABLE = DataClass.SYSTEM_DIAGNOSTICS
 
 
 # Slots: a run's step builds one per message of its transcript, and a decision one per source; a
@@ -56,20 +60,33 @@ class Receiver:
     """Who a send's reply is delivered to: the API client that asked (its ``trust_zone``), or the
     zone an operator names for a run started without one. ``declassified_to``: the configuration
     declares its answers deliverable down to that zone (a recorded, privileged act); a receiver in it,
-    or in a more trusted zone, is then no restriction, and the reply's label is lowered to that zone's
-    most sensitive class."""
+    or in a more trusted zone, then reads every class up to :data:`MOST_DECLASSIFIABLE` whatever its
+    zone, and the reply's label is lowered to that zone's most sensitive class. ``secret_adjacent``
+    (an unknown class included) is never lowered nor lifted: no declassification makes secret-shaped
+    material deliverable outside the zone its class allows."""
 
     zone: TrustZone
     declassified_to: TrustZone | None = None
     name: str = ""  # how a refusal names the receiver ("API client 'crm'"); never content
 
     @property
-    def restricts(self) -> bool:
-        return self.declassified_to is None or self.declassified_to.rank < self.zone.rank
+    def declassified(self) -> bool:
+        """Whether the configuration's declassification covers this receiver's zone."""
+        return self.declassified_to is not None and self.declassified_to.rank >= self.zone.rank
+
+    def lifts(self, data_class: DataClass) -> bool:
+        """Whether the declassification covers this receiver for content of ``data_class`` (its zone
+        is covered and the class is declassifiable), whatever the content's ceiling."""
+        return self.declassified and data_class.rank <= MOST_DECLASSIFIABLE.rank
+
+    def admits(self, data_class: DataClass) -> bool:
+        """Whether content of ``data_class`` may be delivered to this receiver."""
+        return self.zone.permits(data_class) or self.lifts(data_class)
 
     def lowered(self, label: DataClass) -> DataClass:
-        """``label`` as the declassification lowers it (nothing else lowers a label)."""
-        if self.declassified_to is None:
+        """``label`` as the declassification lowers it (nothing else lowers a label); a label above
+        :data:`MOST_DECLASSIFIABLE` is kept."""
+        if self.declassified_to is None or label.rank > MOST_DECLASSIFIABLE.rank:
             return label
         ceiling = self.declassified_to.max_data_class
         return label if label.rank <= ceiling.rank else ceiling
@@ -240,11 +257,10 @@ def decide(
     still sent. The receiver's part of the gate (DESIGN §4, "Information flow"): a source the receiver
     did not supply is also decided for the receiver's zone, under ``enforce_all`` as every receiver
     reads (observe never widens what a receiver is shown), unless a declassification covers that
-    zone; a refusal there names the receiver.
+    zone and the source's class (:meth:`Receiver.lifts`); a refusal there names the receiver.
     """
-    gate = receiver if receiver is not None and receiver.restricts else None
     # A receiver no less trusted than the call's zone adds nothing where the call's zone allows.
-    below = gate is not None and gate.zone.rank > zone.rank
+    below = receiver is not None and receiver.zone.rank > zone.rank
     # A long transcript repeats a few classifications: each distinct one is decided once per call, and
     # its sources' positions kept beside its verdict.
     outcomes: dict[_Key, tuple[_Outcome, list[int]]] = {}
@@ -252,7 +268,7 @@ def decide(
         key = (source.data_class, source.ceiling, source.enforcement, source.receiver_class, source.kind)
         entry = outcomes.get(key)
         if entry is None:
-            entry = outcomes[key] = (_decide_one(source, zone, mode, gate, below), [])
+            entry = outcomes[key] = (_decide_one(source, zone, mode, receiver, below), [])
         entry[1].append(position)
     # Every source has one of the distinct classifications: the labels are read from those.
     label = _most_sensitive_of({key[0] for key in outcomes})
@@ -321,7 +337,7 @@ def _decide_one(
         read_as, read_ceiling, _, for_receiver, why = _memo_verdict(
             source.receiver_class, None, Enforcement.ENFORCE, receiver.zone, EnforcementMode.ENFORCE_ALL
         )
-    if for_receiver != Outcome.REFUSED:
+    if for_receiver != Outcome.REFUSED or receiver.lifts(read_as or DataClass.SECRET_ADJACENT):
         return declared, ceiling, applied, outcome, reason, False
     named = f" ({receiver.name})" if receiver.name else ""
     return (

@@ -17,6 +17,8 @@ from governance.drafts_admin import DraftAdmin, HasDraftFilter, form_field_initi
 from snippets.models import Snippet, Tag, normalise_tag
 from snippets.services import snippet_save
 
+PUBLISH_PERMISSION = "snippets.publish_snippet"
+
 
 class SnippetForm(forms.ModelForm):
     tag_names = forms.CharField(
@@ -53,7 +55,7 @@ class SnippetAdmin(VersionDiffMixin, DraftAdmin, ClassifiedAdmin, SimpleHistoryA
     """A change is saved as a draft; Publish makes it live (``governance.drafts_admin``)."""
 
     form = SnippetForm
-    publish_permission = "snippets.publish_snippet"
+    publish_permission = PUBLISH_PERMISSION
     diff_field = "text"
     history_list_display = ["diff"]
     # Fits a 1,400-pixel screen beside the filters: the classification in one column, short headers,
@@ -144,5 +146,15 @@ def _tag_names(raw: str) -> list[str]:
 
 @admin.register(Tag)
 class TagAdmin(admin.ModelAdmin):
+    """Configurations select snippets by tag name: renaming or deleting a tag changes what every
+    configuration selecting it sends, at once and with no draft. Both need the permission to publish
+    snippets; anyone who may add tags may create one (a new tag is carried by no snippet yet)."""
+
     list_display = ("name",)
     search_fields = ("name",)
+
+    def has_change_permission(self, request: HttpRequest, obj: Tag | None = None) -> bool:
+        return super().has_change_permission(request, obj) and request.user.has_perm(PUBLISH_PERMISSION)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Tag | None = None) -> bool:
+        return super().has_delete_permission(request, obj) and request.user.has_perm(PUBLISH_PERMISSION)

@@ -1,7 +1,8 @@
 """Admin actions declaring a configuration's answers deliverable down to a zone (or clearing that):
 each shows first what the change would refuse or newly allow (agents/admin/what_if_page.py), then
 calls :func:`agents.services.answers_declassify`, which refuses a loosening without the
-``governance.reclassify`` permission and records every change as a ``reclassified`` event."""
+``governance.reclassify`` permission and records every change as a ``reclassified`` event. Every action,
+clearing included, needs the permission to change the configuration."""
 
 from __future__ import annotations
 
@@ -48,7 +49,9 @@ def _action(zone: TrustZone | None) -> Any:
         else "Clear the declassification of answers (recorded)"
     )
 
-    @admin.action(description=description)
+    # Only those who may edit the configuration change what its answers may reach, either way; a
+    # loosening also needs the reclassify permission (checked by the service).
+    @admin.action(description=description, permissions=["change"])
     def action(self: Any, request: HttpRequest, queryset: QuerySet[Configuration]) -> HttpResponse | None:
         return _declassify(self, request, queryset, zone)
 

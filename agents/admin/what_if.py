@@ -1,6 +1,7 @@
 """The what-if page in front of every governance change made in a change form: a snippet's, skill's or
 configuration prompt's classification, a provider's zone (the zone of every model it serves), an LLM
-model's provider (so its zone) and an API client's zone (agents/admin/what_if_page.py shows the page;
+model's provider (so its zone) and an API client's zone; and in front of a snippet's deletion and a
+tag's rename or deletion, which change what configurations send (agents/admin/what_if_page.py shows the page;
 agents/what_if.py computes it).
 
 The snippet and skill admins belong to apps that know nothing of configurations, so, as with the
@@ -18,17 +19,24 @@ from django.db import models
 from django.http import HttpRequest, HttpResponse
 
 from agents.admin.catalog import ApiClientAdmin, ConfigurationAdmin, LlmModelAdmin, ProviderAdmin
-from agents.admin.what_if_page import ProposedChange, WhatIfAdmin
+from agents.admin.what_if_page import DeleteWhatIfAdmin, ProposedChange, WhatIfAdmin
 from agents.models import ApiClient, Configuration, LlmModel, Provider
-from agents.what_if import ClientZoneChange, ModelProviderChange, ProviderZoneChange, SourceChange
+from agents.what_if import (
+    ClientZoneChange,
+    ModelProviderChange,
+    ProviderZoneChange,
+    SnippetRemoval,
+    SourceChange,
+    TagChange,
+)
 from governance.classified import FIELDS, ClassifiedBase
 from governance.drafts import classification_tightened
 from governance.drafts_admin import DraftAdmin
 from governance.vocabulary import TrustZone
 from skills.admin import SkillAdmin
 from skills.models import Skill
-from snippets.admin import SnippetAdmin
-from snippets.models import Snippet
+from snippets.admin import SnippetAdmin, TagAdmin
+from snippets.models import Snippet, Tag
 
 
 def _label(model: type[models.Model], field: str, value: str) -> str:
@@ -88,7 +96,10 @@ class ModelWhatIf(WhatIfAdmin):
         return ProposedChange(ModelProviderChange(live.pk, after.pk), summary)
 
 
-class SnippetWhatIfAdmin(ClassifiedWhatIf, SnippetAdmin):
+class SnippetWhatIfAdmin(DeleteWhatIfAdmin, ClassifiedWhatIf, SnippetAdmin):
+    def what_if_deletion(self, obj: Any) -> ProposedChange | None:
+        return ProposedChange(SnippetRemoval(obj.pk), f"snippet {obj.identifier} deleted", "Delete it")
+
     def history_form_view(
         self, request: HttpRequest, object_id: str, version_id: str, extra_context: Any = None
     ) -> HttpResponse:
@@ -98,6 +109,21 @@ class SnippetWhatIfAdmin(ClassifiedWhatIf, SnippetAdmin):
             if page is not None:
                 return page
         return super().history_form_view(request, object_id, version_id, extra_context)
+
+
+class TagWhatIfAdmin(DeleteWhatIfAdmin, WhatIfAdmin, TagAdmin):
+    """A tag's rename or deletion: the snippets carrying it change the configurations they are sent
+    by."""
+
+    def what_if_change(self, live: Any, proposed: Any) -> ProposedChange | None:
+        if proposed.name == live.name:
+            return None
+        return ProposedChange(
+            TagChange(live.name, proposed.name), f"tag {live.name} renamed to {proposed.name}"
+        )
+
+    def what_if_deletion(self, obj: Any) -> ProposedChange | None:
+        return ProposedChange(TagChange(obj.name, None), f"tag {obj.name} deleted", "Delete it")
 
 
 class SkillWhatIfAdmin(ClassifiedWhatIf, SkillAdmin):
@@ -122,6 +148,7 @@ class LlmModelWhatIfAdmin(ModelWhatIf, LlmModelAdmin):
 
 _EXTENDED: dict[type[models.Model], type[admin.ModelAdmin]] = {
     Snippet: SnippetWhatIfAdmin,
+    Tag: TagWhatIfAdmin,
     Skill: SkillWhatIfAdmin,
     Configuration: ConfigurationWhatIfAdmin,
     Provider: ProviderWhatIfAdmin,

@@ -40,6 +40,7 @@ class ProposedChange:
 
     change: Change | tuple[Change, ...]
     summary: str
+    confirm: str = "Save the change"  # the confirming button
 
 
 def what_if_gate(
@@ -62,7 +63,7 @@ def what_if_gate(
     if confirmed == effect.digest:
         return None
     return what_if_page(
-        model_admin, request, effect, proposed.summary, original=original, cancel_url=cancel_url,
+        model_admin, request, effect, proposed, original=original, cancel_url=cancel_url,
         stale=bool(confirmed),
     )  # fmt: skip
 
@@ -71,7 +72,7 @@ def what_if_page(
     model_admin: admin.ModelAdmin,
     request: HttpRequest,
     effect: WhatIf,
-    summary: str,
+    proposed: ProposedChange,
     *,
     original: models.Model | None,
     cancel_url: str,
@@ -88,7 +89,8 @@ def what_if_page(
         TEMPLATE,
         {
             **model_admin.admin_site.each_context(request),
-            "title": f"What if: {summary}",
+            "title": f"What if: {proposed.summary}",
+            "confirm_label": proposed.confirm,
             "opts": model_admin.model._meta,
             "original": original,
             "effect": effect,
@@ -139,6 +141,34 @@ class WhatIfAdmin(admin.ModelAdmin):
         cancel_url = reverse(f"admin:{opts.app_label}_{opts.model_name}_change", args=[live.pk])
         proposed = self.what_if_change(live, form.instance)
         return what_if_gate(self, request, proposed, original=live, cancel_url=cancel_url)
+
+
+class DeleteWhatIfAdmin(admin.ModelAdmin):
+    """Put before a model admin's bases: confirming a deletion shows the what-if page first when
+    :meth:`what_if_deletion` names a change with an effect. The bulk delete action, which would skip
+    the page, is not offered."""
+
+    def what_if_deletion(self, obj: Any) -> ProposedChange | None:
+        return None
+
+    def get_actions(self, request: HttpRequest) -> dict[str, Any]:
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
+    def delete_view(
+        self, request: HttpRequest, object_id: str, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        if request.method == "POST":
+            obj = self.get_object(request, unquote(object_id))
+            if obj is not None and self.has_delete_permission(request, obj):
+                opts = self.model._meta
+                cancel_url = reverse(f"admin:{opts.app_label}_{opts.model_name}_change", args=[obj.pk])
+                proposed = self.what_if_deletion(obj)
+                page = what_if_gate(self, request, proposed, original=obj, cancel_url=cancel_url)
+                if page is not None:
+                    return page
+        return super().delete_view(request, object_id, extra_context)
 
 
 def declassification_gate(

@@ -13,18 +13,24 @@ from rest_framework.views import APIView
 
 from agents.errors import NotVisible
 from agents.models import Configuration, ContextStrategy
-from agents.selectors import configuration_list_for_client, configuration_zone
+from agents.selectors import (
+    configuration_get_for_client,
+    configuration_list_for_client,
+    configuration_zone,
+)
 from agents.services import answers_declassify
 from config.api import ListApi, list_api, operation_schema, validated
 from governance.actors import CLASSIFY_SCOPE
 from governance.vocabulary import TrustZone
+
+USE_SCOPE = "configurations:use"
 
 
 @list_api(
     tag="configurations", summary="List the configurations this client may use", page="ConfigurationPage"
 )
 class ConfigurationListApi(ListApi):
-    required_scope = "configurations:use"
+    required_scope = USE_SCOPE
 
     class OutputSerializer(serializers.Serializer):
         identifier = serializers.CharField()
@@ -79,7 +85,9 @@ class ConfigurationListApi(ListApi):
 
 
 class DeclassificationApi(APIView):
-    required_scope = CLASSIFY_SCOPE
+    # Loosening needs the classify scope (checked by the service, which records every change);
+    # clearing or tightening is open to any client the configuration is granted to.
+    required_scope = (CLASSIFY_SCOPE, USE_SCOPE)
 
     class InputSerializer(serializers.Serializer):
         answers_deliverable_to = serializers.ChoiceField(
@@ -105,12 +113,15 @@ class DeclassificationApi(APIView):
         OutputSerializer,
         request=InputSerializer,
         errors=(400, 404),
-        description="Lowers every answer's label to the zone's most sensitive class; recorded as a "
-        "reclassified governance event naming this client. Needs the governance:classify scope.",
+        description="Lowers every answer's label, up to system_diagnostics (secret_adjacent is never "
+        "lowered), to the zone's most sensitive class; recorded as a reclassified governance event "
+        "naming this client. Only a configuration granted to this client: any other answers 404 as "
+        "an unknown one. Setting or loosening needs the governance:classify scope (else 403 "
+        "reclassify_forbidden); clearing or tightening needs configurations:use.",
     )
     def post(self, request: Request, identifier: str) -> Response:
         data = validated(self.InputSerializer, request.data)
-        configuration = Configuration.objects.filter(identifier=identifier).first()
+        configuration = configuration_get_for_client(api_client=request.user, identifier=identifier)
         if configuration is None:
             raise NotVisible(
                 f"There is no configuration {identifier!r}.", extra={"configuration": identifier}

@@ -2,8 +2,8 @@
 
 Checks, cheapest and least revealing first: registered → enabled → allowed by the configuration →
 the trust zone permits the tool's class → so does the receiver's zone, unless the configuration's
-declassification covers it (a result above it would make every later reply undeliverable to that
-receiver). Observe mode never applies to tools.
+declassification covers it and the class (never ``secret_adjacent``): a result above it would make
+every later reply undeliverable to that receiver. Observe mode never applies to tools.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def _verdict(name: str, tool: Tool | None, policy: ToolPolicy) -> ToolVerdict:
 
 
 def _receiver_refuses(receiver: Receiver | None, data_class: DataClass) -> bool:
-    return receiver is not None and receiver.restricts and not receiver.zone.permits(data_class)
+    return receiver is not None and not receiver.admits(data_class)
 
 
 def tools_offered(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.contrib.messages import get_messages
 
 from agents.admin.what_if_page import CONFIRM_FIELD, NO_EFFECT
@@ -287,3 +288,42 @@ def test_a_user_who_may_not_change_a_provider_gets_no_page_and_changes_nothing(c
 
     assert (response.status_code, "effect" in (response.context or {})) == (403, False)
     assert Provider.objects.get(pk=world.pk).trust_zone == TrustZone.EXTERNAL_EU
+
+
+@pytest.mark.parametrize(
+    "action", ["clear_answers_declassification", "declassify_answers_to_external_global"]
+)
+def test_a_user_who_may_not_change_a_configuration_cannot_declassify_or_clear_it(client, world, action):
+    handbook = Configuration.objects.get(identifier="handbook")
+    Configuration.objects.filter(pk=handbook.pk).update(answers_deliverable_to=TrustZone.EXTERNAL_EU)
+    viewer = editor_make()  # may view configurations, not change them
+    viewer.user_permissions.add(Permission.objects.get(codename="reclassify"))
+    client.force_login(viewer)
+
+    response = client.post(CONFIGURATIONS, {"action": action, "_selected_action": [str(handbook.pk)]})
+
+    # The changelist, offering no action to this user, and nothing done.
+    assert (response.status_code, response.context["action_form"]) == (200, None)
+    assert action.encode() not in response.content
+    assert Configuration.objects.get(pk=handbook.pk).answers_deliverable_to == TrustZone.EXTERNAL_EU
+    assert GovernanceEvent.objects.count() == 0
+
+
+def test_a_user_who_may_change_a_configuration_may_clear_its_declassification_recorded(client, world):
+    handbook = Configuration.objects.get(identifier="handbook")
+    Configuration.objects.filter(pk=handbook.pk).update(answers_deliverable_to=TrustZone.EXTERNAL_EU)
+    changer = editor_make()
+    changer.user_permissions.add(Permission.objects.get(codename="change_configuration"))
+    client.force_login(changer)
+
+    action = {"action": "clear_answers_declassification", "_selected_action": [str(handbook.pk)]}
+    response = client.post(CONFIGURATIONS, action)
+
+    assert response.status_code == 302
+    assert Configuration.objects.get(pk=handbook.pk).answers_deliverable_to == ""
+    event = GovernanceEvent.objects.get()
+    assert (event.decision, event.configuration, event.reason) == (
+        Decision.RECLASSIFIED,
+        "handbook",
+        "answers deliverable to external_eu -> (their label) by user:editor",
+    )

@@ -111,6 +111,14 @@ def test_a_tool_above_the_receivers_zone_is_denied_unless_declassified(registry,
     )
 
 
+@pytest.mark.parametrize("name", ["vault", "mystery"])  # secret_adjacent: declared, and by default
+def test_a_declassification_never_lifts_the_receiver_gate_for_a_secret_adjacent_tool(registry, name):
+    receiver = Receiver(TrustZone.EXTERNAL_GLOBAL, declassified_to=TrustZone.EXTERNAL_GLOBAL)
+    gated = ToolPolicy(TrustZone.LOCAL, frozenset(), frozenset([name]), frozenset(), receiver)
+    assert tool_gate(name, gated, registry=registry).denial == ToolDenial.RECEIVER
+    assert tools_offered(gated, registry=registry)[0] == []
+
+
 class NamedSource:
     """A registry source answering for one name and one group, as the MCP source does."""
 

@@ -234,10 +234,10 @@ def test_declassifying_answers_needs_the_classify_scope_and_stores_nothing_witho
     path = f"/api/v1/configurations/{configuration.identifier}/declassification"
 
     error = assert_error(
-        plain.post(path, {"answers_deliverable_to": "external_global"}), 403, "permission_denied"
+        plain.post(path, {"answers_deliverable_to": "external_global"}), 403, "reclassify_forbidden"
     )
 
-    assert error["extra"] == {"required_scope": "governance:classify"}
+    assert error["extra"] == {"fields": ["answers_deliverable_to"], "required_scope": "governance:classify"}
     with pytest.raises(ReclassifyForbidden):
         answers_declassify(
             configuration=configuration, zone=TrustZone.EXTERNAL_GLOBAL, actor=Actor.system("cron")
@@ -250,7 +250,7 @@ def test_declassifying_answers_needs_the_classify_scope_and_stores_nothing_witho
 def test_a_recorded_declassification_lets_the_answer_reach_the_receiver_at_a_lowered_label(
     fake_provider, configuration, outside, make_caller
 ):
-    classifier = make_caller("governance:classify")
+    classifier = make_caller("governance:classify", configurations=(configuration,))
     path = f"/api/v1/configurations/{configuration.identifier}/declassification"
 
     declared = classifier.post(path, {"answers_deliverable_to": "external_global"})

@@ -11,9 +11,9 @@ whether the decision refuses, and which markers each receiver may see:
 * governance events: no caller free text at all (item names and texts, the task input);
 * the reply's receiver (the client): the send is refused when a part the client did not supply is
   above the client's zone (whatever its enforcement), unless the configuration's answers are
-  declassified down to the client's zone or a less trusted one. The provider echoes everything it is
-  sent, so an answer holds only the client's own parts, parts within its zone, or (declassified) what
-  was sent.
+  declassified down to the client's zone or a less trusted one (never for a secret_adjacent part). The
+  provider echoes everything it is sent, so an answer holds only the client's own parts, parts within
+  its zone, or (declassified) what was sent below secret_adjacent.
 """
 
 from __future__ import annotations
@@ -173,6 +173,14 @@ def observed(world: World, part: Part) -> bool:
     return part.observe and world.mode == PER_ROW
 
 
+def client_may_receive(world: World, part: Part) -> bool:
+    """Whether a reply holding ``part`` may reach the client: within its zone, or declassified for it
+    (a declassification never covers secret_adjacent)."""
+    if within_client_zone(world, part):
+        return True
+    return declassified_for_client(world) and part.data_class != "secret_adjacent"
+
+
 def declassified_for_client(world: World) -> bool:
     """Whether the configuration's answers are declared deliverable to the client's zone."""
     declared = world.declassified_to
@@ -184,8 +192,7 @@ def refused_parts(world: World) -> set[str]:
     parts the client did not supply that are above its zone (unless declassified for it)."""
     zone = call_zone_rank(world)
     found = {p.marker for p in assembled(world) if not admitted(p, zone) and not observed(world, p)}
-    if not declassified_for_client(world):
-        found |= {p.marker for p in assembled(world) if not p.caller and not within_client_zone(world, p)}
+    found |= {p.marker for p in assembled(world) if not p.caller and not client_may_receive(world, p)}
     return found
 
 
@@ -193,7 +200,8 @@ def answer_may_hold(world: World) -> set[str]:
     """Markers an answer (an echo of what was sent) may hold for the client: its own parts and parts
     within its zone; with a declassification covering its zone, whatever may be sent."""
     if declassified_for_client(world):
-        return wire_may_carry(world) | caller_markers(world) | reply_markers(world)
+        sent = {m for m in wire_may_carry(world) if client_may_receive(world, parts(world)[m])}
+        return sent | caller_markers(world) | reply_markers(world)
     own = {m for m, p in parts(world).items() if p.caller or within_client_zone(world, p)}
     return own | reply_markers(world)
 

@@ -59,10 +59,16 @@ def test_the_oracle_takes_the_least_trusted_target_and_lets_observed_rows_throug
     assert oracle.refused(_world(("local", "external_eu"), secret_local, "public_content"))
     assert not oracle.refused(_world(("local",), secret_local, "public_content"))
     # The reply's receiver is part of the send: below the prompt's ceiling it is refused, unless the
-    # configuration's answers are declassified down to the receiver's zone.
+    # configuration's answers are declassified down to the receiver's zone and the prompt is not
+    # secret_adjacent (never declassified).
     outside = replace(_world(("local",), secret_local, "public_content"), client_zone="external_global")
     assert oracle.refused_parts(outside) == {"mksysx"}
-    assert not oracle.refused(replace(outside, declassified_to="external_global"))
+    assert oracle.refused_parts(replace(outside, declassified_to="external_global")) == {"mksysx"}
+    diagnostics = replace(
+        outside, system_prompt=Classification("system_diagnostics", "private_hosted", False)
+    )
+    assert oracle.refused_parts(diagnostics) == {"mksysx"}
+    assert not oracle.refused(replace(diagnostics, declassified_to="external_global"))
     observed = Classification("secret_adjacent", "local", True)
     assert not oracle.refused(_world(("external_global",), observed, "public_content"))
     assert oracle.refused_parts(_world(("external_global",), observed, "source_code")) == {

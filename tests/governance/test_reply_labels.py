@@ -66,12 +66,44 @@ def test_the_label_is_the_most_sensitive_class_sent_and_the_receiver_label_leave
 
 
 def test_a_declassification_lowers_both_labels_to_its_zones_most_sensitive_class():
-    sources = [snippet("guide", "internal_configuration"), task("secret_adjacent")]
+    sources = [snippet("guide", "system_diagnostics"), task("source_code")]
     receiver = Receiver(TrustZone.EXTERNAL_GLOBAL, declassified_to=TrustZone.EXTERNAL_EU)
     decision = decide(sources, TrustZone.LOCAL, PER_ROW, receiver)
     assert (decision.label, decision.receiver_label) == ("internal_configuration", "internal_configuration")
     lowered = decide(sources, TrustZone.LOCAL, PER_ROW, Receiver(TrustZone.LOCAL, TrustZone.EXTERNAL_GLOBAL))
     assert (lowered.label, lowered.receiver_label) == ("editor_content", "editor_content")
+
+
+def test_a_declassification_never_lowers_a_secret_adjacent_label():
+    sources = [snippet("guide", "internal_configuration"), task("secret_adjacent")]
+    receiver = Receiver(TrustZone.LOCAL, declassified_to=TrustZone.EXTERNAL_GLOBAL)
+    decision = decide(sources, TrustZone.LOCAL, PER_ROW, receiver)
+    # The receiver's own secret-adjacent input still labels the reply for everyone else.
+    assert (decision.label, decision.receiver_label) == ("secret_adjacent", "editor_content")
+    undeclared = decide([snippet("legacy", None)], TrustZone.LOCAL, PER_ROW, receiver)
+    assert (undeclared.label, undeclared.receiver_label) == ("secret_adjacent", "secret_adjacent")
+
+
+@pytest.mark.parametrize("data_class", ["secret_adjacent", None, "no-such-class"])
+def test_a_declassification_covering_the_receiver_never_lets_secret_adjacent_through(data_class):
+    sources = [
+        snippet("guide", "internal_configuration"),
+        snippet("keys", data_class),
+        task("public_content"),
+    ]
+    receiver = Receiver(
+        TrustZone.EXTERNAL_GLOBAL, declassified_to=TrustZone.EXTERNAL_GLOBAL, name="API client 'crm'"
+    )
+    decision = decide(sources, TrustZone.LOCAL, PER_ROW, receiver)
+    assert [(s.identifier, s.outcome, s.by_receiver) for s in decision.sources] == [
+        ("guide", Outcome.ALLOWED, False),
+        ("keys", Outcome.REFUSED, True),
+        ("task_input", Outcome.ALLOWED, False),
+    ]
+    assert decision.refused[0].reason.startswith(
+        "the receiver (API client 'crm') is in zone external_global: "
+    )
+    assert decision.receiver_label == DataClass.SECRET_ADJACENT
 
 
 def test_a_source_above_the_receivers_zone_is_refused_naming_the_receiver():

@@ -309,6 +309,12 @@ GOVERNANCE_ENFORCEMENT = env_str("GOVERNANCE_ENFORCEMENT", "per_row")
 GOVERNANCE_LOG_CHAINS = env_int("GOVERNANCE_LOG_CHAINS", 16, minimum=1)
 GOVERNANCE_LOG_ANCHOR_SECONDS = env_int("GOVERNANCE_LOG_ANCHOR_SECONDS", 300, minimum=1)
 GOVERNANCE_LOG_KEY = env_str("GOVERNANCE_LOG_KEY", "")
+# Every anchor is also appended, one JSON line each, to this file (and written to the log stream), so
+# the anchors outlive the deletion of their rows; verify_governance_log reads it by default. Ship it
+# (or point it) somewhere the database's owner cannot rewrite: it is only as safe as where it lives.
+GOVERNANCE_LOG_ANCHOR_FILE = Path(
+    env_str("GOVERNANCE_LOG_ANCHOR_FILE") or VAR_DIR / "governance-anchors.jsonl"
+)
 CELERY_BEAT_SCHEDULE["anchor-governance-log"] = {
     "task": "governance.tasks.governance_log_anchor_task",
     "schedule": GOVERNANCE_LOG_ANCHOR_SECONDS,

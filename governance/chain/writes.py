@@ -1,11 +1,14 @@
 """Appending to the chains, and anchoring their heads.
 
-**Chains per writer.** A thread keeps to one chain for its life (its process id plus a per-process
-counter, modulo ``GOVERNANCE_LOG_CHAINS``), so writers in different threads and processes mostly lock
-different head rows, and a transaction only ever holds one head lock: two writers cannot wait on each
-other's heads in opposite orders. An event's position is ``(chain, seq)``; the unique constraint on
-it makes a forked chain impossible even where the lock is not (SQLite has no row locks, and serialises
-every write transaction instead).
+**Chains per writer.** A thread keeps to one chain for its life, so writers in different threads and
+processes mostly lock different head rows, and a transaction only ever holds one head lock: two
+writers cannot wait on each other's heads in opposite orders. The chain is the process's id plus the
+thread's *slot*, modulo ``GOVERNANCE_LOG_CHAINS``: a thread takes the lowest slot no live thread of
+its process holds, and gives it back when it ends. So concurrent threads write to different chains,
+while a server that runs each request on a new thread (``runserver``) keeps writing to the same few,
+as many as it ever ran at once, instead of spreading a handful of events over every chain. An event's
+position is ``(chain, seq)``; the unique constraint on it makes a forked chain impossible even where
+the lock is not (SQLite has no row locks, and serialises every write transaction instead).
 
 **Cost.** One append is a ``SELECT ... FOR UPDATE`` of the head, the ``INSERT`` and an ``UPDATE`` of the
 head, in one transaction (a savepoint inside the caller's); the head stays locked until the outermost
@@ -15,10 +18,11 @@ transaction ends, so events written inside a long transaction hold their chain t
 
 from __future__ import annotations
 
-import itertools
+import heapq
 import logging
 import os
 import threading
+import weakref
 from pathlib import Path
 
 from django.conf import settings
@@ -33,19 +37,55 @@ logger = logging.getLogger(__name__)
 
 CHAIN_FIELDS = ("chain", "seq", "prev_hash", "hash")
 
-_writers = itertools.count()
+
+class _Slots:
+    """The writer slots of one process: the lowest free one is taken, and given back by the thread's
+    end (its thread-local claim is released then)."""
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.free: list[int] = []
+        self.taken = 0
+        self.lock = threading.Lock()
+
+    def take(self) -> int:
+        with self.lock:
+            if self.free:
+                return heapq.heappop(self.free)
+            self.taken += 1
+            return self.taken - 1
+
+    def give_back(self, slot: int) -> None:
+        with self.lock:
+            heapq.heappush(self.free, slot)
+
+
+class _Claim:
+    """A thread's slot in its process; collected (and the slot given back) when the thread ends."""
+
+    def __init__(self, slots: _Slots) -> None:
+        self.pid = slots.pid
+        self.slot = slots.take()
+        weakref.finalize(self, slots.give_back, self.slot)
+
+
+_slots = _Slots()
+_slots_lock = threading.Lock()
 _writer = threading.local()
 
 
 def writer_chain() -> int:
     """The chain this thread appends to: fixed for the thread's life in this process (a forked worker
-    picks its own, not its parent's)."""
+    takes its own slot, not its parent's)."""
+    global _slots
     pid = os.getpid()
-    mine: tuple[int, int] | None = getattr(_writer, "chain", None)
-    if mine is None or mine[0] != pid:
-        mine = (pid, (pid + next(_writers)) % settings.GOVERNANCE_LOG_CHAINS)
-        _writer.chain = mine
-    return mine[1]
+    claim: _Claim | None = getattr(_writer, "claim", None)
+    if claim is None or claim.pid != pid:
+        with _slots_lock:
+            if _slots.pid != pid:  # a forked child starts with no slot taken
+                _slots = _Slots()
+        claim = _writer.claim = _Claim(_slots)
+    return (pid + claim.slot) % settings.GOVERNANCE_LOG_CHAINS
 
 
 def event_append(event: GovernanceEvent) -> GovernanceEvent:

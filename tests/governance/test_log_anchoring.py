@@ -55,6 +55,7 @@ def test_the_anchorer_anchors_as_it_starts_and_then_on_its_timer():
 
 def test_serving_starts_one_anchorer_in_the_embedded_default(no_anchorer, settings):
     settings.SERVING_STARTED_HOOKS = ["governance.chain.embedded.embedded_anchorer_start"]
+    settings.CELERY_TASK_ALWAYS_EAGER = True  # the embedded default: no beat
     assert anchorer_threads() == []  # importing the apps started none
     serving_started()
     serving_started()  # a second server module in the same process adds none

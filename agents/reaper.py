@@ -2,8 +2,8 @@
 
 In the real mode Celery beat runs the sweep (``agents.tasks.reap_runs_task``) every
 ``AGENT_REAPER_INTERVAL_SECONDS``. The embedded default has no beat: a serving process starts
-:class:`EmbeddedReaper`, a daemon thread that sweeps once at once (the runs a stopped server left
-behind) and then every interval. It is started by ``config/wsgi.py`` and ``config/asgi.py``
+:class:`EmbeddedReaper`, a daemon thread (``config.periodic``) that sweeps once at once (the runs
+a stopped server left behind) and then every interval. It is started by ``config/wsgi.py`` and ``config/asgi.py``
 (through ``SERVING_STARTED_HOOKS``), which only a server imports — ``runserver`` when it starts
 serving, or a WSGI/ASGI server — so tests, migrations and other management commands start no
 thread. Tasks are eager there, so a requeued step runs in the reaper's thread.
@@ -15,7 +15,6 @@ import logging
 import threading
 
 from django.conf import settings
-from django.db import connections
 
 from agents.health import reaper_tick_record
 from agents.metrics import reap_counted
@@ -23,6 +22,7 @@ from agents.runtime.leases import ReapResult, runs_reap
 from agents.runtime.queue import step_enqueue
 from agents.services.approvals import approvals_expire
 from config.health import embedded
+from config.periodic import PeriodicThread
 
 logger = logging.getLogger(__name__)
 
@@ -65,31 +65,15 @@ def _approvals_expire() -> None:
         logger.warning("approval %s of run %s expired", item.approval_id, item.run_id)
 
 
-class EmbeddedReaper(threading.Thread):
-    """Sweeps at once, then every ``interval`` seconds until :meth:`stop`. A sweep that raises is
-    logged and the next one still runs; the thread's database connection is closed after each."""
+class EmbeddedReaper(PeriodicThread):
+    """Sweeps at once, then every ``interval`` seconds until :meth:`stop` (a sweep that raises is
+    logged and the next one still runs)."""
 
     def __init__(self, interval: float) -> None:
-        super().__init__(name="embedded-reaper", daemon=True)
-        self.interval = interval
-        self._stopped = threading.Event()
+        super().__init__(name="embedded-reaper", interval=interval)
 
-    def run(self) -> None:
-        while True:
-            self.sweep()
-            if self._stopped.wait(self.interval):
-                return
-
-    def sweep(self) -> None:
-        try:
-            reap_sweep()
-        except Exception:
-            logger.exception("the embedded reaper's sweep failed")
-        finally:
-            connections.close_all()
-
-    def stop(self) -> None:
-        self._stopped.set()
+    def tick(self) -> None:
+        reap_sweep()
 
 
 _started: list[EmbeddedReaper] = []  # the process's reaper, once started

@@ -99,6 +99,19 @@ class GovernanceLogHead(models.Model):
         return f"chain {self.chain} at {self.seq}"
 
 
+class GovernanceAnchorHead(models.Model):
+    """The last anchor (one row): the row an anchorer locks to chain the next anchor to it, and what
+    pins how many anchors there are. Like a chain's head it is not evidence on its own (whoever can
+    delete anchors can wind it back); the copies of the anchors kept outside the database are."""
+
+    id = models.PositiveSmallIntegerField(primary_key=True, default=1, editable=False)
+    seq = models.PositiveBigIntegerField(default=0)
+    hash = models.CharField(max_length=64)
+
+    def __str__(self) -> str:
+        return f"anchors at {self.seq}"
+
+
 class GovernanceAnchor(AppendOnlyModel):
     """Every chain's head at one moment (``heads``: ``[[chain, seq, digest], ...]``), chained to the
     anchor before it: a deleted tail of a chain, or a chain rewritten from its start, no longer

@@ -64,6 +64,13 @@ def _empty_process_caches():
     caches_clear()
 
 
+@pytest.fixture(autouse=True)
+def _governance_anchor_file(settings, tmp_path):
+    """Every test keeps the anchors it takes outside the database in a file of its own: another
+    test's anchors would name chains this test's database never had."""
+    settings.GOVERNANCE_LOG_ANCHOR_FILE = tmp_path / "governance-anchors.jsonl"
+
+
 def _find_services_problem() -> str | None:
     database = settings.DATABASES["default"]
     if database["ENGINE"] not in {"django.db.backends.postgresql", "config.db.postgresql"}:

@@ -289,9 +289,14 @@ HEALTH_CHECKS = {"reaper": "agents.health.reaper_check", "queue": "agents.health
 
 # --- Serving processes (config.startup) -------------------------------------------------------
 # Called once a process serves HTTP (config/wsgi.py, config/asgi.py), by dotted path: the embedded
-# default's reaper thread (it does nothing in the real mode, where Celery beat reaps), then the
-# process's startup objects set aside for the garbage collector (config/startup.py).
-SERVING_STARTED_HOOKS = ["agents.reaper.embedded_reaper_start", "config.startup.startup_objects_frozen"]
+# default's reaper and governance log anchorer threads (neither starts in the real mode, where Celery
+# beat reaps and anchors), then the process's startup objects set aside for the garbage collector
+# (config/startup.py).
+SERVING_STARTED_HOOKS = [
+    "agents.reaper.embedded_reaper_start",
+    "governance.chain.embedded.embedded_anchorer_start",
+    "config.startup.startup_objects_frozen",
+]
 
 # --- Metrics (/metrics, config.metrics) -------------------------------------------------------
 # Loopback clients may always scrape; any other client only with "Authorization: Bearer <this>".
@@ -303,12 +308,18 @@ METRICS_COLLECTORS = ["agents.health.RunsCollector"]
 # Read through governance.policy.enforcement_mode(), which treats anything unknown as enforce_all.
 GOVERNANCE_ENFORCEMENT = env_str("GOVERNANCE_ENFORCEMENT", "per_row")
 # The tamper-evident event log (docs/decisions/0017-governance-log-hash-chain.md): how many chains
-# writers spread over (changing it later is safe), how often beat anchors every chain's head, and the
-# key of the digests (empty: derived from DJANGO_SECRET_KEY; set it so a key rotation of the latter
-# leaves the log verifiable).
+# writers spread over (changing it later is safe), how often beat (in the embedded default, a thread
+# of the serving process) anchors every chain's head, and the key of the digests (empty: derived from
+# DJANGO_SECRET_KEY; set it so a key rotation of the latter leaves the log verifiable).
 GOVERNANCE_LOG_CHAINS = env_int("GOVERNANCE_LOG_CHAINS", 16, minimum=1)
 GOVERNANCE_LOG_ANCHOR_SECONDS = env_int("GOVERNANCE_LOG_ANCHOR_SECONDS", 300, minimum=1)
 GOVERNANCE_LOG_KEY = env_str("GOVERNANCE_LOG_KEY", "")
+# Every anchor is also appended, one JSON line each, to this file (and written to the log stream), so
+# the anchors outlive the deletion of their rows; verify_governance_log reads it by default. Ship it
+# (or point it) somewhere the database's owner cannot rewrite: it is only as safe as where it lives.
+GOVERNANCE_LOG_ANCHOR_FILE = Path(
+    env_str("GOVERNANCE_LOG_ANCHOR_FILE") or VAR_DIR / "governance-anchors.jsonl"
+)
 CELERY_BEAT_SCHEDULE["anchor-governance-log"] = {
     "task": "governance.tasks.governance_log_anchor_task",
     "schedule": GOVERNANCE_LOG_ANCHOR_SECONDS,

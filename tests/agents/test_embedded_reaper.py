@@ -12,6 +12,7 @@ from django.core.cache import cache
 from django.utils import timezone
 
 import agents.reaper
+import governance.chain.embedded
 from agents.health import reaper_last_tick
 from agents.models import AgentRun
 from agents.reaper import EmbeddedReaper
@@ -46,13 +47,15 @@ def reaper_threads() -> list[threading.Thread]:
 
 @pytest.fixture
 def no_reaper(monkeypatch):
-    """No reaper started in this process yet; any the test starts is stopped after it."""
+    """No reaper (nor governance log anchorer) started in this process yet; any the test starts is
+    stopped after it."""
     cache.clear()
     monkeypatch.setattr(agents.reaper, "_started", [])
+    monkeypatch.setattr(governance.chain.embedded, "_started", [])
     yield
-    for reaper in agents.reaper._started:
-        reaper.stop()
-        reaper.join(timeout=30)
+    for thread in [*agents.reaper._started, *governance.chain.embedded._started]:
+        thread.stop()
+        thread.join(timeout=30)
     cache.clear()
 
 

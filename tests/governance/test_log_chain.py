@@ -5,63 +5,25 @@ trigger, as the table's owner can)."""
 from __future__ import annotations
 
 import hashlib
-import io
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import pytest
-from django.core.management import call_command
-from django.db import connection
 
 from governance.chain.canonical import GENESIS
 from governance.chain.verify import EDITED, HEAD, MISSING, UNLINKED, Break, governance_log_verify
 from governance.chain.writes import anchor_record, writer_chain
-from governance.models import GovernanceAnchor, GovernanceEvent, GovernanceLogHead
-from governance.services import EventContext, enforced_event_record
-from governance.vocabulary import Decision
-
-EVENTS = GovernanceEvent._meta.db_table
-ANCHORS = GovernanceAnchor._meta.db_table
-HEADS = GovernanceLogHead._meta.db_table
-
-# Each test runs in the default suite (SQLite) and in the services suite (PostgreSQL).
-BOTH = pytest.mark.parametrize(
-    "database", ["default", pytest.param("postgresql", marks=pytest.mark.services)]
+from governance.models import GovernanceEvent, GovernanceLogHead
+from tests.governance.log_tamper import (
+    ANCHORS,
+    BOTH,
+    EVENTS,
+    HEADS,
+    anchor_file,
+    as_attacker,
+    events_write,
+    verify_command,
 )
+
 pytestmark = [BOTH, pytest.mark.django_db(transaction=True)]
-
-
-def events_write(count: int) -> list[GovernanceEvent]:
-    context = EventContext(correlation_id="req-1", api_client="acme", configuration="demo")
-    return [
-        enforced_event_record(context=context, decision=Decision.SECRET_REDACTED, reason=f"redacted {n}")
-        for n in range(count)
-    ]
-
-
-@contextmanager
-def as_attacker() -> Iterator[object]:
-    """A cursor of someone with write access to the database, past the append-only trigger."""
-    with connection.cursor() as cursor:
-        postgres = connection.vendor == "postgresql"
-        for table in (EVENTS, ANCHORS):
-            if postgres:
-                cursor.execute(f"ALTER TABLE {table} DISABLE TRIGGER {table}_append_only")
-        try:
-            yield cursor
-        finally:
-            for table in (EVENTS, ANCHORS):
-                if postgres:
-                    cursor.execute(f"ALTER TABLE {table} ENABLE TRIGGER {table}_append_only")
-
-
-def verify_command() -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    try:
-        call_command("verify_governance_log", stdout=out, stderr=err)
-    except SystemExit as exit_:
-        return int(exit_.code or 0), out.getvalue(), err.getvalue()
-    return 0, out.getvalue(), err.getvalue()
 
 
 def test_events_written_through_the_services_verify(database):
@@ -71,7 +33,11 @@ def test_events_written_through_the_services_verify(database):
     assert events[0].prev_hash == GENESIS
     assert [e.prev_hash for e in events[1:]] == [e.hash for e in events[:-1]]
     assert GovernanceLogHead.objects.values_list("chain", "seq", "hash").get() == (chain, 4, events[-1].hash)
-    assert verify_command() == (0, "Governance log intact: 4 events in 1 chains, 0 anchors.\n", "")
+    assert verify_command() == (
+        0,
+        f"Governance log intact: 4 events in 1 chains, 0 anchors; no anchor file at {anchor_file()}.\n",
+        "",
+    )
 
 
 def test_an_edited_event_is_named(database):
@@ -85,7 +51,7 @@ def test_an_edited_event_is_named(database):
     code, out, err = verify_command()
     assert (code, out) == (1, "")
     assert err.splitlines() == [
-        "Governance log BROKEN: 1 problem(s) in 4 events in 1 chains, 0 anchors.",
+        f"Governance log BROKEN: 1 problem(s) in 4 events in 1 chains, 0 anchors; no anchor file at {anchor_file()}.",
         f"First broken link: event {events[1].pk}, chain {chain} position 2: edited: its content does not "
         "match its digest",
     ]

@@ -1,7 +1,9 @@
-"""Concurrent writers keep every chain whole, and an upgraded database's earlier events are chained."""
+"""Concurrent writers keep every chain whole, threads that follow one another keep to one chain,
+and an upgraded database's earlier events are chained."""
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import Counter
 
@@ -9,6 +11,7 @@ import pytest
 from django.db import DatabaseError, connection, connections
 
 from governance.chain.verify import governance_log_verify
+from governance.chain.writes import writer_chain
 from governance.models import GovernanceEvent, GovernanceLogHead
 from governance.services import EventContext, enforced_event_record
 from governance.tasks import governance_log_anchor_task
@@ -93,3 +96,54 @@ def test_beat_anchors_the_heads_periodically(settings):
     assert governance_log_anchor_task.delay().get() == 1
     assert governance_log_anchor_task.delay().get() is None  # no head moved since
     assert governance_log_verify().anchors == 1
+
+
+def test_threads_that_follow_one_another_keep_to_one_chain():
+    """runserver answers each request on a new thread: the log must not open a chain per request."""
+    chains: list[int] = []
+    for _ in range(11):
+        thread = threading.Thread(target=lambda: chains.append(writer_chain()))
+        thread.start()
+        thread.join()
+    assert len(chains) == 11
+    assert set(chains) == {chains[0]}
+
+
+def test_threads_alive_at_once_write_to_different_chains_and_give_them_back(settings):
+    settings.GOVERNANCE_LOG_CHAINS = 16
+    alive = threading.Barrier(4)
+    chains: list[int] = []
+
+    def write() -> None:
+        chains.append(writer_chain())
+        alive.wait()  # every thread holds its chain until all four have one
+
+    threads = [threading.Thread(target=write) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(set(chains)) == 4
+    # They ended: the next thread takes the lowest chain again.
+    after: list[int] = []
+    thread = threading.Thread(target=lambda: after.append(writer_chain()))
+    thread.start()
+    thread.join()
+    assert after == [min(chains, key=lambda chain: (chain - os.getpid()) % 16)]
+
+
+def test_live_threads_past_the_number_of_chains_share_them(settings):
+    settings.GOVERNANCE_LOG_CHAINS = 2
+    alive = threading.Barrier(5)
+    chains: list[int] = []
+
+    def write() -> None:
+        chains.append(writer_chain())
+        alive.wait()
+
+    threads = [threading.Thread(target=write) for _ in range(5)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(Counter(chains).values()) == [2, 3]

@@ -7,8 +7,9 @@ renews every lease held in the process every ``AGENT_STEP_LEASE_RENEW_SECONDS``,
 (:func:`agents.runtime.leases.leases_renew`), on its own database connection. A killed process renews
 nothing, so its leases run out within one lease.
 
-A renewal is conditional on the worker still holding the lease at its step; one that finds it lost
-stops renewing it and logs it. Renewing is not what keeps a step from running twice: every record of a
+A renewal is conditional on the worker still holding the lease at its step; one that finds it gone
+stops renewing it (the step may have released it a moment ago, as it moved the run on, paused or
+ended it). Renewing is not what keeps a step from running twice: every record of a
 step's result first checks, in its own transaction, that its worker still holds the lease
 (:func:`agents.runtime.leases.lease_hold`), so a worker that lost it (a pause longer than the lease,
 a database unreachable for as long) keeps nothing. No lease is renewed past the task's hard time
@@ -64,6 +65,8 @@ class LeaseHeartbeat(threading.Thread):
         while not self._stopped.wait(self.interval):
             try:
                 self.beat()
+            except Exception:  # a defect must not stop the renewals of every step of the process
+                logger.exception("the lease heartbeat's beat failed")
             finally:
                 connections.close_all()
 
@@ -71,7 +74,7 @@ class LeaseHeartbeat(threading.Thread):
         self._stopped.set()
 
     def beat(self) -> tuple[HeldLease, ...]:
-        """Renew the leases held now; return those that were lost. A database error is logged and
+        """Renew the leases held now; return those no longer held. A database error is logged and
         the next beat tries again (a lease outlives one missed beat)."""
         leases = self._due()
         if not leases:
@@ -83,11 +86,7 @@ class LeaseHeartbeat(threading.Thread):
             return ()
         for lease in lost:
             self.release(lease)
-            logger.warning(
-                "run %s step %s: the lease was lost; the step's result will not be kept",
-                lease.run_id,
-                lease.step_index,
-            )
+            logger.info("run %s step %s: the lease is no longer held here", lease.run_id, lease.step_index)
         return lost
 
     def _due(self) -> tuple[HeldLease, ...]:

@@ -94,6 +94,11 @@ def step_run(*, run_id: str, step_index: int, worker: str) -> StepOutcome:
     except RETRIED:
         raise
     except LeaseLost:
+        logger.warning(
+            "step %s of run %s: another worker took the step over; nothing of this attempt is kept",
+            step_index,
+            run.id,
+        )
         return StepOutcome(str(run.id), step_index, StepAction.SKIPPED, "lease lost")
     except Exception as error:
         return _internal_error(run, worker, step_index, error)

@@ -4,6 +4,7 @@ lost its lease keeps nothing of its step."""
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from datetime import timedelta
@@ -23,7 +24,7 @@ from agents.services import run_create
 from agents.tools.registry import REGISTRY, Tool, ToolEffect
 from governance.vocabulary import DataClass
 from tests.agents.runs import fake_configuration
-from tests.fakes.provider_server import Reply
+from tests.fakes.provider_server import Reply, unauthorized
 from tests.services.worker import wait_for
 
 
@@ -96,6 +97,7 @@ def test_a_lease_nobody_renews_expires_and_another_worker_takes_the_step_over(fa
 
 @pytest.mark.django_db
 def test_one_beat_renews_the_live_leases_and_drops_the_lost_and_the_overdue(fake_provider, caplog):
+    caplog.set_level(logging.INFO, logger="agents.runtime.heartbeat")
     live, lost, overdue = (queued_run(fake_configuration(fake_provider)) for _ in range(3))
     heartbeat = LeaseHeartbeat(interval=60)  # not started: the test beats
     leases = {run: claimed(run) for run in (live, lost, overdue)}
@@ -112,12 +114,14 @@ def test_one_beat_renews_the_live_leases_and_drops_the_lost_and_the_overdue(fake
     assert lease_of(lost) == ("w2", soon)
     assert lease_of(overdue) == ("w1", soon)
     assert heartbeat.held() == (leases[live],)
-    assert f"run {lost.id} step 0: the lease was lost" in caplog.text
+    assert f"run {lost.id} step 0: the lease is no longer held here" in caplog.text
     assert f"run {overdue.id} step 0 outlived the task time limit" in caplog.text
 
 
 @pytest.mark.django_db
-def test_a_worker_that_lost_its_lease_during_the_model_call_records_nothing(fake_provider, monkeypatch):
+def test_a_worker_that_lost_its_lease_during_the_model_call_records_nothing(
+    fake_provider, monkeypatch, caplog
+):
     fake_provider.script(Reply(text="done", prompt_tokens=40, completion_tokens=2))
     run = queued_run(fake_configuration(fake_provider))
     sent = agents.runtime.step.streamed_send
@@ -133,12 +137,39 @@ def test_a_worker_that_lost_its_lease_during_the_model_call_records_nothing(fake
     outcome = step_run(run_id=str(run.id), step_index=0, worker="w1")
 
     assert (outcome.action, outcome.reason) == ("skipped", "lease lost")
+    assert f"step 0 of run {run.id}: another worker took the step over" in caplog.text
     assert len(fake_provider.requests) == 1
     assert not AgentStep.objects.filter(run=run).exists()
     assert not RunMessage.objects.filter(run=run, role="assistant").exists()
     stored = AgentRun.objects.get(id=run.id)
     assert (stored.status, stored.lease_owner, stored.next_step_index) == ("running", "w2", 0)
     assert (stored.prompt_tokens_total, stored.completion_tokens_total) == (0, 0)
+
+
+@pytest.mark.django_db
+def test_a_worker_that_lost_its_lease_during_a_failed_call_neither_records_it_nor_ends_the_run(
+    fake_provider, monkeypatch
+):
+    fake_provider.script(unauthorized())
+    run = queued_run(fake_configuration(fake_provider))
+    sent = agents.runtime.step.streamed_send
+
+    def taken_over_meanwhile(*args, **kwargs):
+        live = timezone.now() + timedelta(seconds=20)
+        try:
+            return sent(*args, **kwargs)
+        finally:
+            AgentRun.objects.filter(id=run.id).update(lease_owner="w2", lease_expires_at=live)
+
+    monkeypatch.setattr(agents.runtime.step, "streamed_send", taken_over_meanwhile)
+
+    outcome = step_run(run_id=str(run.id), step_index=0, worker="w1")
+
+    assert (outcome.action, outcome.reason) == ("skipped", "lease lost")
+    assert len(fake_provider.requests) == 1
+    assert not AgentStep.objects.filter(run=run).exists()
+    stored = AgentRun.objects.get(id=run.id)
+    assert (stored.status, stored.termination_reason, stored.lease_owner) == ("running", "", "w2")
 
 
 @pytest.mark.django_db

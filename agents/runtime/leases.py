@@ -17,7 +17,8 @@ twice. Every requeue of either kind counts towards ``MAX_REQUEUES``; past it the
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import uuid
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -86,9 +87,56 @@ def lease_claim(*, run_id: str, step_index: int, worker: str) -> Claim:
     return Claim(run=None, busy_until=busy_until)
 
 
-def lease_renew(*, run: AgentRun, worker: str) -> bool:
+class LeaseLost(Exception):
+    """The worker no longer holds the run's lease at this step: another worker took the step over, or
+    the reaper or an end of the run released it. Whatever the step produced is not kept."""
+
+
+@dataclass(frozen=True)
+class HeldLease:
+    """A step's lease as its worker holds it: run, step index and owner must all still match."""
+
+    run_id: str
+    step_index: int
+    worker: str
+
+    def query(self) -> Q:
+        return Q(id=self.run_id, lease_owner=self.worker, next_step_index=self.step_index)
+
+
+def _held(condition: Q) -> QuerySet[AgentRun]:
+    return AgentRun.objects.filter(condition).exclude(status__in=TERMINAL_STATUSES)
+
+
+def lease_hold(held: HeldLease) -> None:
+    """Renew ``held`` if its worker still holds it, else raise :class:`LeaseLost`.
+
+    Called first inside the transaction that records a step's result: the update keeps the run's row
+    locked until the commit, so a claim by another worker waits for the commit and then finds a live
+    lease; and a worker whose lease was taken over (a new owner, a requeue, the run ended) updates
+    nothing and keeps nothing. One primary-key update."""
     expires = timezone.now() + timedelta(seconds=lease_seconds())
-    return bool(AgentRun.objects.filter(id=run.id, lease_owner=worker).update(lease_expires_at=expires))
+    if not _held(held.query()).update(lease_expires_at=expires):
+        raise LeaseLost(f"run {held.run_id} step {held.step_index} is no longer leased by this worker")
+
+
+def leases_renew(held: Collection[HeldLease]) -> tuple[HeldLease, ...]:
+    """Extend every lease of ``held`` whose worker still holds it by a full lease from now, in one
+    statement; return those it did not extend (lost: taken over, requeued, or their run ended). A
+    renewal never takes a lease: a lease another worker holds, or a step the run has left, is
+    unchanged. A lease nobody renews expires, and another worker may then claim its step."""
+    if not held:
+        return ()
+    expires = timezone.now() + timedelta(seconds=lease_seconds())
+    condition = Q()
+    for lease in held:
+        condition |= lease.query()
+    if _held(condition).update(lease_expires_at=expires) == len(held):
+        return ()
+    kept = set(_held(condition).values_list("id", "lease_owner", "next_step_index"))
+    return tuple(
+        lease for lease in held if (uuid.UUID(lease.run_id), lease.worker, lease.step_index) not in kept
+    )
 
 
 def run_advance(*, run: AgentRun, worker: str, next_index: int) -> bool:

@@ -13,7 +13,7 @@ from django.utils import timezone
 from agents.models import AgentRun, AgentStep, LlmModel, RunMessage, StepStatus
 from agents.pricing import ZERO, Prices, usage_cost
 from agents.providers.values import ProviderReply, Usage
-from agents.runtime.leases import StepTotals, run_complete_with, run_totals_add
+from agents.runtime.leases import HeldLease, StepTotals, lease_hold, run_complete_with, run_totals_add
 from agents.runtime.plan import SendPlan, model_profile
 from agents.runtime.receipts import answer_receipt
 from agents.runtime.send import GovernedCall
@@ -172,10 +172,12 @@ def completed_step_record(record: StepRecord, *, worker: str, position: int) -> 
     makes ``worker`` the run's only writer, and a unique constraint backs that), totals, calibration.
 
     A reply without tool calls ends the run in the same statement as the totals, so a final answer
-    and the run's completion commit together."""
+    and the run's completion commit together. Raises :class:`LeaseLost`, keeping nothing, when
+    ``worker`` no longer holds the run's lease at this step."""
     reply, served = record.reply, record.served
     if reply is None or served is None or record.fitted is None:
         raise ValueError("a completed step is recorded with its fit, its reply and the model that served it")
+    lease_hold(HeldLease(run_id=str(record.run.id), step_index=record.index, worker=worker))
     step = step_record(record)
     message = RunMessage.objects.create(
         run=record.run,

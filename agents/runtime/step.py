@@ -8,6 +8,10 @@ An unexpected exception inside a claimed step (a defect: in a scanner, the fit, 
 run ``failed`` with ``internal_error`` and releases the lease, so no run waits for a step that will
 raise again on every delivery. What retrying can cure is left to the task: a dropped database
 connection, and Celery's soft time limit (the lease then expires and the reaper requeues the run).
+
+A claimed step keeps its lease renewed while it runs (agents/runtime/heartbeat.py), and each record
+of its result first checks that its worker still holds the lease, in the record's own transaction:
+a worker that lost it (another worker took the step over) keeps nothing and skips the step.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import traceback
 from dataclasses import dataclass, replace
 
 from celery.exceptions import SoftTimeLimitExceeded
-from django.db import InterfaceError, OperationalError, models
+from django.db import InterfaceError, OperationalError, models, transaction
 from django.utils import timezone
 
 from agents.errors import BudgetExhausted, ModelInactive
@@ -27,7 +31,8 @@ from agents.providers.failures import ProviderError
 from agents.runtime.approvals import Pause, run_pause
 from agents.runtime.compaction import run_compact
 from agents.runtime.content import pinned_send_content
-from agents.runtime.leases import lease_claim, lease_renew, run_advance, run_finish
+from agents.runtime.heartbeat import lease_kept
+from agents.runtime.leases import HeldLease, LeaseLost, lease_claim, lease_hold, run_advance, run_finish
 from agents.runtime.live import streamed_send
 from agents.runtime.pins import pinned_content, run_pins
 from agents.runtime.plan import SendPlan, send_plan
@@ -84,9 +89,17 @@ def step_run(*, run_id: str, step_index: int, worker: str) -> StepOutcome:
     run = claim.run
     assert run is not None
     try:
-        return _claimed_step_run(run, step_index, worker, claim.step_status)
+        with lease_kept(HeldLease(run_id=str(run.id), step_index=step_index, worker=worker)):
+            return _claimed_step_run(run, step_index, worker, claim.step_status)
     except RETRIED:
         raise
+    except LeaseLost:
+        logger.warning(
+            "step %s of run %s: another worker took the step over; nothing of this attempt is kept",
+            step_index,
+            run.id,
+        )
+        return StepOutcome(str(run.id), step_index, StepAction.SKIPPED, "lease lost")
     except Exception as error:
         return _internal_error(run, worker, step_index, error)
 
@@ -168,8 +181,10 @@ def _model_phase(run: AgentRun, step_index: int, worker: str) -> StepOutcome | R
         reply = streamed_send(call, run_id=str(run.id), step_index=step_index)
     except SEND_ERRORS as error:
         status, reason, code = step_ends(error)
-        step_record(replace(record, status=status, error=error.code))
-        return _finish(run, worker, step_index, reason, code, error.message)
+        with transaction.atomic():
+            lease_hold(HeldLease(run_id=str(run.id), step_index=step_index, worker=worker))
+            step_record(replace(record, status=status, error=error.code))
+            return _finish(run, worker, step_index, reason, code, error.message)
     record = replace(record, reply=reply)
     completed = completed_step_record(
         record,
@@ -208,9 +223,8 @@ def _tool_phase(run: AgentRun, step_index: int, worker: str, assistant: RunMessa
         assistant = RunMessage.objects.get(run=run, step_index=step_index, role="assistant")
     if not assistant.tool_calls:
         return _finish(run, worker, step_index, TerminationReason.COMPLETED)
-    lease_renew(run=run, worker=worker)
     while not execute_tool_calls(
-        run=run, step_index=step_index, assistant=assistant, recorded_now=recorded_now
+        run=run, step_index=step_index, worker=worker, assistant=assistant, recorded_now=recorded_now
     ):
         pause = run_pause(run=run, worker=worker, step_index=step_index)
         if pause != Pause.DECIDED:  # paused: a decision queues this step again (agents/runtime/approvals.py)

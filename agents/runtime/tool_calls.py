@@ -5,20 +5,23 @@ claimed but without a recorded result (its worker died mid-call) is never run ag
 told its outcome is unknown. A tool exception becomes a generic error text for the model; the details
 go to the log, never to the transcript. A ``ToolFailed`` (an MCP server down or slow) gives the model
 its own sentence and records a ``tool_failed`` (or ``tool_denied``) event; the run goes on.
+
+A call is claimed, and its result stored, only while the step's worker still holds the run's lease,
+checked in the same transaction (:func:`agents.runtime.leases.lease_hold`): a worker whose step was
+taken over starts no tool and stores no result (:class:`agents.runtime.leases.LeaseLost`).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from contextlib import nullcontext
 from typing import Any
 
-from django.db import IntegrityError, connections, router, transaction
-from django.db.models import Model
+from django.db import IntegrityError, transaction
 
 from agents.models import AgentRun, AgentStep, Configuration, RunMessage, ToolCallRecord, ToolCallStatus
 from agents.runtime.approvals import approval_hold
+from agents.runtime.leases import HeldLease, lease_hold
 from agents.runtime.parts import configuration_parts
 from agents.runtime.plan import configuration_receiver, send_zone, tool_policy
 from agents.runtime.redactions import Redactions, redaction_events_record
@@ -36,15 +39,18 @@ TOOL_FAILED = "The tool failed. No details are available."
 
 
 def execute_tool_calls(
-    *, run: AgentRun, step_index: int, assistant: RunMessage, recorded_now: bool = False
+    *, run: AgentRun, step_index: int, worker: str, assistant: RunMessage, recorded_now: bool = False
 ) -> bool:
     """Run every call of ``assistant`` that has no result message yet, in order. ``recorded_now``:
     ``assistant`` was stored by this attempt of the step, so no call can have a result yet (results are
     stored only after their assistant message) and the results are not read: they take the positions
     right after the assistant message's, in order, without counting the transcript.
 
+    Raises :class:`agents.runtime.leases.LeaseLost` when ``worker`` no longer holds the run's lease at this step.
+
     False when a call waits for approval (agents/runtime/approvals.py): the calls before it are
     answered, it and the calls after it are not."""
+    lease = HeldLease(run_id=str(run.id), step_index=step_index, worker=worker)
     answered: set[str] = set()
     position = assistant.position + 1 if recorded_now else None
     if not recorded_now:
@@ -75,12 +81,12 @@ def execute_tool_calls(
         if hold.refusal is not None:
             content, data_class = hold.refusal, verdict.data_class
         elif verdict.allowed:
-            content, data_class = _execute(run, step_index, call, verdict, tool_context)
+            content, data_class = _execute(run, lease, call, verdict, tool_context)
         else:
             _record_denial(run, step_index, verdict, zone.value)
             content, data_class = f"Tool '{call['name']}' is not available.", DataClass.PUBLIC_CONTENT
         redactions = Redactions()
-        _store_result(run, step_index, call, redactions.text(content), data_class, position)
+        _store_result(run, lease, call, redactions.text(content), data_class, position)
         position = position + 1 if position is not None else None
         redaction_events_record(counts=redactions.counts, context=_events(run, step_index), zone=zone)
     return True
@@ -98,10 +104,10 @@ def _step_zone(run: AgentRun, step_index: int, configuration: Configuration) -> 
 
 
 def _execute(
-    run: AgentRun, step_index: int, call: dict[str, Any], verdict: ToolVerdict, context: ToolContext
+    run: AgentRun, lease: HeldLease, call: dict[str, Any], verdict: ToolVerdict, context: ToolContext
 ) -> tuple[str, DataClass]:
     """The result text and its class: the tool's class, or the stricter class a ToolOutput declares."""
-    result = _run_handler(run, step_index, call, verdict, context)
+    result = _run_handler(run, lease, call, verdict, context)
     if isinstance(result, ToolOutput):
         declared = DataClass.parse(result.data_class) or DataClass.SECRET_ADJACENT
         return result.text, max(declared, verdict.data_class, key=lambda c: c.rank)
@@ -109,14 +115,16 @@ def _execute(
 
 
 def _run_handler(
-    run: AgentRun, step_index: int, call: dict[str, Any], verdict: ToolVerdict, context: ToolContext
+    run: AgentRun, lease: HeldLease, call: dict[str, Any], verdict: ToolVerdict, context: ToolContext
 ) -> str | ToolOutput:
     tool = verdict.tool
     assert tool is not None
+    step_index = lease.step_index
     try:
-        # In autocommit the insert is its own transaction, and its IntegrityError leaves nothing to
-        # roll back; inside a transaction a savepoint keeps that transaction usable after it.
-        with transaction.atomic() if _in_transaction(ToolCallRecord) else nullcontext():
+        # The claim commits with the lease check; inside an outer transaction it is a savepoint, which
+        # keeps that transaction usable after an IntegrityError.
+        with transaction.atomic():
+            lease_hold(lease)
             ToolCallRecord.objects.create(
                 run=run,
                 step_index=step_index,
@@ -178,25 +186,22 @@ def _record_denial(run: AgentRun, step_index: int, verdict: ToolVerdict, zone: s
     )
 
 
-def _in_transaction(model: type[Model]) -> bool:
-    return connections[router.db_for_write(model)].in_atomic_block
-
-
 def _store_result(
     run: AgentRun,
-    step_index: int,
+    lease: HeldLease,
     call: dict[str, Any],
     content: str,
     data_class: DataClass,
     position: int | None,
 ) -> None:
     """Store the result at ``position``, or (None) after every message of the run: the transcript's
-    length, counted in the same transaction as the insert."""
-    with transaction.atomic() if position is None else nullcontext():
+    length, counted in the same transaction as the insert, after the lease check."""
+    with transaction.atomic():
+        lease_hold(lease)
         RunMessage.objects.create(
             run=run,
             position=RunMessage.objects.filter(run=run).count() if position is None else position,
-            step_index=step_index,
+            step_index=lease.step_index,
             role="tool",
             content=content,
             tool_call_id=call["id"],

@@ -255,9 +255,18 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "unacked_restore_throttle": env_int("CELERY_UNACKED_RESTORE_THROTTLE", 10, minimum=1),
 }
 
-# A worker's claim on a run step; another worker may take the step over once it expires. It must
-# exceed the longest step (provider timeout x attempts); the reaper requeues runs past it.
-AGENT_STEP_LEASE_SECONDS = env_int("AGENT_STEP_LEASE_SECONDS", 300, minimum=1)
+# A worker's claim on a run step; another worker may take the step over once it expires, and the
+# reaper requeues runs past it. The worker renews it every AGENT_STEP_LEASE_RENEW_SECONDS while the
+# step runs (agents/runtime/heartbeat.py), so a step may last longer than the lease: the lease is how
+# long a dead worker's step waits before another worker resumes it. At most half the lease, so that
+# one slow or missed renewal does not cost a live worker its step.
+AGENT_STEP_LEASE_SECONDS = env_int("AGENT_STEP_LEASE_SECONDS", 20, minimum=2)
+AGENT_STEP_LEASE_RENEW_SECONDS = env_int("AGENT_STEP_LEASE_RENEW_SECONDS", 5, minimum=1)
+if AGENT_STEP_LEASE_RENEW_SECONDS * 2 > AGENT_STEP_LEASE_SECONDS:
+    raise ImproperlyConfigured(
+        "AGENT_STEP_LEASE_RENEW_SECONDS must be at most half of AGENT_STEP_LEASE_SECONDS, got "
+        f"{AGENT_STEP_LEASE_RENEW_SECONDS} and {AGENT_STEP_LEASE_SECONDS}"
+    )
 AGENT_REAPER_INTERVAL_SECONDS = env_int("AGENT_REAPER_INTERVAL_SECONDS", 30, minimum=1)
 # A run waiting for a worker this long (queued, or between two steps with no lease) is taken for a
 # lost message and requeued. A second copy of a message that was only slow is harmless (the claim

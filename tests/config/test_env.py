@@ -79,6 +79,11 @@ def start_django(**env: str) -> subprocess.CompletedProcess[str]:
         ({"DJANGO_DEBUG": "maybe"}, "DJANGO_DEBUG must be one of"),
         ({"CELERY_TASK_TIME_LIMIT": "abc"}, "CELERY_TASK_TIME_LIMIT must be an integer"),
         (
+            {"AGENT_STEP_LEASE_SECONDS": "20", "AGENT_STEP_LEASE_RENEW_SECONDS": "11"},
+            "AGENT_STEP_LEASE_RENEW_SECONDS must be at most half of AGENT_STEP_LEASE_SECONDS, got 11 and 20",
+        ),
+        ({"AGENT_STEP_LEASE_SECONDS": "1"}, "AGENT_STEP_LEASE_SECONDS must be at least 2, got 1"),
+        (
             {"DJANGO_SECRET_KEY": "", "DATABASE_URL": "postgres://u@db.example:5432/app"},
             "DJANGO_SECRET_KEY must be set when DATABASE_URL is (the real mode)",
         ),

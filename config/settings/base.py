@@ -371,6 +371,8 @@ SPECTACULAR_SETTINGS = {
         "TrustZoneEnum": "governance.vocabulary.TrustZone",
         "RunStatusEnum": "agents.models.RunStatus",
         "StepStatusEnum": "agents.models.StepStatus",
+        "EnforcementEnum": "governance.vocabulary.Enforcement",
+        "NewSnippetEnforcementEnum": "snippets.apis.NEW_SNIPPET_ENFORCEMENT",
     },
 }
 

@@ -9,8 +9,9 @@ step actions, termination reasons, failure classes, token types. Never content.
 | ``govctx_steps_total`` | ``status`` (advanced, finished, skipped), ``termination_reason`` (when finished) | the step task |
 | ``govctx_provider_calls_total`` | ``provider``, ``model``, ``outcome`` (``ok``, the failure class, or ``closed`` for a stream its reader left) | the dispatcher, per attempt (through ``agents/telemetry.py``) |
 | ``govctx_provider_call_duration_seconds`` | the same (histogram) | the dispatcher, per attempt |
-| ``govctx_tokens_total`` | ``model``, ``type`` (prompt, completion, cached) | the dispatcher, provider-reported usage; ``agents/runtime/budget.py``, what an abandoned send was charged |
+| ``govctx_tokens_total`` | ``model``, ``type`` (prompt, completion, cached) | the dispatcher, provider-reported usage; ``agents/runtime/budget.py``, what an abandoned send or a broken stream was charged |
 | ``govctx_abandoned_sends_total`` | ``model``, ``charged`` (provider_reported, estimated) | ``agents/runtime/budget.py``, a send its reader left before the finish |
+| ``govctx_broken_streams_total`` | ``model``, ``charged`` (provider_reported, estimated) | ``agents/runtime/budget.py``, a stream its provider broke after the first delta |
 | ``govctx_run_requeues_total`` | ``action`` (requeued, failed), ``cause`` (lease_expired, lost) | the reaper |
 | ``govctx_budget_refusals_total`` | ``kind`` (tokens, cost: the client's daily limit that did not fit) | ``agents/runtime/budget.py`` |
 
@@ -74,6 +75,13 @@ ABANDONED_SENDS = Counter(
     "govctx_abandoned_sends_total",
     "Sends whose reader went away before their finish, charged what the provider reported or an "
     "estimate (charged: provider_reported, estimated).",
+    ["model", "charged"],
+)
+
+BROKEN_STREAMS = Counter(
+    "govctx_broken_streams_total",
+    "Streams their provider broke after the first delta, charged what the provider reported or an "
+    "estimate of the prompt and what had streamed (charged: provider_reported, estimated).",
     ["model", "charged"],
 )
 
@@ -158,6 +166,14 @@ def abandoned_send_counted(*, model: str, usage: _Usage, charged: str) -> None:
     """One send its reader abandoned (a stream closed or cancelled before its finish), its charged
     tokens counted in ``govctx_tokens_total`` as a finished call's are, and how they were known."""
     ABANDONED_SENDS.labels(model=model, charged=charged).inc()
+    _tokens(model, usage)
+
+
+def broken_stream_counted(*, model: str, usage: _Usage, charged: str) -> None:
+    """One stream its provider broke after the first delta (the prompt was processed, part of the
+    reply sent), its charged tokens counted in ``govctx_tokens_total`` as a finished call's are, and
+    how they were known."""
+    BROKEN_STREAMS.labels(model=model, charged=charged).inc()
     _tokens(model, usage)
 
 

@@ -21,6 +21,7 @@ from skills.errors import (
     SkillSyncInProgress,
 )
 from skills.ingest.fetch import fetch_snapshot
+from skills.ingest.github import source_location
 from skills.ingest.snapshot import SyncLimits
 from skills.ingest.sync import SyncResult, apply_snapshot, check_fingerprint, parse_snapshot
 from skills.locks import SyncClaim, source_sync_lock
@@ -48,7 +49,11 @@ def skill_source_create(
     """Validate and store a new source. Raises ``ValidationError`` before anything is stored.
 
     With ``server_paths_allowed=False`` (the API's way in: GitHub kinds only) a local folder or an
-    uploaded archive, whose paths are on the server, raises :class:`SkillSourceAdminOnly`."""
+    uploaded archive, whose paths are on the server, raises :class:`SkillSourceAdminOnly`. A GitHub
+    source is refused here, not first at its sync, when its URL could never be fetched: a host off the
+    allow-list, another scheme or port, credentials in it (:class:`GitHubUrlRefused`, ``extra.host``
+    naming the host), or not a repository URL (:class:`SkillSourceInvalid`); ``extra.field`` is
+    ``url``. No connection is made."""
     if not server_paths_allowed and kind in SkillSourceKind.values and not SkillSourceKind(kind).is_github:
         raise SkillSourceAdminOnly(
             f"A {kind} source reads server paths; only an admin may add one.", extra={"kind": kind}
@@ -66,8 +71,19 @@ def skill_source_create(
         expected_fingerprint=expected_fingerprint,
     )
     source.full_clean()
+    if SkillSourceKind(kind).is_github:
+        _fetchable_check(source)
     source.save()
     return source
+
+
+def _fetchable_check(source: SkillSource) -> None:
+    """Raise what a sync of ``source`` would raise for its URL and path, naming the field ``url``."""
+    try:
+        source_location(source)
+    except ApplicationError as refused:
+        refused.extra = {"field": "url", **refused.extra}
+        raise
 
 
 def skill_source_sync(

@@ -28,6 +28,12 @@ from snippets.services import snippet_create, snippet_delete, snippet_update
 
 TAG = "snippets"
 MAX_TAGS = 50
+# The one enforcement a new snippet may ask for (named in the schema: SPECTACULAR_SETTINGS).
+NEW_SNIPPET_ENFORCEMENT = [(Enforcement.ENFORCE.value, Enforcement.ENFORCE.label)]
+NEW_ROWS_ENFORCE = (
+    "A new snippet is always enforced. Relaxing it to observe is a recorded change of the stored "
+    "snippet: PATCH its enforcement with the governance:classify scope."
+)
 
 
 class SnippetSerializer(WithheldAboveZone):
@@ -93,6 +99,14 @@ class SnippetCollectionApi(ListApi):
         tags = _tags_field()
         data_class = serializers.ChoiceField(choices=DataClass.choices)
         ceiling = serializers.ChoiceField(choices=TrustZone.choices)
+        # Accepted only as "enforce": left out of the field list, "observe" was dropped without a word
+        # and the snippet stored enforced. Observing is a recorded change of an existing snippet.
+        enforcement = serializers.ChoiceField(
+            choices=NEW_SNIPPET_ENFORCEMENT,
+            required=False,
+            error_messages={"invalid_choice": NEW_ROWS_ENFORCE},
+            help_text="New snippets are enforced; only enforce is accepted here.",
+        )
         is_active = serializers.BooleanField(required=False)
         sorting = serializers.IntegerField(min_value=-(2**31), max_value=2**31 - 1, required=False)
         metadata = serializers.DictField(required=False)

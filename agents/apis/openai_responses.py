@@ -57,6 +57,9 @@ MAX_INPUT_ITEMS = 1000
 MAX_INSTRUCTIONS_CHARS = 1_000_000
 
 
+RESPONSE_ID = r"^[A-Za-z0-9_-]+\Z"
+
+
 class ResponseInputSerializer(serializers.Serializer):
     model = serializers.SlugField(max_length=100, help_text="A configuration identifier this client may use.")
     input = serializers.JSONField(
@@ -70,8 +73,17 @@ class ResponseInputSerializer(serializers.Serializer):
         trim_whitespace=False,
         max_length=MAX_INSTRUCTIONS_CHARS,
     )
-    previous_response_id = serializers.CharField(
-        required=False, allow_null=True, max_length=64, help_text="One of this client's stored responses."
+    # Ids are exact: a CharField trims white space, so "resp_… " continued resp_… unasked.
+    previous_response_id = serializers.RegexField(
+        RESPONSE_ID,
+        required=False,
+        allow_null=True,
+        max_length=64,
+        trim_whitespace=False,
+        error_messages={
+            "invalid": "A response id is exact: letters, digits, '_' and '-' only, with nothing around it."
+        },
+        help_text="One of this client's stored responses.",
     )
     tools = serializers.ListField(
         child=serializers.DictField(), required=False, allow_null=True, max_length=MAX_TOOLS

@@ -100,7 +100,13 @@ class _Block:
 
 @dataclass
 class _StreamState:
-    """What the raw events of one stream have said so far; :meth:`add` returns what an event adds."""
+    """What the raw events of one stream have said so far; :meth:`add` returns what an event adds.
+
+    The SDK builds each event without validation, so a field an Anthropic-compatible server leaves out
+    is simply absent. What only describes the reply (the message's ``id``, ``model`` and ``usage``, a
+    ``message_delta``'s ``usage`` and ``stop_reason``) is read as optional; what the reply cannot be put
+    together without (a block's ``index``, a delta's ``type`` and text) is still required, its absence
+    classified ``malformed``."""
 
     response_id: str = ""
     model_id: str = ""
@@ -114,15 +120,18 @@ class _StreamState:
     def add(self, event: Any) -> list[StreamDelta]:
         kind = event.type
         if kind == "message_start":
-            self.response_id, self.model_id = event.message.id, event.message.model
-            self.start_usage = event.message.usage
+            message = event.message
+            self.response_id = _string(getattr(message, "id", None))
+            self.model_id = _string(getattr(message, "model", None))
+            self.start_usage = getattr(message, "usage", None)
         elif kind == "content_block_start":
             return self._open_block(event.index, event.content_block)
         elif kind == "content_block_delta":
             return self._add_delta(event.index, event.delta)
         elif kind == "message_delta":
-            self.stop_reason = event.delta.stop_reason or self.stop_reason
-            self.delta_usage = event.usage
+            delta = getattr(event, "delta", None)
+            self.stop_reason = _string(getattr(delta, "stop_reason", None)) or self.stop_reason
+            self.delta_usage = getattr(event, "usage", None)
             return [UsageDelta(normalise_usage(self.start_usage, self.delta_usage))]
         elif kind == "message_stop":
             self.stopped = True
@@ -148,6 +157,11 @@ class _StreamState:
             if block.kind == "tool_use" and delta.partial_json:
                 return [ToolCallDelta(block.tool_index, None, None, delta.partial_json)]
         return []
+
+
+def _string(value: object) -> str:
+    """``value`` if it is a string; a value of another type reads as absent (an empty string)."""
+    return value if isinstance(value, str) else ""
 
 
 def _sampling(call: ProviderCall) -> dict[str, Any]:

@@ -16,7 +16,10 @@ Wire choices:
   non-retryable failure that would also stop the fallbacks); system messages take
   ``capabilities.system_role`` (``developer`` for models that replaced the system role).
 * Streams always ask for usage (``stream_options={"include_usage": true}``); a stream that ends
-  without the usage chunk yields :meth:`Usage.unavailable`, never zeros. A stream is read chunk by
+  without the usage chunk yields :meth:`Usage.unavailable`, never zeros. Chunks are read as
+  leniently as the SDK reads them: the minimal chunks of self-hosted servers (no ``id``, ``model``,
+  ``index`` or ``finish_reason``), usage-only chunks with ``choices: []``, and a body without
+  ``[DONE]`` are all a complete stream (see ``_StreamState`` and ``_finish``). A stream is read chunk by
   chunk and handed on as typed deltas (:class:`~agents.providers.streams.StreamDelta`): text pieces,
   tool-call pieces (id and name with the first piece of each call), the usage, then the finish.
 * A keyless local server still gets a placeholder key, because the SDK refuses to start without one and
@@ -82,10 +85,15 @@ class _ToolCallDraft:
 class _StreamState:
     """What the chunks of one stream have said so far; :meth:`add` returns what a chunk adds.
 
-    A chunk is its decoded JSON, read as the SDK's ``ChatCompletionChunk`` would be: a field the model
-    requires is read by key, so its absence raises ``KeyError``, and a part that must be an object and
-    is not raises ``ValueError`` (both classified ``malformed``); an optional field defaults to None.
-    Building that model for every chunk cost more than everything else the stream's reader does."""
+    A chunk is its decoded JSON, read as leniently as the SDK's own stream reads it (it builds its
+    ``ChatCompletionChunk`` without validation), because several self-hosted servers send no more than
+    ``{"choices": [{"delta": {"content": "x"}}]}``: ``id``, ``model``, ``object``, ``created``, a
+    choice's ``index`` (the one choice we ask for) and ``finish_reason`` may be missing or null, and so
+    may a choice's ``delta`` (a closing chunk that only names its finish reason). What the reply cannot
+    be read without is still required: ``choices`` (a list, ``[]`` in a usage-only chunk, or null) and
+    a tool-call piece's ``index``; its absence raises ``KeyError``, and a part that must be an object
+    and is not raises ``ValueError`` (both classified ``malformed``). Building the SDK's model for
+    every chunk cost more than everything else the stream's reader does."""
 
     response_id: str = ""
     model_id: str = ""
@@ -97,15 +105,15 @@ class _StreamState:
 
     def add(self, raw: object) -> list[StreamDelta]:
         chunk = _json_object(raw, "chunk")
-        self.response_id = chunk["id"] or self.response_id
-        self.model_id = chunk["model"] or self.model_id
+        self.response_id = _string(chunk.get("id")) or self.response_id
+        self.model_id = _string(chunk.get("model")) or self.model_id
         deltas: list[StreamDelta] = []
         for raw_choice in chunk["choices"] or ():
             choice = _json_object(raw_choice, "choice")
-            if choice["index"] != 0:
+            if choice.get("index") not in (0, None):
                 continue  # we never ask for n > 1
-            self.finish = choice.get("finish_reason") or self.finish
-            deltas += self._add_delta(choice["delta"])
+            self.finish = _string(choice.get("finish_reason")) or self.finish
+            deltas += self._add_delta(choice.get("delta"))
         usage = chunk.get("usage")
         if usage is not None:
             self.usage = CompletionUsage.construct(**_json_object(usage, "usage"))
@@ -158,6 +166,11 @@ def _streamed(body: dict[str, Any]) -> dict[str, Any]:
         "options": {"security": {"bearer_auth": True}},
         "stream": True,
     }
+
+
+def _string(value: object) -> str:
+    """``value`` if it is a string; a value of another type reads as absent (an empty string)."""
+    return value if isinstance(value, str) else ""
 
 
 def _json_object(value: object, what: str) -> dict[str, Any]:
@@ -248,14 +261,20 @@ class OpenAICompatibleAdapter(SdkAdapter[openai.OpenAI, openai.AsyncOpenAI, _Str
         return _StreamState()
 
     def _finish(self, call: ProviderCall, state: _StreamState) -> StreamFinish:
-        if state.finish is None:
-            # The body ended without the closing chunk: as incomplete as a dropped connection.
-            raise self.error(FailureClass.CONNECTION, "the stream ended without a finish reason")
+        """The whole reply of a body that ended in order (the transport raises for one cut short).
+
+        A stream is complete when a chunk named its finish reason, or, from a server that names none,
+        when its usage chunk arrived: the usage we always ask for comes after the last choice chunk.
+        ``[DONE]`` is not required (the SDK does not require it either). A body that ended with
+        neither is as incomplete as a dropped connection (a proxy that closed it in order)."""
+        if state.finish is None and state.usage is None:
+            raise self.error(FailureClass.CONNECTION, "the stream ended without a finish reason or usage")
+        finished = state.finish or ("tool_calls" if state.calls else "stop")
         return StreamFinish(
             ProviderReply(
                 text="".join(state.text),
                 tool_calls=self._stream_calls(state),
-                finish_reason="content_filter" if state.refused else finish_reason(state.finish),
+                finish_reason="content_filter" if state.refused else finish_reason(finished),
                 usage=normalise_usage(state.usage),
                 model_id=state.model_id or call.model_id,
                 response_id=state.response_id,

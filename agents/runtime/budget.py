@@ -10,8 +10,9 @@ per UTC day. Its consumption for the day is one ``ClientDailyUsage`` row, moved 
   race re-checks the condition against the row as committed, so the reservations in flight never
   sum above the limit.
 * **settle**: ``reserved - estimate`` and ``used + reported`` in one statement, exactly once per
-  reservation (:class:`Reservation`); a failed send releases its estimate, an abandoned one (its
-  reader went away) is charged what was spent (:meth:`Reservation.abandon`).
+  reservation (:class:`Reservation`); a failed send releases its estimate, one cut after the
+  provider had the prompt (its reader went away, or the provider broke its stream mid-way) is
+  charged what was spent (:meth:`Reservation.abandon`).
 
 The estimate is the serving model's prompt estimate (the one estimator's fit) plus the reply limit
 it is sent, priced at the dearest of the send's targets (a fallback may serve it). A reported usage
@@ -34,12 +35,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from types import TracebackType
+from typing import Literal
 
 from django.db import DatabaseError
 from django.utils import timezone
 
 from agents.errors import BudgetExhausted
-from agents.metrics import abandoned_send_counted, budget_refusal_counted
+from agents.metrics import abandoned_send_counted, broken_stream_counted, budget_refusal_counted
 from agents.models import ApiClient, ClientDailyUsage, LlmModel
 from agents.pricing import (
     COST_QUANTUM,
@@ -49,7 +51,7 @@ from agents.pricing import (
     usage_cost,
 )
 from agents.providers.values import Usage
-from agents.runtime.streaming import StreamAbandoned, StreamEnd
+from agents.runtime.streaming import StreamCut, StreamEnd
 from governance.services import EventContext, enforced_event_record
 from governance.vocabulary import Decision, Provenance, TrustZone
 
@@ -92,11 +94,12 @@ def budget_reset(day: datetime.date) -> datetime.datetime:
 
 class Reservation:
     """One send's hold on its client's budget for the day it was made. Ended exactly once: by
-    :meth:`settle` (the reported usage replaces the estimate), :meth:`abandon` (its reader went away)
-    or :meth:`release` (nothing was consumed, or nothing was reported). Later calls do nothing. As a
-    context manager it releases on exit unless settled. A reservation without a client
-    (``client_id`` None) holds nothing. ``on_abandoned``, when set, is told the model and the usage an
-    abandoned send was charged (the completions service writes its ledger row)."""
+    :meth:`settle` (the reported usage replaces the estimate), :meth:`abandon` (its reader went away,
+    or the provider broke its stream, after the provider had the prompt) or :meth:`release` (nothing
+    was consumed). Later calls do nothing. As a context manager it releases on exit unless settled. A
+    reservation without a client (``client_id`` None) holds nothing. ``on_abandoned``, when set, is
+    told the model and the usage an abandoned or broken send was charged (the completions service
+    writes its ledger row)."""
 
     def __init__(self, client_id: int | None, day: datetime.date, estimate: SendEstimate) -> None:
         self.client_id, self.day, self.estimate = client_id, day, estimate
@@ -120,10 +123,14 @@ class Reservation:
         """Give the estimate back: the send failed, or never reached a provider."""
         self._end(0, ZERO)
 
-    def abandon(self, *, served: LlmModel, usage: Usage) -> None:
-        """End a send whose reader went away, charging ``usage``: what the provider reported, or an
-        estimate capped at this reservation (abandoned sends never consume more than they reserved);
-        counted (``agents/metrics.py``) and handed to ``on_abandoned``."""
+    def abandon(
+        self, *, served: LlmModel, usage: Usage, by: Literal["reader", "provider"] = "reader"
+    ) -> None:
+        """End a send cut before its finish ``by`` its reader (it went away) or its provider (its
+        stream broke mid-way), charging ``usage``: what the provider reported, or an estimate capped
+        at this reservation (a cut send never consumes more than it reserved); counted
+        (``agents/metrics.py``: an abandoned send, or a broken stream) and handed to
+        ``on_abandoned``."""
         if usage.provenance != Provenance.PROVIDER_REPORTED:
             prompt = min(usage.prompt_tokens or 0, self.estimate.tokens)
             completion = min(usage.completion_tokens or 0, self.estimate.tokens - prompt)
@@ -133,7 +140,8 @@ class Reservation:
             cost = min(cost or ZERO, self.estimate.cost)
         if not self._end((usage.prompt_tokens or 0) + (usage.completion_tokens or 0), cost or ZERO):
             return
-        abandoned_send_counted(model=served.model_id, usage=usage, charged=usage.provenance.value)
+        counted = abandoned_send_counted if by == "reader" else broken_stream_counted
+        counted(model=served.model_id, usage=usage, charged=usage.provenance.value)
         if self.on_abandoned is not None:
             self.on_abandoned(served, usage)
 
@@ -141,14 +149,14 @@ class Reservation:
         self, served: LlmModel, *, prompt_tokens: int, count: Callable[[str], int]
     ) -> Callable[[StreamEnd], None]:
         """How a stream served by ``served`` ends this reservation: settled with its finish's usage;
-        abandoned with the usage the provider reported, else ``prompt_tokens`` (the prompt estimate)
-        plus ``count`` of what had streamed; released when the provider broke it (None)."""
+        cut before it (its reader went away, or the provider broke it: the prompt was processed and
+        part of the reply sent), charged the usage the provider reported, else ``prompt_tokens`` (the
+        prompt estimate) plus ``count`` of what had streamed, both ``estimated``."""
 
         def ended(end: StreamEnd) -> None:
-            if end is None:
-                self.release()
-            elif isinstance(end, StreamAbandoned):
-                self.abandon(served=served, usage=end.usage or _streamed_usage(end, prompt_tokens, count))
+            if isinstance(end, StreamCut):
+                usage = end.usage or _streamed_usage(end, prompt_tokens, count)
+                self.abandon(served=served, usage=usage, by=end.by)
             else:
                 self.settle(served=served, usage=end.usage)
 
@@ -195,8 +203,8 @@ def _priced(served: LlmModel, usage: Usage) -> Decimal | None:
     )
 
 
-def _streamed_usage(abandoned: StreamAbandoned, prompt_tokens: int, count: Callable[[str], int]) -> Usage:
-    streamed = count(abandoned.streamed) if abandoned.streamed else 0
+def _streamed_usage(cut: StreamCut, prompt_tokens: int, count: Callable[[str], int]) -> Usage:
+    streamed = count(cut.streamed) if cut.streamed else 0
     return Usage(prompt_tokens, None, streamed, Provenance.ESTIMATED)
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Literal
 
 from asgiref.sync import sync_to_async
 
@@ -35,18 +36,20 @@ from governance.guardrails.redaction.streaming import StreamRedactor
 
 
 @dataclass(frozen=True)
-class StreamAbandoned:
-    """How a stream ended whose reader went away before its finish (closed, or cancelled): what the
-    provider had sent of it by then (text and tool-call arguments as sent, before redaction) and its
-    usage if the provider had reported it (None otherwise)."""
+class StreamCut:
+    """How a stream ended before its finish: ``by`` its ``reader``, who went away (closed, or
+    cancelled), or by its ``provider``, whose stream broke after the first delta (a dropped
+    connection, a malformed chunk, an error event). Either way the provider had the prompt: what it
+    had sent of the reply by then (text and tool-call arguments as sent, before redaction) and its
+    usage if it had reported it (None otherwise)."""
 
     streamed: str
     usage: Usage | None
+    by: Literal["reader", "provider"]
 
 
-# How a stream ended: its provider's reply (the finish was read), abandoned by its reader, or None
-# (the provider broke it).
-StreamEnd = ProviderReply | StreamAbandoned | None
+# How a stream ended: its provider's reply (the finish was read), or cut before it.
+StreamEnd = ProviderReply | StreamCut
 
 
 @dataclass
@@ -67,9 +70,9 @@ class GovernedStream(Iterator[StreamDelta], AsyncIterator[StreamDelta]):
     attempts up to its first delta; ``max_held`` the longest text the redactor held back so far.
 
     ``finish`` redacts the whole reply and records its events (the call keeps what it redacted).
-    ``ended`` is called exactly once: with the provider's reply when the finish is read, with
-    :class:`StreamAbandoned` when the stream is closed or cancelled before, or with None when the
-    provider broke it (the send's budget reservation settles on it)."""
+    ``ended`` is called exactly once: with the provider's reply when the finish is read, or with
+    :class:`StreamCut` when the stream is closed or cancelled before, or the provider broke it (the
+    send's budget reservation settles on it)."""
 
     def __init__(
         self,
@@ -125,14 +128,14 @@ class GovernedStream(Iterator[StreamDelta], AsyncIterator[StreamDelta]):
         try:
             self._dispatch.close()
         finally:
-            self._end(self._abandoned())
+            self._end(self._cut("reader"))
 
     async def aclose(self) -> None:
         assert isinstance(self._dispatch, AsyncStreamDispatch)
         try:
             await self._dispatch.aclose()
         finally:
-            await self._aend(self._abandoned())
+            await self._aend(self._cut("reader"))
 
     async def _aend(self, end: StreamEnd) -> None:
         if self._ended is not None:
@@ -147,11 +150,11 @@ class GovernedStream(Iterator[StreamDelta], AsyncIterator[StreamDelta]):
         """A provider's failure (or its deltas ending without a finish) broke the stream; anything
         else (a cancellation, the reader's generator closed) means its reader went away."""
         if isinstance(error, ProviderError | StopIteration | StopAsyncIteration):
-            return None
-        return self._abandoned()
+            return self._cut("provider")
+        return self._cut("reader")
 
-    def _abandoned(self) -> StreamAbandoned:
-        return StreamAbandoned(streamed="".join(self._streamed), usage=self._usage)
+    def _cut(self, by: Literal["reader", "provider"]) -> StreamCut:
+        return StreamCut(streamed="".join(self._streamed), usage=self._usage, by=by)
 
     def __enter__(self) -> GovernedStream:
         return self

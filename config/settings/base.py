@@ -357,11 +357,10 @@ API_ANON_RATE_LIMIT = env_rate("API_ANON_RATE_LIMIT", "60/min")
 # client's, and the header (which any client can write) is ignored.
 API_TRUSTED_PROXIES = env_int("API_TRUSTED_PROXIES", 0, minimum=0)
 # The proxies' own addresses (networks): the header is read only from a peer in them, or from a Unix
-# socket (config.client_address). Default: this host and the private ranges.
-API_TRUSTED_PROXY_NETWORKS = env_networks(
-    "API_TRUSTED_PROXY_NETWORKS",
-    ["127.0.0.0/8", "::1", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7"],
-)
+# socket (config.client_address). Default: none, so a proxy count alone trusts no peer: a client that
+# reaches the service directly, from this host or a private network, cannot write its own address
+# (it would escape the admin login lockout). Name exactly the addresses your proxies connect from.
+API_TRUSTED_PROXY_NETWORKS = env_networks("API_TRUSTED_PROXY_NETWORKS", [])
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "config.exception_handler.api_exception_handler",
@@ -391,6 +390,8 @@ SPECTACULAR_SETTINGS = {
         "TrustZoneEnum": "governance.vocabulary.TrustZone",
         "RunStatusEnum": "agents.models.RunStatus",
         "StepStatusEnum": "agents.models.StepStatus",
+        "EnforcementEnum": "governance.vocabulary.Enforcement",
+        "NewSnippetEnforcementEnum": "snippets.apis.NEW_SNIPPET_ENFORCEMENT",
     },
 }
 

@@ -216,3 +216,80 @@ def test_a_stream_left_before_its_first_byte_under_asgi_is_charged_its_prompt(
     assert usage_row(caller) == (PROMPT_TOKENS, 0, PROMPT_TOKENS * PROMPT, Decimal(0))
     record = CompletionRecord.objects.get()
     assert (record.prompt_tokens, record.completion_tokens) == (PROMPT_TOKENS, 0)
+
+
+# A stream the provider breaks mid-way: the fake sends the first half of its 24 events (the role,
+# eleven of the twenty chunks) and drops the connection. The provider had the prompt and sent
+# "chunk01 " ... "chunk11 ": 23 tokens for the model's tokenizer.
+BROKEN_STREAMED_TOKENS = 23
+
+
+def assert_charged_for_a_broken_stream(caller, before: dict[str, float]) -> None:
+    charge = PROMPT_TOKENS + BROKEN_STREAMED_TOKENS
+    cost = PROMPT_TOKENS * PROMPT + BROKEN_STREAMED_TOKENS * COMPLETION
+    assert usage_row(caller) == (charge, 0, cost, Decimal(0))
+    record = CompletionRecord.objects.get(api_client=caller.client)
+    assert (record.prompt_tokens, record.completion_tokens, record.cost) == (
+        PROMPT_TOKENS,
+        BROKEN_STREAMED_TOKENS,
+        cost,
+    )
+    today = budget_day()
+    [row] = cost_report(start=today, end=today).rows
+    assert (row.calls, row.prompt_tokens, row.completion_tokens, row.cost) == (
+        1, PROMPT_TOKENS, BROKEN_STREAMED_TOKENS, cost
+    )  # fmt: skip
+    after = broken_stream_samples()
+    assert after["prompt"] - before["prompt"] == PROMPT_TOKENS
+    assert after["completion"] - before["completion"] == BROKEN_STREAMED_TOKENS
+    assert after["broken"] - before["broken"] == 1
+    assert after["abandoned"] == before["abandoned"]  # the client did not leave
+
+
+def broken_stream_samples() -> dict[str, float]:
+    return {
+        "prompt": sample("govctx_tokens_total", model="gpt-4o", type="prompt"),
+        "completion": sample("govctx_tokens_total", model="gpt-4o", type="completion"),
+        "broken": sample("govctx_broken_streams_total", model="gpt-4o", charged="estimated"),
+        "abandoned": sample("govctx_abandoned_sends_total", model="gpt-4o", charged="estimated"),
+    }
+
+
+def test_a_stream_the_provider_breaks_midway_is_charged_its_prompt_and_what_was_delivered(
+    caller, configuration, fake_provider
+):
+    fake_provider.script(Reply(text=TEXT, truncate_stream=True))
+    before = broken_stream_samples()
+
+    response = caller.post(CHAT, chat(configuration))
+
+    assert response.status_code == 200
+    events = b"".join(response.streaming_content).decode().split("\n\n")
+    assert json.loads(events[-2].removeprefix("data: "))["error"]["failure_class"] == "connection"
+    assert_charged_for_a_broken_stream(caller, before)
+    assert len(fake_provider.requests) == 1  # nothing is retried once a delta went out
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_stream_the_provider_breaks_midway_under_asgi_is_charged_alike(
+    caller, configuration, fake_provider
+):
+    fake_provider.script(Reply(text=TEXT, truncate_stream=True))
+    before = broken_stream_samples()
+
+    async def read_to_the_end() -> bytes:
+        communicator, start = await post(caller.token, chat(configuration))
+        assert start["status"] == 200
+        body, more = [], True
+        while more:
+            message = await communicator.receive_output(timeout=30)
+            body.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        await communicator.wait(timeout=30)
+        return b"".join(body)
+
+    events = asyncio.run(read_to_the_end()).decode().split("\n\n")
+
+    assert json.loads(events[-2].removeprefix("data: "))["error"]["failure_class"] == "connection"
+
+    assert_charged_for_a_broken_stream(caller, before)

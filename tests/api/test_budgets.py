@@ -243,7 +243,9 @@ def test_a_streamed_chat_completion_settles_with_the_reported_usage(caller, conf
     assert usage_row(caller) == (150, 0, Decimal("0.0006"), Decimal(0))
 
 
-def test_a_stream_broken_midway_releases_the_reservation(caller, configuration, fake_provider):
+def test_a_stream_broken_midway_is_charged_not_released(caller, configuration, fake_provider):
+    # The provider had the prompt and sent part of the reply: charged as an abandoned stream is
+    # (tests/api/test_abandoned_streams.py has the exact figures).
     limits(caller, tokens=10_000)
     fake_provider.script(Reply(text="Shipped today, and more.", truncate_stream=True))
     chat = {
@@ -257,7 +259,14 @@ def test_a_stream_broken_midway_releases_the_reservation(caller, configuration, 
     assert response.status_code == 200
     lines = b"".join(response.streaming_content).decode().split("\n\n")
     assert json.loads(lines[-2].removeprefix("data: "))["error"]["type"] == "api_error"
-    assert usage_row(caller) == (0, 0, Decimal(0), Decimal(0))
+    tokens_used, tokens_reserved, cost_used, cost_reserved = usage_row(caller)
+    record = CompletionRecord.objects.get()
+    assert (tokens_used, tokens_reserved, cost_reserved) == (
+        record.prompt_tokens + record.completion_tokens,
+        0,
+        Decimal(0),
+    )
+    assert record.prompt_tokens > 0 and record.completion_tokens > 0 and cost_used == record.cost > 0
 
 
 def test_budget_needs_a_sending_scope(make_caller):

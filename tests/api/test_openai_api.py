@@ -832,3 +832,26 @@ def test_tool_call_arguments_holding_a_quoted_secret_stay_json_on_the_wire(fake_
     assert use["input"]["command"].endswith('" https://x.test')
     assert leaked(fake_provider.requests[0].raw.decode(), GITHUB) == []
     assert sum(response.json()["governance"]["redactions"]["sent"].values()) == 1
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        Reply(text="Oslo is calm today.", minimal_chunks=True),
+        Reply(text="Oslo is calm today.", minimal_chunks=True, finish_reason=False, done=False),
+    ],
+    ids=["minimal-chunks", "minimal-chunks-without-finish-reason-or-done"],
+)
+def test_a_self_hosted_upstream_that_streams_minimal_chunks_is_served(setup, fake_provider, reply):
+    configuration, caller = setup()
+    fake_provider.script(reply)
+
+    response = chat(caller, configuration, [{"role": "user", "content": "Weather?"}], stream=True)
+
+    assert response.status_code == 200
+    events = events_of(response)
+    text = "".join(event["choices"][0]["delta"].get("content") or "" for event in events if event["choices"])
+    assert text == "Oslo is calm today."
+    assert [event["choices"][0]["finish_reason"] for event in events if event["choices"]][-1] == "stop"
+    assert len(fake_provider.requests) == 1
+    assert CompletionRecord.objects.get().completion_tokens == 6

@@ -131,3 +131,31 @@ def test_a_response_moves_the_provider_and_token_metrics_by_exactly_its_own(call
     assert response.status_code == 200, response.content
     assert response.json()["usage"]["input_tokens"] == 40
     assert tuple(a - b for a, b in zip(after, before, strict=True)) == (1, 40, 7)
+
+
+@pytest.mark.parametrize(
+    "around", [" {}", "{} ", "{}\n", "\t{}"], ids=["leading", "trailing", "newline", "tab"]
+)
+def test_a_previous_response_id_with_white_space_around_it_is_400_naming_the_field(
+    caller, local, fake_provider, around
+):
+    first = first_response(caller, local, fake_provider)
+    sent, stored = len(fake_provider.requests), StoredResponse.objects.count()
+
+    response = caller.post(
+        RESPONSES,
+        {"model": local.identifier, "input": "And then?", "previous_response_id": around.format(first)},
+    )
+
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert (error["type"], error["code"], error["param"]) == (
+        "invalid_request_error",
+        "invalid_value",
+        "previous_response_id",
+    )
+    assert error["message"] == (
+        "previous_response_id: A response id is exact: letters, digits, '_' and '-' only, with nothing "
+        "around it."
+    )
+    assert (len(fake_provider.requests), StoredResponse.objects.count()) == (sent, stored)

@@ -83,6 +83,37 @@ def test_invalid_source_is_400_naming_the_field(make_caller):
     assert SkillSource.objects.count() == 0
 
 
+def test_a_host_off_the_allow_list_is_refused_at_creation_naming_it(
+    make_caller, django_capture_on_commit_callbacks
+):
+    payload = {**SOURCE, "url": "https://gitlab.example.com/example/skills"}
+    with django_capture_on_commit_callbacks() as callbacks:
+        body = assert_error(
+            make_caller("skills:write").post("/api/v1/skill-sources", payload), 400, "github_url_refused"
+        )
+    assert body["message"] == "Host 'gitlab.example.com' is not on the GitHub allow-list."
+    assert body["extra"] == {"field": "url", "host": "gitlab.example.com"}
+    assert SkillSource.objects.count() == 0
+    assert callbacks == []
+
+
+@pytest.mark.parametrize(
+    ("url", "code"),
+    [
+        ("http://github.com/example/skills", "github_url_refused"),
+        ("https://github.com:8443/example/skills", "github_url_refused"),
+        ("https://github.com/example/skills/tree/main/tools", "skill_source_invalid"),
+    ],
+    ids=["plain-http", "other-port", "not-a-repository-url"],
+)
+def test_a_url_a_sync_would_refuse_is_refused_at_creation(make_caller, url, code):
+    body = assert_error(
+        make_caller("skills:write").post("/api/v1/skill-sources", {**SOURCE, "url": url}), 400, code
+    )
+    assert body["extra"]["field"] == "url"
+    assert SkillSource.objects.count() == 0
+
+
 def test_source_writes_need_the_write_scope(make_caller):
     assert_error(make_caller("skills:read").post("/api/v1/skill-sources", SOURCE), 403, "permission_denied")
     assert SkillSource.objects.count() == 0

@@ -128,6 +128,26 @@ def test_create_with_a_ceiling_looser_than_the_class_is_400_from_the_model(make_
     assert Snippet.objects.count() == 0
 
 
+def test_create_asking_for_observe_is_400_naming_enforcement_and_stores_nothing(make_caller):
+    caller = make_caller("snippets:write", "governance:classify")
+    body = assert_error(caller.post(SNIPPETS, {**VALID, "enforcement": "observe"}), 400, "invalid_input")
+    assert body["extra"]["fields"] == {
+        "enforcement": [
+            "A new snippet is always enforced. Relaxing it to observe is a recorded change of the stored "
+            "snippet: PATCH its enforcement with the governance:classify scope."
+        ]
+    }
+    assert body["extra"]["codes"] == {"enforcement": ["invalid_choice"]}
+    assert Snippet.objects.count() == 0
+    assert Snippet.history.count() == 0
+
+
+def test_create_asking_for_enforce_is_accepted(make_caller):
+    response = make_caller("snippets:write").post(SNIPPETS, {**VALID, "enforcement": "enforce"})
+    assert response.status_code == 201
+    assert Snippet.objects.get().enforcement == Enforcement.ENFORCE
+
+
 def test_duplicate_identifier_is_400(make_caller):
     snippet_make(identifier="tone-of-voice")
     body = assert_error(make_caller("snippets:write").post(SNIPPETS, VALID), 400, "invalid_input")

@@ -9,13 +9,20 @@ from django.contrib.auth.models import User
 from django.test import Client, RequestFactory
 
 from config.client_address import client_address
+from config.settings import base
 
 pytestmark = pytest.mark.django_db
 
 LOGIN = "/admin/login/?next=/admin/"
 PASSWORD = "pw-" + "editor-correct"
-PROXY = "10.0.0.5"  # in the default API_TRUSTED_PROXY_NETWORKS
+PROXY = "10.0.0.5"  # in PROXY_NETWORKS
+PROXY_NETWORKS = ["10.0.0.0/8"]  # where the proxies of these tests connect from, as an operator names it
 STRANGER = "192.0.2.50"  # a peer no proxy of ours vouches for
+
+
+@pytest.fixture(autouse=True)
+def proxy_networks(settings):
+    settings.API_TRUSTED_PROXY_NETWORKS = PROXY_NETWORKS
 
 
 @pytest.fixture
@@ -121,3 +128,24 @@ def test_through_the_proxy_each_client_keeps_its_own_count(editor, settings):
     assert log_in(proxy, PASSWORD, HTTP_X_FORWARDED_FOR="198.51.100.7").status_code == 429
     assert log_in(proxy, PASSWORD, HTTP_X_FORWARDED_FOR="198.51.100.8").status_code == 302
     assert AccessAttempt.objects.get().ip_address == "198.51.100.7"
+
+
+@pytest.mark.parametrize("remote", ["127.0.0.1", "::1", PROXY, "192.168.1.20"])
+def test_a_proxy_count_alone_trusts_no_peer_so_a_direct_client_cannot_rotate_out_of_the_lockout(
+    editor, settings, remote
+):
+    # The shipped default names no proxy network: a client that reaches the service directly, from
+    # this host or a private network, is counted at its own address whatever it writes.
+    assert base.API_TRUSTED_PROXY_NETWORKS == []
+    settings.API_TRUSTED_PROXY_NETWORKS = base.API_TRUSTED_PROXY_NETWORKS
+    settings.API_TRUSTED_PROXIES = 1
+    client = Client(REMOTE_ADDR=remote)
+
+    statuses = [
+        log_in(client, "wrong-" + str(n), HTTP_X_FORWARDED_FOR=f"198.51.100.{n}").status_code
+        for n in range(5)
+    ]
+
+    assert statuses == [200, 200, 200, 200, 429]
+    assert log_in(client, PASSWORD, HTTP_X_FORWARDED_FOR="198.51.100.99").status_code == 429
+    assert list(AccessAttempt.objects.values_list("ip_address", flat=True)) == [remote]

@@ -44,6 +44,8 @@ def test_other_clients_need_the_bearer_token_when_one_is_configured(settings):
 def test_a_forwarded_loopback_address_counts_only_behind_a_trusted_proxy(settings):
     assert scrape(ELSEWHERE, **{"X-Forwarded-For": "127.0.0.1"}).status_code == 404
     settings.API_TRUSTED_PROXIES = 1
+    assert scrape("10.1.2.3", **{"X-Forwarded-For": "127.0.0.1"}).status_code == 404  # no proxy named yet
+    settings.API_TRUSTED_PROXY_NETWORKS = ["10.0.0.0/8"]
     assert scrape("10.1.2.3", **{"X-Forwarded-For": "127.0.0.1"}).status_code == 200
     # A peer that is not one of our proxies names no one: its own address counts.
     assert scrape(ELSEWHERE, **{"X-Forwarded-For": "127.0.0.1"}).status_code == 404

@@ -106,6 +106,11 @@ class Reply:
     seconds pass between events.
     ``echo`` appends every message text of the request to ``text``: a model asked to "repeat everything
     above verbatim", which does.
+    ``minimal_chunks`` streams OpenAI chunks as several self-hosted servers send them: each carries
+    only ``choices`` with a ``delta`` (no ``id``, ``model``, ``object``, ``created``, ``index``), the
+    usage chunk only ``choices: []`` and ``usage``; a finish reason only where there is one.
+    ``finish_reason=False`` sends no closing chunk, so no chunk names a finish reason; ``done=False``
+    ends the body without ``data: [DONE]`` (the OpenAI wire only, all three).
     ``cached_tokens`` is part of the prompt: OpenAI reports it in ``prompt_tokens_details``, Anthropic as
     ``cache_read_input_tokens`` with ``input_tokens`` = prompt - cached, as the real APIs do.
     """
@@ -125,6 +130,9 @@ class Reply:
     gate: threading.Event | None = field(default=None, compare=False)
     gate_after: int = 1
     echo: bool = False
+    minimal_chunks: bool = False
+    finish_reason: bool = True
+    done: bool = True
 
     @classmethod
     def tools(cls, *calls: tuple[str, str, Mapping[str, Any]], text: str = "") -> Reply:
@@ -293,9 +301,14 @@ def openai_json(reply: Reply, usage: Usage | None, model: str, rid: str) -> dict
 
 def openai_events(reply: Reply, usage: Usage | None, model: str, rid: str) -> list[Event]:
     head = {"id": rid, "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
+    if reply.minimal_chunks:
+        head = {}
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> Event:
-        return None, {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        choice: dict[str, Any] = {"delta": delta} if reply.minimal_chunks else {"index": 0, "delta": delta}
+        if finish is not None or not reply.minimal_chunks:
+            choice["finish_reason"] = finish
+        return None, {**head, "choices": [choice]}
 
     events = [chunk({"role": "assistant", "content": ""})]
     events += [chunk({"content": piece}) for piece in _pieces(reply.text)]
@@ -304,10 +317,11 @@ def openai_events(reply: Reply, usage: Usage | None, model: str, rid: str) -> li
         events.append(chunk({"tool_calls": [{"index": index, **opening}]}))
         for piece in _pieces(call["function"]["arguments"]):
             events.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}))
-    events.append(chunk({}, _openai_finish(reply)))
+    if reply.finish_reason:
+        events.append(chunk({}, _openai_finish(reply)))
     if usage is not None:  # the SDK asks for it with stream_options.include_usage
         events.append((None, {**head, "choices": [], "usage": _openai_usage(usage)}))
-    return [*events, (None, "[DONE]")]
+    return [*events, (None, "[DONE]")] if reply.done else events
 
 
 def _anthropic_usage(usage: Usage) -> dict[str, Any]:

@@ -22,6 +22,7 @@ def test_logins_without_a_valid_address_are_stored_as_null_in_the_inet_column(se
 
     no_peer = Client(REMOTE_ADDR="").post(LOGIN, credentials)
     settings.API_TRUSTED_PROXIES = 1
+    settings.API_TRUSTED_PROXY_NETWORKS = ["10.0.0.0/8"]  # where the proxy connects from
     garbage = Client(REMOTE_ADDR="10.0.0.5").post(LOGIN, credentials, HTTP_X_FORWARDED_FOR="not-an-ip")
     proxied = Client(REMOTE_ADDR="10.0.0.5").post(LOGIN, credentials, HTTP_X_FORWARDED_FOR="2001:db8::7")
 

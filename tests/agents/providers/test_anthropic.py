@@ -379,6 +379,29 @@ def test_stream_that_ends_before_message_stop_is_a_connection_failure(fake_provi
     assert (error.failure_class, error.retryable) == (FailureClass.CONNECTION, True)
 
 
+def test_stream_from_a_compatible_server_without_id_model_or_usage_is_read_whole(fake_provider):
+    # What an Anthropic-compatible server may leave out: the message's id, model and usage, and the
+    # usage and stop sequence of message_delta. The SDK reads such a stream without a word.
+    block = {"type": "text", "text": ""}
+    fake_provider.script(
+        sse(
+            ("message_start", {"type": "message_start", "message": {"type": "message", "content": []}}),
+            ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
+            (
+                "content_block_delta",
+                {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Paris"}},
+            ),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn"}}),
+            ("message_stop", {"type": "message_stop"}),
+        )
+    )
+    reply = complete(fake_provider, call(stream=True))
+    assert (reply.text, reply.finish_reason, reply.tool_calls) == ("Paris", "stop", ())
+    assert (reply.model_id, reply.response_id) == ("claude-x", "")
+    assert reply.usage == Usage.unavailable()
+
+
 def test_nothing_listening_is_a_retryable_connection_failure():
     with FakeProvider() as fake:
         base_url = fake.anthropic_base_url

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import random
@@ -12,6 +13,7 @@ import pytest
 from agents.providers.base import KEYLESS_PLACEHOLDER
 from agents.providers.failures import FailureClass, ProviderError
 from agents.providers.openai_compatible import OpenAICompatibleAdapter
+from agents.providers.streams import StreamFinish, TextDelta, UsageDelta
 from agents.providers.values import ProviderCall, ProviderConfig, Usage
 from context_assembly.messages import Message, ToolCall, ToolSpec
 from governance.vocabulary import Provenance
@@ -290,17 +292,99 @@ def test_stream_that_ends_without_a_finish_reason_is_a_connection_failure(fake_p
     assert (error.failure_class, error.retryable) == (FailureClass.CONNECTION, True)
 
 
+# Chunk shapes of self-hosted OpenAI-compatible servers, which the SDK's own stream reads without a word.
+MINIMAL_SHAPES = {
+    "minimal": Reply(text="Paris, of course.", minimal_chunks=True),
+    "minimal-without-done": Reply(text="Paris, of course.", minimal_chunks=True, done=False),
+    "minimal-without-finish-reason": Reply(
+        text="Paris, of course.", minimal_chunks=True, finish_reason=False
+    ),
+    "minimal-without-finish-reason-or-done": Reply(
+        text="Paris, of course.", minimal_chunks=True, finish_reason=False, done=False
+    ),
+    "full-without-done": Reply(text="Paris, of course.", done=False),
+}
+
+
+@pytest.mark.parametrize("reply", MINIMAL_SHAPES.values(), ids=MINIMAL_SHAPES.keys())
+def test_stream_of_minimal_chunks_is_read_whole_with_its_usage(fake_provider, reply):
+    fake_provider.script(reply)
+    answer = complete(fake_provider, call(stream=True))
+    (body,) = fake_provider.bodies()
+    assert (answer.text, answer.finish_reason, answer.tool_calls) == ("Paris, of course.", "stop", ())
+    assert answer.usage == Usage(
+        count_prompt_tokens(body), 0, count_text_tokens("Paris, of course."), Provenance.PROVIDER_REPORTED
+    )
+    expected_ids = (
+        ("chatcmpl-fake1", "gpt-4o-mini")
+        if reply == MINIMAL_SHAPES["full-without-done"]
+        else ("", "gpt-4o-mini")
+    )
+    assert (answer.response_id, answer.model_id) == expected_ids
+
+
+def test_stream_of_minimal_chunks_is_read_the_same_on_an_event_loop(fake_provider):
+    fake_provider.script(
+        Reply(text="Paris, of course.", minimal_chunks=True, finish_reason=False, done=False)
+    )
+    adapter = OpenAICompatibleAdapter(config(fake_provider))
+    provider_call = call(stream=True)
+
+    async def read() -> list:
+        stream = await adapter.astream(provider_call, adapter.request_body(provider_call))
+        return [delta async for delta in stream]
+
+    deltas = asyncio.run(read())
+    adapter.close()
+    assert "".join(d.text for d in deltas if isinstance(d, TextDelta)) == "Paris, of course."
+    assert isinstance(deltas[-2], UsageDelta) and isinstance(deltas[-1], StreamFinish)
+    assert (deltas[-1].reply.text, deltas[-1].reply.finish_reason) == ("Paris, of course.", "stop")
+    assert deltas[-1].reply.usage == deltas[-2].usage
+
+
+@pytest.mark.parametrize("finish_reason", [True, False])
+def test_tool_calls_in_minimal_chunks_finish_with_tool_calls(fake_provider, finish_reason):
+    fake_provider.script(
+        Reply(tool_calls=Reply.tools(WEATHER).tool_calls, minimal_chunks=True, finish_reason=finish_reason)
+    )
+    answer = complete(fake_provider, call(stream=True, tool_specs=(WEATHER_SPEC,)))
+    assert answer.tool_calls == (
+        ToolCall(id="call_1", name="get_weather", arguments='{"city":"Paris","unit":"celsius"}'),
+    )
+    assert answer.finish_reason == "tool_calls"
+
+
+def test_closing_chunk_without_a_delta_names_the_finish(fake_provider):
+    chunks = [
+        {"choices": [{"delta": {"content": "Par"}}]},
+        {"choices": [{"delta": {"content": "is"}}]},
+        {"choices": [{"finish_reason": "length"}]},
+    ]
+    body = b"".join(b"data: " + json.dumps(chunk).encode() + b"\n\n" for chunk in chunks)
+    fake_provider.script(RawReply(body, content_type="text/event-stream"))
+    answer = complete(fake_provider, call(stream=True))
+    assert (answer.text, answer.finish_reason, answer.usage) == ("Paris", "length", Usage.unavailable())
+
+
+def test_minimal_stream_with_neither_finish_reason_nor_usage_is_a_connection_failure(fake_provider):
+    # A body ended in order but saying nothing of its end: as likely a proxy that closed it mid-reply.
+    fake_provider.script(
+        Reply(text="Paris, of course.", minimal_chunks=True, finish_reason=False, include_usage=False)
+    )
+    error = failure(fake_provider, call(stream=True))
+    assert (error.failure_class, error.retryable) == (FailureClass.CONNECTION, True)
+
+
 @pytest.mark.parametrize(
     "chunk",
     [
         {"id": "c", "model": "m"},
-        {"id": "c", "model": "m", "choices": [{"index": 0, "finish_reason": "stop"}]},
         {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"tool_calls": [{"id": "x"}]}}]},
         {"id": "c", "model": "m", "choices": [], "usage": 5},
         {"id": "c", "model": "m", "choices": ["stop"]},
         ["not", "an", "object"],
     ],
-    ids=["no-choices", "no-delta", "tool-call-without-index", "usage-not-an-object", "choice-text", "list"],
+    ids=["no-choices", "tool-call-without-index", "usage-not-an-object", "choice-text", "list"],
 )
 def test_stream_chunk_without_a_required_field_is_malformed(fake_provider, chunk):
     body = b"data: " + json.dumps(chunk).encode() + b"\n\ndata: [DONE]\n\n"

@@ -22,8 +22,10 @@ from governance.vocabulary import DataClass, TrustZone
 
 STDIO_PERMISSION = "register_stdio_mcp_server"
 # A server's name is part of its tools' names (``mcp__<server>__<tool>``), which providers limit to
-# ``[a-zA-Z0-9_-]{1,64}``; two underscores separate the parts, so a name holds none in a row.
-SERVER_NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]|_(?!_))*$")
+# ``[a-zA-Z0-9_-]{1,64}``; two underscores separate the parts, so a name holds none in a row, and
+# none at its end: server ``a_`` with tool ``x`` and server ``a`` with tool ``_x`` would both be
+# ``mcp__a___x``. Every ``_`` is followed by a letter, digit or ``-``.
+SERVER_NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]|_(?=[a-z0-9-]))*$")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -63,7 +65,12 @@ class McpServer(InTrustZone, models.Model):
     name = models.CharField(
         max_length=24,
         unique=True,
-        validators=[RegexValidator(SERVER_NAME, "Lowercase letters, digits, '-' and single '_' only.")],
+        validators=[
+            RegexValidator(
+                SERVER_NAME,
+                "Lowercase letters, digits, '-' and single '_' between them only (no '_' at the end).",
+            )
+        ],
         help_text="Its tools are named mcp__<name>__<tool>; a configuration allows them by that name "
         "or all of them by the group mcp:<name>.",
     )

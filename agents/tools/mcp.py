@@ -52,6 +52,7 @@ MAX_RESULT_CHARS = 100_000
 FAILED_LISTING_SECONDS = 5.0
 NOT_AVAILABLE = "The tool's server is not available."
 NOT_A_FUNCTION_NAME = "its name is not a valid function name (letters, digits, '_' and '-', 64 at most)"
+AMBIGUOUS_NAME = "its name would be read as another server's tool"
 
 
 @dataclass(frozen=True)
@@ -146,6 +147,10 @@ def server_tools(server: McpServer) -> tuple[list[Tool], list[tuple[str, str]]]:
         name = tool_name(server.name, info.name)
         if not FUNCTION_NAME.match(name):
             skipped.append((info.name, NOT_A_FUNCTION_NAME))
+        elif _split(name) != (server.name, info.name):
+            # A row saved before its name was validated (``a_``), or a tool named ``_x``: the
+            # registry resolves a name by its first separator, so such a tool is never offered.
+            skipped.append((info.name, AMBIGUOUS_NAME))
         elif info.name in listing.flagged:
             skipped.append((info.name, f"it reads as a prompt injection ({listing.flagged[info.name]})"))
         elif info.input_schema.get("type") != "object":

@@ -70,6 +70,36 @@ def test_by_default_no_http_server_can_be_saved():
     }
 
 
+NAME_RULE = "Lowercase letters, digits, '-' and single '_' between them only (no '_' at the end)."
+
+
+@pytest.mark.parametrize("name", ["a_", "a__b", "_a", "A", "a.b"])
+def test_a_name_that_would_make_tool_names_ambiguous_cannot_be_saved(settings, name):
+    # Server "a_" with tool "x" and server "a" with tool "_x" would both offer "mcp__a___x".
+    settings.MCP_SERVER_URL_ALLOWLIST = ["https://tools.internal/mcp"]
+    row = http_row("https://tools.internal/mcp")
+    row.name = name
+    with pytest.raises(ValidationError) as refused:
+        row.full_clean()
+    assert refused.value.message_dict == {"name": [NAME_RULE]}
+
+
+@pytest.mark.parametrize("name", ["a", "a_b", "a-b_c9", "a_-"])
+def test_a_name_whose_underscores_sit_between_other_characters_is_saved(settings, name):
+    settings.MCP_SERVER_URL_ALLOWLIST = ["https://tools.internal/mcp"]
+    row = http_row("https://tools.internal/mcp")
+    row.name = name
+    row.full_clean()
+
+
+def test_the_admin_refuses_a_name_ending_in_an_underscore_and_stores_nothing(admin_client, settings):
+    settings.MCP_SERVER_URL_ALLOWLIST = ["https://tools.internal/mcp"]
+    response = admin_client.post(ADD_URL, form(name="a_", url="https://tools.internal/mcp"))
+    assert response.status_code == 200
+    assert NAME_RULE.replace("'", "&#x27;") in response.content.decode()
+    assert not McpServer.objects.exists()
+
+
 def form(**fields: str) -> dict[str, str]:
     return {
         "name": "tools",

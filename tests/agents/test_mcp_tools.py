@@ -8,7 +8,14 @@ from __future__ import annotations
 import pytest
 
 from agents.models import McpServer, RunMessage, ToolCallRecord
-from agents.tools.mcp import LISTINGS, NOT_A_FUNCTION_NAME, server_listing, server_tools
+from agents.tools.mcp import (
+    AMBIGUOUS_NAME,
+    LISTINGS,
+    NOT_A_FUNCTION_NAME,
+    SOURCE,
+    server_listing,
+    server_tools,
+)
 from governance.models import GovernanceEvent
 from governance.vocabulary import DataClass, TrustZone
 from tests.agents.runs import fake_configuration, run_to_end
@@ -79,6 +86,23 @@ def test_lists_a_servers_tools_and_names_those_it_cannot_offer(allowed):
         "title": "addArguments",
     }
     assert (LISTINGS.stats().hits, LISTINGS.stats().misses) == (1, 1)
+
+
+def test_a_server_row_named_with_a_trailing_underscore_offers_none_of_its_tools(allowed):
+    # Saved before names were validated: its tools would be named "mcp__tools___add", which the
+    # registry reads as server "tools" and tool "_add".
+    server = http_server_make(allowed)
+    McpServer.objects.filter(pk=server.pk).update(name="tools_")
+    server.refresh_from_db()
+
+    tools, skipped = server_tools(server)
+
+    assert tools == []
+    assert sorted(skipped) == sorted(
+        [(name, AMBIGUOUS_NAME) for name in ("add", "read_config", "slow", "echo", "shady")]
+        + [("bad.name", NOT_A_FUNCTION_NAME)]
+    )
+    assert SOURCE.get("mcp__tools___add") is None
 
 
 def test_a_servers_new_class_applies_at_once_to_the_listing_a_worker_keeps(allowed):

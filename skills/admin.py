@@ -3,6 +3,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, QuerySet
@@ -20,7 +21,13 @@ from governance.classified_admin import ClassifiedAdmin
 from skills.composition import skill_section
 from skills.models import Skill, SkillAudit, SkillSource
 from skills.review_page import review_decide_view, review_queue_view
-from skills.services import skill_classify, skill_disable, skill_enable, skill_source_request_sync
+from skills.services import (
+    skill_classify,
+    skill_disable,
+    skill_enable,
+    skill_source_check_fetchable,
+    skill_source_request_sync,
+)
 
 _SYNC_MANAGED = (
     "source", "path", "name", "description", "license", "compatibility", "metadata", "allowed_tools",
@@ -33,8 +40,26 @@ _FRONT_MATTER = (
 )  # fmt: skip
 
 
+class SkillSourceForm(forms.ModelForm):
+    """A GitHub source whose URL a sync could never fetch is refused when it is saved, as the API's
+    creation refuses it, not first at its sync. The admin builds its form from this one with the
+    model and fields it shows."""
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        probe = SkillSource(kind=cleaned.get("kind", ""), url=cleaned.get("url", ""))
+        try:
+            skill_source_check_fetchable(probe)
+        except ApplicationError as refused:
+            # A form-wide error: one on the URL field would take the URL out of what the model's own
+            # checks read, which would then also call it missing.
+            raise forms.ValidationError(refused.message) from refused
+        return cleaned
+
+
 @admin.register(SkillSource)
 class SkillSourceAdmin(admin.ModelAdmin):
+    form = SkillSourceForm
     list_display = (
         "name", "kind", "trust_level", "default_data_class", "default_ceiling", "sync_status",
         "last_synced_at", "last_error_short", "skill_count",

@@ -71,14 +71,16 @@ def skill_source_create(
         expected_fingerprint=expected_fingerprint,
     )
     source.full_clean()
-    if SkillSourceKind(kind).is_github:
-        _fetchable_check(source)
+    skill_source_check_fetchable(source)
     source.save()
     return source
 
 
-def _fetchable_check(source: SkillSource) -> None:
-    """Raise what a sync of ``source`` would raise for its URL and path, naming the field ``url``."""
+def skill_source_check_fetchable(source: SkillSource) -> None:
+    """For a GitHub source, raise what a sync of it would raise for its URL and path, naming the field
+    ``url``; the API's creation and the admin's form both refuse with it. No connection is made."""
+    if source.kind not in SkillSourceKind.values or not SkillSourceKind(source.kind).is_github:
+        return
     try:
         source_location(source)
     except ApplicationError as refused:

@@ -203,3 +203,39 @@ def test_skills_cannot_be_added_or_deleted_in_admin(admin_client, ingested):
         == 403
     )
     assert Skill.objects.filter(pk=plain.pk).exists()
+
+
+def github_source_form(url: str) -> dict[str, str]:
+    return {
+        "name": "upstream",
+        "kind": "github_repo",
+        "url": url,
+        "path": "",
+        "ref": "",
+        "token_env": "",
+        "trust_level": "community",
+        "default_data_class": "editor_content",
+        "default_ceiling": "external_global",
+        "expected_fingerprint": "",
+    }
+
+
+def test_the_admin_refuses_a_github_source_off_the_host_allow_list_and_stores_nothing(admin_client):
+    response = admin_client.post(
+        reverse("admin:skills_skillsource_add"), github_source_form("https://git.example.org/acme/skills")
+    )
+
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors == {
+        "__all__": ["Host 'git.example.org' is not on the GitHub allow-list."]
+    }
+    assert not SkillSource.objects.exists()
+
+
+def test_the_admin_stores_a_github_source_a_sync_could_fetch(admin_client):
+    response = admin_client.post(
+        reverse("admin:skills_skillsource_add"), github_source_form("https://github.com/acme/skills")
+    )
+
+    assert response.status_code == 302
+    assert SkillSource.objects.get().url == "https://github.com/acme/skills"

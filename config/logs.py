@@ -17,8 +17,15 @@ Whatever logger wrote a line, it is redacted as it is formatted, in both formats
 ASGI server's (uvicorn's access log names the path and query string) and any library's. The
 formatters call the service's one redactor (:data:`REDACTOR`, loaded by its dotted path on first
 use: this module is imported by the settings, before any app can be); a line the redactor fails on
-is replaced by :data:`WITHHELD`, never written raw. uvicorn's loggers are given no handler of their
-own and propagate to the root's, so its access log follows ``LOG_FORMAT`` too.
+is replaced by :data:`WITHHELD`, never written raw.
+
+The root's console handler is the only one that writes: every logger that Django, a server or a
+library sets up with a handler of its own (:data:`SELF_CONFIGURED`) is given none and propagates to
+it. Django's defaults would otherwise print ``make run``'s records a second time, raw (its debug
+console handler on ``django`` and runserver's access log on ``django.server``), and mail a 500's
+request to ``ADMINS``; uvicorn's access log likewise (detect-secrets, which adds a console handler
+when imported, after this configuration applies, is handled where it is imported). So every
+line follows ``LOG_FORMAT``, and no error is mailed: errors are read in the log.
 """
 
 from __future__ import annotations
@@ -48,8 +55,10 @@ TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 # The one redactor (governance.guardrails.redaction), by path: config imports no app.
 REDACTOR = "governance.guardrails.redaction.redact"
 WITHHELD = "[log line withheld: it could not be redacted]"
-# uvicorn configures these with handlers and formats of its own; ours replace them.
-SERVER_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access")
+# Loggers set up with handlers and formats of their own, by Django's DEFAULT_LOGGING (the debug
+# console, ADMINS mail, runserver's access log) and by uvicorn; each is given none and propagates to
+# the root's redacting handler.
+SELF_CONFIGURED = ("django", "django.server", "uvicorn", "uvicorn.error", "uvicorn.access")
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 _context: ContextVar[Mapping[str, Any]] = ContextVar("log_context", default=_EMPTY)
@@ -148,8 +157,8 @@ class JsonLogFormatter(JsonFormatter):
 
 
 def logging_config(*, log_format: str, level: str) -> dict[str, Any]:
-    """Django's ``LOGGING``: one console handler in ``log_format``, with the context filter; the
-    ASGI server's loggers write through it."""
+    """Django's ``LOGGING``: one console handler in ``log_format``, with the context filter, the
+    only one: the loggers in :data:`SELF_CONFIGURED` write through it."""
     return {
         "version": 1,
         "disable_existing_loggers": False,
@@ -163,7 +172,7 @@ def logging_config(*, log_format: str, level: str) -> dict[str, Any]:
             }
         },
         "root": {"handlers": ["console"], "level": level},
-        "loggers": {name: {"handlers": [], "propagate": True} for name in SERVER_LOGGERS},
+        "loggers": {name: {"handlers": [], "propagate": True} for name in SELF_CONFIGURED},
     }
 
 

@@ -67,21 +67,45 @@ def test_a_completions_404_does_not_echo_a_secret_sent_as_the_configuration(setu
     assert_nothing_sent_or_stored(fake_provider)
 
 
-def test_a_snippet_create_400_does_not_echo_a_secret_in_a_value_or_a_key(setup, fake_provider):
+def test_a_snippet_create_400_does_not_echo_a_secret_sent_as_the_data_class(setup, fake_provider):
     _, caller = setup
-    body = {"identifier": "tone", "name": "Tone", "text": "Be brief.", "ceiling": "local"}
+    body = {
+        "identifier": "tone",
+        "name": "Tone",
+        "text": "Be brief.",
+        "ceiling": "local",
+        "data_class": AWS.value,
+    }
 
-    bad_class = caller.post("/api/v1/snippets", {**body, "data_class": AWS.value})
-    bad_tags = caller.post(
-        "/api/v1/snippets", {**body, "data_class": "public_content", "tags": {AWS.value: 1}}
-    )
+    response = caller.post("/api/v1/snippets", body)
 
-    assert assert_error(bad_class, 400, "invalid_input")["extra"]["fields"] == {
+    assert assert_error(response, 400, "invalid_input")["extra"]["fields"] == {
         "data_class": [f'"{PLACEHOLDER}" is not a valid choice.']
     }
-    assert assert_error(bad_tags, 400, "invalid_input")["extra"]["codes"] == {"tags": ["not_a_list"]}
-    for response in (bad_class, bad_tags):
-        assert AWS.leaks(response.content.decode()) == []
+    assert AWS.leaks(response.content.decode()) == []
+    assert_nothing_sent_or_stored(fake_provider)
+
+
+def test_an_openai_400_does_not_echo_a_secret_sent_as_a_metadata_key(setup, fake_provider):
+    """A field's errors are keyed by the caller's own dict keys: keys are redacted too."""
+    configuration, caller = setup
+    messages = [{"role": "user", "content": "Hi"}]
+
+    response = caller.post(
+        CHAT, {"model": configuration.identifier, "messages": messages, "metadata": {AWS.value: "x" * 513}}
+    )
+
+    assert response.status_code == 400, response.content
+    assert response.json() == {
+        "error": {
+            "message": 'metadata: {"'
+            + PLACEHOLDER
+            + '": ["Ensure this field has no more than 512 characters."]}',
+            "type": "invalid_request_error",
+            "param": "metadata",
+            "code": "invalid_value",
+        }
+    }
     assert_nothing_sent_or_stored(fake_provider)
 
 

@@ -11,6 +11,7 @@ import those models.
 
 from __future__ import annotations
 
+import logging
 import math
 from typing import Any
 
@@ -27,9 +28,12 @@ from config.errors import ApplicationError, request_too_large
 from config.redaction import REDACTOR, Redactor
 from config.throttling import refusal_wait
 
-# A string of an error body the redactor fails on is answered as this, never raw.
+# An error body the redactor fails on keeps only these (vocabulary the code writes: the stable code,
+# OpenAI's error type, a provider failure's class); its other strings are answered as WITHHELD.
+_VOCABULARY = frozenset(("code", "type", "failure_class"))
 WITHHELD = "[withheld: it could not be redacted]"
 _redactor = Redactor(REDACTOR, withheld=WITHHELD)
+logger = logging.getLogger(__name__)
 
 _DRF_CODES = {
     exceptions.NotAuthenticated: "not_authenticated",
@@ -61,8 +65,26 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
 
 def error_redacted(body: Any) -> Any:
     """An error ``body`` (JSON-like) with every string redacted, keys included: what every error
-    answer and every streamed error event passes before it leaves."""
-    return _redactor.json(body)
+    answer and every streamed error event passes before it leaves. When the redactor fails, only the
+    body's vocabulary is kept (its code, type, failure class); any other string is :data:`WITHHELD`,
+    and nested values are emptied."""
+    try:
+        return _redactor.json(body)
+    except Exception:  # fail closed: whatever went wrong, nothing unredacted is answered
+        logger.warning("an error body could not be redacted: its text is withheld")
+        if not isinstance(body, dict):
+            return WITHHELD
+        return {key: value if key in _VOCABULARY else _withheld(value) for key, value in body.items()}
+
+
+def _withheld(value: Any) -> Any:
+    if isinstance(value, str):
+        return WITHHELD
+    if isinstance(value, dict):
+        return {}
+    if isinstance(value, (list, tuple)):
+        return []
+    return value
 
 
 def _is_refusal(response: Response) -> bool:

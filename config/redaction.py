@@ -2,8 +2,8 @@
 writes out: log lines (``config.logs``) and the API's error bodies (``config.exception_handler``).
 
 It is named by its dotted path and loaded on first use: ``config`` imports no app, and the settings
-import ``config.logs`` before any app can be loaded. Both uses fail closed: a text the redactor cannot
-take is replaced whole by the caller's ``withheld`` text, never written raw.
+import ``config.logs`` before any app can be loaded. Both uses fail closed: what the redactor cannot
+take is replaced whole, never written raw.
 """
 
 from __future__ import annotations
@@ -30,9 +30,13 @@ class Redactor:
 
     def __call__(self, text: str) -> str:
         try:
-            return str(self.loaded()(text).text)
+            return self.redacted(text)
         except Exception:  # fail closed: whatever went wrong, the raw text is never written
             return self.withheld
+
+    def redacted(self, text: str) -> str:
+        """``text`` redacted; raises whatever loading or running the redactor raises."""
+        return str(self.loaded()(text).text)
 
     def loaded(self) -> Callable[[str], Any]:
         with self.lock:
@@ -47,9 +51,10 @@ class Redactor:
             return self.function
 
     def json(self, value: Any) -> Any:
-        """``value`` (JSON-like: dicts, lists, scalars) with every string redacted, keys included."""
+        """``value`` (JSON-like: dicts, lists, scalars) with every string redacted, keys included;
+        raises as :meth:`redacted` does (the caller decides what to answer instead)."""
         if isinstance(value, str):
-            return self(value)
+            return self.redacted(value)
         if isinstance(value, dict):
             return {self.json(key): self.json(item) for key, item in value.items()}
         if isinstance(value, (list, tuple)):

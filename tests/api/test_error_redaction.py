@@ -12,6 +12,8 @@ import json
 import pytest
 
 from agents.models import AgentRun, CompletionRecord, Provider
+from config import exception_handler
+from config.redaction import Redactor
 from snippets.models import Snippet
 from tests.agents.runs import fake_configuration
 from tests.api.conftest import assert_error
@@ -166,3 +168,37 @@ def test_a_streamed_error_event_passes_the_redaction(setup, fake_provider, path)
     error = streamed_events(response)[-1]["error"]
     assert error["message"] == f"provider '{PLACEHOLDER}' call failed: connection failed or dropped"
     assert (error["code"], error["failure_class"]) == ("provider_error", "connection")
+
+
+def failing_redact(text: str):
+    raise RuntimeError("the scanner broke")
+
+
+@pytest.mark.parametrize("path", ["/api/v1/completions", CHAT])
+def test_an_error_body_the_redactor_fails_on_keeps_its_code_and_withholds_the_rest(
+    setup, fake_provider, monkeypatch, path
+):
+    configuration, caller = setup
+    failing = Redactor(f"{__name__}.failing_redact", withheld=exception_handler.WITHHELD)
+    monkeypatch.setattr(exception_handler, "_redactor", failing)
+    body = {"configuration": configuration.identifier, "input": "Hi", "input_data_class": AWS.value}
+    if path == CHAT:
+        body = {"model": AWS.value, "messages": [{"role": "user", "content": "Hi"}]}
+
+    response = caller.post(path, body)
+
+    withheld = "[withheld: it could not be redacted]"
+    if path == CHAT:
+        assert response.status_code == 404
+        assert response.json() == {
+            "error": {
+                "message": withheld,
+                "type": "invalid_request_error",
+                "param": "model",
+                "code": "model_not_found",
+            }
+        }
+    else:
+        assert response.status_code == 400
+        assert response.json() == {"code": "invalid_input", "message": withheld, "extra": {}}
+    assert_nothing_sent_or_stored(fake_provider)

@@ -15,16 +15,21 @@ any of them could carry content. Messages themselves name things by identifier, 
 Whatever logger wrote a line, it is redacted as it is formatted, in both formats: Django's own
 (``django.request`` names the path, ``django.security.DisallowedHost`` the ``Host`` header), the
 ASGI server's (uvicorn's access log names the path and query string) and any library's. The
-formatters call the service's one redactor (:data:`REDACTOR`, loaded by its dotted path on first
-use: this module is imported by the settings, before any app can be); a line the redactor fails on
-is replaced by :data:`WITHHELD`, never written raw. uvicorn's loggers are given no handler of their
-own and propagate to the root's, so its access log follows ``LOG_FORMAT`` too.
+formatters call the service's one redactor (``config.redaction``); a line the redactor fails on
+is replaced by :data:`WITHHELD`, never written raw.
+
+The root's console handler is the only one that writes: every logger that Django, a server or a
+library sets up with a handler of its own (:data:`SELF_CONFIGURED`) is given none and propagates to
+it. Django's defaults would otherwise print ``make run``'s records a second time, raw (its debug
+console handler on ``django`` and runserver's access log on ``django.server``), and mail a 500's
+request to ``ADMINS``; uvicorn's access log likewise (detect-secrets, which adds a console handler
+when imported, after this configuration applies, is handled where it is imported). So every
+line follows ``LOG_FORMAT``, and no error is mailed: errors are read in the log.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
@@ -33,8 +38,9 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from django.core.signals import request_finished
-from django.utils.module_loading import import_string
 from pythonjsonlogger.json import JsonFormatter
+
+from config.redaction import REDACTOR, Redactor
 
 if TYPE_CHECKING:  # the settings module imports this one: nothing here may need Django set up
     from django.http import HttpRequest, HttpResponse
@@ -45,11 +51,11 @@ JSON_FIELDS = ("time", "level", "logger", "message", *CONTEXT_FIELDS, "exc_info"
 _OURS = frozenset(("time", "level", "logger", "run_id", "step_index", "correlation_id", "request_id"))
 LOG_FORMATS = ("text", "json")
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
-# The one redactor (governance.guardrails.redaction), by path: config imports no app.
-REDACTOR = "governance.guardrails.redaction.redact"
 WITHHELD = "[log line withheld: it could not be redacted]"
-# uvicorn configures these with handlers and formats of its own; ours replace them.
-SERVER_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access")
+# Loggers set up with handlers and formats of their own, by Django's DEFAULT_LOGGING (the debug
+# console, ADMINS mail, runserver's access log) and by uvicorn; each is given none and propagates to
+# the root's redacting handler.
+SELF_CONFIGURED = ("django", "django.server", "uvicorn", "uvicorn.error", "uvicorn.access")
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 _context: ContextVar[Mapping[str, Any]] = ContextVar("log_context", default=_EMPTY)
@@ -86,41 +92,12 @@ class LogContextFilter(logging.Filter):
         return True
 
 
-class Redactor:
-    """``redactor`` (a dotted path to a function returning an object with ``.text``) applied to a
-    string, loaded on first use. Fails closed: any failure gives :data:`WITHHELD`."""
-
-    def __init__(self, redactor: str) -> None:
-        self.path = redactor
-        self.function: Callable[[str], Any] | None = None
-        self.loading = False
-        self.lock = threading.RLock()  # re-entrant: the import may log in the same thread
-
-    def __call__(self, text: str) -> str:
-        try:
-            return str(self.loaded()(text).text)
-        except Exception:  # fail closed: whatever went wrong, the raw line is never written
-            return WITHHELD
-
-    def loaded(self) -> Callable[[str], Any]:
-        with self.lock:
-            if self.function is None:
-                if self.loading:  # a record logged while the redactor itself is being imported
-                    raise RuntimeError("the redactor is loading")
-                self.loading = True
-                try:
-                    self.function = import_string(self.path)
-                finally:
-                    self.loading = False
-            return self.function
-
-
 class TextLogFormatter(logging.Formatter):
     """:data:`TEXT_FORMAT`, the whole line (traceback included) redacted."""
 
     def __init__(self, *, redactor: str = "") -> None:
         super().__init__(TEXT_FORMAT)
-        self.redact = Redactor(redactor or REDACTOR)
+        self.redact = Redactor(redactor or REDACTOR, withheld=WITHHELD)
 
     def format(self, record: logging.LogRecord) -> str:
         return self.redact(super().format(record))
@@ -137,7 +114,7 @@ class JsonLogFormatter(JsonFormatter):
             rename_fields={"levelname": "level", "name": "logger"},
             timestamp="time",
         )
-        self.redact = Redactor(redactor or REDACTOR)
+        self.redact = Redactor(redactor or REDACTOR, withheld=WITHHELD)
 
     def process_log_record(self, log_data: dict[str, Any]) -> dict[str, Any]:
         kept = {name: log_data[name] for name in JSON_FIELDS if name in log_data}
@@ -148,8 +125,8 @@ class JsonLogFormatter(JsonFormatter):
 
 
 def logging_config(*, log_format: str, level: str) -> dict[str, Any]:
-    """Django's ``LOGGING``: one console handler in ``log_format``, with the context filter; the
-    ASGI server's loggers write through it."""
+    """Django's ``LOGGING``: one console handler in ``log_format``, with the context filter, the
+    only one: the loggers in :data:`SELF_CONFIGURED` write through it."""
     return {
         "version": 1,
         "disable_existing_loggers": False,
@@ -163,7 +140,7 @@ def logging_config(*, log_format: str, level: str) -> dict[str, Any]:
             }
         },
         "root": {"handlers": ["console"], "level": level},
-        "loggers": {name: {"handlers": [], "propagate": True} for name in SERVER_LOGGERS},
+        "loggers": {name: {"handlers": [], "propagate": True} for name in SELF_CONFIGURED},
     }
 
 

@@ -17,6 +17,7 @@ from agents.providers.failures import ProviderError
 from agents.providers.streams import StreamDelta, TextDelta, ToolCallDelta
 from agents.providers.values import ProviderReply
 from agents.services import Completion
+from config.exception_handler import error_redacted
 from governance.services import decision_as_dict
 from governance.vocabulary import Provenance
 
@@ -141,7 +142,7 @@ class ChatChunks:
         return events
 
     def failed(self, failure: ProviderError) -> list[bytes]:
-        return [sse_event({"error": _stream_error(failure)})]
+        return [sse_event({"error": stream_error(failure)})]
 
     def done(self) -> list[bytes]:
         return [sse_event("[DONE]")]
@@ -163,11 +164,14 @@ def _usage_fields(completion: Completion) -> dict[str, Any]:
     }
 
 
-def _stream_error(failure: ProviderError) -> dict[str, Any]:
-    return {
+def stream_error(failure: ProviderError) -> dict[str, Any]:
+    """The ``error`` of a stream that failed after its first event (both OpenAI APIs), redacted as
+    every error answer is."""
+    error = {
         "message": failure.message,
         "type": "api_error",
         "param": None,
         "code": failure.code,
         "failure_class": str(failure.failure_class),
     }
+    return dict(error_redacted(error))

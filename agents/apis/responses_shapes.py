@@ -16,7 +16,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.apis.openai_shapes import context_usage_body, governance_body, usage_body
+from agents.apis.openai_shapes import context_usage_body, governance_body, stream_error, usage_body
 from agents.apis.sse import sse_event
 from agents.providers.failures import ProviderError
 from agents.providers.streams import StreamDelta, TextDelta, ToolCallDelta
@@ -208,20 +208,13 @@ class ResponseEvents:
         return []  # the Responses API ends with its lifecycle event, not ``[DONE]``
 
     def failed(self, failure: ProviderError) -> list[bytes]:
-        error = {
-            "message": failure.message,
-            "type": "api_error",
-            "param": None,
-            "code": failure.code,
-            "failure_class": str(failure.failure_class),
-        }
+        error = stream_error(failure)
+        code, message = error["code"], error["message"]
         output = [item.item for item in self.items]
-        response = self.frame.body(
-            status="failed", output=output, error={"code": failure.code, "message": failure.message}
-        )
+        response = self.frame.body(status="failed", output=output, error={"code": code, "message": message})
         return [
             self.event("response.failed", response=response),
-            self.event("error", code=failure.code, message=failure.message, param=None, error=error),
+            self.event("error", code=code, message=message, param=None, error=error),
         ]
 
     def _text_item(self) -> tuple[list[bytes], _Item]:

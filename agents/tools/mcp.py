@@ -8,11 +8,14 @@ its class may go to, and checks it again when the model calls it.
 
 Listings are read with the ``mcp`` SDK (agents/tools/mcp_client.py) only for the servers a
 configuration names, and kept per process for ``MCP_TOOL_LISTING_SECONDS`` (a failed listing for a few
-seconds), under a key that changes with the server's address or command. The rows are read at every
-send of a configuration that names a server (one query, outside the catalogue token), and tools are
-built from them, so a server's new class, zone or switch applies at the next send. A server that
-cannot be listed offers no tools (logged); one that fails during a call fails that call only: the model reads why, the call is
-recorded as failed and a ``tool_failed`` event names the tool.
+seconds), under a key that changes with the server's address or command. A listing is scanned for
+prompt injection (each tool's name, description and input schema): a tool with a high-severity
+finding is not offered, and every tool with a finding is an ``injection_flagged`` event, once per
+listing. The rows are read at every send of a configuration that names a server (one query, outside
+the catalogue token), and tools are built from them, so a server's new class, zone or switch applies
+at the next send. A server that cannot be listed offers no tools (logged); one that fails during a
+call fails that call only: the model reads why, the call is recorded as failed and a ``tool_failed``
+event names the tool.
 
 Before a call the server's row is read again: a server switched off, a URL no longer on the
 allow-list, or a zone that may not receive the step's label (the arguments were written from the
@@ -21,10 +24,10 @@ step's context, and they are sent to the server) refuses the call. The arguments
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import time
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,9 +41,10 @@ from agents.tools.mcp_client import McpTarget, McpToolInfo, McpUnavailable, tool
 from agents.tools.registry import REGISTRY, Tool, ToolContext, ToolEffect, ToolFailed, ToolOutput
 from config.caches import cache_register
 from config.lru import LruCache
-from governance.guardrails.injection import InjectionSeverity, scan_for_injection
+from governance.guardrails.injection import InjectionSeverity, max_severity, scan_for_injection
 from governance.guardrails.redaction import redact
-from governance.vocabulary import DataClass
+from governance.services import EventContext, governance_event_record
+from governance.vocabulary import DataClass, Decision, EventOutcome
 
 logger = logging.getLogger(__name__)
 
@@ -64,8 +68,27 @@ class Listing:
     infos: tuple[McpToolInfo, ...]
     error: str
     expires: float
-    # Tools whose description or schema holds a high-severity injection finding: name → its rules.
-    flagged: Mapping[str, str] = field(default_factory=dict)
+    # Tools with an injection finding in what a model reads of them: name → what was found.
+    findings: Mapping[str, ToolFindings] = field(default_factory=dict)
+
+    @property
+    def flagged(self) -> dict[str, str]:
+        """The tools never offered, with a high-severity finding: name → its high rules."""
+        return {name: found.high_rules for name, found in self.findings.items() if not found.offered}
+
+
+@dataclass(frozen=True)
+class ToolFindings:
+    """What the injection scanner found in one listed tool (rules only, never text)."""
+
+    severity: InjectionSeverity  # the most severe finding's
+    rules: tuple[str, ...]  # every rule found, sorted
+    high_rules: str  # the high-severity ones, comma-separated
+
+    @property
+    def offered(self) -> bool:
+        """A tool with a high-severity finding is not offered, as a skill with one is disabled."""
+        return self.severity != InjectionSeverity.HIGH
 
 
 LISTINGS: LruCache[tuple[Any, ...], Listing] = cache_register(
@@ -125,16 +148,47 @@ def _listing(server: McpServer) -> Listing:
     redacted = tuple(
         McpToolInfo(info.name, redact(info.description).text, _redacted(info.input_schema)) for info in infos
     )
-    flagged = {info.name: rules for info in redacted if (rules := _high_findings(info))}
-    return Listing(redacted, "", time.monotonic() + settings.MCP_TOOL_LISTING_SECONDS, flagged)
+    findings = {info.name: found for info in redacted if (found := _injection_findings(info)) is not None}
+    _findings_record(server, findings)
+    return Listing(redacted, "", time.monotonic() + settings.MCP_TOOL_LISTING_SECONDS, findings)
 
 
-def _high_findings(info: McpToolInfo) -> str:
-    """The rules of the high-severity injection findings in what a model reads of the tool (its
-    description and schema), as skills and snippets are scanned; a skill with one is disabled."""
-    text = "\n".join([info.description, json.dumps(info.input_schema, ensure_ascii=False)])
-    findings = scan_for_injection(text)
-    return ", ".join(sorted({f.rule for f in findings if f.severity == InjectionSeverity.HIGH}))
+def _injection_findings(info: McpToolInfo) -> ToolFindings | None:
+    """What the injection scanner finds in what a model reads of the tool, as skills and snippets are
+    scanned: its name (its words apart), its description and every string of its input schema
+    (property names, their descriptions), each on a line of its own. None when nothing is found."""
+    text = "\n".join([re.sub(r"[_-]+", " ", info.name), info.description, *_strings(info.input_schema)])
+    found = scan_for_injection(text)
+    severity = max_severity(found)
+    if severity is None:
+        return None
+    high = ", ".join(sorted({f.rule for f in found if f.severity == InjectionSeverity.HIGH}))
+    return ToolFindings(severity, tuple(sorted({f.rule for f in found})), high)
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for key, item in value.items() for text in (*_strings(key), *_strings(item))]
+    if isinstance(value, list):
+        return [text for item in value for text in _strings(item)]
+    return []
+
+
+def _findings_record(server: McpServer, findings: Mapping[str, ToolFindings]) -> None:
+    """One content-free ``injection_flagged`` event per tool with a finding, each time a worker lists
+    the server: the tool, the severity, the rules and whether it is offered (``observed``) or not
+    (``enforced``). An event that cannot be written fails the listing, and with it the send."""
+    context = EventContext(correlation_id=uuid.uuid4().hex)
+    for name, found in sorted(findings.items()):
+        governance_event_record(
+            context=context,
+            decision=Decision.INJECTION_FLAGGED,
+            outcome=EventOutcome.OBSERVED if found.offered else EventOutcome.ENFORCED,
+            reason=f"{tool_name(server.name, name)}: {found.severity.value} ({', '.join(found.rules)}); "
+            f"{'offered' if found.offered else 'not offered'}",
+        )
 
 
 def server_tools(server: McpServer) -> tuple[list[Tool], list[tuple[str, str]]]:

@@ -22,23 +22,28 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def stdio_args(secret_file: Path | None = None) -> list[str]:
-    return [str(SERVER_SCRIPT), *(["--secret-file", str(secret_file)] if secret_file else [])]
+def stdio_args(secret_file: Path | None = None, extra_tools: Path | None = None) -> list[str]:
+    return [
+        str(SERVER_SCRIPT),
+        *(["--secret-file", str(secret_file)] if secret_file else []),
+        *(["--extra-tools", str(extra_tools)] if extra_tools else []),
+    ]
 
 
 class HttpMcpServer:
     """A streamable HTTP MCP server on a free loopback port (``url``), in a subprocess; stopped when
     the ``with`` block ends, or earlier by :meth:`stop` (then nothing listens at ``url``)."""
 
-    def __init__(self, secret_file: Path | None = None) -> None:
+    def __init__(self, secret_file: Path | None = None, extra_tools: Path | None = None) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self.secret_file = secret_file
+        self.extra_tools = extra_tools
         self.process: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> HttpMcpServer:
         self.process = subprocess.Popen(
-            [sys.executable, *stdio_args(self.secret_file), "--port", str(self.port)],
+            [sys.executable, *stdio_args(self.secret_file, self.extra_tools), "--port", str(self.port)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )

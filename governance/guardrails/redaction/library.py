@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import logging
 import math
 import re
 from collections import Counter
@@ -44,6 +45,12 @@ from .catalogue import TOKEN_CHARS
 from .findings import PLACEHOLDER_PREFIX, RedactionFailed
 from .placeholders import is_placeholder
 from .spans import occurrences
+
+# detect-secrets gives its logger a console handler of its own when imported, which would write its
+# lines raw beside the service's redacting handler; they go to that handler, as every library's do.
+_LIBRARY_LOG = logging.getLogger("detect-secrets")
+for _handler in _LIBRARY_LOG.handlers[:]:
+    _LIBRARY_LOG.removeHandler(_handler)
 
 # Instantiated here rather than through detect-secrets' process-global settings: no verification
 # requests, no shared mutable state (the settings singletons are unsafe under threads).

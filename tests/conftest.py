@@ -139,6 +139,13 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.skip(f"services unavailable: {_services_problem}")
 
 
+@pytest.fixture(params=["default", pytest.param("postgresql", marks=pytest.mark.services)])
+def on_both_databases(request: pytest.FixtureRequest) -> str:
+    """A module that uses it (``pytest.mark.usefixtures("on_both_databases")``) runs each of its tests
+    in the default suite (SQLite) and again in the services suite (PostgreSQL, ``DATABASE_URL``)."""
+    return request.param
+
+
 @pytest.fixture(autouse=True)
 def _no_late_redaction(request: pytest.FixtureRequest):
     """Fail a test during which a ``late_redaction`` event was written (in this process)."""

@@ -14,7 +14,8 @@ from snippets.models import Snippet, Tag
 from tests import factories
 from tests.editors import EDITOR_PASSWORD
 
-pytestmark = pytest.mark.django_db
+# What is stored (or not) is checked on both databases.
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("on_both_databases")]
 
 
 @pytest.fixture

@@ -16,7 +16,8 @@ from tests.agents.runs import fake_configuration
 from tests.api.conftest import assert_error
 from tests.factories import configuration_make, snippet_make
 
-pytestmark = pytest.mark.django_db
+# What is stored (or not) is checked on both databases.
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("on_both_databases")]
 
 COMPLETIONS = "/api/v1/completions"
 OPERATOR = Actor.system("operator", may_declassify=True)

@@ -321,7 +321,7 @@ GOVERNANCE_ENFORCEMENT = env_str("GOVERNANCE_ENFORCEMENT", "per_row")
 # of the serving process) anchors every chain's head, and the key of the digests (empty: derived from
 # DJANGO_SECRET_KEY; set it so a key rotation of the latter leaves the log verifiable).
 GOVERNANCE_LOG_CHAINS = env_int("GOVERNANCE_LOG_CHAINS", 16, minimum=1)
-GOVERNANCE_LOG_ANCHOR_SECONDS = env_int("GOVERNANCE_LOG_ANCHOR_SECONDS", 300, minimum=1)
+GOVERNANCE_LOG_ANCHOR_SECONDS = env_int("GOVERNANCE_LOG_ANCHOR_SECONDS", 60, minimum=1)
 GOVERNANCE_LOG_KEY = env_str("GOVERNANCE_LOG_KEY", "")
 # Every anchor is also appended, one JSON line each, to this file (and written to the log stream), so
 # the anchors outlive the deletion of their rows; verify_governance_log reads it by default. Ship it

@@ -233,9 +233,9 @@ def by_name_findings(path: str, node: ast.Call, bound: set[str], own: set[str]) 
     target, name = node.args[0], node.args[1]
     if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
         return
-    if is_private(name.value) and name.value not in PUBLIC_UNDERSCORED:
-        if root_name(target) in bound or name.value not in own:
-            yield Finding(path, node.lineno, name.value)
+    private = is_private(name.value) and name.value not in PUBLIC_UNDERSCORED
+    if private and (root_name(target) in bound or name.value not in own):
+        yield Finding(path, node.lineno, name.value)
 
 
 def self_findings(path: str, tree: ast.Module, library_state: dict[str, set[str]]) -> Iterator[Finding]:

@@ -7,9 +7,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from django.db.models import Model, QuerySet, Subquery
+from django.db.models import Model, Prefetch, QuerySet, Subquery, prefetch_related_objects
 
-from agents.models import AgentRun, ApiClient, CatalogVersion, Configuration, LlmModel, StoredResponse
+from agents.models import (
+    AgentRun,
+    ApiClient,
+    CatalogVersion,
+    Configuration,
+    ConfigurationFallback,
+    LlmModel,
+    StoredResponse,
+)
 from agents.models.catalog import CATALOG_VERSION_ID
 from governance.drafts import draft_values_apply, drafts_by, drafts_of
 from governance.policy import Source, receiver_may_read
@@ -80,11 +88,13 @@ def configuration_zone(
 
 
 def configuration_fallbacks(configuration: Configuration) -> list[LlmModel]:
-    """The fallback models in their order, with their providers (from a prefetch when there is one)."""
-    links = configuration.fallback_links.all()
-    if "fallback_links" not in getattr(configuration, "_prefetched_objects_cache", {}):
-        links = links.select_related("model__provider")
-    return [link.model for link in links]
+    """The fallback models in their order, with their providers: from the configuration's prefetch
+    when it has one (``fallback_links__model__provider``), else in one query, kept on the
+    configuration as that prefetch would be (Django's ``prefetch_related_objects`` fetches only
+    what is not fetched yet)."""
+    links = ConfigurationFallback.objects.select_related("model__provider")
+    prefetch_related_objects([configuration], Prefetch("fallback_links", queryset=links))
+    return [link.model for link in configuration.fallback_links.all()]
 
 
 def run_client_name(run: AgentRun) -> str:

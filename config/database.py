@@ -37,14 +37,14 @@ def connections_release(*, waiting_for: str) -> int:
     """
     held = [wrapper for wrapper in connections.all(initialized_only=True) if wrapper.connection is not None]
     for wrapper in held:
-        if _transaction_open(wrapper):
+        if transaction_open(wrapper):
             raise TransactionOpenAcrossWait(
                 f"a transaction is open on database {wrapper.alias!r} while waiting for {waiting_for}: "
                 "commit before the wait, so that no lock or snapshot is held through it"
             )
     released = 0
     for wrapper in held:
-        # Inside a test case's block the connection holds the test's data: it stays.
+        # A connection inside a transaction holds its uncommitted data (closing would roll it back).
         if wrapper.settings_dict.get("OPTIONS", {}).get("pool") and not wrapper.in_atomic_block:
             wrapper.close()  # Django's close() of a pooled connection is the pool's putconn
             released += 1
@@ -59,9 +59,7 @@ def connections_close() -> None:
             wrapper.close()
 
 
-def _transaction_open(wrapper: BaseDatabaseWrapper) -> bool:
-    if not wrapper.in_atomic_block:
-        return not wrapper.autocommit
-    # Inside a test case's own transaction (Django's TestCase wraps each test in one and rolls it
-    # back) everything is the test's, savepoints included: the code under test opened none of it.
-    return not getattr(wrapper.atomic_blocks[0], "_from_testcase", False)
+def transaction_open(wrapper: BaseDatabaseWrapper) -> bool:
+    """Whether a transaction is open on ``wrapper``'s connection: inside ``atomic()`` (which turns
+    autocommit off) or with autocommit turned off by hand."""
+    return not wrapper.get_autocommit()

@@ -58,12 +58,6 @@ class DataClassFilter(VocabularyFilter):
     vocabulary = DataClass
 
 
-class CeilingFilter(VocabularyFilter):
-    title = "ceiling"
-    parameter_name = "ceiling"
-    vocabulary = TrustZone
-
-
 class ZoneFilter(VocabularyFilter):
     title = "zone"
     parameter_name = "zone"

@@ -24,6 +24,7 @@ from django.db.models.signals import post_save
 from hypothesis import settings as hypothesis_settings
 
 from agents.runtime.caches import caches_clear
+from config import database
 from governance.models import GovernanceEvent
 from governance.vocabulary import Decision
 
@@ -62,6 +63,23 @@ def _empty_process_caches():
     value one test cached under a token or id that a rolled-back transaction reuses cannot leak into
     the next test, and hit and miss counts start at zero."""
     caches_clear()
+
+
+# The ways pytest-django makes a test transactional (its data committed, no transaction around it).
+TRANSACTIONAL_FIXTURES = frozenset({"transactional_db", "live_server", "django_db_reset_sequences"})
+
+
+@pytest.fixture(autouse=True)
+def _waits_inside_the_tests_own_transaction(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
+    """A ``django_db`` test that is not transactional runs inside a transaction pytest-django opens
+    and rolls back, so a provider call it makes waits inside that transaction. The transaction is the
+    test's, not the code's: there the guard against waiting inside one (``connections_release``)
+    reads every transaction as closed. The guard itself is proven by ``transaction=True`` tests."""
+    marker = request.node.get_closest_marker("django_db")
+    marked = marker is not None and (marker.kwargs.get("transaction") or marker.kwargs.get("reset_sequences"))
+    if marked or TRANSACTIONAL_FIXTURES.intersection(request.fixturenames):
+        return
+    monkeypatch.setattr(database, "transaction_open", lambda wrapper: False)
 
 
 @pytest.fixture(autouse=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.http import HttpResponseBase
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -139,7 +140,7 @@ class CompletionApi(GovernedCallApi):
         s409="configuration_inactive, or model_inactive (every target or its provider is "
         "switched off; extra.inactive; nothing was sent)",
     )
-    def post(self, request: Request) -> Served:
+    def post(self, request: Request) -> HttpResponseBase:
         data = validated(self.InputSerializer, request.data)
         configuration = client_configuration(request, data["configuration"])
         completion = CompletionCall(
@@ -148,7 +149,7 @@ class CompletionApi(GovernedCallApi):
             request=send_request(request, data, configuration),
             max_tokens=data.get("max_tokens"),
         )
-        return Served(completion, self._body)
+        return self.answer(Served(completion, self._body))
 
     def _body(self, completion: Completion) -> dict[str, Any]:
         return dict(self.OutputSerializer(completion_body(completion)).data)

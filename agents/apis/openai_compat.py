@@ -22,6 +22,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from django.http import HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
@@ -34,6 +35,7 @@ from agents.apis.openai_errors import error_response
 from agents.apis.openai_shapes import ChatChunks, completion_body
 from agents.apis.run_events import JsonErrorsNegotiation
 from agents.apis.serving import GovernedCallApi, Served
+from agents.models import ApiClient
 from agents.providers.values import CallOptions
 from agents.runtime.conversation import Conversation, conversation_request
 from agents.selectors import configuration_list_for_client
@@ -231,6 +233,42 @@ def openai_errors(*statuses: int) -> dict[int, OpenApiResponse]:
     return {status: OpenApiResponse(OpenAIErrorSerializer, description=text[status]) for status in wanted}
 
 
+def governed_call_responses(answer: type[serializers.Serializer], *, streamed: str) -> dict[Any, Any]:
+    """OpenAPI responses of a governed call: its ``answer``, the events it is ``streamed`` as with
+    ``stream: true``, and its errors in OpenAI's shape."""
+    return {
+        (200, "application/json"): OpenApiResponse(answer, description="stream: false"),
+        (200, "text/event-stream"): OpenApiResponse(
+            OpenApiTypes.STR, description=f"stream: true: {streamed}"
+        ),
+        **openai_errors(400, 404, 409, 413, 502),
+    }
+
+
+def data_class_header(items: str) -> OpenApiParameter:
+    """The ``X-Data-Class`` header of a request whose ``items`` may declare their own class."""
+    return OpenApiParameter(
+        DATA_CLASS_HEADER,
+        str,
+        OpenApiParameter.HEADER,
+        description=f"The class of {items} without their own data_class (default: the client's).",
+        enum=DataClass.values,
+    )
+
+
+def declared_class(request: Request, client: ApiClient) -> str:
+    """The class ``request``'s ``X-Data-Class`` header declares for its items, else ``client``'s
+    default input class; a value outside the vocabulary is a 400 naming the header."""
+    declared = request.headers.get(DATA_CLASS_HEADER)
+    if declared is None:
+        return client.default_input_data_class
+    if declared not in DataClass.values:
+        raise serializers.ValidationError(
+            {DATA_CLASS_HEADER: [f"Must be one of {', '.join(DataClass.values)}."]}
+        )
+    return declared
+
+
 class ChatCompletionsApi(OpenAIErrors, GovernedCallApi):
     content_negotiation_class = JsonErrorsNegotiation
 
@@ -247,28 +285,16 @@ class ChatCompletionsApi(OpenAIErrors, GovernedCallApi):
             '``{"error": {"message", "type", "param", "code"}}``.'
         ),
         request=ChatCompletionInputSerializer,
-        parameters=[
-            OpenApiParameter(
-                DATA_CLASS_HEADER,
-                str,
-                OpenApiParameter.HEADER,
-                description="The class of messages without their own data_class (default: the client's).",
-                enum=DataClass.values,
-            )
-        ],
-        responses={
-            (200, "application/json"): OpenApiResponse(ChatCompletionSerializer, description="stream: false"),
-            (200, "text/event-stream"): OpenApiResponse(
-                OpenApiTypes.STR, description="stream: true: chat.completion.chunk events, then [DONE]."
-            ),
-            **openai_errors(400, 404, 409, 413, 502),
-        },
+        parameters=[data_class_header("messages")],
+        responses=governed_call_responses(
+            ChatCompletionSerializer, streamed="chat.completion.chunk events, then [DONE]."
+        ),
     )
-    def post(self, request: Request) -> Served:
+    def post(self, request: Request) -> HttpResponseBase:
         data = _validated(request)
         configuration = client_configuration(request, data["model"])
         conversation = Conversation(
-            default_class=_default_class(request),
+            default_class=declared_class(request, client_of(request)),
             allow_system_override=configuration.allow_system_override,
             tools=data.get("tools") or [],  # the configuration's tools are never offered here
             tool_choice=data.get("tool_choice"),
@@ -284,27 +310,16 @@ class ChatCompletionsApi(OpenAIErrors, GovernedCallApi):
         model, created = configuration.identifier, int(time.time())
         body = partial(completion_body, model=model, created=created)
         if not data.get("stream"):
-            return Served(completion, body)
+            return self.answer(Served(completion, body))
         include_usage = bool((data.get("stream_options") or {}).get("include_usage"))
         shape = ChatChunks(completion.request_id, model=model, created=created, include_usage=include_usage)
-        return Served(completion, body, stream=shape)
+        return self.answer(Served(completion, body, stream=shape))
 
 
 def _validated(request: Request) -> dict[str, Any]:
     serializer = ChatCompletionInputSerializer(data=request.data)
     serializer.is_valid(raise_exception=True)
     return dict(serializer.validated_data)
-
-
-def _default_class(request: Request) -> str:
-    declared = request.headers.get(DATA_CLASS_HEADER)
-    if declared is None:
-        return client_of(request).default_input_data_class
-    if declared not in DataClass.values:
-        raise serializers.ValidationError(
-            {DATA_CLASS_HEADER: [f"Must be one of {', '.join(DataClass.values)}."]}
-        )
-    return declared
 
 
 def _options(data: dict[str, Any]) -> CallOptions:

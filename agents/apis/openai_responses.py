@@ -18,19 +18,20 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from django.http import HttpResponseBase
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 
 from agents.apis.context import MAX_OUTPUT_TOKENS, ReceiptSerializer, client_configuration, client_of
 from agents.apis.openai_compat import (
-    DATA_CLASS_HEADER,
     MAX_TOOLS,
     TAG,
     OpenAIErrors,
     UnsupportedParameter,
-    openai_errors,
+    data_class_header,
+    declared_class,
+    governed_call_responses,
 )
 from agents.apis.responses_input import (
     Entry,
@@ -51,7 +52,6 @@ from agents.runtime.conversation import Conversation
 from agents.runtime.redactions import Redactions
 from agents.selectors import stored_response_get_for_client
 from agents.services import Completion, CompletionCall, stored_response_create
-from governance.vocabulary import DataClass
 
 MAX_INPUT_ITEMS = 1000
 MAX_INSTRUCTIONS_CHARS = 1_000_000
@@ -193,30 +193,18 @@ class ResponsesApi(OpenAIErrors, GovernedCallApi):
             "Extension fields: ``context_usage``, ``governance``, ``governance_receipt``."
         ),
         request=ResponseInputSerializer,
-        parameters=[
-            OpenApiParameter(
-                DATA_CLASS_HEADER,
-                str,
-                OpenApiParameter.HEADER,
-                description="The class of input items without their own data_class (default: the client's).",
-                enum=DataClass.values,
-            )
-        ],
-        responses={
-            (200, "application/json"): OpenApiResponse(ResponseSerializer, description="stream: false"),
-            (200, "text/event-stream"): OpenApiResponse(
-                OpenApiTypes.STR, description="stream: true: response.created ... response.completed."
-            ),
-            **openai_errors(400, 404, 409, 413, 502),
-        },
+        parameters=[data_class_header("input items")],
+        responses=governed_call_responses(
+            ResponseSerializer, streamed="response.created ... response.completed."
+        ),
     )
-    def post(self, request: Request) -> Served:
+    def post(self, request: Request) -> HttpResponseBase:
         serializer = ResponseInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = dict(serializer.validated_data)
         configuration = client_configuration(request, data["model"])
         client = client_of(request)
-        default_class = _default_class(request, client)
+        default_class = declared_class(request, client)
         previous: tuple[Entry, ...] = ()
         if data.get("previous_response_id"):
             previous = _previous(client, data["previous_response_id"])
@@ -245,7 +233,9 @@ class ResponsesApi(OpenAIErrors, GovernedCallApi):
             keep=None if data.get("store") is False else keep,
         )
         body = partial(_answered, frame=frame)
-        return Served(completion, body, stream=ResponseEvents(frame) if data.get("stream") else None)
+        return self.answer(
+            Served(completion, body, stream=ResponseEvents(frame) if data.get("stream") else None)
+        )
 
 
 def _answered(completion: Completion, *, frame: ResponseFrame) -> dict[str, Any]:
@@ -281,17 +271,6 @@ def _previous(client: ApiClient, response_id: str) -> tuple[Entry, ...]:
     return tuple(
         Entry.from_stored(entry, name=f"previous[{index}]") for index, entry in enumerate(stored.conversation)
     )
-
-
-def _default_class(request: Request, client: ApiClient) -> str:
-    declared = request.headers.get(DATA_CLASS_HEADER)
-    if declared is None:
-        return client.default_input_data_class
-    if declared not in DataClass.values:
-        raise serializers.ValidationError(
-            {DATA_CLASS_HEADER: [f"Must be one of {', '.join(DataClass.values)}."]}
-        )
-    return declared
 
 
 def _echo(data: dict[str, Any]) -> dict[str, Any]:

@@ -28,7 +28,6 @@ from rest_framework import serializers
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
-from rest_framework.views import APIView
 
 from agents.apis.approval_output import ToolApprovalSerializer, approval_bodies
 from agents.apis.context import client_of
@@ -40,7 +39,14 @@ from agents.apis.run_output import (
     step_body,
 )
 from agents.apis.runs import client_run
-from agents.apis.sse import release_db_connection, sse_comment, sse_event, sse_response, sse_retry
+from agents.apis.sse import (
+    EventStreamApi,
+    release_db_connection,
+    sse_comment,
+    sse_event,
+    sse_response,
+    sse_retry,
+)
 from agents.models import AgentRun, AgentStep, RunMessage
 from agents.runtime.live import LiveEvent, LiveReader, live_channel
 from config.api import operation_schema
@@ -179,7 +185,7 @@ class _NoLiveEvents:
 _NO_LIVE_EVENTS = _NoLiveEvents()
 
 
-class RunEventsApi(APIView):
+class RunEventsApi(EventStreamApi):
     required_scope = "runs:read"
     content_negotiation_class = JsonErrorsNegotiation
 
@@ -218,4 +224,4 @@ class RunEventsApi(APIView):
             timeout=filters.validated_data["timeout"],
             receiver_zone=client_of(request).zone,
         )
-        return sse_response(request, stream)
+        return sse_response(stream, asgi=self.asgi)

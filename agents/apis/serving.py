@@ -1,24 +1,23 @@
-"""Serving one governed call: the completion endpoints are plain Django views that wait on the
-provider on the server's event loop (docs/decisions/0011-streaming.md).
+"""Serving one governed call: the completion endpoints are DRF views that wait on the provider on
+the server's event loop (docs/decisions/0011-streaming.md).
 
-A :class:`GovernedCallApi` keeps DRF for what DRF does well (authentication, scopes, throttles,
-validation, the error answers and the schema) and serves itself: :meth:`GovernedCallApi.as_view` is
-a Django view that
+A :class:`GovernedCallApi` is a plain DRF view: DRF's ``dispatch`` authenticates, checks scopes and
+throttles, calls ``post`` and answers an error raised anywhere in it. Its ``post`` validates the
+request, builds the call (:class:`Served`) and returns :meth:`GovernedCallApi.answer` of it, the one
+bridge between the request's thread and the event loop:
 
-1. runs DRF's checks and the view's ``post`` in the request's thread (everything that reads the
-   database), which validates and builds the call (:class:`Served`) and prepares it up to its first
-   provider attempt (:meth:`~agents.runtime.send.GovernedCall.prepare`);
-2. then, on the server's event loop (``async_to_sync`` from the request's thread), awaits the answer
-   (:meth:`~agents.runtime.send.GovernedCall.asend`) or opens its stream
+1. in the request's thread (everything that reads the database) the call is prepared up to its
+   first provider attempt (:meth:`~agents.runtime.send.GovernedCall.prepare`);
+2. then, on the server's event loop (``async_to_sync`` from the request's thread), its answer is
+   awaited (:meth:`~agents.runtime.send.GovernedCall.asend`) or its stream opened
    (:meth:`~agents.runtime.send.GovernedCall.astream`, a ``StreamingHttpResponse`` over an async
    iterator that the server reads on its loop). The request's thread waits while the stream opens
    (up to the provider's first delta, so that an error before it is still answered with its status);
    after that the stream holds no thread.
 
 The view is synchronous so that under WSGI (``runserver``, Django's test client), where the request
-has no event loop, Django does not start one per request to call it: step 1 makes the call itself
-with the blocking driver and answers it (a stream as a blocking iterator, which WSGI streams). Any
-error before the answer is answered as DRF answers an error in a view.
+has no event loop, Django does not start one per request to call it: there :meth:`answer` makes the
+call with the blocking driver (a stream as a blocking iterator, which WSGI streams).
 """
 
 from __future__ import annotations
@@ -30,13 +29,17 @@ from typing import Any, Protocol
 
 from asgiref.sync import async_to_sync, sync_to_async
 from django.db import connection
-from django.http import HttpRequest, HttpResponseBase, StreamingHttpResponse
-from django.views.decorators.csrf import csrf_exempt
+from django.http import HttpResponseBase, StreamingHttpResponse
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from agents.apis.sse import CONTENT_TYPE, event_stream_headers, is_asgi, release_db_connection, sse_response
+from agents.apis.sse import (
+    CONTENT_TYPE,
+    EventStreamApi,
+    event_stream_headers,
+    release_db_connection,
+    sse_response,
+)
 from agents.providers.failures import ProviderError
 from agents.providers.streams import StreamDelta, StreamFinish
 from agents.runtime.streaming import GovernedStream
@@ -68,82 +71,42 @@ class Served:
     stream: StreamShape | None = None
 
 
-class GovernedCallApi(APIView, ABC):
-    """An API view whose ``post`` returns the governed call it serves (see the module docstring)."""
+class GovernedCallApi(EventStreamApi, ABC):
+    """An API view whose ``post`` answers the governed call it serves (see the module docstring)."""
 
     @abstractmethod
-    def post(self, request: Request) -> Served:
-        """Validate the request and build the call it asks for."""
+    def post(self, request: Request) -> HttpResponseBase:
+        """Validate the request, build the call it asks for and return :meth:`answer` of it."""
 
-    @classmethod
-    def as_view(cls, **initkwargs: Any) -> Callable[..., HttpResponseBase]:
-        super().as_view(**initkwargs)  # DRF's checks of the class; its synchronous view is not served
+    def answer(self, served: Served) -> HttpResponseBase:
+        """The response to ``served``, made in the request's thread, inside DRF's ``dispatch`` (which
+        answers an error raised here as it answers one raised in ``post``). Under ASGI the call is
+        prepared here and made on the event loop; under WSGI it is made here, blocking."""
+        if not self.asgi:
+            return self.answered_blocking(served)
+        served.completion.call.prepare(stream=served.stream is not None)
+        # Nothing is held while the provider answers: the thread may wait with the view (a whole
+        # answer is awaited inside the synchronous middleware chain).
+        release_connections()
+        return async_to_sync(self.answered_on_loop)(served)
 
-        def view(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
-            api = cls(**initkwargs)
-            started = api.started(request, *args, **kwargs)
-            if isinstance(started, HttpResponseBase):
-                return started
-            # Under ASGI: the answer is awaited, or its stream opened, on the server's event loop.
-            return async_to_sync(api.answered)(started)
-
-        vars(view).update(cls=cls, initkwargs=initkwargs)  # read by the schema generator, as DRF's
-        return csrf_exempt(view)
-
-    def started(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase | Served:
-        """DRF's checks and ``post`` in the request's thread: the call prepared for the event loop, or
-        (under WSGI) answered; an error answered as DRF answers one."""
-        self.args, self.kwargs = args, kwargs
-        self.request = drf_request = self.initialize_request(request, *args, **kwargs)
-        self.headers = self.default_response_headers
-        try:
-            self.initial(drf_request, *args, **kwargs)
-            method = request.method.lower() if request.method else ""
-            handler = getattr(self, method, None) if method in self.http_method_names else None
-            served = (handler or self.http_method_not_allowed)(drf_request, *args, **kwargs)
-            if isinstance(served, Response):  # OPTIONS, or a method the view does not serve
-                return self.rendered(served)
-            call = served.completion.call
-            if not is_asgi(request):
-                return self._blocking(served)
-            call.prepare(stream=served.stream is not None)
-            # Nothing is held while the provider answers: the thread may wait with the view (a whole
-            # answer is awaited inside the synchronous middleware chain).
-            release_connections()
-            return served
-        except Exception as error:
-            return self.error_answer(error)
-
-    async def answered(self, served: Served) -> HttpResponseBase:
+    async def answered_on_loop(self, served: Served) -> HttpResponseBase:
         """The prepared call made on the event loop: its whole answer, or its stream."""
         completion, call = served.completion, served.completion.call
-        try:
-            if served.stream is not None:
-                events = events_async(completion, await call.astream(), served.stream)
-                response = StreamingHttpResponse(events, content_type=CONTENT_TYPE)
-                return event_stream_headers(response)
-            return await call.asend(
-                lambda reply: self.rendered(Response(served.body(completion.finished(reply))))
-            )
-        except Exception as error:
-            return await sync_to_async(self.error_answer, thread_sensitive=True)(error)
+        if served.stream is not None:
+            events = events_async(completion, await call.astream(), served.stream)
+            return event_stream_headers(StreamingHttpResponse(events, content_type=CONTENT_TYPE))
+        return Response(await call.asend(lambda reply: served.body(completion.finished(reply))))
 
-    def _blocking(self, served: Served) -> HttpResponseBase:
+    def answered_blocking(self, served: Served) -> HttpResponseBase:
+        """The call made with the blocking driver (WSGI): its whole answer, or its stream."""
         completion = served.completion
         if served.stream is None:
-            return self.rendered(Response(served.body(completion.create())))
+            return Response(served.body(completion.create()))
         stream = completion.call.stream()
         # Closing the response ends the stream even if no event was read (the client left first).
-        return sse_response(self.request, events(completion, stream, served.stream), closed=stream.close)
-
-    def error_answer(self, error: Exception) -> HttpResponseBase:
-        """The answer to ``error``, made as DRF makes it for an error raised inside a view."""
-        return self.rendered(self.handle_exception(error))
-
-    def rendered(self, response: Response) -> HttpResponseBase:
-        final = self.finalize_response(self.request, response, *self.args, **self.kwargs)
-        assert isinstance(final, Response)
-        return final.render()
+        events_read = events(completion, stream, served.stream)
+        return sse_response(events_read, asgi=False, closed=stream.close)
 
 
 def events(completion: CompletionCall, stream: GovernedStream, shape: StreamShape) -> Iterator[bytes]:

@@ -18,7 +18,7 @@ When the client goes away the iterator is closed (``close()`` on a generator), i
 
 A streamed completion waits on its provider, not on the database: it is served by
 ``agents/apis/serving.py``, on the event loop under ASGI (an async iterator of its own), through
-:func:`sse_response` under WSGI.
+:func:`sse_response` under WSGI. Which server serves a request is noted by :class:`EventStreamApi`.
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ from django.core.handlers.asgi import ASGIRequest
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection
 from django.http import HttpRequest, StreamingHttpResponse
+from rest_framework.request import Request
+from rest_framework.views import APIView
 
 from config.database import connections_close
 
@@ -70,26 +72,34 @@ def release_db_connection() -> None:
         connection.close()
 
 
-def is_asgi(request: Any) -> bool:
-    """Whether ``request`` (a Django or DRF request) is served by the ASGI handler."""
-    return isinstance(getattr(request, "_request", request), ASGIRequest)
+class EventStreamApi(APIView):
+    """An API view that may answer with an event stream. It notes whether the ASGI handler serves its
+    request (``asgi``), which decides how a stream is served (:func:`sse_response`): DRF's
+    ``initialize_request`` hook is the last place the request is still Django's own."""
+
+    asgi = False
+
+    def initialize_request(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Request:
+        self.asgi = isinstance(request, ASGIRequest)
+        return super().initialize_request(request, *args, **kwargs)
 
 
 def sse_response(
-    request: HttpRequest | Any,
     events: Iterable[bytes],
     *,
+    asgi: bool,
     status: int = 200,
     closed: Callable[[], None] | None = None,
 ) -> StreamingHttpResponse:
-    """``events`` as a ``text/event-stream`` response that streams under ASGI and WSGI alike (see the
-    module docstring); proxies are asked not to buffer it. ``closed`` is called when the response is
-    closed, whether or not its events were read: a generator never started is not run by its
-    ``close()``, and a client may go away before the first event (a provider stream must end then)."""
+    """``events`` as a ``text/event-stream`` response that streams under ASGI (``asgi``, as an
+    :class:`EventStreamApi` notes it) and WSGI alike (see the module docstring); proxies are asked not
+    to buffer it. ``closed`` is called when the response is closed, whether or not its events were
+    read: a generator never started is not run by its ``close()``, and a client may go away before the
+    first event (a provider stream must end then)."""
     content: Iterable[bytes] | AsyncIterator[bytes] = events
     if closed is not None:
         content = events = _ClosingEvents(iter(events), closed)
-    if is_asgi(request):
+    if asgi:
         content = iterate_in_thread(iter(events))
     return event_stream_headers(StreamingHttpResponse(content, content_type=CONTENT_TYPE, status=status))
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from django import template
 
 from governance.admin import vocabulary_label
-from governance.vocabulary import DataClass, Enforcement, Outcome, SourceKind, TrustZone
+from governance.vocabulary import DataClass, Outcome, SourceKind, TrustZone
 
 register = template.Library()
 
@@ -30,8 +30,3 @@ def source_kind_label(value: str) -> str:
 @register.filter
 def outcome_label(value: str) -> str:
     return vocabulary_label(Outcome, value)
-
-
-@register.filter
-def enforcement_label(value: str) -> str:
-    return vocabulary_label(Enforcement, value)

@@ -48,7 +48,7 @@ if SECRET_KEY is None:
     SECRET_KEY = development_secret_key(VAR_DIR / "development_secret_key")
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
 
-# --- Behind TLS and a proxy (docs/deploying.md) -------------------------------------------------
+# --- Behind TLS and a proxy (README.md, "Behind TLS and a proxy") ------------------------------
 # All off by default, so that `make serve` answers plain HTTP on a loopback port; a deployment behind
 # TLS sets them (`manage.py check --deploy` is clean with the values in .env.example's production block).
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", False)

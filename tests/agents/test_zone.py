@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agents.models import Provider
-from agents.selectors import configuration_zone
+from agents.models import Configuration, Provider
+from agents.selectors import configuration_fallbacks, configuration_zone
 from governance.vocabulary import TrustZone
 from tests.factories import configuration_make, model_make
 
@@ -48,3 +48,24 @@ def test_unknown_fallback_zone_widens_to_external_global():
     fallback = configuration.fallback_links.get()
     Provider.objects.filter(pk=fallback.model.provider_id).update(trust_zone="")
     assert configuration_zone(configuration) == TrustZone.EXTERNAL_GLOBAL
+
+
+def test_fallbacks_are_read_from_a_prefetch_without_a_query(django_assert_num_queries):
+    made = configuration_make(zone=TrustZone.LOCAL, fallback_zones=(TrustZone.EXTERNAL_EU, TrustZone.LOCAL))
+    expected = [link.model_id for link in made.fallback_links.order_by("position")]
+    prefetched = Configuration.objects.prefetch_related("fallback_links__model__provider").get(pk=made.pk)
+    with django_assert_num_queries(0):
+        fallbacks = configuration_fallbacks(prefetched)
+        zones = [model.provider.zone for model in fallbacks]
+    assert [model.pk for model in fallbacks] == expected
+    assert zones == [TrustZone.EXTERNAL_EU, TrustZone.LOCAL]
+
+
+def test_fallbacks_without_a_prefetch_take_one_query_with_their_providers(django_assert_num_queries):
+    made = configuration_make(zone=TrustZone.LOCAL, fallback_zones=(TrustZone.EXTERNAL_EU, TrustZone.LOCAL))
+    plain = Configuration.objects.select_related("model__provider").get(pk=made.pk)
+    with django_assert_num_queries(1):
+        zones = [model.provider.zone for model in configuration_fallbacks(plain)]
+        zone = configuration_zone(plain)  # the fallbacks read once are kept on the configuration
+    assert zone == TrustZone.EXTERNAL_EU
+    assert zones == [TrustZone.EXTERNAL_EU, TrustZone.LOCAL]

@@ -8,6 +8,8 @@ line, each use of a library's private name:
 - ``self._x`` in a class deriving from a library class whose source reads ``self._x`` (the
   library's own instance state: ``self._middleware_chain``);
 - ``anything._x`` where the project itself never defines ``_x`` (``response._resource_closers``);
+- the same name given as a string to ``getattr``, ``hasattr``, ``setattr`` or ``delattr``
+  (``getattr(request, "_request")``): spelling it as a string does not make it public;
 - the undocumented ORM internals the project once used to save a millisecond (``query.chain``,
   ``add_update_values``, ``get_compiler``, the compiler's converters, ``django.db.models.sql``).
 
@@ -34,6 +36,8 @@ PRODUCT = ("agents", "config", "context_assembly", "governance", "skills", "snip
 PUBLIC_UNDERSCORED = frozenset({"_meta", "_default_manager", "_base_manager", "_state"})
 INTERNALS = frozenset({"add_update_values", "get_compiler", "get_converters", "apply_converters"})
 INTERNAL_MODULES = ("django.db.models.sql",)
+# The builtins that reach an attribute named by a string.
+BY_NAME = frozenset({"getattr", "hasattr", "setattr", "delattr"})
 
 # (path, name) -> why it is still here and what removes it. Only ever shrinks.
 ALLOWED: dict[tuple[str, str], str] = {
@@ -204,6 +208,8 @@ def findings_in(path: str, tree: ast.Module, own: set[str]) -> Iterator[Finding]
                     yield Finding(path, node.lineno, alias.name)
         elif isinstance(node, ast.Attribute):
             yield from attribute_findings(path, node, bound, own)
+        elif isinstance(node, ast.Call):
+            yield from by_name_findings(path, node, bound, own)
     yield from self_findings(path, tree, library_instance_state(tree))
 
 
@@ -217,6 +223,19 @@ def attribute_findings(path: str, node: ast.Attribute, bound: set[str], own: set
         is_private(name) and name not in PUBLIC_UNDERSCORED and (root_name(node) in bound or name not in own)
     ):
         yield Finding(path, node.lineno, name)
+
+
+def by_name_findings(path: str, node: ast.Call, bound: set[str], own: set[str]) -> Iterator[Finding]:
+    """``getattr(x, "_y")`` and its kin: an underscored name spelled as a string literal is judged as
+    ``x._y`` would be."""
+    if not (isinstance(node.func, ast.Name) and node.func.id in BY_NAME and len(node.args) >= 2):
+        return
+    target, name = node.args[0], node.args[1]
+    if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+        return
+    private = is_private(name.value) and name.value not in PUBLIC_UNDERSCORED
+    if private and (root_name(target) in bound or name.value not in own):
+        yield Finding(path, node.lineno, name.value)
 
 
 def self_findings(path: str, tree: ast.Module, library_state: dict[str, set[str]]) -> Iterator[Finding]:
@@ -277,6 +296,11 @@ def test_the_scan_finds_each_kind_of_private_use(tmp_path):
         "    query.add_update_values({})\n"
         "    model._meta.get_field('x')\n"
         "    wrapper._own = 1\n"
+        "    getattr(queryset, '_prefetched_objects_cache', {})\n"
+        "    hasattr(response, '_request')\n"
+        "    setattr(wrapper, '_from_testcase', True)\n"
+        "    getattr(postgresql, '_own')\n"
+        "    getattr(wrapper, '_own', getattr(model, '_meta'))\n"
         "    return wrapper._own\n",
         encoding="utf-8",
     )
@@ -288,6 +312,10 @@ def test_the_scan_finds_each_kind_of_private_use(tmp_path):
         "config/sample.py:8: _resource_closers",
         "config/sample.py:9: query.chain",
         "config/sample.py:10: add_update_values",
+        "config/sample.py:13: _prefetched_objects_cache",
+        "config/sample.py:14: _request",
+        "config/sample.py:15: _from_testcase",
+        "config/sample.py:16: _own",
     ]
 
 

@@ -38,7 +38,8 @@ from rest_framework.views import APIView
 
 from agents.apis.sse import CONTENT_TYPE, event_stream_headers, is_asgi, release_db_connection, sse_response
 from agents.providers.failures import ProviderError
-from agents.providers.streams import StreamDelta, StreamFinish
+from agents.providers.streams import StreamDelta
+from agents.runtime.outcome import Answered, CallOutcome, Ended
 from agents.runtime.streaming import GovernedStream
 from agents.services import Completion, CompletionCall
 from config.request_thread import release_connections
@@ -106,7 +107,9 @@ class GovernedCallApi(APIView, ABC):
             call = served.completion.call
             if not is_asgi(request):
                 return self._blocking(served)
-            call.prepare(stream=served.stream is not None)
+            ended = call.prepare(stream=served.stream is not None)
+            if ended is not None:
+                return self.error_answer(ended.error)
             # Nothing is held while the provider answers: the thread may wait with the view (a whole
             # answer is awaited inside the synchronous middleware chain).
             release_connections()
@@ -118,21 +121,31 @@ class GovernedCallApi(APIView, ABC):
         """The prepared call made on the event loop: its whole answer, or its stream."""
         completion, call = served.completion, served.completion.call
         try:
-            if served.stream is not None:
-                events = events_async(completion, await call.astream(), served.stream)
-                response = StreamingHttpResponse(events, content_type=CONTENT_TYPE)
-                return event_stream_headers(response)
-            return await call.asend(
-                lambda reply: self.rendered(Response(served.body(completion.finished(reply))))
+            if served.stream is None:
+                return await call.asend(lambda outcome: self.answer(served, outcome))
+            stream = await call.astream()
+            if isinstance(stream, Ended):
+                return await sync_to_async(self.error_answer, thread_sensitive=True)(stream.error)
+            response = StreamingHttpResponse(
+                events_async(completion, stream, served.stream), content_type=CONTENT_TYPE
             )
+            return event_stream_headers(response)
         except Exception as error:
             return await sync_to_async(self.error_answer, thread_sensitive=True)(error)
+
+    def answer(self, served: Served, outcome: CallOutcome) -> HttpResponseBase:
+        """The response to a whole call's ``outcome``: its body, or its error answered."""
+        if isinstance(outcome, Ended):
+            return self.error_answer(outcome.error)
+        return self.rendered(Response(served.body(served.completion.finished(outcome))))
 
     def _blocking(self, served: Served) -> HttpResponseBase:
         completion = served.completion
         if served.stream is None:
-            return self.rendered(Response(served.body(completion.create())))
+            return self.answer(served, completion.call.send())
         stream = completion.call.stream()
+        if isinstance(stream, Ended):
+            return self.error_answer(stream.error)
         # Closing the response ends the stream even if no event was read (the client left first).
         return sse_response(self.request, events(completion, stream, served.stream), closed=stream.close)
 
@@ -150,19 +163,18 @@ def events(completion: CompletionCall, stream: GovernedStream, shape: StreamShap
     """The events of ``stream`` read blocking (WSGI): ``shape``'s opening, a piece per delta, the finish
     (the call finished: its ledger row), then its end; a provider failure after the first delta ends
     with ``shape``'s failure event. Closes the stream."""
-    with stream as deltas:
+    with stream as pieces:
         if not connection.allow_thread_sharing:  # shared only by a test's live server, which owns it
             release_db_connection()  # what the stream needs was read; nothing is held while it waits
         yield from shape.opening()
-        try:
-            for delta in deltas:
-                if isinstance(delta, StreamFinish):
-                    yield from shape.finish(completion.finished(delta.reply))
-                else:
-                    yield from shape.piece(delta)
-        except ProviderError as failure:
-            yield from shape.failed(failure)
-            return
+        for piece in pieces:
+            if isinstance(piece, Ended):
+                yield from shape.failed(_broken(piece))
+                return
+            if isinstance(piece, Answered):
+                yield from shape.finish(completion.finished(piece))
+            else:
+                yield from shape.piece(piece)
     yield from shape.done()
 
 
@@ -174,20 +186,25 @@ async def events_async(
     try:
         for event in shape.opening():
             yield event
-        try:
-            async for delta in stream:
-                if isinstance(delta, StreamFinish):
-                    finished = await sync_to_async(completion.finished, thread_sensitive=True)(delta.reply)
-                    pieces = shape.finish(finished)
-                else:
-                    pieces = shape.piece(delta)
-                for event in pieces:
+        async for piece in stream:
+            if isinstance(piece, Ended):
+                for event in shape.failed(_broken(piece)):
                     yield event
-        except ProviderError as failure:
-            for event in shape.failed(failure):
+                return
+            if isinstance(piece, Answered):
+                finished = await sync_to_async(completion.finished, thread_sensitive=True)(piece)
+                pieces = shape.finish(finished)
+            else:
+                pieces = shape.piece(piece)
+            for event in pieces:
                 yield event
-            return
         for event in shape.done():
             yield event
     finally:
         await stream.aclose()
+
+
+def _broken(ended: Ended) -> ProviderError:
+    """The provider's failure that ended an open stream (an open stream ends no other way)."""
+    assert isinstance(ended.error, ProviderError)
+    return ended.error

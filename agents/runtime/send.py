@@ -33,14 +33,10 @@ from asgiref.sync import sync_to_async
 
 from agents.errors import ModelInactive
 from agents.models import LlmModel
-from agents.providers.async_dispatch import AsyncStreamDispatch, LoopAttempts
-from agents.providers.dispatch import (
-    DispatchResult,
-    StreamDispatch,
-    complete_with_fallbacks,
-    stream_with_fallbacks,
-)
+from agents.providers.async_dispatch import LoopAttempts
+from agents.providers.dispatch import Dispatched, complete_with_fallbacks, stream_with_fallbacks
 from agents.providers.guard import LateRedactionOverflow
+from agents.providers.streams import AsyncProviderStream, ProviderStream
 from agents.providers.values import ProviderReply, Usage
 from agents.runtime.budget import ClientLimits, Reservation
 from agents.runtime.outcome import SEND_ERRORS, Answered, CallOutcome, Ended, SendError, SkippedTarget
@@ -55,7 +51,7 @@ from governance.services import EventContext, assert_permitted
 from governance.vocabulary import Decision, Provenance
 
 R = TypeVar("R")
-Dispatched = TypeVar("Dispatched", DispatchResult, StreamDispatch, AsyncStreamDispatch, LoopAttempts)
+D = TypeVar("D")
 
 
 class GovernedCall:
@@ -189,7 +185,7 @@ class GovernedCall:
         self._reservation.on_abandoned = self.abandoned
         return fits
 
-    def _dispatched(self, dispatch: Callable[[], Dispatched]) -> Dispatched:
+    def _dispatched(self, dispatch: Callable[[], D]) -> D:
         """``dispatch()``, or raised what kept it from a target (the reservation released)."""
         try:
             return dispatch()
@@ -197,7 +193,7 @@ class GovernedCall:
             self._failed(error)
             raise
 
-    async def _on_loop(self, attempts: Callable[[], Awaitable[Dispatched]]) -> Dispatched:
+    async def _on_loop(self, attempts: Callable[[], Awaitable[D]]) -> D:
         try:
             return await attempts()
         except BaseException as error:
@@ -239,21 +235,23 @@ class GovernedCall:
         self._skipped = self._fits.skipped_targets
         return served.model
 
-    def _answered(self, result: DispatchResult) -> Answered:
+    def _answered(self, result: Dispatched[ProviderReply]) -> Answered:
         """The whole reply of the target that served: the reservation settled, the reply redacted."""
         assert self._reservation is not None
         served = self._reached(result.served_index)
-        self._reservation.settle(served=served, usage=result.reply.usage)
-        return self._answer(result.reply)
+        self._reservation.settle(served=served, usage=result.answer.usage)
+        return self._answer(result.answer)
 
-    def _opened(self, dispatch: StreamDispatch | AsyncStreamDispatch) -> GovernedStream:
+    def _opened(
+        self, dispatch: Dispatched[ProviderStream] | Dispatched[AsyncProviderStream]
+    ) -> GovernedStream:
         assert self._reservation is not None and self._fits is not None
         served = self._reached(dispatch.served_index)
         fitted = self._fits.fit(dispatch.served_index)
         ended = self._reservation.stream_ended(
             served, prompt_tokens=fitted.fitted.breakdown.estimated, count=fitted.estimator.count_text
         )
-        return GovernedStream(dispatch, finish=self._answer, broken=self._ended, ended=ended)
+        return GovernedStream(dispatch.answer, finish=self._answer, broken=self._ended, ended=ended)
 
     def _answer(self, reply: ProviderReply) -> Answered:
         """The call answered with ``reply``, redacted (its redaction events recorded)."""

@@ -28,10 +28,16 @@ from typing import Literal
 
 from asgiref.sync import sync_to_async
 
-from agents.providers.async_dispatch import AsyncStreamDispatch
-from agents.providers.dispatch import StreamDispatch
 from agents.providers.failures import ProviderError
-from agents.providers.streams import StreamDelta, StreamFinish, TextDelta, ToolCallDelta, UsageDelta
+from agents.providers.streams import (
+    AsyncProviderStream,
+    ProviderStream,
+    StreamDelta,
+    StreamFinish,
+    TextDelta,
+    ToolCallDelta,
+    UsageDelta,
+)
 from agents.providers.values import ProviderReply, Usage
 from agents.runtime.outcome import Answered, Ended
 from governance.guardrails.redaction import redact
@@ -79,13 +85,13 @@ class GovernedStream(Iterator[StreamPiece], AsyncIterator[StreamPiece]):
 
     def __init__(
         self,
-        dispatch: StreamDispatch | AsyncStreamDispatch,
+        stream: ProviderStream | AsyncProviderStream,
         *,
         finish: Callable[[ProviderReply], Answered],
         broken: Callable[[ProviderError], Ended],
         ended: Callable[[StreamEnd], None] | None = None,
     ) -> None:
-        self._dispatch = dispatch
+        self._stream = stream
         self._finish = finish
         self._broken = broken
         self._ended = ended
@@ -97,12 +103,12 @@ class GovernedStream(Iterator[StreamPiece], AsyncIterator[StreamPiece]):
         self._usage: Usage | None = None
 
     def __next__(self) -> StreamPiece:
-        assert isinstance(self._dispatch, StreamDispatch)
+        assert isinstance(self._stream, ProviderStream)
         try:
             while not self._pending:
                 if self._over:
                     raise StopIteration
-                self._pending = self._redacted(next(self._dispatch.deltas))
+                self._pending = self._redacted(next(self._stream))
         except ProviderError as error:
             self._end(self._cut("provider"))
             return self._outcome(self._broken(error))
@@ -115,12 +121,12 @@ class GovernedStream(Iterator[StreamPiece], AsyncIterator[StreamPiece]):
         return self
 
     async def __anext__(self) -> StreamPiece:
-        assert isinstance(self._dispatch, AsyncStreamDispatch)
+        assert isinstance(self._stream, AsyncProviderStream)
         try:
             while not self._pending:
                 if self._over:
                     raise StopAsyncIteration
-                delta = await anext(self._dispatch.deltas)
+                delta = await anext(self._stream)
                 if isinstance(delta, StreamFinish):  # it writes to the database: in the request's thread
                     self._pending = await sync_to_async(self._finished, thread_sensitive=True)(delta)
                 else:
@@ -138,16 +144,16 @@ class GovernedStream(Iterator[StreamPiece], AsyncIterator[StreamPiece]):
         return outcome
 
     def close(self) -> None:
-        assert isinstance(self._dispatch, StreamDispatch)
+        assert isinstance(self._stream, ProviderStream)
         try:
-            self._dispatch.close()
+            self._stream.close()
         finally:
             self._end(self._cut("reader"))
 
     async def aclose(self) -> None:
-        assert isinstance(self._dispatch, AsyncStreamDispatch)
+        assert isinstance(self._stream, AsyncProviderStream)
         try:
-            await self._dispatch.aclose()
+            await self._stream.aclose()
         finally:
             await self._aend(self._cut("reader"))
 

@@ -47,8 +47,9 @@ from agents.apis.run_events import JsonErrorsNegotiation
 from agents.apis.serving import GovernedCallApi, Served
 from agents.errors import PreviousResponseNotFound
 from agents.models import ApiClient, Configuration
-from agents.providers.values import CallOptions, ProviderReply
+from agents.providers.values import CallOptions
 from agents.runtime.conversation import Conversation
+from agents.runtime.outcome import Answered
 from agents.runtime.redactions import Redactions
 from agents.selectors import stored_response_get_for_client
 from agents.services import Completion, CompletionCall, stored_response_create
@@ -170,8 +171,8 @@ class ResponseCall(CompletionCall):
         super().__init__(**fields)
         self.keep = keep
 
-    def finished(self, reply: ProviderReply) -> Completion:
-        completion = super().finished(reply)
+    def finished(self, answered: Answered) -> Completion:
+        completion = super().finished(answered)
         if self.keep is not None:
             self.keep(completion)
         return completion

@@ -41,7 +41,8 @@ from agents.apis.sse import (
     sse_response,
 )
 from agents.providers.failures import ProviderError
-from agents.providers.streams import StreamDelta, StreamFinish
+from agents.providers.streams import StreamDelta
+from agents.runtime.outcome import Answered, CallOutcome, Ended
 from agents.runtime.streaming import GovernedStream
 from agents.services import Completion, CompletionCall
 from config.request_thread import release_connections
@@ -84,7 +85,9 @@ class GovernedCallApi(EventStreamApi, ABC):
         prepared here and made on the event loop; under WSGI it is made here, blocking."""
         if not self.asgi:
             return self.answered_blocking(served)
-        served.completion.call.prepare(stream=served.stream is not None)
+        ended = served.completion.call.prepare(stream=served.stream is not None)
+        if ended is not None:
+            raise ended.error
         # Nothing is held while the provider answers: the thread may wait with the view (a whole
         # answer is awaited inside the synchronous middleware chain).
         release_connections()
@@ -94,38 +97,52 @@ class GovernedCallApi(EventStreamApi, ABC):
         """The prepared call made on the event loop: its whole answer, or its stream."""
         completion, call = served.completion, served.completion.call
         if served.stream is not None:
-            events = events_async(completion, await call.astream(), served.stream)
+            events = events_async(completion, opened(await call.astream()), served.stream)
             return event_stream_headers(StreamingHttpResponse(events, content_type=CONTENT_TYPE))
-        return Response(await call.asend(lambda reply: served.body(completion.finished(reply))))
+        return Response(await call.asend(lambda outcome: served.body(completion.finished(answered(outcome)))))
 
     def answered_blocking(self, served: Served) -> HttpResponseBase:
         """The call made with the blocking driver (WSGI): its whole answer, or its stream."""
         completion = served.completion
         if served.stream is None:
-            return Response(served.body(completion.create()))
-        stream = completion.call.stream()
+            return Response(served.body(completion.finished(answered(completion.call.send()))))
+        stream = opened(completion.call.stream())
         # Closing the response ends the stream even if no event was read (the client left first).
         events_read = events(completion, stream, served.stream)
         return sse_response(events_read, asgi=False, closed=stream.close)
+
+
+def answered(outcome: CallOutcome) -> Answered:
+    """A whole call's answer; an ended call's error is raised, for DRF's ``dispatch`` to answer as it
+    answers one raised in ``post``."""
+    if isinstance(outcome, Ended):
+        raise outcome.error
+    return outcome
+
+
+def opened(stream: GovernedStream | Ended) -> GovernedStream:
+    """An opened stream; a call that ended before its first delta raises its error, as :func:`answered`."""
+    if isinstance(stream, Ended):
+        raise stream.error
+    return stream
 
 
 def events(completion: CompletionCall, stream: GovernedStream, shape: StreamShape) -> Iterator[bytes]:
     """The events of ``stream`` read blocking (WSGI): ``shape``'s opening, a piece per delta, the finish
     (the call finished: its ledger row), then its end; a provider failure after the first delta ends
     with ``shape``'s failure event. Closes the stream."""
-    with stream as deltas:
+    with stream as pieces:
         if not connection.allow_thread_sharing:  # shared only by a test's live server, which owns it
             release_db_connection()  # what the stream needs was read; nothing is held while it waits
         yield from shape.opening()
-        try:
-            for delta in deltas:
-                if isinstance(delta, StreamFinish):
-                    yield from shape.finish(completion.finished(delta.reply))
-                else:
-                    yield from shape.piece(delta)
-        except ProviderError as failure:
-            yield from shape.failed(failure)
-            return
+        for piece in pieces:
+            if isinstance(piece, Ended):
+                yield from shape.failed(_broken(piece))
+                return
+            if isinstance(piece, Answered):
+                yield from shape.finish(completion.finished(piece))
+            else:
+                yield from shape.piece(piece)
     yield from shape.done()
 
 
@@ -137,20 +154,25 @@ async def events_async(
     try:
         for event in shape.opening():
             yield event
-        try:
-            async for delta in stream:
-                if isinstance(delta, StreamFinish):
-                    finished = await sync_to_async(completion.finished, thread_sensitive=True)(delta.reply)
-                    pieces = shape.finish(finished)
-                else:
-                    pieces = shape.piece(delta)
-                for event in pieces:
+        async for piece in stream:
+            if isinstance(piece, Ended):
+                for event in shape.failed(_broken(piece)):
                     yield event
-        except ProviderError as failure:
-            for event in shape.failed(failure):
+                return
+            if isinstance(piece, Answered):
+                finished = await sync_to_async(completion.finished, thread_sensitive=True)(piece)
+                pieces = shape.finish(finished)
+            else:
+                pieces = shape.piece(piece)
+            for event in pieces:
                 yield event
-            return
         for event in shape.done():
             yield event
     finally:
         await stream.aclose()
+
+
+def _broken(ended: Ended) -> ProviderError:
+    """The provider's failure that ended an open stream (an open stream ends no other way)."""
+    assert isinstance(ended.error, ProviderError)
+    return ended.error

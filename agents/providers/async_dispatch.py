@@ -13,17 +13,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from asgiref.sync import sync_to_async
 
-from agents.providers.attempts import opened_async, prepended, sent_async
+from agents.providers.attempts import opened_async, sent_async
 from agents.providers.base import ProviderAdapter
 from agents.providers.dispatch import (
     Attempt,
-    DispatchResult,
+    Dispatched,
     Prepare,
     PrepareStep,
     SendStep,
@@ -35,24 +34,10 @@ from agents.providers.dispatch import (
 )
 from agents.providers.failures import ProviderError
 from agents.providers.guard import WireGuard
-from agents.providers.streams import AsyncProviderStream, StreamDelta
-from agents.providers.values import ProviderCall
+from agents.providers.streams import AsyncProviderStream
+from agents.providers.values import ProviderCall, ProviderReply
 
 logger = logging.getLogger("agents.providers")
-
-
-@dataclass
-class AsyncStreamDispatch:
-    """:class:`~agents.providers.dispatch.StreamDispatch` read on an event loop: ``deltas`` yields every
-    delta of the serving target from the first on; :meth:`aclose` releases the connection."""
-
-    deltas: AsyncIterator[StreamDelta]
-    served_index: int
-    attempts: tuple[Attempt, ...]
-    stream: AsyncProviderStream
-
-    async def aclose(self) -> None:
-        await self.stream.aclose()
 
 
 class LoopAttempts:
@@ -88,22 +73,17 @@ class LoopAttempts:
                 error = exc
         self._next: Step = step
 
-    async def open(self) -> AsyncStreamDispatch:
+    async def open(self) -> Dispatched[AsyncProviderStream]:
         """The stream of the first target whose stream yields a first delta (the walk's policy)."""
         assert self.streaming
-        (first, stream), index = await self._walked(opened_async)
-        return AsyncStreamDispatch(
-            deltas=prepended(first, stream),
-            served_index=index,
-            attempts=tuple(self._attempts),
-            stream=stream,
-        )
+        stream, index = await self._walked(opened_async)
+        return Dispatched(stream, index, tuple(self._attempts))
 
-    async def send(self) -> DispatchResult:
+    async def send(self) -> Dispatched[ProviderReply]:
         """The reply of the first target that answers (the walk's policy)."""
         assert not self.streaming
         reply, index = await self._walked(sent_async)
-        return DispatchResult(reply=reply, served_index=index, attempts=tuple(self._attempts))
+        return Dispatched(reply, index, tuple(self._attempts))
 
     async def _walked(
         self, perform: Callable[[ProviderAdapter, ProviderCall, dict[str, Any]], Awaitable[Any]]

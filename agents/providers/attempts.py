@@ -28,11 +28,10 @@ def sent(adapter: ProviderAdapter, call: ProviderCall, body: dict[str, Any]) -> 
     )
 
 
-def opened(
-    adapter: ProviderAdapter, call: ProviderCall, body: dict[str, Any]
-) -> tuple[StreamDelta, ProviderStream]:
-    """The first delta of a new stream, and the stream (traced, counted and timed to its end:
-    ``agents/telemetry.py``); a stream that fails before its first delta is closed."""
+def opened(adapter: ProviderAdapter, call: ProviderCall, body: dict[str, Any]) -> ProviderStream:
+    """A new stream once its first delta has arrived, read from that delta on (traced, counted and
+    timed to its end: ``agents/telemetry.py``); a stream that fails before its first delta is
+    closed."""
     config = adapter.config
     observed = StreamObserved(provider=config.identifier, kind=config.kind, model=call.model_id)
     try:
@@ -45,7 +44,9 @@ def opened(
         stream.close()
         raise adapter.error(FailureClass.MALFORMED, "the stream ended before its first delta") from None
     deltas = _observed(itertools.chain((first,), stream), observed)
-    return next(deltas), ProviderStream(deltas, close=stream.close, classify=adapter.classify)
+    # Started, so that a close before the end is observed as one; then read from the first delta.
+    started = next(deltas)
+    return ProviderStream(itertools.chain((started,), deltas), close=stream.close, classify=adapter.classify)
 
 
 def _observed(deltas: Iterator[StreamDelta], observed: StreamObserved) -> Iterator[StreamDelta]:
@@ -99,9 +100,9 @@ async def sent_async(adapter: ProviderAdapter, call: ProviderCall, body: dict[st
 
 async def opened_async(
     adapter: ProviderAdapter, call: ProviderCall, body: dict[str, Any]
-) -> tuple[StreamDelta, AsyncProviderStream]:
-    """The first delta of a new stream and the stream, observed as the blocking driver's
-    (:func:`opened`); a stream that fails before its first delta is closed."""
+) -> AsyncProviderStream:
+    """A new stream once its first delta has arrived, read from that delta on, observed as the
+    blocking driver's (:func:`opened`); a stream that fails before its first delta is closed."""
     config = adapter.config
     observed = StreamObserved(provider=config.identifier, kind=config.kind, model=call.model_id)
     stream: AsyncProviderStream | None = None
@@ -127,7 +128,9 @@ async def opened_async(
         finally:
             await stream.aclose()
 
-    return await anext(deltas), AsyncProviderStream(deltas, close=close, classify=adapter.classify)
+    # Started, so that a close before the end is observed as one; then read from the first delta.
+    started = await anext(deltas)
+    return AsyncProviderStream(prepended(started, deltas), close=close, classify=adapter.classify)
 
 
 async def _observed_async(

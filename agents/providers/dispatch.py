@@ -28,19 +28,18 @@ its own client; so from then on the target is committed: a failure later in the 
 
 from __future__ import annotations
 
-import itertools
 import logging
 import time
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Any, NamedTuple, TypeVar, cast
+from typing import Any, Generic, NamedTuple, TypeVar, cast
 
 from agents.providers.adapters import ADAPTER_POOL
 from agents.providers.attempts import opened, sent
 from agents.providers.base import ProviderAdapter
 from agents.providers.failures import FailureClass, ProviderError
 from agents.providers.guard import WireGuard
-from agents.providers.streams import ProviderStream, StreamDelta
+from agents.providers.streams import ProviderStream
 from agents.providers.values import ProviderCall, ProviderConfig, ProviderReply
 from config.database import connections_release
 from context_assembly.profiles import ModelCapabilities
@@ -97,34 +96,22 @@ class PreparedCall:
 Prepare = Callable[[int], PreparedCall]
 
 
+Answer = TypeVar("Answer")
+
+
 @dataclass(frozen=True)
-class DispatchResult:
-    reply: ProviderReply
+class Dispatched(Generic[Answer]):
+    """What a walk of the targets ended with, whichever driver walked it: the ``answer`` of the first
+    target that gave one (a whole :class:`ProviderReply`, or a stream open from its first delta,
+    :class:`~agents.providers.streams.ProviderStream` or, on an event loop,
+    :class:`~agents.providers.streams.AsyncProviderStream`), that target's index, and the attempts up
+    to it. A stream's deltas start with the first (already received) and end with its
+    :class:`~agents.providers.streams.StreamFinish`; a failure later in it raises
+    :class:`ProviderError` (no retry, no fallback). Close it when not read to the end."""
+
+    answer: Answer
     served_index: int
     attempts: tuple[Attempt, ...]
-
-
-@dataclass
-class StreamDispatch:
-    """A stream that has started: ``deltas`` yields every delta of the serving target from the first
-    (already received) on, ending with its :class:`~agents.providers.streams.StreamFinish`, and raises
-    :class:`ProviderError` if the stream breaks later (no retry, no fallback). ``attempts`` lists the
-    attempts up to the first delta. Close it (or leave its ``with`` block) to release the connection
-    when the deltas are not read to the end."""
-
-    deltas: Iterator[StreamDelta]
-    served_index: int
-    attempts: tuple[Attempt, ...]
-    stream: ProviderStream
-
-    def close(self) -> None:
-        self.stream.close()
-
-    def __enter__(self) -> StreamDispatch:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
 
 Outcome = TypeVar("Outcome")
@@ -147,7 +134,7 @@ def complete_with_fallbacks(
     guard: WireGuard | None = None,
     sleep: Callable[[float], None] = time.sleep,
     prepare: Prepare | None = None,
-) -> DispatchResult:
+) -> Dispatched[ProviderReply]:
     """Send ``call`` to the first target that answers (see the module docstring for the policy).
 
     ``call.model_id`` and ``call.capabilities`` are replaced by each target's. ``guard`` checks each
@@ -160,7 +147,7 @@ def complete_with_fallbacks(
     """
     attempts: list[Attempt] = []
     reply, index = _first_success(targets, call, attempts, guard, sleep, prepare, sent)
-    return DispatchResult(reply=reply, served_index=index, attempts=tuple(attempts))
+    return Dispatched(reply, index, tuple(attempts))
 
 
 def stream_with_fallbacks(
@@ -170,16 +157,14 @@ def stream_with_fallbacks(
     guard: WireGuard | None = None,
     sleep: Callable[[float], None] = time.sleep,
     prepare: Prepare | None = None,
-) -> StreamDispatch:
+) -> Dispatched[ProviderStream]:
     """:func:`complete_with_fallbacks` with each target's call sent as a stream: the stream of the
     first target whose stream yields a first delta. Retries and fallbacks apply up to that delta only
     (see the module docstring). Raises :class:`ProviderError` (every attempt listed) or the guard's
     ``LateRedactionOverflow``."""
     attempts: list[Attempt] = []
-    (first, stream), index = _first_success(targets, call, attempts, guard, sleep, prepare, opened)
-    return StreamDispatch(
-        deltas=itertools.chain((first,), stream), served_index=index, attempts=tuple(attempts), stream=stream
-    )
+    stream, index = _first_success(targets, call, attempts, guard, sleep, prepare, opened)
+    return Dispatched(stream, index, tuple(attempts))
 
 
 @dataclass(frozen=True)

@@ -42,11 +42,12 @@ from agents.runtime.compacted import (
 )
 from agents.runtime.content import pinned_send_content
 from agents.runtime.leases import run_advance
+from agents.runtime.outcome import Ended, SendError
 from agents.runtime.pins import pinned_content, run_pins
 from agents.runtime.plan import model_profile, send_plan
 from agents.runtime.queue import step_enqueue
 from agents.runtime.record import StepRecord, step_record, step_totals
-from agents.runtime.send import SEND_ERRORS, GovernedCall, SendError
+from agents.runtime.send import GovernedCall
 from agents.runtime.summary import summary_events, summary_plan
 from agents.runtime.targets import reply_limit
 from agents.runtime.transcript import TRANSCRIPTS, run_context, run_request, run_usage
@@ -166,28 +167,24 @@ def _summarised(
         labels=state.labels[:cut],
     )
     events = summary_events(run, plan.model, step_index)
-    call = GovernedCall(plan, events, client_id=run.api_client_id)
+    outcome = GovernedCall(plan, events, client_id=run.api_client_id).send()
     data: dict[str, Any] = {"strategy": SUMMARISE, "through": through, "messages": cut}
     record = StepRecord(
         run=run,
         index=step_index,
-        call=call,
+        outcome=outcome,
         started=started,
         status=StepStatus.COMPLETED,
         kind=StepKind.COMPACTION,
         compaction=data,
     )
-    try:
-        reply = call.send()
-    except SEND_ERRORS as error:
-        record = replace(record, status=_ended(error), error=error.code)
-        return _recorded(run, step_index, worker, lambda: _with_totals(record), SUMMARISE, record.status)
-    record = replace(record, reply=reply)
-    if not reply.text.strip() or reply.tool_calls:
+    if isinstance(outcome, Ended):
+        record = replace(record, status=_ended(outcome.error), error=outcome.error.code)
+    elif not outcome.reply.text.strip() or outcome.reply.tool_calls:
         record = replace(record, status=StepStatus.FAILED, error="summary_empty")
     else:
-        data["summary"] = reply.text
-        data["observed"] = call.decision is not None and call.decision.label_observed
+        data["summary"] = outcome.reply.text
+        data["observed"] = outcome.decision.label_observed
     return _recorded(run, step_index, worker, lambda: _with_totals(record), SUMMARISE, record.status)
 
 

@@ -32,8 +32,8 @@ from typing import Any, Protocol
 import redis
 from django.conf import settings
 
-from agents.providers.streams import StreamFinish, TextDelta
-from agents.providers.values import ProviderReply
+from agents.providers.streams import TextDelta
+from agents.runtime.outcome import Answered, CallOutcome, Ended
 from agents.runtime.send import GovernedCall
 
 logger = logging.getLogger(__name__)
@@ -151,24 +151,29 @@ def live_publish(run_id: str, name: str, data: dict[str, Any]) -> None:
         logger.warning("live event of run %s not published: %s", run_id, type(exc).__name__)
 
 
-def streamed_send(call: GovernedCall, *, run_id: str, step_index: int) -> ProviderReply:
+def streamed_send(call: GovernedCall, *, run_id: str, step_index: int) -> CallOutcome:
     """:meth:`~agents.runtime.send.GovernedCall.send` of a run's step with the reply streamed: the same
-    reply and errors, and the step's live events published while the reply arrives. A stream that
-    breaks after its first delta raises its ``ProviderError`` (nothing is retried once text went out)."""
-    reply: ProviderReply | None = None
-    with call.stream() as stream:
-        for delta in stream:
-            if isinstance(delta, TextDelta):
-                live_publish(run_id, "delta", {"step": step_index, "text": delta.text})
-            elif isinstance(delta, StreamFinish):
-                reply = delta.reply
-    assert reply is not None  # a governed stream ends with its finish or raises
-    for call_made in reply.tool_calls:
-        data = {
-            "step": step_index,
-            "id": call_made.id,
-            "name": call_made.name,
-            "arguments": call_made.arguments,
-        }
-        live_publish(run_id, "tool_call", data)
-    return reply
+    outcome, and the step's live events published while the reply arrives. A stream that breaks
+    after its first delta ends the call with its ``ProviderError`` (nothing is retried once text
+    went out)."""
+    stream = call.stream()
+    if isinstance(stream, Ended):
+        return stream
+    outcome: CallOutcome | None = None
+    with stream:
+        for piece in stream:
+            if isinstance(piece, TextDelta):
+                live_publish(run_id, "delta", {"step": step_index, "text": piece.text})
+            elif isinstance(piece, Answered | Ended):
+                outcome = piece
+    assert outcome is not None  # a governed stream ends with the call's outcome
+    if isinstance(outcome, Answered):
+        for call_made in outcome.reply.tool_calls:
+            data = {
+                "step": step_index,
+                "id": call_made.id,
+                "name": call_made.name,
+                "arguments": call_made.arguments,
+            }
+            live_publish(run_id, "tool_call", data)
+    return outcome

@@ -5,18 +5,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from decimal import Decimal
 
 from django.db import transaction
 from django.utils import timezone
 
 from agents.models import AgentRun, AgentStep, LlmModel, RunMessage, StepStatus
-from agents.pricing import ZERO, Prices, usage_cost
+from agents.pricing import ZERO
 from agents.providers.values import ProviderReply, Usage
 from agents.runtime.leases import HeldLease, StepTotals, lease_hold, run_complete_with, run_totals_add
+from agents.runtime.outcome import Answered, CallOutcome, reply_cost
 from agents.runtime.plan import SendPlan, model_profile
-from agents.runtime.receipts import answer_receipt
-from agents.runtime.send import GovernedCall
 from agents.telemetry import step_record_observed
 from context_assembly.calibration import CalibrationState, run_ratio
 from context_assembly.fitting import FitResult
@@ -25,34 +23,34 @@ from governance.vocabulary import Provenance
 
 @dataclass(frozen=True)
 class StepRecord:
-    """What one step's model phase produced, as its step row stores it: the governed ``call`` holds
-    what it settled (its fit, decision, targets skipped, the model that served), whatever ended it."""
+    """What one step's model phase produced, as its step row stores it: the governed call's
+    ``outcome`` holds what it settled (its fit, decision, targets skipped, the model that served),
+    whatever ended it."""
 
     run: AgentRun
     index: int
-    call: GovernedCall
+    outcome: CallOutcome
     started: float  # time.monotonic() when the model phase began
     status: StepStatus
     error: str = ""  # the refusal's or failure's code
-    reply: ProviderReply | None = None  # only for a completed call
     kind: str = "model_call"  # or "compaction": a summary's send (agents/runtime/compaction.py)
     compaction: dict[str, object] = field(default_factory=dict)  # a compaction step's record
 
     @property
     def plan(self) -> SendPlan:
-        return self.call.plan
+        return self.outcome.plan
+
+    @property
+    def reply(self) -> ProviderReply | None:
+        return self.outcome.reply if isinstance(self.outcome, Answered) else None
 
     @property
     def fitted(self) -> FitResult | None:
-        return self.call.fitted  # None when governance refused before the fit
-
-    @property
-    def served(self) -> LlmModel | None:
-        return self.call.served
+        return self.outcome.fitted  # None when governance refused before the fit
 
     @property
     def model(self) -> LlmModel:
-        return self.call.served or self.call.plan.model
+        return self.outcome.served or self.outcome.plan.model
 
     @property
     def estimated(self) -> int | None:
@@ -126,8 +124,8 @@ def step_record(record: StepRecord) -> AgentStep:
         breakdown=record.fitted.breakdown.as_dict() if record.fitted else {},
         context_window=record.model.context_window,
         max_tokens=record.fitted.breakdown.reserve if record.fitted else None,
-        max_tokens_clamped=record.call.clamped,
-        skipped_targets=[skipped.as_dict() for skipped in record.call.skipped],
+        max_tokens_clamped=record.outcome.clamped,
+        skipped_targets=[skipped.as_dict() for skipped in record.outcome.skipped],
         pins=pinned.used_dicts() if (pinned := record.plan.content.pinned) is not None else [],
         finish_reason=record.reply.finish_reason if record.reply else "",
         calibration_ratio=run_ratio(reported, record.uncalibrated),
@@ -145,25 +143,10 @@ def step_record(record: StepRecord) -> AgentStep:
 
 def _labels(record: StepRecord) -> dict[str, object]:
     """A step's labels and receipt: only for a step whose sources were decided and sent."""
-    call = record.call
-    decision = call.decision
-    if decision is None or record.reply is None or call.served is None:
+    answered = record.outcome
+    if not isinstance(answered, Answered):
         return {}
-    receipt = answer_receipt(
-        plan=call.plan, decision=decision, served=call.served, reply_redactions=call.reply_redactions
-    )
-    return {"label": decision.label, "receiver_label": decision.receiver_label, "receipt": receipt}
-
-
-def reply_cost(model: LlmModel, usage: Usage) -> Decimal | None:
-    """What a reply's reported usage costs at the prices of ``model``, the model that served it."""
-    return usage_cost(
-        Prices.of(model),
-        prompt_tokens=usage.prompt_tokens,
-        cached_tokens=usage.cached_tokens,
-        cache_write_tokens=usage.cache_write_tokens,
-        completion_tokens=usage.completion_tokens,
-    )
+    return {"label": answered.label, "receiver_label": answered.receiver_label, "receipt": answered.receipt}
 
 
 @transaction.atomic
@@ -174,9 +157,10 @@ def completed_step_record(record: StepRecord, *, worker: str, position: int) -> 
     A reply without tool calls ends the run in the same statement as the totals, so a final answer
     and the run's completion commit together. Raises :class:`LeaseLost`, keeping nothing, when
     ``worker`` no longer holds the run's lease at this step."""
-    reply, served = record.reply, record.served
-    if reply is None or served is None or record.fitted is None:
+    answered = record.outcome
+    if not isinstance(answered, Answered):
         raise ValueError("a completed step is recorded with its fit, its reply and the model that served it")
+    reply, served = answered.reply, answered.served
     lease_hold(HeldLease(run_id=str(record.run.id), step_index=record.index, worker=worker))
     step = step_record(record)
     message = RunMessage.objects.create(
@@ -187,7 +171,7 @@ def completed_step_record(record: StepRecord, *, worker: str, position: int) -> 
         content=reply.text,
         data_class=step.label,
         receiver_class=step.receiver_label,
-        label_observed=record.call.decision is not None and record.call.decision.label_observed,
+        label_observed=answered.decision.label_observed,
         tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls],
     )
     usage = reply.usage
@@ -197,7 +181,7 @@ def completed_step_record(record: StepRecord, *, worker: str, position: int) -> 
     if not finished:
         run_totals_add(run_id=run_id, totals=totals)
     # Last in the transaction: the model row stays locked only for the commit.
-    served_model_calibrate(plan=record.plan, fitted=record.fitted, served=served, usage=usage)
+    served_model_calibrate(plan=record.plan, fitted=answered.fitted, served=served, usage=usage)
     return CompletedStep(message=message, finished=finished)
 
 

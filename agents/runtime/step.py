@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import time
 import traceback
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.db import InterfaceError, OperationalError, models, transaction
@@ -34,11 +34,12 @@ from agents.runtime.content import pinned_send_content
 from agents.runtime.heartbeat import lease_kept
 from agents.runtime.leases import HeldLease, LeaseLost, lease_claim, lease_hold, run_advance, run_finish
 from agents.runtime.live import streamed_send
+from agents.runtime.outcome import Ended, SendError
 from agents.runtime.pins import pinned_content, run_pins
 from agents.runtime.plan import SendPlan, send_plan
 from agents.runtime.queue import step_enqueue
 from agents.runtime.record import StepRecord, completed_step_record, step_record
-from agents.runtime.send import SEND_ERRORS, GovernedCall, SendError
+from agents.runtime.send import GovernedCall
 from agents.runtime.tool_calls import execute_tool_calls
 from agents.runtime.transcript import run_context, run_request
 from agents.selectors import run_client_name
@@ -176,16 +177,16 @@ def _model_phase(run: AgentRun, step_index: int, worker: str) -> StepOutcome | R
     plan = send_plan(configuration=run.configuration, request=request, content=content)
     context = _event_context(run, plan, step_index)
     call = GovernedCall(plan, context, client_id=run.api_client_id, max_tokens=run.max_tokens)
-    record = StepRecord(run=run, index=step_index, call=call, started=started, status=StepStatus.COMPLETED)
-    try:
-        reply = streamed_send(call, run_id=str(run.id), step_index=step_index)
-    except SEND_ERRORS as error:
-        status, reason, code = step_ends(error)
+    outcome = streamed_send(call, run_id=str(run.id), step_index=step_index)
+    if isinstance(outcome, Ended):
+        status, reason, code = step_ends(outcome.error)
         with transaction.atomic():
             lease_hold(HeldLease(run_id=str(run.id), step_index=step_index, worker=worker))
-            step_record(replace(record, status=status, error=error.code))
-            return _finish(run, worker, step_index, reason, code, error.message)
-    record = replace(record, reply=reply)
+            step_record(StepRecord(run, step_index, outcome, started, status, error=outcome.error.code))
+            return _finish(run, worker, step_index, reason, code, outcome.error.message)
+    record = StepRecord(
+        run=run, index=step_index, outcome=outcome, started=started, status=StepStatus.COMPLETED
+    )
     completed = completed_step_record(
         record,
         worker=worker,

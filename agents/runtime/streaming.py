@@ -5,8 +5,10 @@ send; this module only reads the open stream. Text and each tool call's argument
 own :class:`~governance.guardrails.redaction.streaming.StreamRedactor`, so a secret split across
 deltas never comes out (arguments are read as JSON text, so what comes out joins into valid JSON);
 ids and names are redacted whole. At the provider's finish, what the
-redactors still hold is handed on, then the whole reply, redacted as a reply that did not stream is
-(its redaction events recorded then, once).
+redactors still hold is handed on, then the call's outcome: :class:`~agents.runtime.outcome.Answered`
+with the whole reply, redacted as a reply that did not stream is (its redaction events recorded then,
+once). A provider stream that breaks after its first delta ends it with the call's
+:class:`~agents.runtime.outcome.Ended` instead (nothing is retried once text went out).
 
 The same stream is read either blocking (``for``, from :meth:`~agents.runtime.send.GovernedCall.stream`)
 or on an event loop (``async for``, from :meth:`~agents.runtime.send.GovernedCall.astream`, where the
@@ -26,11 +28,18 @@ from typing import Literal
 
 from asgiref.sync import sync_to_async
 
-from agents.providers.async_dispatch import AsyncStreamDispatch
-from agents.providers.dispatch import Attempt, StreamDispatch
 from agents.providers.failures import ProviderError
-from agents.providers.streams import StreamDelta, StreamFinish, TextDelta, ToolCallDelta, UsageDelta
+from agents.providers.streams import (
+    AsyncProviderStream,
+    ProviderStream,
+    StreamDelta,
+    StreamFinish,
+    TextDelta,
+    ToolCallDelta,
+    UsageDelta,
+)
 from agents.providers.values import ProviderReply, Usage
+from agents.runtime.outcome import Answered, Ended
 from governance.guardrails.redaction import redact
 from governance.guardrails.redaction.streaming import StreamRedactor
 
@@ -50,6 +59,8 @@ class StreamCut:
 
 # How a stream ended: its provider's reply (the finish was read), or cut before it.
 StreamEnd = ProviderReply | StreamCut
+# What a governed stream hands on: redacted deltas, then the call's outcome.
+StreamPiece = TextDelta | ToolCallDelta | UsageDelta | Answered | Ended
 
 
 @dataclass
@@ -60,47 +71,47 @@ class _ToolCallFilter:
     name: str | None = None
 
 
-class GovernedStream(Iterator[StreamDelta], AsyncIterator[StreamDelta]):
-    """The redacted deltas of one open provider stream, ending with a :class:`StreamFinish` whose reply
-    is redacted whole. Raises :class:`~agents.providers.failures.ProviderError` if the provider's stream
-    breaks (nothing is retried once a delta has arrived). Close it when not read to the end; the
-    redaction events are recorded only when the finish is read.
+class GovernedStream(Iterator[StreamPiece], AsyncIterator[StreamPiece]):
+    """The redacted deltas of one open provider stream, ending with the call's outcome: its
+    :class:`~agents.runtime.outcome.Answered` (the reply redacted whole) once the provider's finish is
+    read, or its :class:`~agents.runtime.outcome.Ended` (a :class:`ProviderError`) when the provider's
+    stream breaks after the first delta (nothing is retried once a delta has arrived). Close it when
+    not read to the end; the reply's redaction events are recorded only when the finish is read.
 
-    ``served_index`` is the target that serves it (0: the configuration's model); ``attempts`` the
-    attempts up to its first delta; ``max_held`` the longest text the redactor held back so far.
-
-    ``finish`` redacts the whole reply and records its events (the call keeps what it redacted).
-    ``ended`` is called exactly once: with the provider's reply when the finish is read, or with
-    :class:`StreamCut` when the stream is closed or cancelled before, or the provider broke it (the
-    send's budget reservation settles on it)."""
+    ``finish`` redacts the whole reply, records its events and answers the call; ``broken`` ends the
+    call with the provider's error. ``ended`` is called exactly once: with the provider's reply when
+    the finish is read, or with :class:`StreamCut` when the stream is closed or cancelled before, or
+    the provider broke it (the send's budget reservation settles on it)."""
 
     def __init__(
         self,
-        dispatch: StreamDispatch | AsyncStreamDispatch,
+        stream: ProviderStream | AsyncProviderStream,
         *,
-        finish: Callable[[ProviderReply], ProviderReply],
+        finish: Callable[[ProviderReply], Answered],
+        broken: Callable[[ProviderError], Ended],
         ended: Callable[[StreamEnd], None] | None = None,
     ) -> None:
-        self._dispatch = dispatch
+        self._stream = stream
         self._finish = finish
+        self._broken = broken
         self._ended = ended
         self._text = StreamRedactor()
         self._calls: dict[int, _ToolCallFilter] = {}
-        self._pending: list[StreamDelta] = []
+        self._pending: list[StreamPiece] = []
+        self._over = False  # the outcome was handed on
         self._streamed: list[str] = []  # what the provider sent, before redaction
         self._usage: Usage | None = None
-        self.served_index = dispatch.served_index
-        self.attempts: tuple[Attempt, ...] = dispatch.attempts
 
-    @property
-    def max_held(self) -> int:
-        return self._text.max_held
-
-    def __next__(self) -> StreamDelta:
-        assert isinstance(self._dispatch, StreamDispatch)
+    def __next__(self) -> StreamPiece:
+        assert isinstance(self._stream, ProviderStream)
         try:
             while not self._pending:
-                self._pending = self._redacted(next(self._dispatch.deltas))
+                if self._over:
+                    raise StopIteration
+                self._pending = self._redacted(next(self._stream))
+        except ProviderError as error:
+            self._end(self._cut("provider"))
+            return self._outcome(self._broken(error))
         except BaseException as error:
             self._end(self._ended_by(error))
             raise
@@ -109,31 +120,40 @@ class GovernedStream(Iterator[StreamDelta], AsyncIterator[StreamDelta]):
     def __aiter__(self) -> GovernedStream:
         return self
 
-    async def __anext__(self) -> StreamDelta:
-        assert isinstance(self._dispatch, AsyncStreamDispatch)
+    async def __anext__(self) -> StreamPiece:
+        assert isinstance(self._stream, AsyncProviderStream)
         try:
             while not self._pending:
-                delta = await anext(self._dispatch.deltas)
+                if self._over:
+                    raise StopAsyncIteration
+                delta = await anext(self._stream)
                 if isinstance(delta, StreamFinish):  # it writes to the database: in the request's thread
                     self._pending = await sync_to_async(self._finished, thread_sensitive=True)(delta)
                 else:
                     self._pending = self._redacted(delta)
+        except ProviderError as error:
+            await self._aend(self._cut("provider"))
+            return self._outcome(self._broken(error))
         except BaseException as error:
             await self._aend(self._ended_by(error))
             raise
         return self._pending.pop(0)
 
+    def _outcome(self, outcome: Answered | Ended) -> Answered | Ended:
+        self._over = True
+        return outcome
+
     def close(self) -> None:
-        assert isinstance(self._dispatch, StreamDispatch)
+        assert isinstance(self._stream, ProviderStream)
         try:
-            self._dispatch.close()
+            self._stream.close()
         finally:
             self._end(self._cut("reader"))
 
     async def aclose(self) -> None:
-        assert isinstance(self._dispatch, AsyncStreamDispatch)
+        assert isinstance(self._stream, AsyncProviderStream)
         try:
-            await self._dispatch.aclose()
+            await self._stream.aclose()
         finally:
             await self._aend(self._cut("reader"))
 
@@ -147,9 +167,9 @@ class GovernedStream(Iterator[StreamDelta], AsyncIterator[StreamDelta]):
             ended(end)
 
     def _ended_by(self, error: BaseException) -> StreamEnd:
-        """A provider's failure (or its deltas ending without a finish) broke the stream; anything
-        else (a cancellation, the reader's generator closed) means its reader went away."""
-        if isinstance(error, ProviderError | StopIteration | StopAsyncIteration):
+        """Its deltas ending without a finish broke the stream; anything else (a cancellation, the
+        reader's generator closed) means its reader went away."""
+        if isinstance(error, StopIteration | StopAsyncIteration):
             return self._cut("provider")
         return self._cut("reader")
 
@@ -162,7 +182,7 @@ class GovernedStream(Iterator[StreamDelta], AsyncIterator[StreamDelta]):
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def _redacted(self, delta: StreamDelta) -> list[StreamDelta]:
+    def _redacted(self, delta: StreamDelta) -> list[StreamPiece]:
         if isinstance(delta, TextDelta):
             self._streamed.append(delta.text)
             return _text(self._text.feed(delta.text))
@@ -174,7 +194,7 @@ class GovernedStream(Iterator[StreamDelta], AsyncIterator[StreamDelta]):
             return [delta]
         return self._finished(delta)
 
-    def _tool_call(self, delta: ToolCallDelta) -> list[StreamDelta]:
+    def _tool_call(self, delta: ToolCallDelta) -> list[StreamPiece]:
         call = self._calls.setdefault(delta.index, _ToolCallFilter())
         if delta.id is not None:
             call.id = redact(delta.id).text
@@ -182,20 +202,20 @@ class GovernedStream(Iterator[StreamDelta], AsyncIterator[StreamDelta]):
             call.name = redact(delta.name).text
         return self._call_piece(delta.index, call, call.redactor.feed(delta.arguments))
 
-    def _call_piece(self, index: int, call: _ToolCallFilter, arguments: str) -> list[StreamDelta]:
+    def _call_piece(self, index: int, call: _ToolCallFilter, arguments: str) -> list[StreamPiece]:
         if call.opened and not arguments:
             return []
         first = not call.opened
         call.opened = True
         return [ToolCallDelta(index, call.id if first else None, call.name if first else None, arguments)]
 
-    def _finished(self, finish: StreamFinish) -> list[StreamDelta]:
-        rest: list[StreamDelta] = _text(self._text.finish())
+    def _finished(self, finish: StreamFinish) -> list[StreamPiece]:
+        rest: list[StreamPiece] = _text(self._text.finish())
         for index, call in sorted(self._calls.items()):
             rest += self._call_piece(index, call, call.redactor.finish())
         self._end(finish.reply)
-        return [*rest, StreamFinish(self._finish(finish.reply))]
+        return [*rest, self._outcome(self._finish(finish.reply))]
 
 
-def _text(text: str) -> list[StreamDelta]:
+def _text(text: str) -> list[StreamPiece]:
     return [TextDelta(text)] if text else []

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from agents.errors import MaxTokensTooLarge
 from agents.models import LlmModel
@@ -22,34 +21,13 @@ from agents.providers.dispatch import PreparedCall, TargetSkipped
 from agents.providers.guard import LateRedaction, WireGuard
 from agents.providers.values import PromptLayout, ProviderCall
 from agents.runtime.budget import ClientLimits, Reservation, budget_reserve, send_estimate
+from agents.runtime.outcome import SkippedTarget
 from agents.runtime.plan import SendPlan, model_profile
 from agents.runtime.redactions import REDACTION_MEMO
 from context_assembly.estimator import Estimator
 from context_assembly.fitting import FitResult, fit
 from governance.services import EventContext, enforced_event_record
 from governance.vocabulary import Decision
-
-
-@dataclass(frozen=True)
-class SkippedTarget:
-    """A target the send was not sent to, and why (figures only, never content)."""
-
-    provider: str
-    model: str
-    reason: str  # "context_overflow": its window cannot hold the context's floor
-    estimated: int  # the floor's tokens, counted for this target
-    budget: int  # this target's budget (window - reply limit - safety)
-    window: int
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "provider": self.provider,
-            "model": self.model,
-            "reason": self.reason,
-            "estimated": self.estimated,
-            "budget": self.budget,
-            "window": self.window,
-        }
 
 
 @dataclass(frozen=True)

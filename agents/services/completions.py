@@ -12,9 +12,9 @@ from agents.errors import ConfigurationInactive
 from agents.models import ApiClient, CompletionRecord, Configuration, LlmModel
 from agents.providers.values import ProviderReply, Usage
 from agents.runtime.budget import client_limits
+from agents.runtime.outcome import Answered, Ended, reply_cost
 from agents.runtime.plan import SendRequest, receiver_name, send_plan
-from agents.runtime.receipts import answer_receipt
-from agents.runtime.record import reply_cost, served_model_calibrate
+from agents.runtime.record import served_model_calibrate
 from agents.runtime.send import GovernedCall
 from agents.runtime.targets import reply_limit_check
 from config.logs import log_context_update
@@ -44,12 +44,12 @@ class CompletionCall:
     """One governed call outside any run, as a client asked for it: built in the request's thread
     (the plan, a new request id that correlates its governance events, the client's budget limits),
     then made through :attr:`call` (:class:`~agents.runtime.send.GovernedCall`: whole or streamed,
-    blocking or on the event loop) and finished with its reply (:meth:`finished`); :meth:`create` is
+    blocking or on the event loop) and finished with its answer (:meth:`finished`); :meth:`create` is
     the whole blocking call.
 
-    Building it raises :class:`ConfigurationInactive` or :class:`MaxTokensTooLarge`; the call raises
-    what a governed call raises (:data:`~agents.runtime.send.SEND_ERRORS`; a refusal names the
-    request id). Stores no run; the serving model's calibration takes the provider-reported prompt
+    Building it raises :class:`ConfigurationInactive` or :class:`MaxTokensTooLarge`; the call ends
+    as a governed call ends (:class:`~agents.runtime.outcome.Ended`, one of
+    :data:`~agents.runtime.outcome.SEND_ERRORS`; a refusal names the request id). Stores no run; the serving model's calibration takes the provider-reported prompt
     size as a step's does."""
 
     def __init__(
@@ -90,35 +90,33 @@ class CompletionCall:
             ),
         )
 
-    def create(self) -> Completion:
-        """The whole call, answered (the blocking driver)."""
-        return self.finished(self.call.send())
+    def create(self) -> Completion | Ended:
+        """The whole call (the blocking driver): answered, or how it ended."""
+        outcome = self.call.send()
+        return self.finished(outcome) if isinstance(outcome, Answered) else outcome
 
-    def finished(self, reply: ProviderReply) -> Completion:
-        """The answered call (``reply``: its whole reply, or its stream's finish): the serving model's
+    def finished(self, answered: Answered) -> Completion:
+        """The answered call (its whole reply, or its stream's finish): the serving model's
         calibration takes the reported prompt size and the call's ledger row is written."""
-        call, plan = self.call, self.call.plan
-        assert call.served is not None and call.fitted is not None and call.decision is not None
-        served_model_calibrate(plan=plan, fitted=call.fitted, served=call.served, usage=reply.usage)
+        plan, served, usage = answered.plan, answered.served, answered.usage
+        served_model_calibrate(plan=plan, fitted=answered.fitted, served=served, usage=usage)
         record = completion_record(
             request_id=self.request_id,
             api_client=self.api_client,
             configuration=plan.configuration,
-            served=call.served,
-            usage=reply.usage,
+            served=served,
+            usage=usage,
         )
         return Completion(
             request_id=self.request_id,
-            reply=reply,
-            served=call.served,
-            breakdown=call.fitted.breakdown,
+            reply=answered.reply,
+            served=served,
+            breakdown=answered.fitted.breakdown,
             cost=record.cost,
-            decision=call.decision,
+            decision=answered.decision,
             sent_redactions=dict(plan.redactions),
-            reply_redactions=dict(call.reply_redactions),
-            receipt=answer_receipt(
-                plan=plan, decision=call.decision, served=call.served, reply_redactions=call.reply_redactions
-            ),
+            reply_redactions=dict(answered.reply_redactions),
+            receipt=answered.receipt,
         )
 
 

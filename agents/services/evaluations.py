@@ -39,15 +39,14 @@ from agents.models import (
     LlmModel,
     ResultOutcome,
 )
-from agents.providers.values import ProviderReply
 from agents.runtime.content import SendContent, edited_content, pinned_send_content
+from agents.runtime.outcome import Answered, Ended
 from agents.runtime.parts import configuration_parts
 from agents.runtime.pins import Pin, configuration_pins_take, pinned_content
 from agents.runtime.plan import SendRequest, send_plan
 from agents.runtime.queue import task_enqueue
-from agents.runtime.receipts import answer_receipt
-from agents.runtime.record import reply_cost, served_model_calibrate
-from agents.runtime.send import SEND_ERRORS, GovernedCall, SendError
+from agents.runtime.record import served_model_calibrate
+from agents.runtime.send import GovernedCall
 from agents.services.evaluation_checks import expectations_checked
 from agents.services.evaluation_drafts import drafted_side, with_model
 from context_assembly.assembly import ContextItem
@@ -211,14 +210,9 @@ def _case_result(
         model=plan.model.model_id,
         configuration=evaluation.configuration.identifier,
     )
-    call = GovernedCall(plan, events, client_id=None)
     started = time.monotonic()
-    try:
-        reply = call.send()
-    except SEND_ERRORS as error:
-        fields = _ended_fields(call, error)
-    else:
-        fields = _answered_fields(call, reply)
+    outcome = GovernedCall(plan, events, client_id=None).send()
+    fields = _ended_fields(outcome) if isinstance(outcome, Ended) else _answered_fields(outcome)
     latency_ms = round(1000 * (time.monotonic() - started))
     if fields["outcome"] == ResultOutcome.REFUSED:
         fields["decision"] = decision_as_dict(
@@ -241,8 +235,9 @@ def _case_result(
     )
 
 
-def _ended_fields(call: GovernedCall, error: SendError) -> dict[str, Any]:
+def _ended_fields(ended: Ended) -> dict[str, Any]:
     """A call that ended without a reply, as a result's fields: why, and what it had settled."""
+    error = ended.error
     message = str(getattr(error, "message", "") or error)
     if isinstance(error, ContextRefused):
         return {"outcome": ResultOutcome.REFUSED, "message": message}
@@ -250,26 +245,22 @@ def _ended_fields(call: GovernedCall, error: SendError) -> dict[str, Any]:
     return {
         "outcome": outcome,
         "message": message,
-        "breakdown": call.fitted.breakdown.as_dict() if call.fitted is not None else {},
-        "decision": decision_as_dict(call.decision) if call.decision is not None else {},
+        "breakdown": ended.fitted.breakdown.as_dict() if ended.fitted is not None else {},
+        "decision": decision_as_dict(ended.decision) if ended.decision is not None else {},
     }
 
 
-def _answered_fields(call: GovernedCall, reply: ProviderReply) -> dict[str, Any]:
+def _answered_fields(answered: Answered) -> dict[str, Any]:
     """An answered call as a result's fields; the serving model's calibration takes its usage."""
-    assert call.served is not None and call.fitted is not None and call.decision is not None
-    usage = reply.usage
-    served_model_calibrate(plan=call.plan, fitted=call.fitted, served=call.served, usage=usage)
-    receipt = answer_receipt(
-        plan=call.plan, decision=call.decision, served=call.served, reply_redactions=call.reply_redactions
-    )
+    usage = answered.usage
+    served_model_calibrate(plan=answered.plan, fitted=answered.fitted, served=answered.served, usage=usage)
     return {
         "outcome": ResultOutcome.ANSWERED,
-        "answer": reply.text,
-        "breakdown": call.fitted.breakdown.as_dict(),
-        "decision": decision_as_dict(call.decision),
-        "receipt": receipt,
+        "answer": answered.reply.text,
+        "breakdown": answered.fitted.breakdown.as_dict(),
+        "decision": decision_as_dict(answered.decision),
+        "receipt": answered.receipt,
         "prompt_tokens": usage.prompt_tokens,
         "completion_tokens": usage.completion_tokens,
-        "cost": reply_cost(call.served, usage),
+        "cost": answered.cost,
     }

@@ -14,6 +14,8 @@ from agents.providers.values import Usage
 from agents.runtime.budget import SendEstimate, budget_day, budget_reserve
 from agents.runtime.plan import SendRequest, send_plan
 from agents.runtime.send import GovernedCall
+from agents.runtime.streaming import GovernedStream
+from agents.runtime.targets import TargetFits
 from agents.services import api_client_create
 from governance.services import EventContext
 from governance.vocabulary import DataClass, Provenance
@@ -77,10 +79,10 @@ def go(fake_provider):
 def test_a_stream_closed_before_its_finish_is_charged_its_prompt_and_what_streamed(client, fake_provider):
     fake_provider.script(Reply(text="A long answer that nobody reads to the end.", prompt_tokens=90))
 
-    call = GovernedCall(go(fake_provider), events(), client_id=client.pk, max_tokens=100)
-    stream = call.stream()
-    assert call.fitted is not None
-    prompt = call.fitted.breakdown.estimated
+    plan = go(fake_provider)
+    stream = GovernedCall(plan, events(), client_id=client.pk, max_tokens=100).stream()
+    assert isinstance(stream, GovernedStream)
+    prompt = TargetFits(plan, events(), 100).fit(0).fitted.breakdown.estimated
     assert row(client)[1] == prompt + 100
     # The provider's first chunk "A long a" (3 tokens) went in; the redactor held its last word and
     # the space before it back (a spelt-out token could still follow).
@@ -94,6 +96,7 @@ def test_a_stream_closed_after_its_usage_is_charged_the_reported_usage(client, f
     fake_provider.script(Reply(text="Short.", prompt_tokens=90, completion_tokens=7))
 
     stream = GovernedCall(go(fake_provider), events(), client_id=client.pk, max_tokens=100).stream()
+    assert isinstance(stream, GovernedStream)
     # The usage passes at once; the redactor still holds the text, and the finish is not read.
     assert next(stream) == UsageDelta(Usage.reported(90, 0, 7))
     stream.close()

@@ -11,9 +11,11 @@ import pytest
 
 from agents.models import ProviderKind
 from agents.providers.failures import ProviderError
-from agents.providers.streams import StreamFinish, TextDelta, ToolCallDelta, UsageDelta
+from agents.providers.streams import TextDelta, ToolCallDelta, UsageDelta
+from agents.runtime.outcome import Answered, Ended
 from agents.runtime.plan import SendRequest, send_plan
 from agents.runtime.send import GovernedCall
+from agents.runtime.streaming import GovernedStream
 from governance.errors import ContextRefused
 from governance.guardrails.redaction import redact
 from governance.models import GovernanceEvent
@@ -55,8 +57,9 @@ def test_a_secret_split_across_deltas_never_reaches_the_reader(fake_provider, ki
     text = f"The deploy token is {token} and it expires tomorrow."
     fake_provider.script(Reply(text=text))
     call = stream_of(configuration(fake_provider, kind))
-    with call.stream() as stream:
-        assert call.served is not None
+    stream = call.stream()
+    assert isinstance(stream, GovernedStream)
+    with stream:
         deltas = list(stream)
     texts = [d.text for d in deltas if isinstance(d, TextDelta)]
     assert all(token[i : i + 8] not in piece for piece in texts for i in range(len(token) - 7))
@@ -66,8 +69,9 @@ def test_a_secret_split_across_deltas_never_reaches_the_reader(fake_provider, ki
         == "The deploy token is [REDACTED:github_token] and it expires tomorrow."
     )
     assert len(texts) > 3  # it streamed: not one piece at the end
-    finish = deltas[-1]
-    assert isinstance(finish, StreamFinish) and finish.reply.text == "".join(texts)
+    answered = deltas[-1]
+    assert isinstance(answered, Answered) and answered.reply.text == "".join(texts)
+    assert answered.served.model_id == "m-1" and answered.reply_redactions == {"github_token": 1}
     assert [type(d) for d in deltas].count(UsageDelta) == 1
     event = GovernanceEvent.objects.get(correlation_id="stream-test", decision="secret_redacted")
     assert event.reason == "1 x github_token"
@@ -89,9 +93,9 @@ def test_tool_call_arguments_are_redacted_across_their_pieces(fake_provider):
 def test_a_refused_source_sends_nothing_and_opens_no_stream(fake_provider):
     config = configuration(fake_provider, ProviderKind.OPENAI_COMPATIBLE, zone=TrustZone.EXTERNAL_GLOBAL)
     call = stream_of(config, input_class=DataClass.SECRET_ADJACENT)
-    with pytest.raises(ContextRefused):
-        call.stream()
-    assert call.decision is None and call.served is None
+    ended = call.stream()
+    assert isinstance(ended, Ended) and isinstance(ended.error, ContextRefused)
+    assert ended.decision is None and ended.served is None and ended.fitted is None
     assert fake_provider.requests == []
 
 
@@ -106,12 +110,12 @@ def test_the_input_is_redacted_on_the_wire_and_the_call_asks_for_a_stream(fake_p
     assert "[REDACTED:github_token]" in body["messages"][-1]["content"]
 
 
-def test_a_provider_failure_before_the_first_delta_is_raised(fake_provider):
+def test_a_provider_failure_before_the_first_delta_ends_the_call(fake_provider):
     fake_provider.script(server_error())
     call = stream_of(configuration(fake_provider, ProviderKind.OPENAI_COMPATIBLE))
-    with pytest.raises(ProviderError) as failure:
-        call.stream()
-    assert failure.value.status == 500 and call.served is None
+    ended = call.stream()
+    assert isinstance(ended, Ended) and isinstance(ended.error, ProviderError)
+    assert ended.error.status == 500 and ended.served is None and ended.fitted is not None
 
 
 @pytest.mark.parametrize("kind", KINDS)

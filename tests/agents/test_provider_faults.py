@@ -206,7 +206,7 @@ def test_truncated_stream_is_a_retryable_connection_failure(fake_provider, kind)
         [stream_target(fake_provider, kind, retries=1)], STREAM_CALL, sleep=waited.append
     )
     assert result.attempts[0].failure_class == FailureClass.CONNECTION
-    assert result.reply.text == "whole answer"
+    assert result.answer.text == "whole answer"
     assert len(fake_provider.requests) == 2
     assert all(body["stream"] is True for body in fake_provider.bodies())
     assert waited == [0.5]
@@ -227,8 +227,8 @@ def test_malformed_stream_event_is_not_retried(fake_provider, second_fake, kind)
 def test_stream_without_usage_reports_usage_unavailable(fake_provider, kind):
     fake_provider.script(Reply(text="no usage", include_usage=False))
     result = dispatch.complete_with_fallbacks([stream_target(fake_provider, kind, retries=0)], STREAM_CALL)
-    usage = result.reply.usage
-    assert result.reply.text == "no usage"
+    usage = result.answer.usage
+    assert result.answer.text == "no usage"
     assert (usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens) == (None, None, None)
     assert usage.provenance == Provenance.UNAVAILABLE
 
@@ -240,7 +240,7 @@ def test_server_error_on_a_stream_is_retried_then_walks_to_the_fallback(fake_pro
     targets = [stream_target(fake_provider, kind, retries=1), stream_target(second_fake, kind, retries=0)]
     waited: list[float] = []
     result = dispatch.complete_with_fallbacks(targets, STREAM_CALL, sleep=waited.append)
-    assert (result.served_index, result.reply.text) == (1, "from the fallback")
+    assert (result.served_index, result.answer.text) == (1, "from the fallback")
     assert [a.failure_class for a in result.attempts] == [
         FailureClass.SERVER_ERROR,
         FailureClass.SERVER_ERROR,

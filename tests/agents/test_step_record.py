@@ -8,12 +8,12 @@ import pytest
 
 from agents.models import AgentStep, RunMessage
 from agents.runtime.leases import lease_claim
+from agents.runtime.outcome import Ended
 from agents.runtime.plan import SendRequest, send_plan
 from agents.runtime.record import StepRecord, completed_step_record, step_record
-from agents.runtime.send import GovernedCall
 from agents.runtime.step import StepAction, step_run
 from agents.services import run_create
-from governance.services import EventContext
+from governance.errors import ContextRefused
 from governance.vocabulary import DataClass
 from tests.agents.runs import fake_configuration
 from tests.fakes.provider_server import Reply
@@ -33,8 +33,8 @@ def claimed_record(fake_provider, **fields) -> StepRecord:
         configuration=claimed.configuration,
         request=SendRequest(task_input="Go.", input_data_class=DataClass.PUBLIC_CONTENT),
     )
-    call = GovernedCall(plan, EventContext(correlation_id=str(claimed.id)), client_id=None)
-    return StepRecord(run=claimed, index=0, call=call, started=time.monotonic(), **fields)
+    refused = ContextRefused("refused", extra={})
+    return StepRecord(run=claimed, index=0, outcome=Ended(plan, refused), started=time.monotonic(), **fields)
 
 
 def test_a_refused_step_is_recorded_with_the_plans_model_and_no_usage(fake_provider):

@@ -153,5 +153,5 @@ def test_a_provider_call_inside_a_transaction_is_refused_before_anything_is_sent
     )
     assert fake_provider.requests == []
     # Outside the transaction the same call goes out.
-    assert complete_with_fallbacks([(config, "gpt-4o")], call).reply.text == "ok"
+    assert complete_with_fallbacks([(config, "gpt-4o")], call).answer.text == "ok"
     assert len(fake_provider.requests) == 1

@@ -75,7 +75,7 @@ def waits() -> list[float]:
 def test_retryable_failures_are_retried_honouring_retry_after_then_succeed(fake_provider, waits):
     fake_provider.script(rate_limited(retry_after=3), server_error(), "Shipped.")
     result = complete_with_fallbacks([openai_target(fake_provider, "primary", 2)], CALL, sleep=waits.append)
-    assert (result.reply.text, result.served_index) == ("Shipped.", 0)
+    assert (result.answer.text, result.served_index) == ("Shipped.", 0)
     assert waits == [3.0, 1.0]  # the retry-after, then the second backoff step (0.5 * 2)
     assert result.attempts == (
         Attempt(0, "primary", "gpt-4o-mini", FailureClass.RATE_LIMIT, 3.0, 429),
@@ -94,7 +94,7 @@ def test_backoff_doubles_from_half_a_second_and_is_capped():
 def test_timeouts_are_retried_with_backoff(fake_provider, waits):
     fake_provider.script(Reply(text="late", latency=0.6), Reply(text="late", latency=0.6), "On time.")
     result = complete_with_fallbacks([anthropic_target(fake_provider, "claude", 2)], CALL, sleep=waits.append)
-    assert result.reply.text == "On time."
+    assert result.answer.text == "On time."
     assert waits == [0.5, 1.0]
     assert [a.failure_class for a in result.attempts] == [FailureClass.TIMEOUT, FailureClass.TIMEOUT, None]
 
@@ -124,7 +124,7 @@ def test_exhausted_retryable_target_falls_back_to_the_next(fake_provider, second
         anthropic_target(second_fake, "fallback", 1, "claude-y"),
     ]
     result = complete_with_fallbacks(targets, CALL, sleep=waits.append)
-    assert (result.reply.text, result.served_index, result.reply.model_id) == (
+    assert (result.answer.text, result.served_index, result.answer.model_id) == (
         "From the fallback.",
         1,
         "claude-y",
@@ -170,7 +170,7 @@ def test_a_failing_remote_provider_falls_back_to_the_local_one(fake_provider, wa
         [openai_target(fake_provider, "primary", 0), (local, "local-demo")], CALL, sleep=waits.append
     )
     assert result.served_index == 1
-    assert result.reply.text.startswith("Local model (offline): received 1 messages")
+    assert result.answer.text.startswith("Local model (offline): received 1 messages")
     assert waits == []
 
 

@@ -67,7 +67,7 @@ def test_a_secret_in_a_tool_description_is_redacted_recounted_and_reported(fake_
 
     result = complete_with_fallbacks([openai_target(fake_provider, "primary", 0)], call, guard=guard(reports))
 
-    assert result.reply.text == "ok"
+    assert result.answer.text == "ok"
     [request] = fake_provider.requests
     assert leaked(fake_provider.wire_text(), GITHUB) == []
     assert request.body["tools"][0]["function"]["description"] == "Fetch with [REDACTED:github_token]."

@@ -183,6 +183,6 @@ def test_invalid_options_are_a_configuration_failure(options, problem):
 def test_dispatch_through_the_local_provider_opens_no_socket(no_network):
     config = ProviderConfig(identifier="local", kind="local", base_url="", options={"script": SCRIPT})
     result = complete_with_fallbacks([(config, "local-demo")], call(), sleep=pytest.fail)
-    assert (result.served_index, result.reply.text) == (0, "Let me look.")
+    assert (result.served_index, result.answer.text) == (0, "Let me look.")
     with pytest.raises(AssertionError, match="opened a socket"):
         socket.create_connection(("127.0.0.1", 9))

@@ -181,8 +181,8 @@ def test_a_failure_before_the_first_delta_is_retried_then_falls_back(fake_provid
         call(),
         sleep=waits.append,
     )
-    with dispatch:
-        text = "".join(d.text for d in dispatch.deltas if isinstance(d, TextDelta))
+    with dispatch.answer:
+        text = "".join(d.text for d in dispatch.answer if isinstance(d, TextDelta))
     assert text == "served by the fallback"
     assert dispatch.served_index == 1
     assert [(a.provider, a.failure_class) for a in dispatch.attempts] == [
@@ -206,8 +206,8 @@ def test_a_stream_that_ends_before_saying_anything_falls_back(fake_provider, sec
     dispatch = stream_with_fallbacks(
         [target(fake_provider, "primary"), target(second_fake, "fallback")], call()
     )
-    with dispatch:
-        assert "".join(d.text for d in dispatch.deltas if isinstance(d, TextDelta)) == "fallback answer"
+    with dispatch.answer:
+        assert "".join(d.text for d in dispatch.answer if isinstance(d, TextDelta)) == "fallback answer"
     assert dispatch.attempts[0].failure_class == FailureClass.CONNECTION
 
 
@@ -218,8 +218,8 @@ def test_a_failure_after_the_first_delta_is_never_retried_nor_sent_elsewhere(fak
         [target(fake_provider, "primary", retries=2), target(second_fake, "fallback")], call()
     )
     received = []
-    with pytest.raises(ProviderError) as raised, dispatch:
-        for delta in dispatch.deltas:
+    with pytest.raises(ProviderError) as raised, dispatch.answer:
+        for delta in dispatch.answer:
             received.append(delta)
     assert raised.value.failure_class == FailureClass.CONNECTION
     assert received[0] == TextDelta("abcdefgh")

@@ -1,0 +1,127 @@
+"""What one governed call ended with (:class:`~agents.runtime.send.GovernedCall`): one frozen value,
+whatever drove the call (whole or streamed, blocking or on the event loop).
+
+* :class:`Answered`: the reply (redacted) and everything the call settled to get it: the decision,
+  the serving target's fit, the targets skipped, the model that served, what the reply's redaction
+  took out; from these its usage, cost, labels and receipt.
+* :class:`Ended`: why it ended without a reply, as one typed error (:data:`SendError`), and what it
+  had settled by then (nothing before the governance check; the fit once fitted; the model that
+  served when a stream broke after its first delta). The step records a refused or failed step from
+  it as it records an answered one; each caller maps the error once (a step's status, an HTTP
+  answer, an evaluation's outcome).
+
+Anything else a call raises is a defect, not an outcome.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from agents.errors import BudgetExhausted, ModelInactive
+from agents.models import LlmModel
+from agents.pricing import Prices, usage_cost
+from agents.providers.failures import ProviderError
+from agents.providers.values import ProviderReply, Usage
+from agents.runtime.plan import SendPlan
+from agents.runtime.receipts import answer_receipt
+from context_assembly.fitting import ContextOverflow, FitResult
+from governance.errors import ContextRefused
+from governance.policy import ContextDecision
+from governance.vocabulary import DataClass
+
+# Every way a governed call ends without a reply.
+SendError = ModelInactive | ContextRefused | ContextOverflow | BudgetExhausted | ProviderError
+SEND_ERRORS = (ModelInactive, ContextRefused, ContextOverflow, BudgetExhausted, ProviderError)
+
+
+@dataclass(frozen=True)
+class SkippedTarget:
+    """A target the send was not sent to, and why (figures only, never content)."""
+
+    provider: str
+    model: str
+    reason: str  # "context_overflow": its window cannot hold the context's floor
+    estimated: int  # the floor's tokens, counted for this target
+    budget: int  # this target's budget (window - reply limit - safety)
+    window: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "reason": self.reason,
+            "estimated": self.estimated,
+            "budget": self.budget,
+            "window": self.window,
+        }
+
+
+@dataclass(frozen=True)
+class Answered:
+    """A call answered by ``served``: its ``reply`` (redacted), the ``decision`` that permitted it, the
+    serving target's fit (``clamped``: its reply limit was lowered to fit), the targets ``skipped``
+    on the way, and the reply's redactions by kind."""
+
+    plan: SendPlan
+    reply: ProviderReply
+    decision: ContextDecision
+    fitted: FitResult
+    served: LlmModel
+    clamped: bool = False
+    skipped: tuple[SkippedTarget, ...] = ()
+    reply_redactions: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def usage(self) -> Usage:
+        return self.reply.usage
+
+    @property
+    def cost(self) -> Decimal | None:
+        """The reply's reported usage at the serving model's prices."""
+        return reply_cost(self.served, self.reply.usage)
+
+    @property
+    def label(self) -> DataClass:
+        return self.decision.label
+
+    @property
+    def receiver_label(self) -> DataClass:
+        return self.decision.receiver_label
+
+    @property
+    def receipt(self) -> dict[str, Any]:
+        """The answer's receipt (content-free: ``agents/runtime/receipts.py``)."""
+        return answer_receipt(
+            plan=self.plan, decision=self.decision, served=self.served, reply_redactions=self.reply_redactions
+        )
+
+
+@dataclass(frozen=True)
+class Ended:
+    """A call that ended without a reply: ``error`` says why; the rest is what it had settled by then
+    (None or empty for what it had not reached)."""
+
+    plan: SendPlan
+    error: SendError
+    decision: ContextDecision | None = None
+    fitted: FitResult | None = None
+    served: LlmModel | None = None
+    clamped: bool = False
+    skipped: tuple[SkippedTarget, ...] = ()
+
+
+CallOutcome = Answered | Ended
+
+
+def reply_cost(model: LlmModel, usage: Usage) -> Decimal | None:
+    """What a reply's reported usage costs at the prices of ``model``, the model that served it."""
+    return usage_cost(
+        Prices.of(model),
+        prompt_tokens=usage.prompt_tokens,
+        cached_tokens=usage.cached_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
+        completion_tokens=usage.completion_tokens,
+    )

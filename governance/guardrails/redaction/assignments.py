@@ -108,6 +108,10 @@ def _assigned_value(text: str, key_start: int, key_end: int, kind: str) -> Itera
     line_start = _LINE_PREFIX.fullmatch(text, text.rfind("\n", 0, key_start) + 1, key_start) is not None
     if _accept_value(text, start, end, key=key, quoted=group != "bare", sep=sep, line_start=line_start):
         yield start, end, kind
+    elif (
+        kind == "password" and sep == ":" and group == "bare" and _password_ends_clause(text, start, end, key)
+    ):
+        yield start, start + len(text[start:end].rstrip(".")), kind
 
 
 def _accept_value(
@@ -131,6 +135,23 @@ def _accept_value(
         return not rest.split(" #", 1)[0].strip(" \t\r,;") or _tokenish(value)
     # Mid-line, "key: value" is as often prose ("the token: see below") as data.
     return sep != ":" or _tokenish(value)
+
+
+def _password_ends_clause(text: str, start: int, end: int, key: str) -> bool:
+    """``db password: letmein``, ``log in as admin, password: hunter2.``: after a password key and a
+    colon, one word that ends its clause (the line, or punctuation or a bracket after it) is the
+    password, however plain; a word that more words follow is prose ("password: click the link")."""
+    value = text[start:end].rstrip(".")  # the end of a sentence, not of the password
+    if not plausible_literal(value, key) or "(" in value or "[" in value or value[0] in "$%{":
+        return False
+    if _code_reference(value):
+        return False
+    line_end = text.find("\n", end)
+    rest = text[end : line_end if line_end != -1 else len(text)].lstrip(" \t")
+    return not rest.strip() or rest[0] in _CLAUSE_ENDS
+
+
+_CLAUSE_ENDS = frozenset(".,;:!?)(]\r")
 
 
 def _unbalanced(value: str) -> bool:

@@ -897,7 +897,10 @@ _BUILDERS: tuple[Callable[[random.Random], Canary], ...] = (
     _in_context(
         "db_password_plain_words", lambda v: f"The db password: {v} (rotate it monthly).", _passphrase
     ),
-    _in_context("password_in_prose", lambda v: f"Log in as admin, password: {v}", _passphrase),
+    # The word ends its clause: "password: <word> and more words" reads as prose and stays.
+    _in_context(
+        "password_in_prose", lambda v: f"Log in as admin, password: {v}, then open the console.", _passphrase
+    ),
 )
 
 

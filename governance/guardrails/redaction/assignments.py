@@ -74,6 +74,26 @@ def kind_for_key(key: str) -> str | None:
 def assignment_spans(text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
     """Values assigned to secret-bearing keys, in the syntaxes of code, config, env files and CLIs.
     ``lowered`` is ``text`` with ASCII letters lowercased (a case-insensitive search is ~8x slower)."""
+    for start, key_end, kind in _keys(text, lowered):
+        yield from _assigned_value(text, start, key_end, kind)
+
+
+def clause_words(text: str, lowered: str) -> Iterator[tuple[int, int]]:
+    """The spans of the words after a password key and a colon (``password: hunter2``): whether such a
+    word is a password depends on the first character after it that is not a blank (it ends its
+    clause, or more words follow: :func:`_password_ends_clause`), which a text still arriving may not
+    hold yet. ``lowered`` as for :func:`assignment_spans`."""
+    for _, key_end, kind in _keys(text, lowered):
+        separator = _SEPARATOR.match(text, key_end)
+        if kind != "password" or separator is None or separator.group(1) != ":":
+            continue
+        value = _VALUE.match(text, separator.end())
+        if value is not None and value.group("bare") is not None:
+            yield value.span("bare")
+
+
+def _keys(text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+    """The secret-bearing keys of ``text``: their spans and the kind of what they hold."""
     key_end = -1
     for hit in _KEY_HIT_LOWER.finditer(lowered):
         if hit.start() < key_end:
@@ -87,7 +107,7 @@ def assignment_spans(text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
             key_end += 1
         kind = kind_for_key(text[start:key_end])
         if kind is not None:
-            yield from _assigned_value(text, start, key_end, kind)
+            yield start, key_end, kind
 
 
 def _assigned_value(text: str, key_start: int, key_end: int, kind: str) -> Iterator[tuple[int, int, str]]:

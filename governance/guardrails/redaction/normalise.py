@@ -117,8 +117,11 @@ _JOINED_COLON = re.compile(
 )
 # What a ``\uXXXX`` or ``\xXX`` escape of these stands for is read in the view too: line breaks, the
 # indentation and the backslash of a JSON "\n" join a key block's lines (one escaped splits the block,
-# as with percent-escapes), and the colon joins a token's halves.
-_ESCAPED_LAYOUT = frozenset(" \t\n\r\\:")
+# as with percent-escapes), and the colon joins a token's halves. So are the other blanks and line
+# breaks that split a token in two (a no-break space, U+2028, U+2029, NEL): written as escapes in JSON
+# text (a tool call's arguments), the spelled reader joins the two runs in the view.
+_SPLITTING_BLANKS = frozenset("\u00a0\u2007\u202f\u2028\u2029\u0085")
+_ESCAPED_LAYOUT = frozenset(" \t\n\r\\:") | _SPLITTING_BLANKS
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 # Escapes of one character, in every syntax a reader decodes: ``\uXXXX`` (JSON, JavaScript, Python,
 # Java, which allows ``\uuXXXX``), ``\u{X…}`` (JavaScript, Rust, Swift, PHP, Ruby), ``\UXXXXXXXX``
@@ -202,13 +205,25 @@ def normalised_view(text: str) -> View | None:
         or ("%" in text and _INDENT_ESCAPE.search(text))
         or (("\\" in text or "%u" in text) and any(map(_read_escape, _BACKSLASH_ESCAPES.findall(text))))
         or ("=" in text and "\n" in text and _SOFT_BREAKS.search(text))
-        or (
-            "&" in text
-            and any(_reference_view(m.group()) not in _QUIET for m in _HTML_REFERENCE.finditer(text))
-        )
+        or ("&" in text and any(_calls_for_view(text, m) for m in _HTML_REFERENCE.finditer(text)))
     ):
         return None
     return _Builder(text).build()
+
+
+def _calls_for_view(text: str, reference: re.Match[str]) -> bool:
+    """Whether an HTML character reference calls for the view: not one that every HTML text holds,
+    and a splitting blank (``&nbsp;``, common in prose) only between two token characters."""
+    char = _reference_view(reference.group())
+    if char in _QUIET:
+        return False
+    if char in _SPLITTING_BLANKS:
+        before, after = (
+            text[reference.start() - 1 : reference.start()],
+            text[reference.end() : reference.end() + 1],
+        )
+        return before != "" and after != "" and before in _TOKEN_EXACT and after in _TOKEN_EXACT
+    return True
 
 
 def disguised_ascii(text: str) -> bool:

@@ -29,9 +29,10 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
+import string
 from collections.abc import Iterator
 
-from .catalogue import catalogue_spans, lower_ascii
+from .catalogue import catalogue_spans, lower_ascii, may_cross
 
 Span = tuple[int, int, str]
 # One decoded character and the original span it was written in.
@@ -73,10 +74,12 @@ _SOFT_BREAK_BEFORE = re.compile(r"=[ \t]*\r?\n\Z")
 # separator and looks ahead at the second, so the next match starts at the second run (a run pairs
 # with the run before it and the one after it).
 _SPLIT_CHARS = r"A-Za-z0-9_+/=.\-"
+SPLIT_SEPARATORS = " \t\n\r\u00a0\u2007\u202f\u2028\u2029\u0085"
 _SPLIT_PAIR = re.compile(
-    rf"(?<![{_SPLIT_CHARS}])(?P<a>[{_SPLIT_CHARS}]+)(?:\r\n|[ \t\n\r\u00a0\u2007\u202f\u2028\u2029\u0085])"
+    rf"(?<![{_SPLIT_CHARS}])(?P<a>[{_SPLIT_CHARS}]+)(?:\r\n|[{SPLIT_SEPARATORS}])"
     rf"(?=(?P<b>[{_SPLIT_CHARS}]+)(?![{_SPLIT_CHARS}]))"
 )
+_SPLIT_SET = frozenset(string.ascii_letters + string.digits + "_+/=.-")
 # Every token shape holds a digit, "_", "-" or a capital after its first character: a pair of words
 # (most of a prose text's pairs, a capital starting a sentence) is no candidate.
 _SPLIT_MARK = re.compile(r"[0-9_\-]|(?<=[A-Za-z0-9_+/=.\-])[A-Z]")
@@ -85,6 +88,9 @@ _SPLIT_SHORTEST = 15  # characters: no token shape is shorter
 # literals into one string: nothing but white space, or a concatenation operator.
 _LITERAL = re.compile(r"\\?([\"'])([A-Za-z0-9_+/=.:~\-]+)\\?\1")
 _LITERAL_JOIN = re.compile(r"\s*(?:\+|\.\.?|\|\||&)?\s*")
+# What may still become a join and the next literal, at the end of a text: a join arriving (``|`` of
+# ``||``), then maybe the start of a literal (an escaping backslash, a quote, its first characters).
+_OPEN_JOIN = re.compile(r"\s*(?:\+|\.\.?|\|\|?|&)?\s*(?:\\|\\?[\"'][A-Za-z0-9_+/=.:~\-]*\\?)?")
 _SHORTEST = 12  # characters: no catalogue shape is shorter
 _LONGEST_WORD = 4096
 
@@ -191,6 +197,45 @@ def _literal_chains(text: str) -> Iterator[_Parts]:
             chain = []
         chain.append(literal)
     yield from _chain(chain)
+
+
+def open_pair(text: str) -> int:
+    """Where a token split by one separator may still be arriving at the end of ``text`` (a stream
+    cut there): the start of the run before the last separator, when the run after it has not ended
+    (or not begun) and a shape may still cross the split (:func:`may_cross`); else ``len(text)``. A
+    run holding a shape of its own is never joined, and so never held."""
+    second = len(text)
+    while second > 0 and text[second - 1] in _SPLIT_SET:
+        second -= 1
+    separator = second - 1
+    if separator < 0 or text[separator] not in SPLIT_SEPARATORS:
+        return len(text)
+    if text[separator] == "\n" and text[separator - 1 : separator] == "\r":
+        separator -= 1
+    first = separator
+    while first > 0 and text[first - 1] in _SPLIT_SET:
+        first -= 1
+    run = text[first:separator]
+    if not run or next(catalogue_spans(run, lower_ascii(run)), None) is not None:
+        return len(text)
+    pair = run + text[second:]
+    return first if may_cross(pair, len(run)) else len(text)
+
+
+def open_chain(text: str) -> int:
+    """Where a chain of string literals starts that may still go on at the end of ``text`` (a join or
+    the next literal still arriving: ``"AKIA…" + "…``), else ``len(text)``. Whether its parts join
+    into a shape depends on every literal of the chain (one holding a shape of its own undoes it)."""
+    if "'" not in text and '"' not in text:
+        return len(text)
+    chain: list[re.Match[str]] = []
+    for literal in _LITERAL.finditer(text):
+        if chain and _LITERAL_JOIN.fullmatch(text, chain[-1].end(), literal.start()) is None:
+            chain = []
+        chain.append(literal)
+    if chain and _OPEN_JOIN.fullmatch(text, chain[-1].end()):
+        return chain[0].start()
+    return len(text)
 
 
 def _chain(literals: list[re.Match[str]]) -> Iterator[_Parts]:

@@ -62,11 +62,14 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
+from .assignments import clause_words
+from .catalogue import lower_ascii
 from .findings import Finding, placeholder
 from .json_text import continuation, in_string_after, json_safe, open_token
 from .normalise import normalised_view
 from .scan import detect
-from .spans import apply
+from .spans import apply, replaceable_everywhere
+from .spelled import SPLIT_SEPARATORS, joined_spans, open_chain, open_pair
 
 CONTEXT_CHARS = 1024
 MAX_HOLD_CHARS = 65_536
@@ -194,7 +197,9 @@ class StreamRedactor:
             found = json_safe(segment, found, in_string=self._in_string)
             self._in_string = in_string_after(segment, self._in_string)
         for finding in found:
-            self._known.setdefault(segment[finding.start : finding.end], finding.kind)
+            value = segment[finding.start : finding.end]
+            if replaceable_everywhere(value):  # as within one text: not a blank or a short word
+                self._known.setdefault(value, finding.kind)
         found = sorted(continued + found, key=lambda finding: finding.start)
         self.findings += [Finding(f.kind, f.start + self._offset, f.end + self._offset) for f in found]
         self._offset += len(segment)
@@ -209,6 +214,7 @@ def safe_cut(held: str, context: str = "", known: dict[str, str] | None = None) 
     cut = _after_last_space(held)
     if cut == 0:
         return 0  # no white space held: every rule below only moves the cut back, and not below 0
+    cut = min(cut, _open_joined(held))
     cut = _outside_blocks(held, cut)
     line_start = held.rfind("\n") + 1
     line = context + held[line_start:] if line_start == 0 else held[line_start:]
@@ -218,8 +224,56 @@ def safe_cut(held: str, context: str = "", known: dict[str, str] | None = None) 
     cut = min(cut, _open_spelled(held))
     for value in known or {}:
         if any(character.isspace() for character in value):
-            cut = min(cut, _value_prefix(held, value))
-    return _outside_escape(held, cut)
+            cut = min(cut, _value_prefix(held, value), _value_around(held, value, cut))
+    return _outside_escape(held, _outside_clause(held, context, _outside_joined(held, cut)))
+
+
+def _outside_clause(held: str, context: str, cut: int) -> int:
+    """``cut``, moved back before a word after a password key and a colon when the first character
+    after that word that is not a blank, which decides whether it is a password, would not be handed
+    on with it (rule 3). ``context`` is the handed-on text of the current line (it may hold the key)."""
+    text = context + held
+    if cut == 0:
+        return cut
+    for start, end in clause_words(text, lower_ascii(text)):
+        start, end = start - len(context), end - len(context)
+        if start < 0 or start >= cut:
+            continue
+        decides = end
+        while decides < len(held) and held[decides] in " \t":
+            decides += 1
+        if decides >= cut:
+            cut = start
+    return cut
+
+
+def _open_joined(held: str) -> int:
+    """Where a token split in two or into string literals may still be arriving (rule 7), read as
+    written and, as the detectors read it, in the normalised view; else ``len(held)``. Never inside
+    a run of non-white-space characters (rule 1: a soft line break continues one)."""
+    start = min(open_pair(held), open_chain(held))
+    view = normalised_view(held)
+    if view is not None:
+        in_view = min(open_pair(view.text), open_chain(view.text))
+        if in_view < len(view.text):
+            start = min(start, view.original_span(in_view, in_view + 1)[0])
+    return start if start == len(held) else _after_last_space(held[:start])
+
+
+def _outside_joined(held: str, cut: int) -> int:
+    """``cut``, moved back before a token joined again across it: two runs split by one separator
+    (``AK IA…``) or a chain of string literals (``"AKIA…" "…"``), whole once their last part has
+    arrived, must not be handed on in two releases."""
+    while 0 < cut < len(held):
+        separated = held[cut - 1] in SPLIT_SEPARATORS
+        quoted = any(quote in held[:cut] and quote in held[cut:] for quote in "\"'")
+        if not (separated or quoted):
+            return cut
+        crossing = [start for start, end, _ in joined_spans(held) if start < cut < end]
+        if not crossing:
+            return cut
+        cut = min(crossing)
+    return cut
 
 
 def _outside_escape(held: str, cut: int) -> int:
@@ -243,11 +297,25 @@ def _soft_line_break(held: str, index: int) -> bool:
     """Whether ``held[index]`` belongs to a quoted-printable soft line break inside a token: ``=`` after
     a character that is neither white space nor ``=`` (base64 padding ``==``) at a line's end, the next
     line not starting with white space or an armour's dashes once it has arrived."""
+    if held[index] in " \t":
+        # Blanks after an "=" (which RFC 2045 tells a decoder to strip): the soft line break they may
+        # belong to is still arriving, or has arrived and is judged by its line break.
+        before = index
+        while before > 0 and held[before - 1] in " \t":
+            before -= 1
+        if before < 2 or held[before - 1] != "=" or held[before - 2].isspace() or held[before - 2] == "=":
+            return False
+        after = index
+        while after < len(held) and held[after] in " \t":
+            after += 1
+        return after == len(held) or (held[after] in "\r\n" and _soft_line_break(held, after))
     if held[index] == "\r":
         return held[index + 1 : index + 2] == "\n" and _soft_line_break(held, index + 1)
     if held[index] != "\n":
         return False
     equals = index - 2 if held[index - 1 : index] == "\r" else index - 1
+    while equals > 0 and held[equals] in " \t":
+        equals -= 1
     if equals < 1 or held[equals] != "=" or held[equals - 1].isspace() or held[equals - 1] == "=":
         return False
     following = held[index + 1 : index + 6]
@@ -339,6 +407,12 @@ def _as_read(line: str) -> list[str]:
     start, where an escaped indentation hides. ``[line]`` when nothing in it is hidden."""
     view = normalised_view("\n" + line)
     return [line] if view is None else view.text[1:].split("\n")
+
+
+def _value_around(held: str, value: str, cut: int) -> int:
+    """The start of an occurrence of ``value`` in ``held`` that ``cut`` would split (else ``cut``)."""
+    start = held.find(value, max(0, cut - len(value) + 1))
+    return start if 0 <= start < cut else cut
 
 
 def _value_prefix(held: str, value: str) -> int:

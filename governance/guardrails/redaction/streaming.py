@@ -223,7 +223,7 @@ def safe_cut(held: str, context: str = "", known: dict[str, str] | None = None) 
     cut = min(cut, _open_base64(held))
     cut = min(cut, _open_spelled(held))
     for value in known or {}:
-        if any(character.isspace() for character in value):
+        if _SPACE.search(value):
             cut = min(cut, _value_prefix(held, value), _value_around(held, value, cut))
     return _outside_escape(held, _outside_clause(held, context, _outside_joined(held, cut)))
 

@@ -852,7 +852,7 @@ _BUILDERS: tuple[Callable[[random.Random], Canary], ...] = (
         lambda v: ", ".join(str(b) for b in v.encode()),
         "String.fromCharCode({})",
     ),
-    # Issue 35: combining marks over every character, a padded soft line break, a key split by one
+    # A third attack round: combining marks over every character, a padded soft line break, a key split by one
     # blank or line break, a key split into string literals, plain-word passwords after a colon.
     _rewritten("aws_key_combining_long_stroke", _aws_access_key_id, _marked("\u0336")),
     _rewritten(

@@ -237,7 +237,10 @@ def may_cross(text: str, join: int) -> bool:
 
 def _runs_to_the_end(partial: _Partial, text: str, join: int) -> bool:
     """Whether the shape matches ``text`` from a start before ``join`` up to its end and may go on, its
-    secret starting before ``join`` (after the head, for a shape whose secret is its group ``s``)."""
+    secret starting before ``join`` (after the head, for a shape whose secret is its group ``s``, or
+    at its left part, which may itself still be arriving)."""
+    if partial.shape.kind in _LEFT_PARTS and _open_left_part(text, join, *_LEFT_PARTS[partial.shape.kind]):
+        return True
     position = 0
     while position <= len(text):
         match = partial.pattern.search(text, position, partial=True)
@@ -254,3 +257,13 @@ def _runs_to_the_end(partial: _Partial, text: str, join: int) -> bool:
             return True
         position = match.start() + 1
     return False
+
+
+def _open_left_part(text: str, join: int, alphabet: str, shortest: int, longest: int) -> bool:
+    """Whether ``text`` ends in a left part still arriving (its start before ``join``)."""
+    begin = len(text)
+    while begin > 0 and len(text) - begin < longest and text[begin - 1] in alphabet:
+        begin -= 1
+    before = text[begin - 1] if begin > 0 else ""
+    bounded = before == "" or (before not in TOKEN_CHARS and before not in alphabet)
+    return begin < min(join, len(text)) and bounded

@@ -264,15 +264,17 @@ def _outside_joined(held: str, cut: int) -> int:
     """``cut``, moved back before a token joined again across it: two runs split by one separator
     (``AK IA…``) or a chain of string literals (``"AKIA…" "…"``), whole once their last part has
     arrived, must not be handed on in two releases."""
-    while 0 < cut < len(held):
-        separated = held[cut - 1] in SPLIT_SEPARATORS
-        quoted = any(quote in held[:cut] and quote in held[cut:] for quote in "\"'")
-        if not (separated or quoted):
-            return cut
-        crossing = [start for start, end, _ in joined_spans(held) if start < cut < end]
-        if not crossing:
-            return cut
-        cut = min(crossing)
+    if not 0 < cut < len(held):
+        return cut
+    view = normalised_view(held)
+    if view is None and held[cut - 1] not in SPLIT_SEPARATORS and not ("'" in held or '"' in held):
+        return cut  # no pair ends at the cut and no literal: nothing joined can cross it
+    spans = [(start, end) for start, end, _ in joined_spans(held)]
+    if view is not None:
+        spans += [view.original_span(start, end) for start, end, _ in joined_spans(view.text)]
+    for start, end in sorted(spans, key=lambda span: -span[1]):
+        if start < cut < end:
+            cut = start
     return cut
 
 

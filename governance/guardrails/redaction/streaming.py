@@ -11,14 +11,18 @@ follows from the detectors (``catalogue``, ``assignments``, ``library``, ``block
    widened to their token run, and the normalised view only removes invisible characters and decodes
    escapes, neither of which is white space as written (an escaped line break is not a line break
    until decoded). So a cut at white space never splits such a span, and the
-   trailing run is held until white space follows it. This is the usual holdback: one word.
+   trailing run is held until white space follows it. This is the usual holdback: one word (two
+   where the word before may start a key split in two, rule 7).
 2. **An open PEM or PuTTY block** (``-----BEGIN …``, ``PuTTY-User-Key-File-``) is held from its
    opening until its closing line (``END …``, ``Private-MAC:``) has arrived; a trailing line of dashes
    followed by capitals only (an armour not yet complete) is held too. An armour with a hidden
    character is found in the normalised view, as the detectors find it.
 3. **A quoted value after a secret-bearing key** on the current line (``password = "two words``) is
    held from its opening quote until the quote closes; a connection-string password
-   (``;Password=…``, which may hold spaces) from its ``=`` until the ``;`` or the line break.
+   (``;Password=…``, which may hold spaces) from its ``=`` until the ``;`` or the line break. A word
+   after a password key and a colon (``password: hunter2``) is a password only when it ends its
+   clause (the first character after it that is not a blank is the line's end or punctuation), so it
+   is handed on only together with that character.
 4. **A base64 block that may continue**: lines of 40 or more base64 characters, unpadded, are held while
    the next line could extend the block (the block rule joins full lines), so a private key body wrapped
    over lines is judged whole. A line is read as the detectors read it, in its normalised view (a
@@ -26,12 +30,26 @@ follows from the detectors (``catalogue``, ``assignments``, ``library``, ``block
    escape or character reference still arriving (``%3``, ``\\u00``, ``\\x4``, ``&#x4``).
 5. **The start of a value already found**: once a value is detected it is redacted at every later
    occurrence (as :func:`~governance.guardrails.redaction.redact` does within one text); a trailing
-   text that is the beginning of such a value containing white space is held.
+   text that is the beginning of such a value containing white space is held, and an occurrence of
+   it is never split by a cut. Only token-like values are searched for again, as within one text.
 6. **A token spelt apart** (``spelled``): a trailing run of single characters with white space
    between them (``ghp_ A b C``), with the word before them, and so a trailing word followed by one
    space or tab (single characters may follow it); a trailing run of hex pairs or character codes
-   with white space between them, or of CSS escapes each ended by a space (``\\67 \\68 ``); a quoted-printable soft line break (``=`` at a line's end) does
-   not end a run of non-white-space characters.
+   with white space between them, or of CSS escapes each ended by a space (``\\67 \\68 ``); a
+   quoted-printable soft line break (``=`` at a line's end, maybe with blanks after it) does not end
+   a run of non-white-space characters.
+7. **A token split in two, or into string literals** (``spelled.joined_spans``): two runs of token
+   characters with one blank or line break between them (a space, a no-break space, U+2028, ...) are
+   read as one token when a catalogue shape crosses the split. The run before the last separator is
+   held while the run after it is still arriving and a shape may still cross the split
+   (``catalogue.may_cross``: partial matching of the catalogue's own patterns, so ``AK``, ``ghp_Ab``
+   or ``Now`` are held and ``the`` or ``window`` are not); once the second run has ended, the cut is
+   moved back before every pair joined across it, read as written and in the normalised view. A
+   chain of string literals (``"AKIA…" "…"``, ``'…' + '…'``) is held from its first literal while a
+   join or another literal may still follow: whether its parts join depends on all of them. Prose
+   therefore holds back two words where the first may start a key (a vendor prefix or its
+   beginning), until the next word rules the key out, and a closed quotation until the next word
+   starts; a word that cannot start a key is held no longer than rule 1 holds it.
 
 What is handed on is redacted with the left context it needs: detection runs on the already handed-on
 part of the current line (up to :data:`CONTEXT_CHARS` characters) followed by the released text, and

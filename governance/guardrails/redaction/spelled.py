@@ -79,7 +79,7 @@ _SPLIT_PAIR = re.compile(
     rf"(?<![{_SPLIT_CHARS}])(?P<a>[{_SPLIT_CHARS}]+)(?:\r\n|[{SPLIT_SEPARATORS}])"
     rf"(?=(?P<b>[{_SPLIT_CHARS}]+)(?![{_SPLIT_CHARS}]))"
 )
-_SPLIT_SET = frozenset(string.ascii_letters + string.digits + "_+/=.-")
+_SPLIT_SET = frozenset(string.ascii_letters + string.digits + "_+/=.-")  # _SPLIT_CHARS, as a set
 # Every token shape holds a digit, "_", "-" or a capital after its first character: a pair of words
 # (most of a prose text's pairs, a capital starting a sentence) is no candidate.
 _SPLIT_MARK = re.compile(r"[0-9_\-]|(?<=[A-Za-z0-9_+/=.\-])[A-Z]")

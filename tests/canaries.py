@@ -89,12 +89,14 @@ _BACKSLASH_ESCAPE = re.compile(
 
 
 def reveal(text: str) -> str:
-    """``text`` as a reader takes it: ``\\uXXXX``, ``\\xXX``, ``\\UXXXXXXXX``, ``\\u{X}``, ``%uXXXX`` and
+    """``text`` as a reader takes it (combining marks dropped): ``\\uXXXX``, ``\\xXX``, ``\\UXXXXXXXX``, ``\\u{X}``, ``%uXXXX`` and
     JSON ``\\/`` escapes and HTML character references decoded, no format character, variation selector
     or filler, compatibility forms folded, ASCII percent-escapes decoded. Written independently of the
     redactor's own normalisation (the standard library's HTML unescaping)."""
     text = _BACKSLASH_ESCAPE.sub(_unescape, text)
-    text = "".join(char for char in html.unescape(text) if not _skipped(char))
+    text = "".join(
+        char for char in html.unescape(text) if not _skipped(char) and not unicodedata.combining(char)
+    )
     return urllib.parse.unquote(unicodedata.normalize("NFKC", text))
 
 
@@ -581,6 +583,45 @@ def _spelt(kind: str, base: Callable[[random.Random], Canary], spell: Callable[[
     return build
 
 
+def _marked(mark: str) -> Callable[[random.Random, str], str]:
+    """A combining mark laid over every character of the secret (struck through, underlined, accented)."""
+    return lambda rng, secret: "".join(char + mark for char in secret)
+
+
+def _split_at(separator: str, at: int | None = None) -> Callable[[random.Random, str], str]:
+    """The secret split in two by one ``separator``, ``at`` characters in (else at random, where its
+    first part is not yet a token of its own: a token whose first part is one is redacted to the split)."""
+
+    def split(rng: random.Random, secret: str) -> str:
+        where = at if at is not None else rng.randrange(1, min(len(secret), 26))
+        return secret[:where] + separator + secret[where:]
+
+    return split
+
+
+def _concatenated(
+    kind: str, base: Callable[[random.Random], Canary], at: int, join: str, context: str
+) -> Callable[[random.Random], Canary]:
+    """``base``'s value split into two string literals ``at`` characters in, joined by ``join`` (which
+    closes the first literal and opens the second); the secret is the written form after the prefix."""
+
+    def build(rng: random.Random) -> Canary:
+        canary = base(rng)
+        value = canary.value[:at] + join + canary.value[at:]
+        prefix = canary.value[: canary.value.index(canary.secret)]
+        return Canary(kind, value, context.format(value), secret=value[len(prefix) :])
+
+    return build
+
+
+_PASSPHRASE_WORDS = ("Purple", "Tiger", "Harbor", "Maple", "Copper", "Falcon", "Winter", "Orchid", "Granite")
+
+
+def _passphrase(rng: random.Random) -> str:
+    """Capitalised words run together: a password that holds no digit or punctuation."""
+    return "".join(rng.sample(_PASSPHRASE_WORDS, 3))
+
+
 def _hidden_keyword(rng: random.Random) -> Canary:
     value = _password(rng, 24)
     return Canary("env_api_key_invisible_in_name", value, f"API_\u200bKEY={value}")
@@ -811,6 +852,55 @@ _BUILDERS: tuple[Callable[[random.Random], Canary], ...] = (
         lambda v: ", ".join(str(b) for b in v.encode()),
         "String.fromCharCode({})",
     ),
+    # A third attack round: combining marks over every character, a padded soft line break, a key split by one
+    # blank or line break, a key split into string literals, plain-word passwords after a colon.
+    _rewritten("aws_key_combining_long_stroke", _aws_access_key_id, _marked("\u0336")),
+    _rewritten(
+        "github_token_combining_low_line",
+        _github("github_classic_pat", "p", lambda v: f"Use token {v} for the deploy."),
+        _marked("\u0332"),
+    ),
+    _rewritten(
+        "stripe_key_combining_acute",
+        _stripe("stripe_live_secret_key", "s" + "k_live_", 24, lambda v: f"Charge with {v} now."),
+        _marked("\u0301"),
+    ),
+    _rewritten(
+        "npm_token_quoted_printable_padded_soft_break",
+        _npm,
+        lambda rng, secret: secret[:18] + "= \t\n" + secret[18:],
+    ),
+    _rewritten("aws_key_split_by_no_break_space", _aws_access_key_id, _split_at("\u00a0", 2)),
+    _rewritten("aws_key_split_by_line_break", _aws_access_key_id, _split_at("\n", 14)),
+    _rewritten("aws_key_split_by_line_separator", _aws_access_key_id, _split_at("\u2028", 2)),
+    _rewritten("aws_key_split_by_paragraph_separator", _aws_access_key_id, _split_at("\u2029", 14)),
+    _rewritten(
+        "github_token_split_by_line_separator",
+        _github("github_user_token", "u", lambda v: f"token for the mirror job: {v}"),
+        _split_at("\u2028"),
+    ),
+    _rewritten(
+        "github_token_split_by_paragraph_separator",
+        _github("github_classic_pat", "p", lambda v: f"Use token {v} for the deploy."),
+        _split_at("\u2029"),
+    ),
+    _concatenated(
+        "aws_key_adjacent_string_literals", _aws_access_key_id, 6, '" "', 'key_id = ("{}")  # from the vault'
+    ),
+    _concatenated(
+        "github_token_string_concatenation",
+        _github("github_server_token", "s", lambda v: v),
+        20,
+        "' + '",
+        "gh_login('{}')",
+    ),
+    _in_context(
+        "db_password_plain_words", lambda v: f"The db password: {v} (rotate it monthly).", _passphrase
+    ),
+    # The word ends its clause: "password: <word> and more words" reads as prose and stays.
+    _in_context(
+        "password_in_prose", lambda v: f"Log in as admin, password: {v}, then open the console.", _passphrase
+    ),
 )
 
 
@@ -975,6 +1065,22 @@ def _unicode_negatives() -> dict[str, str]:
         "japanese_fullwidth_latin": "\uff21\uff30\uff29\u30ad\u30fc\u3092\u8a2d\u5b9a\u3057\u3066\u304f\u3060"
         "\u3055\u3044\uff1a\u7ba1\u7406\u753b\u9762\uff08\uff12\uff10\uff12\uff14\u5e74\uff15\u6708\uff09",
         "nbsp_and_ellipsis": "Wait\u00a0for it\u2026 then press\u00a0Enter and the token\u00a0count appears.",
+        # Combining marks in decomposed prose, and over letters of scripts that need them.
+        "decomposed_accents": unicodedata.normalize(
+            "NFD", "Cr\u00e8me br\u00fbl\u00e9e, r\u00e9sum\u00e9 v2 et na\u00efvet\u00e9."
+        ),
+        "vietnamese_decomposed": unicodedata.normalize(
+            "NFD", "Ti\u1ebfng Vi\u1ec7t c\u00f3 nhi\u1ec1u d\u1ea5u."
+        ),
+        "hindi_marks": "\u0928\u092e\u0938\u094d\u0924\u0947, \u0915\u0943\u092a\u092f\u093e API_KEY \u0938\u0947\u091f \u0915\u0930\u0947\u0902\u0964",
+        # Words and identifiers split by one blank or line break, and strings joined in code.
+        "line_separators": "Release v1.4.2\u2028Build 20240501-rc1\u2029Deploy to eu-west-1\u00a0region ABC123xyz",
+        "wrapped_identifiers": "Call build_context_window\nWITH_TOOL_SPECS then MAX_OUTPUT_TOKENS_4096\nDEFAULT_v2.",
+        "string_concatenation": 'url = "https://api.example.com/" + "v1/items?page=" + str(page)\n'
+        'label = ("Context window " "usage report 2024")',
+        "password_prose": "Forgot your pass"
+        + "word: click the link below. The pass"
+        + "word: see the vault.",
     }
 
 

@@ -86,9 +86,10 @@ def _windows() -> dict[str, str]:
 
 
 def revealed(text: str) -> str:
-    """``text`` as a reader would take it: invisible format characters dropped, compatibility forms
+    """``text`` as a reader would take it: invisible format characters and combining marks dropped, compatibility forms
     (fullwidth letters) folded, percent-escapes decoded (twice, for a value encoded twice)."""
-    text = unicodedata.normalize("NFKC", _INVISIBLE.sub("", text))
+    text = "".join(char for char in _INVISIBLE.sub("", text) if not unicodedata.combining(char))
+    text = unicodedata.normalize("NFKC", text)
     return unquote(unquote(text)) if "%" in text else text
 
 

@@ -215,7 +215,7 @@ def test_negatives_are_left_unchanged(negative: Negative):
 def test_false_positive_count_over_the_negatives_is_zero():
     assert len(generate_negatives()) >= 45
     assert false_positives(redact) == []
-    assert summary(redact) == "positives: 495, missed: 0; negatives: 48, false positives: 0"
+    assert summary(redact) == "positives: 565, missed: 0; negatives: 55, false positives: 0"
 
 
 # --- secrets written so that patterns miss them ---------------------------------------------------------
@@ -909,3 +909,31 @@ def test_a_token_after_its_public_prefix_spelt_apart_is_redacted_without_the_nex
 )
 def test_texts_that_only_look_spelt_out_or_escaped_are_left_unchanged(text: str):
     assert redact(text).text == text
+
+
+# --- tokens split in two, in JSON text and HTML -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "separator", ["\\u00a0", "\\u2028", "\\u2029", "\\u0085", "&nbsp;", "&#160;", "&#x2028;", "\u2028"]
+)
+def test_a_key_split_by_an_escaped_blank_or_line_separator_is_redacted_whole(separator: str):
+    # JSON text (a tool call's arguments, a serialised body) writes a no-break space or a line
+    # separator as an escape: the two runs were read apart, and the key passed.
+    key = next(c for c in generate_canaries(12) if c.kind == "aws_access_key_id").value
+    text = f'{{"note": "use {key[:6]}{separator}{key[6:]} for the backup"}}'
+
+    assert redact(text).text == '{"note": "use [REDACTED:aws_access_key_id] for the backup"}'
+
+
+def test_a_no_break_space_reference_calls_for_the_view_only_between_token_characters():
+    assert normalised_view("Tom &nbsp; Jerry, &nbsp;alone, the end.&nbsp;") is None
+    assert normalised_view("AKIA12&nbsp;3456") is not None
+
+
+def test_a_telegram_bot_token_at_the_start_of_a_text_is_named_as_such():
+    # The digits before its colon were not taken for a left part when nothing stood before them.
+    value = next(c for c in generate_canaries(12) if c.kind == "telegram_bot_token").value
+
+    assert redact(value).counts_by_kind() == {"telegram_bot_token": 1}
+    assert redact(value).text == "[REDACTED:telegram_bot_token]"

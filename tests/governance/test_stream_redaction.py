@@ -146,6 +146,141 @@ def test_prose_is_held_back_by_one_word_at_most():
     assert redactor.max_held == longest
 
 
+# A word that may start a key (a vendor prefix or its beginning: "do" of "dop_v1_", "Now" of a Discord
+# token's first character) is held with the separator after it until the word after it rules the key
+# out or completes it: the key may be split there ("AKIA12 3456..."). Other words are not held longer.
+def test_prose_holds_a_word_that_may_start_a_key_only_until_the_next_word_rules_it_out():
+    redactor = StreamRedactor()
+
+    assert redactor.feed("Can you do ") == "Can you "
+    assert redactor.feed("this ") == "do "  # "dothis" starts no key: "do" goes on with the next cut
+    assert redactor.feed("now.") == "this "
+    assert redactor.finish() == "now."
+
+
+# --- a token split in two or into string literals (rule 7) -------------------------------------------
+
+
+def aws_key(seed: int) -> str:
+    return next(c for c in generate_canaries(seed) if c.kind == "aws_access_key_id").value
+
+
+@pytest.mark.parametrize("separator", [" ", "\u00a0", "\n", "\u2028", "\u2029", "\r\n"])
+def test_the_first_part_of_a_key_split_by_one_separator_is_held_until_the_second_arrives(separator):
+    key = aws_key(4)
+    redactor = StreamRedactor()
+
+    first = redactor.feed(f"The key is {key[:6]}{separator}")
+    second = redactor.feed(f"{key[6:]} in the vault.")
+    out = first + second + redactor.finish()
+
+    assert first == "The key is "
+    assert second == "[REDACTED:aws_access_key_id] in the "
+    assert out == redact(f"The key is {key[:6]}{separator}{key[6:]} in the vault.").text
+    assert key[:6] not in out and key[6:] not in out
+
+
+SPLIT_AND_HIDDEN = {
+    # An invisible character in the first part: the two parts are joined in the normalised view.
+    "invisible": lambda key: f"{key[:2]}\u200b{key[2:6]}\u00a0{key[6:]}",
+    "escaped_letter": lambda key: f"\\u0041{key[1:6]} {key[6:]}",
+    # Single characters after the key, which are held as a token spelt apart may be.
+    "single_characters_after": lambda key: f"{key[:6]} {key[6:]} x y z",
+}
+
+
+@pytest.mark.parametrize("how", SPLIT_AND_HIDDEN)
+def test_a_split_key_with_a_hidden_character_is_redacted_at_every_cut_as_in_the_whole_text(how):
+    text = f"tok={SPLIT_AND_HIDDEN[how](aws_key(6))} end"
+    whole = redact(text).text
+    assert whole.count("[REDACTED:aws_access_key_id]") == 1
+
+    for position in range(len(text) + 1):
+        out, _ = streamed([text[:position], text[position:]])
+        assert out == whole, position
+
+
+def test_a_run_holding_a_key_of_its_own_is_not_held_for_the_run_after_it():
+    key = aws_key(4)
+    redactor = StreamRedactor()
+
+    assert redactor.feed(f"keys {key} and more") == "keys [REDACTED:aws_access_key_id] and "
+
+
+def test_a_chain_of_string_literals_is_held_until_it_ends():
+    key = aws_key(5)
+    redactor = StreamRedactor()
+
+    first = redactor.feed(f'key_id = ("{key[:6]}" ')
+    second = redactor.feed(f'"{key[6:]}")  # from the vault')
+    out = first + second + redactor.finish()
+
+    assert first == "key_id = "
+    assert out == 'key_id = ("[REDACTED:aws_access_key_id]")  # from the vault'
+
+
+@pytest.mark.parametrize("join", ["' + '", "' '", "'\n    '", "' . '", "' || '"])
+def test_a_token_joined_from_literals_streamed_one_character_at_a_time_is_redacted_whole(join):
+    token = GITHUB.value
+    text = f"login('{token[:20]}{join}{token[20:]}') and go on"
+
+    out, _ = streamed(list(text))
+
+    assert out == redact(text).text == "login('[REDACTED:github_token]') and go on"
+
+
+def test_a_quoted_word_in_prose_is_held_only_until_the_next_word_starts():
+    redactor = StreamRedactor()
+
+    assert redactor.feed('He said "hello" ') == "He said "
+    assert redactor.feed("and left") == '"hello" and '
+
+
+def test_a_password_word_after_a_colon_is_held_until_what_follows_it_decides():
+    # "password: click the link" is prose, "password: Hunter2Lamp" at a line's end a password: the
+    # word after the value decides, so the value goes on only with it.
+    prose = StreamRedactor()
+    assert prose.feed("Forgot your password: click ") == "Forgot your password: "
+    assert prose.feed("the ") == ""  # the next cut, after "click ", would leave out "the"
+    assert prose.feed("link ") == "click the "
+    assert prose.feed("below.") + prose.finish() == "link below."
+
+    secret = StreamRedactor()
+    assert secret.feed("admin password: Hunter2Lamp ") == "admin password: "
+    assert secret.feed("\nnext") == "[REDACTED:password] \n"
+    assert secret.finish() == "next"
+
+
+def test_an_occurrence_of_a_value_found_earlier_is_never_split_by_a_cut():
+    # A token joined from literals is found once and then searched for as written, blanks included:
+    # the cut after its inner blank would hand on its first half unredacted.
+    token = GITHUB.value
+    value = f"{token[:20]}' + '{token[20:]}"
+    redactor = StreamRedactor()
+
+    first = redactor.feed(f"login('{value}')\nagain: ")
+    second = redactor.feed(f"{value}x")  # whole, and the blank inside it is the last one
+    out = first + second + redactor.feed(" and") + redactor.finish()
+
+    assert second == "again: "  # the token is held whole
+    assert out == "login('[REDACTED:github_token]')\nagain: [REDACTED:github_token]x and"
+
+
+def test_only_token_like_values_found_in_json_text_are_searched_for_again():
+    # A key split into adjacent literals inside a JSON string is redacted around its escaped quotes;
+    # the blank between them was then searched for as a value of its own, and every later blank went.
+    key = aws_key(5)
+    text = json.dumps({"cmd": f'key_id = ("{key[:6]}" "{key[6:]}")', "note": "a b c"})
+    redactor = StreamRedactor(json_text=True)
+
+    out = "".join(redactor.feed(text[i : i + 5]) for i in range(0, len(text), 5)) + redactor.finish()
+
+    assert json.loads(out) == {
+        "cmd": 'key_id = ("[REDACTED:aws_access_key_id]" "[REDACTED:aws_access_key_id]")',
+        "note": "a b c",
+    }
+
+
 def test_a_bare_value_seen_before_its_assignment_is_only_redacted_from_the_assignment_on():
     # The one difference from redacting the whole text: what was handed on cannot be taken back.
     rng = random.Random(9)

@@ -74,6 +74,26 @@ def kind_for_key(key: str) -> str | None:
 def assignment_spans(text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
     """Values assigned to secret-bearing keys, in the syntaxes of code, config, env files and CLIs.
     ``lowered`` is ``text`` with ASCII letters lowercased (a case-insensitive search is ~8x slower)."""
+    for start, key_end, kind in _keys(text, lowered):
+        yield from _assigned_value(text, start, key_end, kind)
+
+
+def clause_words(text: str, lowered: str) -> Iterator[tuple[int, int]]:
+    """The spans of the words after a password key and a colon (``password: hunter2``): whether such a
+    word is a password depends on the first character after it that is not a blank (it ends its
+    clause, or more words follow: :func:`_password_ends_clause`), which a text still arriving may not
+    hold yet. ``lowered`` as for :func:`assignment_spans`."""
+    for _, key_end, kind in _keys(text, lowered):
+        separator = _SEPARATOR.match(text, key_end)
+        if kind != "password" or separator is None or separator.group(1) != ":":
+            continue
+        value = _VALUE.match(text, separator.end())
+        if value is not None and value.group("bare") is not None:
+            yield value.span("bare")
+
+
+def _keys(text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+    """The secret-bearing keys of ``text``: their spans and the kind of what they hold."""
     key_end = -1
     for hit in _KEY_HIT_LOWER.finditer(lowered):
         if hit.start() < key_end:
@@ -87,7 +107,7 @@ def assignment_spans(text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
             key_end += 1
         kind = kind_for_key(text[start:key_end])
         if kind is not None:
-            yield from _assigned_value(text, start, key_end, kind)
+            yield start, key_end, kind
 
 
 def _assigned_value(text: str, key_start: int, key_end: int, kind: str) -> Iterator[tuple[int, int, str]]:
@@ -108,6 +128,10 @@ def _assigned_value(text: str, key_start: int, key_end: int, kind: str) -> Itera
     line_start = _LINE_PREFIX.fullmatch(text, text.rfind("\n", 0, key_start) + 1, key_start) is not None
     if _accept_value(text, start, end, key=key, quoted=group != "bare", sep=sep, line_start=line_start):
         yield start, end, kind
+    elif (
+        kind == "password" and sep == ":" and group == "bare" and _password_ends_clause(text, start, end, key)
+    ):
+        yield start, start + len(text[start:end].rstrip(".")), kind
 
 
 def _accept_value(
@@ -131,6 +155,23 @@ def _accept_value(
         return not rest.split(" #", 1)[0].strip(" \t\r,;") or _tokenish(value)
     # Mid-line, "key: value" is as often prose ("the token: see below") as data.
     return sep != ":" or _tokenish(value)
+
+
+def _password_ends_clause(text: str, start: int, end: int, key: str) -> bool:
+    """``db password: letmein``, ``log in as admin, password: hunter2.``: after a password key and a
+    colon, one word that ends its clause (the line, or punctuation or a bracket after it) is the
+    password, however plain; a word that more words follow is prose ("password: click the link")."""
+    value = text[start:end].rstrip(".")  # the end of a sentence, not of the password
+    if not plausible_literal(value, key) or "(" in value or "[" in value or value[0] in "$%{":
+        return False
+    if _code_reference(value):
+        return False
+    line_end = text.find("\n", end)
+    rest = text[end : line_end if line_end != -1 else len(text)].lstrip(" \t")
+    return not rest.strip() or rest[0] in _CLAUSE_ENDS
+
+
+_CLAUSE_ENDS = frozenset(".,;:!?)(]\r")
 
 
 def _unbalanced(value: str) -> bool:

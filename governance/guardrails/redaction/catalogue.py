@@ -8,6 +8,8 @@ import string
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import regex
+
 from .placeholders import is_placeholder
 
 _R = r"(?![A-Za-z0-9_\-])"  # the token ends here
@@ -28,12 +30,21 @@ class _Shape:
     pattern: re.Pattern[str]
     bounded: bool = False
     lowered: bool = False
+    # Whether a match can lie in one run of token characters, as a token split in two and joined again
+    # is read (``spelled``): not a shape that needs a blank, a ";", a ":" or a quote. Unsure: True.
+    in_a_run: bool = True
 
 
 def _shape(
-    kind: str, pattern: str, flags: int = 0, *, bounded: bool = False, lowered: bool = False
+    kind: str,
+    pattern: str,
+    flags: int = 0,
+    *,
+    bounded: bool = False,
+    lowered: bool = False,
+    in_a_run: bool = True,
 ) -> _Shape:
-    return _Shape(kind, re.compile(pattern, flags), bounded, lowered)
+    return _Shape(kind, re.compile(pattern, flags), bounded, lowered, in_a_run)
 
 
 # Order breaks ties between equally wide overlapping matches (the first listed names the kind).
@@ -43,8 +54,11 @@ _CATALOGUE: tuple[_Shape, ...] = (
         "private_key",
         _ARMOUR + r"(?:.{0,40000}?-{4,5} ?END (?P=label) ?-{4,5}|[A-Za-z0-9+/=\s\\:,.\-]*)",
         re.S,
+        in_a_run=False,
     ),
-    _shape("private_key", r"PuTTY-User-Key-File-\d+:.{0,20000}?Private-MAC: *[0-9A-Fa-f]+", re.S),
+    _shape(
+        "private_key", r"PuTTY-User-Key-File-\d+:.{0,20000}?Private-MAC: *[0-9A-Fa-f]+", re.S, in_a_run=False
+    ),
     _shape("aws_access_key_id", r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])", bounded=True),
     _shape(
         "aws_secret_access_key",
@@ -88,9 +102,9 @@ _CATALOGUE: tuple[_Shape, ...] = (
         r"(?:accountkey|sharedaccesskey)\s*=\s*(?P<s>[a-z0-9+/]{20,}={0,2})",
         lowered=True,
     ),
-    _shape("azure_sas_signature", r"[?&;]sig=(?P<s>[a-z0-9%+/=]{16,})", lowered=True),
+    _shape("azure_sas_signature", r"[?&;]sig=(?P<s>[a-z0-9%+/=]{16,})", lowered=True, in_a_run=False),
     # Telegram bot tokens are matched from their colon (a literal) and checked for the digits before.
-    _shape("telegram_bot_token", r":[A-Za-z0-9_\-]{35}" + _R),
+    _shape("telegram_bot_token", r":[A-Za-z0-9_\-]{35}" + _R, in_a_run=False),
     _shape(
         "discord_token",
         r"[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}" + _R,
@@ -102,29 +116,42 @@ _CATALOGUE: tuple[_Shape, ...] = (
     _shape("square_token", r"sq0(?:csp|atp)-[A-Za-z0-9_\-]{22,}", bounded=True),
     _shape("age_secret_key", r"AGE-SECRET-KEY-1[0-9A-Z]{58}"),
     # scheme://user:password@host: the password goes, the user and host stay.
-    _shape("password", r"://[^\s:/?#@'\"<>]*:(?P<s>[^\s/?#'\"<>]+)@"),
+    _shape("password", r"://[^\s:/?#@'\"<>]*:(?P<s>[^\s/?#'\"<>]+)@", in_a_run=False),
     # ADO / SQL Server connection strings: after a ';' everything up to the next ';' is the password;
     # at a line start, only when a ';' follows (else it is code: password = getenv("X")).
-    _shape("password", r";[ \t]*(?:password|pwd)[ \t]*=[ \t]*(?P<s>[^;\r\n\"']*[^;\r\n\"'\s])", lowered=True),
+    _shape(
+        "password",
+        r";[ \t]*(?:password|pwd)[ \t]*=[ \t]*(?P<s>[^;\r\n\"']*[^;\r\n\"'\s])",
+        lowered=True,
+        in_a_run=False,
+    ),
     _shape(
         "password",
         r"^[ \t]*(?:password|pwd)[ \t]*=[ \t]*(?P<s>[^;\r\n\"'(\[\s][^;\r\n\"'(\[]*?)[ \t]*(?=;)",
         re.M,
         lowered=True,
+        in_a_run=False,
     ),
-    _shape("password", r"(?:-u|--user)[ \t]+[\"']?[^\s:\"']+:(?P<s>[^\s\"']+)", bounded=True),
+    _shape("password", r"(?:-u|--user)[ \t]+[\"']?[^\s:\"']+:(?P<s>[^\s\"']+)", bounded=True, in_a_run=False),
     _shape(
         "bearer_token",
         r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:bearer|token|digest|apikey|sso-key)[ \t]+"
         r"(?P<s>[a-z0-9._~+/\-=:]{8,})",
         lowered=True,
+        in_a_run=False,
     ),
     _shape(
         "basic_auth",
         r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?basic[ \t]+(?P<s>[a-z0-9+/]{6,}=*)",
         lowered=True,
+        in_a_run=False,
     ),
-    _shape("bearer_token", r"bearer[ \t]+(?P<s>(?=[a-z0-9._~+/\-]*\d)[a-z0-9._~+/\-]{16,}=*)", lowered=True),
+    _shape(
+        "bearer_token",
+        r"bearer[ \t]+(?P<s>(?=[a-z0-9._~+/\-]*\d)[a-z0-9._~+/\-]{16,}=*)",
+        lowered=True,
+        in_a_run=False,
+    ),
 )
 
 TOKEN_CHARS = frozenset(string.ascii_letters + string.digits + "_-")
@@ -164,6 +191,79 @@ def _left_part(text: str, start: int, alphabet: str, shortest: int, longest: int
     while begin > 0 and start - begin < longest and text[begin - 1] in alphabet:
         begin -= 1
     before = text[begin - 1] if begin > 0 else ""
-    if start - begin < shortest or before in TOKEN_CHARS or before in alphabet:
+    if start - begin < shortest or (before != "" and (before in TOKEN_CHARS or before in alphabet)):
         return -1
     return begin
+
+
+# --- shapes still arriving ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Partial:
+    """A shape compiled for partial matching: the ``regex`` package tells a text that ends inside a
+    match from one that cannot match. ``head`` is what precedes the secret of a shape whose secret is
+    its group ``s``."""
+
+    shape: _Shape
+    pattern: regex.Pattern[str]
+    head: regex.Pattern[str] | None
+
+
+def _partial(shape: _Shape) -> _Partial:
+    source, flags = shape.pattern.pattern, shape.pattern.flags & (re.I | re.M | re.S)
+    head, group, _ = source.partition("(?P<s>")
+    return _Partial(shape, regex.compile(source, flags), regex.compile(head, flags) if group else None)
+
+
+_PARTIALS = tuple(_partial(shape) for shape in _CATALOGUE if shape.in_a_run)
+
+
+def may_cross(text: str, join: int) -> bool:
+    """Whether ``text`` (token characters: two runs joined at ``join``), followed by more token
+    characters, may hold a catalogue shape whose secret starts before ``join`` and ends after it: a
+    shape already crossing ``join`` (what follows may still change it), or the start of one that runs
+    to the end of ``text`` (``AK`` or ``ghp_Ab`` before ``join``, the end). A token split at ``join``
+    (``AK IA…``) reads whole again only then. Errs on the side of ``True``: a shape that no
+    continuation completes may count; one that some continuation completes is never missed. Costs
+    one partial search per shape that a run can hold (more where a shape starts often)."""
+    lowered = lower_ascii(text)
+    if any(start < join < end for start, end, _ in catalogue_spans(text, lowered)):
+        return True
+    return any(
+        _runs_to_the_end(partial, lowered if partial.shape.lowered else text, join) for partial in _PARTIALS
+    )
+
+
+def _runs_to_the_end(partial: _Partial, text: str, join: int) -> bool:
+    """Whether the shape matches ``text`` from a start before ``join`` up to its end and may go on, its
+    secret starting before ``join`` (after the head, for a shape whose secret is its group ``s``, or
+    at its left part, which may itself still be arriving)."""
+    if partial.shape.kind in _LEFT_PARTS and _open_left_part(text, join, *_LEFT_PARTS[partial.shape.kind]):
+        return True
+    position = 0
+    while position <= len(text):
+        match = partial.pattern.search(text, position, partial=True)
+        if match is None:
+            return False
+        start = match.start()
+        if partial.shape.kind in _LEFT_PARTS:
+            start = _left_part(text, start, *_LEFT_PARTS[partial.shape.kind])
+        elif partial.head is not None:  # the head must end before the join, within the text
+            start = start if join > 1 and partial.head.match(text, start, join - 1) else -1
+        elif partial.shape.bounded and start > 0 and text[start - 1] in TOKEN_CHARS:
+            start = -1
+        if match.partial and 0 <= start < join:
+            return True
+        position = match.start() + 1
+    return False
+
+
+def _open_left_part(text: str, join: int, alphabet: str, shortest: int, longest: int) -> bool:
+    """Whether ``text`` ends in a left part still arriving (its start before ``join``)."""
+    begin = len(text)
+    while begin > 0 and len(text) - begin < longest and text[begin - 1] in alphabet:
+        begin -= 1
+    before = text[begin - 1] if begin > 0 else ""
+    bounded = before == "" or (before not in TOKEN_CHARS and before not in alphabet)
+    return begin < min(join, len(text)) and bounded

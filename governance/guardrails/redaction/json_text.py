@@ -57,7 +57,11 @@ def json_safe(text: str, findings: list[Finding], *, in_string: bool) -> list[Fi
     lexemes = list(_lexemes(text, in_string))
     reshaped: list[Finding] = []
     for finding in findings:
-        reshaped.extend(_reshaped(finding, lexemes))
+        # A piece that is only white space (the blank between the escaped quotes of two adjacent
+        # literals a key was split into) is no part of the secret: it stays.
+        reshaped.extend(
+            piece for piece in _reshaped(finding, lexemes) if not text[piece.start : piece.end].isspace()
+        )
     return reshaped
 
 

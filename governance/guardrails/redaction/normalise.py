@@ -25,7 +25,11 @@ or escapes of some or all of it. The view undoes them:
   model, reads the character; as written, their ``&``, ``#`` and ``;`` would also end a value where the
   character they stand for does not. Only the references every HTML text holds (``&amp;``, ``&lt;``,
   ``&gt;``) do not call for the view alone;
-- a quoted-printable soft line break inside a token (``=`` at a line's end) is removed.
+- a quoted-printable soft line break inside a token (``=`` at a line's end, maybe with spaces or tabs
+  after it, which RFC 2045 tells a decoder to strip) is removed;
+- a combining mark laid over a token character (a strike-through ``U+0336``, an underline ``U+0332``,
+  an acute ``U+0301`` on every letter) is removed: a reader still reads the letters under it. Marks
+  over letters of other scripts are left as they are: alone, they do not call for the view.
 
 Detection runs on the view and each finding is mapped back to the original text, so the redacted span
 is the original one, escapes and invisible characters included. Building the view costs one pass in
@@ -74,6 +78,18 @@ _INVISIBLE = frozenset(
         *map(chr, _DEFAULT_IGNORABLE),
     ]
 )
+# Combining marks (nonspacing or enclosing) that are not invisible already: drawn over the character
+# before them, they leave it readable. Unlike an invisible character, a mark does not end a word.
+_COMBINING = (
+    frozenset(char for char in map(chr, range(0x20000)) if unicodedata.category(char) in ("Mn", "Me"))
+    - _INVISIBLE
+)
+# A token character with a combining mark on it: what calls for the view (a mark over a letter of
+# another script, or over an accented vowel in decomposed prose followed by no token, does too only
+# when it sits on an ASCII token character, which the search below checks at C speed).
+_MARKED_TOKEN = re.compile(
+    "[A-Za-z0-9_+/=\\-][" + "".join(re.escape(char) for char in sorted(_COMBINING)) + "]"
+)
 # Compatibility forms that can stand in a token: those folding to ASCII letters, digits or token
 # punctuation. Forms folding to spaces or other punctuation (the ellipsis, no-break space, fullwidth
 # CJK punctuation) are common in prose and hide no token: alone, they do not call for a view.
@@ -101,8 +117,11 @@ _JOINED_COLON = re.compile(
 )
 # What a ``\uXXXX`` or ``\xXX`` escape of these stands for is read in the view too: line breaks, the
 # indentation and the backslash of a JSON "\n" join a key block's lines (one escaped splits the block,
-# as with percent-escapes), and the colon joins a token's halves.
-_ESCAPED_LAYOUT = frozenset(" \t\n\r\\:")
+# as with percent-escapes), and the colon joins a token's halves. So are the other blanks and line
+# breaks that split a token in two (a no-break space, U+2028, U+2029, NEL): written as escapes in JSON
+# text (a tool call's arguments), the spelled reader joins the two runs in the view.
+_SPLITTING_BLANKS = frozenset("\u00a0\u2007\u202f\u2028\u2029\u0085")
+_ESCAPED_LAYOUT = frozenset(" \t\n\r\\:") | _SPLITTING_BLANKS
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 # Escapes of one character, in every syntax a reader decodes: ``\uXXXX`` (JSON, JavaScript, Python,
 # Java, which allows ``\uuXXXX``), ``\u{X…}`` (JavaScript, Rust, Swift, PHP, Ruby), ``\UXXXXXXXX``
@@ -131,7 +150,7 @@ _HTML_REFERENCE = re.compile(_REFERENCE)
 # the line (an encoder breaks wherever the line is full, also right before a token), before a token
 # character (not base64 padding "==", not a line of its own, not before an armour's dashes). It joins
 # the two lines.
-_SOFT_BREAK = r"(?<=[^\r\n=])=\r?\n(?=[^\s\-]|-(?!---))"
+_SOFT_BREAK = r"(?<=[^\r\n=])=[ \t]*\r?\n(?=[^\s\-]|-(?!---))"
 _SOFT_BREAKS = re.compile(_SOFT_BREAK)
 _SPECIAL = re.compile(
     _BACKSLASH_ESCAPE + "|" + _SOFT_BREAK + "|" + _ESCAPE + "|" + _REFERENCE + r"|[^\x00-\x7f]+"
@@ -160,11 +179,15 @@ class View:
     segments: tuple[_Segment, ...]
     soft_starts: frozenset[int]
     view_starts: tuple[int, ...]  # of the segments, for bisection
+    original: str
 
     def original_span(self, start: int, end: int) -> tuple[int, int]:
         """The original span holding view characters ``start`` to ``end`` (exclusive), whole
-        characters and escapes included."""
-        return self._original(start, last=False), self._original(end - 1, last=True)
+        characters and escapes included, and the combining marks laid over its last character."""
+        original_end = self._original(end - 1, last=True)
+        while original_end < len(self.original) and self.original[original_end] in _COMBINING:
+            original_end += 1
+        return self._original(start, last=False), original_end
 
     def _original(self, position: int, *, last: bool) -> int:
         segment = self.segments[bisect.bisect_right(self.view_starts, position) - 1]
@@ -181,14 +204,26 @@ def normalised_view(text: str) -> View | None:
         or _JOINED_COLON.search(text)
         or ("%" in text and _INDENT_ESCAPE.search(text))
         or (("\\" in text or "%u" in text) and any(map(_read_escape, _BACKSLASH_ESCAPES.findall(text))))
-        or (("=\n" in text or "=\r\n" in text) and _SOFT_BREAKS.search(text))
-        or (
-            "&" in text
-            and any(_reference_view(m.group()) not in _QUIET for m in _HTML_REFERENCE.finditer(text))
-        )
+        or ("=" in text and "\n" in text and _SOFT_BREAKS.search(text))
+        or ("&" in text and any(_calls_for_view(text, m) for m in _HTML_REFERENCE.finditer(text)))
     ):
         return None
     return _Builder(text).build()
+
+
+def _calls_for_view(text: str, reference: re.Match[str]) -> bool:
+    """Whether an HTML character reference calls for the view: not one that every HTML text holds,
+    and a splitting blank (``&nbsp;``, common in prose) only between two token characters."""
+    char = _reference_view(reference.group())
+    if char in _QUIET:
+        return False
+    if char in _SPLITTING_BLANKS:
+        before, after = (
+            text[reference.start() - 1 : reference.start()],
+            text[reference.end() : reference.end() + 1],
+        )
+        return before != "" and after != "" and before in _TOKEN_EXACT and after in _TOKEN_EXACT
+    return True
 
 
 def disguised_ascii(text: str) -> bool:
@@ -196,7 +231,8 @@ def disguised_ascii(text: str) -> bool:
     character: how a token is disguised. Superscripts, mathematical letters and ligatures in a row
     are notation (a lexer's table of them folds to a random-looking ASCII string)."""
     return text.isascii() or all(
-        char in _INVISIBLE or "\uff01" <= char <= "\uff5e" for char in _NON_ASCII.findall(text)
+        char in _INVISIBLE or char in _COMBINING or "\uff01" <= char <= "\uff5e"
+        for char in _NON_ASCII.findall(text)
     )
 
 
@@ -208,12 +244,16 @@ def _hiding_characters(text: str) -> bool:
     characters = set(_NON_ASCII.findall(text))
     if not characters.isdisjoint(_INVISIBLE):
         return True
+    if not characters.isdisjoint(_COMBINING) and _MARKED_TOKEN.search(text):
+        return True
     return not unicodedata.is_normalized("NFKC", text) and any(map(_folds_to_token, characters))
 
 
 def _hiding(char: str) -> str | None:
     """``char`` (what an escape or a reference stands for) when it can hide or form a token."""
-    if char in _INVISIBLE or char in _TOKEN_EXACT or char in _ESCAPED_LAYOUT or _folds_to_token(char):
+    if char in _INVISIBLE or char in _COMBINING or char in _TOKEN_EXACT or char in _ESCAPED_LAYOUT:
+        return char
+    if _folds_to_token(char):
         return char
     return None
 
@@ -323,7 +363,11 @@ class _Builder:
                 self._replace(match.start(), len(special), chr(int(special[-2:], 16)))
             elif special[0] == "&":
                 self._escaped(match.start(), special, _reference_view(special))
-            elif _INVISIBLE.isdisjoint(special) and unicodedata.is_normalized("NFKC", special):
+            elif (
+                _INVISIBLE.isdisjoint(special)
+                and _COMBINING.isdisjoint(special)
+                and unicodedata.is_normalized("NFKC", special)
+            ):
                 self._copy(match.start(), match.end())
             else:
                 for offset, char in enumerate(special, start=match.start()):
@@ -337,12 +381,16 @@ class _Builder:
             segments=tuple(self.segments),
             soft_starts=frozenset(self.soft_starts),
             view_starts=tuple(segment.view_start for segment in self.segments),
+            original=self.text,
         )
 
     def _character(self, offset: int, char: str) -> None:
         if char in _INVISIBLE:
             self.changed = True
             self.soft_starts.add(self.length)
+            return
+        if char in _COMBINING and self._after_token_character():
+            self.changed = True  # read as the character under it; the word goes on
             return
         normal = unicodedata.normalize("NFKC", char)
         if normal == char:
@@ -358,8 +406,15 @@ class _Builder:
         elif char in _INVISIBLE:
             self.changed = True
             self.soft_starts.add(self.length)
+        elif char in _COMBINING and self._after_token_character():
+            self.changed = True
         else:
             self._replace(offset, len(escape), unicodedata.normalize("NFKC", char))
+
+    def _after_token_character(self) -> bool:
+        """Whether the view so far ends in an ASCII token character (a mark's base)."""
+        last = self.pieces[-1][-1:] if self.pieces else ""
+        return last != "" and last in _TOKEN_EXACT
 
     def _copy(self, start: int, end: int) -> None:
         if start == end:

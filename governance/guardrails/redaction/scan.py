@@ -29,6 +29,7 @@ def detect(text: str, *, known_values: dict[str, str] | None = None) -> list[Fin
     the same payload, also removed here. Raises RedactionFailed when the scanner fails."""
     known = known_values or {}
     spans = _spans(text, known)
+    spelled = spelled_spans(text)
     view = normalised_view(text)
     if view is not None:
         for start, end, kind in _spans(view.text, known, view.soft_starts):
@@ -37,8 +38,12 @@ def detect(text: str, *, known_values: dict[str, str] | None = None) -> list[Fin
             if kind != _ENTROPY or disguised_ascii(text[original_start:original_end]):
                 spans.append((original_start, original_end, kind))
         # A token spelt out and hidden again (an escaped separator, an invisible one inside).
-        spans.extend((*view.original_span(start, end), kind) for start, end, kind in spelled_spans(view.text))
-    spans.extend(spelled_spans(text))
+        spelled.extend(
+            (*view.original_span(start, end), kind) for start, end, kind in spelled_spans(view.text)
+        )
+    # A token spelt out or split once is removed wherever it is written the same way again (a split
+    # key quoted once and mentioned bare).
+    spans.extend(every_occurrence(text, spelled) if spelled else ())
     return merge(spans)
 
 

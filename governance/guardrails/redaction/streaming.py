@@ -11,14 +11,18 @@ follows from the detectors (``catalogue``, ``assignments``, ``library``, ``block
    widened to their token run, and the normalised view only removes invisible characters and decodes
    escapes, neither of which is white space as written (an escaped line break is not a line break
    until decoded). So a cut at white space never splits such a span, and the
-   trailing run is held until white space follows it. This is the usual holdback: one word.
+   trailing run is held until white space follows it. This is the usual holdback: one word (two
+   where the word before may start a key split in two, rule 7).
 2. **An open PEM or PuTTY block** (``-----BEGIN …``, ``PuTTY-User-Key-File-``) is held from its
    opening until its closing line (``END …``, ``Private-MAC:``) has arrived; a trailing line of dashes
    followed by capitals only (an armour not yet complete) is held too. An armour with a hidden
    character is found in the normalised view, as the detectors find it.
 3. **A quoted value after a secret-bearing key** on the current line (``password = "two words``) is
    held from its opening quote until the quote closes; a connection-string password
-   (``;Password=…``, which may hold spaces) from its ``=`` until the ``;`` or the line break.
+   (``;Password=…``, which may hold spaces) from its ``=`` until the ``;`` or the line break. A word
+   after a password key and a colon (``password: hunter2``) is a password only when it ends its
+   clause (the first character after it that is not a blank is the line's end or punctuation), so it
+   is handed on only together with that character.
 4. **A base64 block that may continue**: lines of 40 or more base64 characters, unpadded, are held while
    the next line could extend the block (the block rule joins full lines), so a private key body wrapped
    over lines is judged whole. A line is read as the detectors read it, in its normalised view (a
@@ -26,12 +30,26 @@ follows from the detectors (``catalogue``, ``assignments``, ``library``, ``block
    escape or character reference still arriving (``%3``, ``\\u00``, ``\\x4``, ``&#x4``).
 5. **The start of a value already found**: once a value is detected it is redacted at every later
    occurrence (as :func:`~governance.guardrails.redaction.redact` does within one text); a trailing
-   text that is the beginning of such a value containing white space is held.
+   text that is the beginning of such a value containing white space is held, and an occurrence of
+   it is never split by a cut. Only token-like values are searched for again, as within one text.
 6. **A token spelt apart** (``spelled``): a trailing run of single characters with white space
    between them (``ghp_ A b C``), with the word before them, and so a trailing word followed by one
    space or tab (single characters may follow it); a trailing run of hex pairs or character codes
-   with white space between them, or of CSS escapes each ended by a space (``\\67 \\68 ``); a quoted-printable soft line break (``=`` at a line's end) does
-   not end a run of non-white-space characters.
+   with white space between them, or of CSS escapes each ended by a space (``\\67 \\68 ``); a
+   quoted-printable soft line break (``=`` at a line's end, maybe with blanks after it) does not end
+   a run of non-white-space characters.
+7. **A token split in two, or into string literals** (``spelled.joined_spans``): two runs of token
+   characters with one blank or line break between them (a space, a no-break space, U+2028, ...) are
+   read as one token when a catalogue shape crosses the split. The run before the last separator is
+   held while the run after it is still arriving and a shape may still cross the split
+   (``catalogue.may_cross``: partial matching of the catalogue's own patterns, so ``AK``, ``ghp_Ab``
+   or ``Now`` are held and ``the`` or ``window`` are not); once the second run has ended, the cut is
+   moved back before every pair joined across it, read as written and in the normalised view. A
+   chain of string literals (``"AKIA…" "…"``, ``'…' + '…'``) is held from its first literal while a
+   join or another literal may still follow: whether its parts join depends on all of them. Prose
+   therefore holds back two words where the first may start a key (a vendor prefix or its
+   beginning), until the next word rules the key out, and a closed quotation until the next word
+   starts; a word that cannot start a key is held no longer than rule 1 holds it.
 
 What is handed on is redacted with the left context it needs: detection runs on the already handed-on
 part of the current line (up to :data:`CONTEXT_CHARS` characters) followed by the released text, and
@@ -58,56 +76,17 @@ string content only, an escape still arriving at the limit staying held.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
-from collections.abc import Callable
 
+from .cuts import safe_cut
 from .findings import Finding, placeholder
 from .json_text import continuation, in_string_after, json_safe, open_token
-from .normalise import normalised_view
 from .scan import detect
-from .spans import apply
+from .spans import apply, replaceable_everywhere
 
 CONTEXT_CHARS = 1024
 MAX_HOLD_CHARS = 65_536
-_BASE64_LINE = re.compile(r"[ \t]*[A-Za-z0-9+/_\-]{40,}[ \t\r]*")
-_BASE64_CHARS = re.compile(r"[ \t]*[A-Za-z0-9+/_\-]*={0,2}[ \t\r]*")
-_OPENINGS = re.compile(r"-{4,5} ?BEGIN |PuTTY-User-Key-File-")
-# A closing counts once something follows it that cannot extend it.
-_CLOSINGS = {
-    "-": re.compile(r"-{4,5} ?END [A-Z0-9 ]*?(?:KEY|BLOCK) ?-{4,5}(?=[^-])"),
-    "P": re.compile(r"Private-MAC: *[0-9A-Fa-f]+(?=[^0-9A-Fa-f])"),
-}
-_PARTIAL_ESCAPE = re.compile(
-    r"(?:%(?:25)*[0-9A-Fa-f]?"  # a percent-escape
-    r"|\\(?:u[0-9A-Fa-f]{0,3}|x[0-9A-Fa-f]?)?"  # a backslash escape
-    r"|&(?:#[xX]?[0-9A-Fa-f]{0,7}|[A-Za-z][A-Za-z0-9]{0,31})?)\Z"  # an HTML character reference
-)
-_SPACE = re.compile(r"\s")
-_UNIT = r"[A-Za-z0-9_+/=.:~\-]"
-_GAP = "[ \t\u00a0\u2000-\u200a\u202f\u205f\u3000]"
-# Rule 6: a word and a space (single characters set apart may follow), single characters apart with
-# the word before them, hex pairs or character codes apart, CSS escapes each ended by a space, at the
-# end of the held text; the last character or code of such a run with what follows it up to the next
-# white space (a closing bracket: the run may still go on in the next piece as far as we know).
-_SPELLED_TAIL = re.compile(
-    rf"(?:(?<![A-Za-z0-9])[A-Za-z0-9_]*{_UNIT}(?P<gap>{_GAP})(?:{_UNIT}(?P=gap))*(?:{_UNIT}(?P=gap)?)?"
-    rf"|(?<![A-Za-z0-9])[A-Za-z0-9_]*{_UNIT}(?P<end>{_GAP})(?:{_UNIT}(?P=end))+{_UNIT}\S*"
-    r"|(?<![0-9A-Za-z])(?:(?:0[xX])?[0-9A-Fa-f]{2},? )+(?:(?:0[xX]?)?[0-9A-Fa-f]{0,2},?|[0-9A-Fa-f]{2}\S*)"
-    r"|(?<![\d.])(?:\d{2,3},? )+(?:\d{0,3},?|\d{2,3}\S*)"
-    r"|(?:\\+[0-9A-Fa-f]{1,6}[ \t])+\\*[0-9A-Fa-f]{0,6})\Z"
-)
-_SPELLED_REACH = 4096
 POSSIBLE_SECRET = "possible_secret"
-_PARTIAL_ARMOUR = re.compile(r"-{4,5} ?[A-Z ]*\Z")
-_CONNECTION_PASSWORD = re.compile(r"(?:^|;)[ \t]*(?:password|pwd)[ \t]*=", re.I | re.M)
-# A quoted value under a secret-bearing key (the keys ``assignments`` reads), after its separator or,
-# for a command-line flag, after white space.
-_QUOTED_VALUE = re.compile(
-    r"(?:pass|pwd|secret|token|key|credential|contrase)[A-Za-z0-9_.\-]*[\\\"'\]]{0,3}"
-    r"(?:[ \t]*(?::=|=>|=|:)[ \t]*|[ \t]+)\\?([\"'`])",
-    re.I,
-)
 
 
 class StreamRedactor:
@@ -194,156 +173,12 @@ class StreamRedactor:
             found = json_safe(segment, found, in_string=self._in_string)
             self._in_string = in_string_after(segment, self._in_string)
         for finding in found:
-            self._known.setdefault(segment[finding.start : finding.end], finding.kind)
+            value = segment[finding.start : finding.end]
+            if replaceable_everywhere(value):  # as within one text: not a blank or a short word
+                self._known.setdefault(value, finding.kind)
         found = sorted(continued + found, key=lambda finding: finding.start)
         self.findings += [Finding(f.kind, f.start + self._offset, f.end + self._offset) for f in found]
         self._offset += len(segment)
         line = (context + segment).rpartition("\n")
         self._context = (line[2] if line[1] else context + segment)[-CONTEXT_CHARS:]
         return apply(segment, found)
-
-
-def safe_cut(held: str, context: str = "", known: dict[str, str] | None = None) -> int:
-    """The length of the longest prefix of ``held`` whose redaction no continuation can change (see the
-    module docstring for the rules). ``context`` is the handed-on text of the current line."""
-    cut = _after_last_space(held)
-    if cut == 0:
-        return 0  # no white space held: every rule below only moves the cut back, and not below 0
-    cut = _outside_blocks(held, cut)
-    line_start = held.rfind("\n") + 1
-    line = context + held[line_start:] if line_start == 0 else held[line_start:]
-    offset = line_start - (len(context) if line_start == 0 else 0)
-    cut = min(cut, max(0, offset + _open_value(line)))
-    cut = min(cut, _open_base64(held))
-    cut = min(cut, _open_spelled(held))
-    for value in known or {}:
-        if any(character.isspace() for character in value):
-            cut = min(cut, _value_prefix(held, value))
-    return _outside_escape(held, cut)
-
-
-def _outside_escape(held: str, cut: int) -> int:
-    """``cut``, moved before the backslash of an escape it would split (``\\"`` after a quoted-value
-    key): each piece of JSON text handed on must end where no escape is open."""
-    backslashes = 0
-    while backslashes < cut and held[cut - 1 - backslashes] == "\\":
-        backslashes += 1
-    return cut - backslashes % 2
-
-
-def _after_last_space(held: str) -> int:
-    """After the last white space of ``held`` that is not a quoted-printable soft line break."""
-    for index in range(len(held) - 1, -1, -1):
-        if held[index].isspace() and not _soft_line_break(held, index):
-            return index + 1
-    return 0
-
-
-def _soft_line_break(held: str, index: int) -> bool:
-    """Whether ``held[index]`` belongs to a quoted-printable soft line break inside a token: ``=`` after
-    a character that is neither white space nor ``=`` (base64 padding ``==``) at a line's end, the next
-    line not starting with white space or an armour's dashes once it has arrived."""
-    if held[index] == "\r":
-        return held[index + 1 : index + 2] == "\n" and _soft_line_break(held, index + 1)
-    if held[index] != "\n":
-        return False
-    equals = index - 2 if held[index - 1 : index] == "\r" else index - 1
-    if equals < 1 or held[equals] != "=" or held[equals - 1].isspace() or held[equals - 1] == "=":
-        return False
-    following = held[index + 1 : index + 6]
-    return not following or not (following[0].isspace() or following.startswith("-----"))
-
-
-def _open_spelled(held: str) -> int:
-    """Where a token spelt apart may still be arriving at the end of ``held`` (rule 6), else
-    ``len(held)``."""
-    tail = _SPELLED_TAIL.search(held, max(0, len(held) - _SPELLED_REACH))
-    if tail is None:
-        return len(held)
-    start = tail.start()
-    while start > 0 and not held[start - 1].isspace():
-        start -= 1  # never inside a run of non-white-space characters (rule 1)
-    return start
-
-
-def _outside_blocks(held: str, cut: int) -> int:
-    """``cut``, moved back to the start of an armoured block that is still open or that it would split,
-    the armour read as written and, when a character of it is hidden, in the normalised view."""
-    cut = _outside_blocks_of(held, cut, lambda start, end: (start, end))
-    view = normalised_view(held)
-    return cut if view is None else _outside_blocks_of(view.text, cut, view.original_span)
-
-
-def _outside_blocks_of(text: str, cut: int, original: Callable[[int, int], tuple[int, int]]) -> int:
-    """:func:`_outside_blocks` on ``text``, whose span ``start:end`` is ``original(start, end)`` of the
-    held text (``cut`` is in the held text)."""
-    for opening in _OPENINGS.finditer(text):
-        start = original(opening.start(), opening.end())[0]
-        if start >= cut:
-            break
-        closing = _CLOSINGS[opening.group()[0]].search(text, opening.end())
-        if closing is None or cut < original(closing.start(), closing.end())[1]:
-            return start
-    partial = _PARTIAL_ARMOUR.search(text, max(0, len(text) - 64))
-    return min(cut, original(partial.start(), partial.end())[0]) if partial else cut
-
-
-def _open_value(line: str) -> int:
-    """Where a value on ``line`` (the current line, no line break) that may still grow across white
-    space starts: an unclosed quote after a secret-bearing key, or a connection-string password not
-    yet ended by ``;``. ``len(line)`` when there is none. Read as written and, as the detectors read
-    it, in the normalised view (a quote written ``&quot;``)."""
-    position = _open_value_of(line)
-    view = normalised_view(line)
-    if view is not None and (start := _open_value_of(view.text)) < len(view.text):
-        position = min(position, view.original_span(start, start + 1)[0])
-    return position
-
-
-def _open_value_of(line: str) -> int:
-    """:func:`_open_value` on ``line`` as it reads. A value whose end has arrived still counts as open
-    until white space follows that end: the cut falls after the last white space, so before that it
-    would fall inside the value (``"two words`` handed on while ``here"`` is held)."""
-    position = len(line)
-    for match in _CONNECTION_PASSWORD.finditer(line):
-        end = line.find(";", match.end())
-        if end < 0 or not _SPACE.search(line, end + 1):
-            position = min(position, match.end())
-            break
-    quoted = next(reversed(list(_QUOTED_VALUE.finditer(line))), None)
-    if quoted is not None:
-        end = line.find(quoted.group(1), quoted.end())
-        if end < 0 or not _SPACE.search(line, end + 1):
-            position = min(position, quoted.start(1))
-    return position
-
-
-def _open_base64(held: str) -> int:
-    """Where a run of full base64 lines starts that the next line may continue (else ``len(held)``)."""
-    lines = held.split("\n")
-    # The last line may end in an escape still arriving ("%3", "\\u00", "&#x4"): read without it.
-    *full, last = _as_read(_PARTIAL_ESCAPE.sub("", lines[-1]))
-    if not (_BASE64_CHARS.fullmatch(last) and all(_BASE64_LINE.fullmatch(part) for part in full)):
-        return len(held)
-    first = len(lines) - 1
-    while first > 0 and all(_BASE64_LINE.fullmatch(part) for part in _as_read(lines[first - 1])):
-        first -= 1
-    if first == len(lines) - 1 and not full:
-        return len(held)
-    return sum(len(line) + 1 for line in lines[:first])
-
-
-def _as_read(line: str) -> list[str]:
-    """The lines ``line`` is as the detectors read it: in its normalised view, where a hidden character
-    (invisible, fullwidth, escaped) is undone and an escaped line break ends a line; read at a line's
-    start, where an escaped indentation hides. ``[line]`` when nothing in it is hidden."""
-    view = normalised_view("\n" + line)
-    return [line] if view is None else view.text[1:].split("\n")
-
-
-def _value_prefix(held: str, value: str) -> int:
-    """Where a trailing beginning of ``value`` starts in ``held`` (else ``len(held)``)."""
-    for size in range(min(len(value) - 1, len(held)), 0, -1):
-        if held.endswith(value[:size]):
-            return len(held) - size
-    return len(held)

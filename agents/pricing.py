@@ -41,6 +41,19 @@ class PricedModel(Protocol):
     output_price_per_million: Decimal
 
 
+class ReportedUsage(Protocol):
+    """What a provider reported a call used (``agents.providers.values.Usage``, frozen)."""
+
+    @property
+    def prompt_tokens(self) -> int | None: ...
+    @property
+    def cached_tokens(self) -> int | None: ...
+    @property
+    def cache_write_tokens(self) -> int | None: ...
+    @property
+    def completion_tokens(self) -> int | None: ...
+
+
 @dataclass(frozen=True)
 class Prices:
     """Per million tokens. ``cached_input`` and ``cache_write`` are the input price when not declared."""
@@ -87,6 +100,17 @@ def usage_cost(
         + (completion_tokens or 0) * prices.output
     )
     return total / MILLION
+
+
+def reply_cost(model: PricedModel, usage: ReportedUsage) -> Decimal | None:
+    """What a reply's reported ``usage`` costs at the prices of ``model``, the model that served it."""
+    return usage_cost(
+        Prices.of(model),
+        prompt_tokens=usage.prompt_tokens,
+        cached_tokens=usage.cached_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
+        completion_tokens=usage.completion_tokens,
+    )
 
 
 def estimate_cost(prices: Prices, *, prompt_tokens: int, max_output_tokens: int) -> Decimal:

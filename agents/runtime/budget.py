@@ -48,7 +48,7 @@ from agents.pricing import (
     ZERO,
     Prices,
     estimate_cost,
-    usage_cost,
+    reply_cost,
 )
 from agents.providers.values import Usage
 from agents.runtime.streaming import StreamCut, StreamEnd
@@ -116,7 +116,7 @@ class Reservation:
             tokens, cost = self.estimate.tokens, self.estimate.cost
         else:
             tokens = (usage.prompt_tokens or 0) + (usage.completion_tokens or 0)
-            cost = _priced(served, usage)
+            cost = reply_cost(served, usage)
         self._end(tokens, cost or ZERO)
 
     def release(self) -> None:
@@ -135,7 +135,7 @@ class Reservation:
             prompt = min(usage.prompt_tokens or 0, self.estimate.tokens)
             completion = min(usage.completion_tokens or 0, self.estimate.tokens - prompt)
             usage = Usage(prompt, None, completion, Provenance.ESTIMATED)
-        cost = _priced(served, usage)
+        cost = reply_cost(served, usage)
         if usage.provenance == Provenance.ESTIMATED:
             cost = min(cost or ZERO, self.estimate.cost)
         if not self._end((usage.prompt_tokens or 0) + (usage.completion_tokens or 0), cost or ZERO):
@@ -191,16 +191,6 @@ class Reservation:
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
         self.release()
-
-
-def _priced(served: LlmModel, usage: Usage) -> Decimal | None:
-    return usage_cost(
-        Prices.of(served),
-        prompt_tokens=usage.prompt_tokens,
-        cached_tokens=usage.cached_tokens,
-        cache_write_tokens=usage.cache_write_tokens,
-        completion_tokens=usage.completion_tokens,
-    )
 
 
 def _streamed_usage(cut: StreamCut, prompt_tokens: int, count: Callable[[str], int]) -> Usage:

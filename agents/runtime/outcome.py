@@ -22,7 +22,7 @@ from typing import Any
 
 from agents.errors import BudgetExhausted, ModelInactive
 from agents.models import LlmModel
-from agents.pricing import Prices, usage_cost
+from agents.pricing import reply_cost
 from agents.providers.failures import ProviderError
 from agents.providers.values import ProviderReply, Usage
 from agents.runtime.plan import SendPlan
@@ -114,14 +114,3 @@ class Ended:
 
 
 CallOutcome = Answered | Ended
-
-
-def reply_cost(model: LlmModel, usage: Usage) -> Decimal | None:
-    """What a reply's reported usage costs at the prices of ``model``, the model that served it."""
-    return usage_cost(
-        Prices.of(model),
-        prompt_tokens=usage.prompt_tokens,
-        cached_tokens=usage.cached_tokens,
-        cache_write_tokens=usage.cache_write_tokens,
-        completion_tokens=usage.completion_tokens,
-    )

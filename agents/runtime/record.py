@@ -10,10 +10,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.models import AgentRun, AgentStep, LlmModel, RunMessage, StepStatus
-from agents.pricing import ZERO
+from agents.pricing import ZERO, reply_cost
 from agents.providers.values import ProviderReply, Usage
 from agents.runtime.leases import HeldLease, StepTotals, lease_hold, run_complete_with, run_totals_add
-from agents.runtime.outcome import Answered, CallOutcome, reply_cost
+from agents.runtime.outcome import Answered, CallOutcome
 from agents.runtime.plan import SendPlan, model_profile
 from agents.telemetry import step_record_observed
 from context_assembly.calibration import CalibrationState, run_ratio

@@ -10,9 +10,10 @@ from typing import Any
 
 from agents.errors import ConfigurationInactive
 from agents.models import ApiClient, CompletionRecord, Configuration, LlmModel
+from agents.pricing import reply_cost
 from agents.providers.values import ProviderReply, Usage
 from agents.runtime.budget import client_limits
-from agents.runtime.outcome import Answered, Ended, reply_cost
+from agents.runtime.outcome import Answered, Ended
 from agents.runtime.plan import SendRequest, receiver_name, send_plan
 from agents.runtime.record import served_model_calibrate
 from agents.runtime.send import GovernedCall

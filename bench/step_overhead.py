@@ -259,20 +259,23 @@ def _time_steps(run_ids: list[str]) -> tuple[list[float], list[float], list[floa
         inside, inside_cpu = time.perf_counter() - start, time.thread_time() - cpu
 
         def timed_deltas() -> Any:
+            # Timed until the reader stops: at the stream's end, or when it closes the stream after
+            # the delta that ends the reply (a usage chunk may end it before the server's [DONE]).
             nonlocal inside, inside_cpu
             iterator = iter(deltas)
-            while True:
-                start, cpu = time.perf_counter(), time.thread_time()
-                try:
-                    delta = next(iterator)
-                except StopIteration:
-                    provider_seconds.append(
-                        (inside + time.perf_counter() - start, inside_cpu + time.thread_time() - cpu)
-                    )
-                    return
-                inside += time.perf_counter() - start
-                inside_cpu += time.thread_time() - cpu
-                yield delta
+            try:
+                while True:
+                    start, cpu = time.perf_counter(), time.thread_time()
+                    try:
+                        delta = next(iterator)
+                    except StopIteration:
+                        return
+                    finally:
+                        inside += time.perf_counter() - start
+                        inside_cpu += time.thread_time() - cpu
+                    yield delta
+            finally:
+                provider_seconds.append((inside, inside_cpu))
 
         return timed_deltas(), close
 

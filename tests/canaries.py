@@ -614,12 +614,15 @@ def _concatenated(
     return build
 
 
-_PASSPHRASE_WORDS = ("Purple", "Tiger", "Harbor", "Maple", "Copper", "Falcon", "Winter", "Orchid", "Granite")
+def _passphrase(*words: str) -> Callable[[random.Random], str]:
+    """Three of ``words``, capitalised, run together: a password that holds no digit or punctuation.
+    Each canary draws from words of its own, so no two share a run of characters that the egress
+    receivers would read as the other's."""
 
+    def draw(rng: random.Random) -> str:
+        return "".join(rng.sample(words, 3))
 
-def _passphrase(rng: random.Random) -> str:
-    """Capitalised words run together: a password that holds no digit or punctuation."""
-    return "".join(rng.sample(_PASSPHRASE_WORDS, 3))
+    return draw
 
 
 def _hidden_keyword(rng: random.Random) -> Canary:
@@ -895,11 +898,15 @@ _BUILDERS: tuple[Callable[[random.Random], Canary], ...] = (
         "gh_login('{}')",
     ),
     _in_context(
-        "db_password_plain_words", lambda v: f"The db password: {v} (rotate it monthly).", _passphrase
+        "db_password_plain_words",
+        lambda v: f"The db password: {v} (rotate it monthly).",
+        _passphrase("Purple", "Tiger", "Harbor", "Maple", "Copper", "Falcon"),
     ),
     # The word ends its clause: "password: <word> and more words" reads as prose and stays.
     _in_context(
-        "password_in_prose", lambda v: f"Log in as admin, password: {v}, then open the console.", _passphrase
+        "password_in_prose",
+        lambda v: f"Log in as admin, password: {v}, then open the console.",
+        _passphrase("Winter", "Orchid", "Granite", "Meadow", "Silver", "Lantern"),
     ),
 )
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import logging
 import threading
+from abc import ABC, abstractmethod
 
 from django.db import connections
 
 logger = logging.getLogger(__name__)
 
 
-class PeriodicThread(threading.Thread):
+class PeriodicThread(threading.Thread, ABC):
     """Calls :meth:`tick` at once, then every ``interval`` seconds until :meth:`stop`."""
 
     def __init__(self, *, name: str, interval: float) -> None:
@@ -25,8 +26,9 @@ class PeriodicThread(threading.Thread):
         self.interval = interval
         self._stopped = threading.Event()
 
+    @abstractmethod
     def tick(self) -> None:
-        raise NotImplementedError
+        """One round of the duty (a subclass's: the reaper's sweep, the anchorer's anchor)."""
 
     def run(self) -> None:
         while True:

@@ -2,7 +2,7 @@
 configuration prompt's classification, a provider's zone (the zone of every model it serves), an LLM
 model's provider (so its zone) and an API client's zone; and in front of a snippet's deletion and a
 tag's rename or deletion, which change what configurations send (agents/admin/what_if_page.py shows the page;
-agents/what_if.py computes it).
+agents/what_if/ computes it).
 
 The snippet and skill admins belong to apps that know nothing of configurations, so, as with the
 governance event log (agents/admin/events.py), this module registers each of these models again with

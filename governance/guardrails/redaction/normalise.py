@@ -5,7 +5,7 @@ it: a character a reader skips inside the token (any format character, a variati
 filler or blank), compatibility forms of its letters (fullwidth letters, mathematical bold, ligatures)
 or escapes of some or all of it. The view undoes them:
 
-- every character a reader skips is removed (``_INVISIBLE``, derived from the Unicode database);
+- every character a reader skips is removed (``characters.INVISIBLE``, derived from the Unicode database);
 - every other character is replaced by its NFKC form (one character at a time, so each view character
   comes from exactly one original character);
 - every ``%XX`` escape of a printable ASCII character (or tab, line feed, carriage return) is decoded,
@@ -44,61 +44,22 @@ from __future__ import annotations
 
 import bisect
 import re
-import string
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from html.entities import html5
 
-# What renders as nothing, or as a blank a reader skips: every format character (category Cf, in the
-# planes that have any: 0, 1 and 14), the whole tag and variation-selector supplement block
-# (U+E0000-E0FFF, assigned or not), and what Unicode gives no category of its own to: the variation
-# selectors (Mn), the combining grapheme joiner, the Hangul fillers, the Khmer inherent vowels, the
-# Mongolian free variation selectors, the braille blank, the musical null notehead and the code points
-# reserved as default-ignorable (U+2065, U+FFF0-FFF8). Derived once at import (about 70 ms).
-_DEFAULT_IGNORABLE = [
-    0x034F,
-    0x115F,
-    0x1160,
-    0x17B4,
-    0x17B5,
-    *range(0x180B, 0x1810),
-    0x2065,
-    0x2800,
-    0x3164,
-    *range(0xFE00, 0xFE10),
-    *range(0xFFF0, 0xFFF9),
-    0xFFA0,
-    0x1D159,
-    *range(0xE0000, 0xE1000),
-]
-_INVISIBLE = frozenset(
-    [
-        *filter(lambda char: unicodedata.category(char) == "Cf", map(chr, range(0x20000))),
-        *map(chr, _DEFAULT_IGNORABLE),
-    ]
+from governance.guardrails.redaction.characters import (
+    COMBINING,
+    INVISIBLE,
+    MARKED_TOKEN,
+    SPLITTING_BLANKS,
+    TOKEN_EXACT,
+    folds_to_token,
+    hiding,
+    in_view,
 )
-# Combining marks (nonspacing or enclosing) that are not invisible already: drawn over the character
-# before them, they leave it readable. Unlike an invisible character, a mark does not end a word.
-_COMBINING = (
-    frozenset(char for char in map(chr, range(0x20000)) if unicodedata.category(char) in ("Mn", "Me"))
-    - _INVISIBLE
-)
-# A token character with a combining mark on it: what calls for the view (a mark over a letter of
-# another script, or over an accented vowel in decomposed prose followed by no token, does too only
-# when it sits on an ASCII token character, which the search below checks at C speed).
-_MARKED_TOKEN = re.compile(
-    "[A-Za-z0-9_+/=\\-][" + "".join(re.escape(char) for char in sorted(_COMBINING)) + "]"
-)
-# Compatibility forms that can stand in a token: those folding to ASCII letters, digits or token
-# punctuation. Forms folding to spaces or other punctuation (the ellipsis, no-break space, fullwidth
-# CJK punctuation) are common in prose and hide no token: alone, they do not call for a view.
-_TOKEN_ASCII = frozenset(string.ascii_letters + string.digits + "_-+/=")
-# A fullwidth form or an escape stands for exactly one ASCII character, so its dot and tilde (which
-# tokens hold too) call for a view; the ellipsis and other prose forms folding to dots do not.
-_TOKEN_EXACT = _TOKEN_ASCII | frozenset(".~")
-# The backslash too: a fullwidth one in a JSON "\n" splits a key block as an escaped one does.
-_TOKEN_EXACT_OR_BACKSLASH = _TOKEN_EXACT | frozenset("\\")
+
 # %20-%7E (printable ASCII) and %09, %0A, %0D, after any number of %25 (an escaped '%'). Only escapes
 # of token characters (letters, digits, + - . / = _) call for a view: %20 hides no token, nor does a
 # %3A that joins no token characters (see _JOINED_COLON). So do escaped line breaks (%0A, %0D) and
@@ -115,13 +76,6 @@ _INDENT_ESCAPE = re.compile(r"\n[ \t]*%(?:25)*(?:20|09)")
 _JOINED_COLON = re.compile(
     r"[0-9A-Za-z_\-](?:%(?:25)*3[Aa]|\uff1a|\\u003[Aa]|\\x3[Aa]|&#0*58;?|&#[xX]0*3[Aa];?|&colon;)[0-9A-Za-z_\-]"
 )
-# What a ``\uXXXX`` or ``\xXX`` escape of these stands for is read in the view too: line breaks, the
-# indentation and the backslash of a JSON "\n" join a key block's lines (one escaped splits the block,
-# as with percent-escapes), and the colon joins a token's halves. So are the other blanks and line
-# breaks that split a token in two (a no-break space, U+2028, U+2029, NEL): written as escapes in JSON
-# text (a tool call's arguments), the spelled reader joins the two runs in the view.
-_SPLITTING_BLANKS = frozenset("\u00a0\u2007\u202f\u2028\u2029\u0085")
-_ESCAPED_LAYOUT = frozenset(" \t\n\r\\:") | _SPLITTING_BLANKS
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 # Escapes of one character, in every syntax a reader decodes: ``\uXXXX`` (JSON, JavaScript, Python,
 # Java, which allows ``\uuXXXX``), ``\u{X…}`` (JavaScript, Rust, Swift, PHP, Ruby), ``\UXXXXXXXX``
@@ -185,7 +139,7 @@ class View:
         """The original span holding view characters ``start`` to ``end`` (exclusive), whole
         characters and escapes included, and the combining marks laid over its last character."""
         original_end = self._original(end - 1, last=True)
-        while original_end < len(self.original) and self.original[original_end] in _COMBINING:
+        while original_end < len(self.original) and self.original[original_end] in COMBINING:
             original_end += 1
         return self._original(start, last=False), original_end
 
@@ -217,12 +171,12 @@ def _calls_for_view(text: str, reference: re.Match[str]) -> bool:
     char = _reference_view(reference.group())
     if char in _QUIET:
         return False
-    if char in _SPLITTING_BLANKS:
+    if char in SPLITTING_BLANKS:
         before, after = (
             text[reference.start() - 1 : reference.start()],
             text[reference.end() : reference.end() + 1],
         )
-        return before != "" and after != "" and before in _TOKEN_EXACT and after in _TOKEN_EXACT
+        return before != "" and after != "" and before in TOKEN_EXACT and after in TOKEN_EXACT
     return True
 
 
@@ -231,7 +185,7 @@ def disguised_ascii(text: str) -> bool:
     character: how a token is disguised. Superscripts, mathematical letters and ligatures in a row
     are notation (a lexer's table of them folds to a random-looking ASCII string)."""
     return text.isascii() or all(
-        char in _INVISIBLE or char in _COMBINING or "\uff01" <= char <= "\uff5e"
+        char in INVISIBLE or char in COMBINING or "\uff01" <= char <= "\uff5e"
         for char in _NON_ASCII.findall(text)
     )
 
@@ -242,20 +196,11 @@ def _hiding_characters(text: str) -> bool:
     if text.isascii():
         return False
     characters = set(_NON_ASCII.findall(text))
-    if not characters.isdisjoint(_INVISIBLE):
+    if not characters.isdisjoint(INVISIBLE):
         return True
-    if not characters.isdisjoint(_COMBINING) and _MARKED_TOKEN.search(text):
+    if not characters.isdisjoint(COMBINING) and MARKED_TOKEN.search(text):
         return True
-    return not unicodedata.is_normalized("NFKC", text) and any(map(_folds_to_token, characters))
-
-
-def _hiding(char: str) -> str | None:
-    """``char`` (what an escape or a reference stands for) when it can hide or form a token."""
-    if char in _INVISIBLE or char in _COMBINING or char in _TOKEN_EXACT or char in _ESCAPED_LAYOUT:
-        return char
-    if _folds_to_token(char):
-        return char
-    return None
+    return not unicodedata.is_normalized("NFKC", text) and any(map(folds_to_token, characters))
 
 
 def _read_escape(escape: str, *, printable: bool = False) -> str | None:
@@ -269,7 +214,7 @@ def _read_escape(escape: str, *, printable: bool = False) -> str | None:
     # Escapes only code writes (``\uXXXX``, ``\xXX``, octal, CSS) call for the view when they can hide a
     # token; the rarer syntaxes (``\u{X}``, ``\UXXXXXXXX``, ``\N{…}``, ``%uXXXX``) whatever they stand for.
     rare = "{" in body or body[0] in "%UN"
-    read = _in_view if printable or rare else _hiding
+    read = in_view if printable or rare else hiding
     if _SURROGATE_PAIR.fullmatch(escape):
         high, low = (int(code, 16) for code in _UTF16_UNIT.findall(escape))
         return read(chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)))
@@ -279,7 +224,7 @@ def _read_escape(escape: str, *, printable: bool = False) -> str | None:
     if _OCTAL_ESCAPE.fullmatch(escape) and len(body) == 3:
         return read(chr(int(body, 8)))
     char = _character(int(body.rstrip(), 16))
-    if char is not None and (" " < char <= "~" or char in _INVISIBLE or _folds_to_token(char)):
+    if char is not None and (" " < char <= "~" or char in INVISIBLE or folds_to_token(char)):
         return char
     return _octal_before_hex(body, read)
 
@@ -312,30 +257,18 @@ def _character(code: int) -> str | None:
 
 def _reference_view(reference: str) -> str | None:
     """What the view reads for an HTML character reference (``&#65;``, ``&#x41;``, ``&colon;``): the
-    character it stands for when :func:`_in_view` keeps it, else None (the reference stays as written)."""
+    character it stands for when :func:`in_view` keeps it, else None (the reference stays as written)."""
     if reference[1] != "#":
         return _NAMED.get(reference[1:])
     digits = reference.rstrip(";")
     char = _character(int(digits[3:], 16) if digits[2] in "xX" else int(digits[2:]))
-    return None if char is None else _in_view(char)
-
-
-def _in_view(char: str) -> str | None:
-    """``char`` when it is printable ASCII, a tab or a line break, or can hide or form a token."""
-    return char if " " <= char <= "~" or char in "\t\n\r" else _hiding(char)
-
-
-def _folds_to_token(character: str) -> bool:
-    folded = unicodedata.normalize("NFKC", character)
-    if "\uff01" <= character <= "\uff5e":  # the fullwidth form of one ASCII character
-        return folded in _TOKEN_EXACT_OR_BACKSLASH
-    return folded != character and not _TOKEN_ASCII.isdisjoint(folded)
+    return None if char is None else in_view(char)
 
 
 # The named references the view reads (a few hundred of HTML's 2,000): those of one character that
-# _in_view keeps.
+# in_view keeps.
 _NAMED = {
-    name: value for name, value in html5.items() if name.endswith(";") and len(value) == 1 and _in_view(value)
+    name: value for name, value in html5.items() if name.endswith(";") and len(value) == 1 and in_view(value)
 }
 # What the references every HTML text holds stand for; alone, they do not call for the view.
 _QUIET = frozenset({None, "&", "<", ">"})
@@ -364,8 +297,8 @@ class _Builder:
             elif special[0] == "&":
                 self._escaped(match.start(), special, _reference_view(special))
             elif (
-                _INVISIBLE.isdisjoint(special)
-                and _COMBINING.isdisjoint(special)
+                INVISIBLE.isdisjoint(special)
+                and COMBINING.isdisjoint(special)
                 and unicodedata.is_normalized("NFKC", special)
             ):
                 self._copy(match.start(), match.end())
@@ -385,11 +318,11 @@ class _Builder:
         )
 
     def _character(self, offset: int, char: str) -> None:
-        if char in _INVISIBLE:
+        if char in INVISIBLE:
             self.changed = True
             self.soft_starts.add(self.length)
             return
-        if char in _COMBINING and self._after_token_character():
+        if char in COMBINING and self._after_token_character():
             self.changed = True  # read as the character under it; the word goes on
             return
         normal = unicodedata.normalize("NFKC", char)
@@ -403,10 +336,10 @@ class _Builder:
         as written when ``char`` is None."""
         if char is None:
             self._copy(offset, offset + len(escape))
-        elif char in _INVISIBLE:
+        elif char in INVISIBLE:
             self.changed = True
             self.soft_starts.add(self.length)
-        elif char in _COMBINING and self._after_token_character():
+        elif char in COMBINING and self._after_token_character():
             self.changed = True
         else:
             self._replace(offset, len(escape), unicodedata.normalize("NFKC", char))
@@ -414,7 +347,7 @@ class _Builder:
     def _after_token_character(self) -> bool:
         """Whether the view so far ends in an ASCII token character (a mark's base)."""
         last = self.pieces[-1][-1:] if self.pieces else ""
-        return last != "" and last in _TOKEN_EXACT
+        return last != "" and last in TOKEN_EXACT
 
     def _copy(self, start: int, end: int) -> None:
         if start == end:

@@ -8,8 +8,7 @@ driver, agents/providers/async_dispatch.py). Each attempt is traced, counted and
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator
-from dataclasses import dataclass
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
 from types import TracebackType
 from typing import Any
 
@@ -44,25 +43,38 @@ def opened(adapter: ProviderAdapter, call: ProviderCall, body: dict[str, Any]) -
         stream.close()
         raise adapter.error(FailureClass.MALFORMED, "the stream ended before its first delta") from None
     deltas = _observed(itertools.chain((first,), stream), observed)
+
+    def close() -> None:
+        # Closed here, not left to the garbage collector: a generator finalised during a collection
+        # would count its close from inside whatever code the collection interrupted (the metrics'
+        # own lock included).
+        try:
+            deltas.close()  # counted as closed when the reader went away before the end
+        finally:
+            stream.close()
+
     # Started, so that a close before the end is observed as one; then read from the first delta.
     started = next(deltas)
-    return ProviderStream(itertools.chain((started,), deltas), close=stream.close, classify=adapter.classify)
+    return ProviderStream(itertools.chain((started,), deltas), close=close, classify=adapter.classify)
 
 
-def _observed(deltas: Iterator[StreamDelta], observed: StreamObserved) -> Iterator[StreamDelta]:
+def _observed(deltas: Iterator[StreamDelta], observed: StreamObserved) -> Generator[StreamDelta, None, None]:
     with ObservedReading(observed) as reading:
         for delta in deltas:
             yield reading.read(delta)
 
 
-@dataclass(frozen=True)
 class ObservedReading:
     """The reading of one attempt's stream (by either driver), ``with`` around the loop and each delta
     passed through :meth:`read`: the stream's finish ends the observed attempt as finished, a
     provider's error as failed, a close before the end (``GeneratorExit``: the reader went away) as
-    closed. The error propagates."""
+    closed; a close after the finish ends nothing more. The error propagates."""
 
-    observed: StreamObserved
+    __slots__ = ("finished", "observed")
+
+    def __init__(self, observed: StreamObserved) -> None:
+        self.observed = observed
+        self.finished = False
 
     def __enter__(self) -> ObservedReading:
         return self
@@ -72,11 +84,12 @@ class ObservedReading:
     ) -> None:
         if isinstance(error, ProviderError):
             self.observed.failed(error)
-        elif isinstance(error, GeneratorExit):
+        elif isinstance(error, GeneratorExit) and not self.finished:
             self.observed.closed()
 
     def read(self, delta: StreamDelta) -> StreamDelta:
         if isinstance(delta, StreamFinish):
+            self.finished = True
             self.observed.finished(delta.reply)
         return delta
 

@@ -3,13 +3,16 @@ local provider, and the dispatcher's retries and fallbacks up to the first delta
 
 from __future__ import annotations
 
+import gc
 import json
 import random
 import threading
 
 import pytest
+from prometheus_client import REGISTRY
 
 from agents.providers.anthropic import AnthropicAdapter
+from agents.providers.attempts import opened
 from agents.providers.dispatch import Target, stream_with_fallbacks
 from agents.providers.failures import FailureClass, ProviderError
 from agents.providers.local import LocalAdapter
@@ -236,3 +239,44 @@ def test_a_non_retryable_failure_before_the_first_delta_stops_everything(fake_pr
     assert raised.value.failure_class == FailureClass.AUTH
     assert [a["provider"] for a in raised.value.extra["attempts"]] == ["primary"]
     assert second_fake.requests == []
+
+
+def _stream_outcomes(provider: str) -> dict[str, float]:
+    return {
+        sample.labels["outcome"]: sample.value
+        for metric in REGISTRY.collect()
+        if metric.name == "govctx_provider_calls"
+        for sample in metric.samples
+        if sample.name.endswith("_total") and sample.labels.get("provider") == provider
+    }
+
+
+def test_a_stream_read_to_its_finish_then_closed_counts_once_as_finished(fake_provider):
+    fake_provider.script(Reply(text=TEXT))
+    provider = OpenAICompatibleAdapter(
+        config(fake_provider, "openai_compatible", identifier="read-to-finish")
+    )
+
+    stream = opened(provider, call(), provider.request_body(call()))
+    deltas = []
+    for delta in stream:
+        deltas.append(delta)
+        if isinstance(delta, StreamFinish):
+            break  # the reader stops at the reply, before the stream's own end
+    stream.close()
+    del stream
+    gc.collect()  # nothing of the reading is left to finalise, nor counted again
+
+    assert isinstance(deltas[-1], StreamFinish)
+    assert _stream_outcomes(provider.config.identifier) == {"ok": 1.0}
+
+
+def test_a_stream_closed_before_its_end_counts_as_closed_when_it_is_closed(fake_provider):
+    fake_provider.script(Reply(text=TEXT))
+    provider = OpenAICompatibleAdapter(config(fake_provider, "openai_compatible", identifier="left-early"))
+
+    stream = opened(provider, call(), provider.request_body(call()))
+    next(stream)
+    stream.close()  # counted here, not whenever the garbage collector finalises the reading
+
+    assert _stream_outcomes(provider.config.identifier) == {"closed": 1.0}

@@ -56,7 +56,7 @@ serve: release
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy config governance agents context_assembly snippets skills
+	$(VENV)/bin/mypy config governance context_assembly snippets skills catalog providers tools agents gateway evaluations editors
 	$(VENV)/bin/lint-imports --no-cache --no-logo
 
 format: $(STAMP)

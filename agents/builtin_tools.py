@@ -16,7 +16,6 @@ from agents.models import AgentRun
 from agents.runtime.parts import configuration_skills, snippet_selection
 from agents.runtime.pins import pinned_skills, run_pins
 from agents.runtime.plan import LOAD_SKILL_TOOL
-from agents.tools.registry import REGISTRY, Tool, ToolContext, ToolEffect, ToolOutput
 from governance.policy import SourceDecision, decide
 from governance.vocabulary import DataClass, EnforcementMode, Outcome, TrustZone
 from skills.composition import SkillMode, skill_block, skill_sources
@@ -24,6 +23,7 @@ from skills.models import Skill
 from skills.parsing import MAX_BODY_BYTES, MAX_FRONT_MATTER_BYTES
 from skills.selectors import skills_in_order
 from snippets.composition import snippet_block, snippet_sources
+from tools.registry import REGISTRY, Tool, ToolContext, ToolEffect, ToolOutput
 
 notices = logging.getLogger("agents.notices")
 

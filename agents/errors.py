@@ -4,21 +4,7 @@ from __future__ import annotations
 
 from rest_framework import status
 
-from config.errors import ApplicationError, ConflictError, ForbiddenError, NotFoundError
-
-
-class InvalidScope(ApplicationError):
-    code = "invalid_scope"
-
-
-class ConfigurationInactive(ConflictError):
-    code = "configuration_inactive"
-
-
-class ModelInactive(ConflictError):
-    """No active target is left: the model and every fallback, or their providers, are switched off."""
-
-    code = "model_inactive"
+from config.errors import ApplicationError, ConflictError, ForbiddenError
 
 
 class MaxTokensTooLarge(ApplicationError):
@@ -26,27 +12,6 @@ class MaxTokensTooLarge(ApplicationError):
     ``extra["limit"]`` is the largest limit there is, ``extra["model"]`` the model that has it."""
 
     code = "max_tokens_too_large"
-
-
-class UnknownSkills(ApplicationError):
-    code = "unknown_skills"
-
-
-class ScopeMissing(ForbiddenError):
-    """The client's token lacks the scope the endpoint requires. ``extra["required_scope"]`` names it."""
-
-    code = "permission_denied"
-
-
-class NotVisible(NotFoundError):
-    """Unknown, or belonging to another client: both answer the same, so existence is never revealed."""
-
-
-class PreviousResponseNotFound(NotFoundError):
-    """``previous_response_id`` names no response this client stored (unknown, another client's, or
-    made with ``store: false``): all answer the same."""
-
-    code = "previous_response_not_found"
 
 
 class RunFinished(ConflictError):
@@ -80,10 +45,3 @@ class ApprovalWithheld(ForbiddenError):
     approve. Denying stays open to it."""
 
     code = "approval_withheld"
-
-
-class EvaluationInvalid(ApplicationError):
-    """An evaluation cannot start or go on: no cases, a model that may not be used, or drafts that
-    changed while it ran. The message says which."""
-
-    code = "evaluation_invalid"

@@ -18,7 +18,6 @@ from django.db import InterfaceError, OperationalError, close_old_connections
 from agents.reaper import reap_sweep
 from agents.runtime.queue import RUN_STEP_TASK
 from agents.runtime.step import LeaseBusy, step_run
-from agents.services.evaluations import EVALUATION_TASK, evaluation_run
 from agents.telemetry import step_log_context_connect, step_observed, step_traced
 
 # A dropped database connection (a restart, a failover, a killed backend) is retried on a fresh one.
@@ -62,9 +61,3 @@ def _reap_when_the_scheduler_starts(sender: Any, **kwargs: Any) -> None:
     """Beat first runs an interval task one interval after it starts; reaping at once gives
     ``/healthz`` the reaper's tick within seconds of a deployment rather than an interval later."""
     reap_runs_task.delay()
-
-
-@shared_task(name=EVALUATION_TASK, acks_late=True, reject_on_worker_lost=True)
-def evaluation_run_task(evaluation_id: int) -> str:
-    """Run one evaluation (claimed once: a redelivered task finds it claimed and does nothing)."""
-    return evaluation_run(evaluation_id=evaluation_id).status

@@ -9,22 +9,18 @@ default the eager task runs inside the API request and adds to its context.
 from __future__ import annotations
 
 import functools
-import time
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from typing import Any, TypeVar
 
 from celery.signals import task_postrun, task_prerun
-from opentelemetry.trace import SpanKind, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
 
-from agents.metrics import Reply, failure_class, provider_call_timed, provider_stream_ended, step_counted
+from agents.metrics import step_counted
 from agents.models import AgentRun, AgentStep
 from config.logs import log_context
-from config.tracing import TRACER, span_annotate, traced_span
+from config.tracing import span_annotate, traced_span
 
-# The GenAI conventions' provider names for our provider kinds (a local provider has none of theirs).
-GEN_AI_PROVIDERS = {"openai_compatible": "openai", "anthropic": "anthropic", "local": "local"}
 Task = TypeVar("Task", bound=Callable[..., Any])
 
 _open_scopes: dict[str, ExitStack] = {}  # by task id; each entry lives for one task execution
@@ -58,56 +54,6 @@ def step_log_context_connect(task_name: str) -> None:
     _step_tasks.add(task_name)
     task_prerun.connect(_step_started, weak=False, dispatch_uid="agents.telemetry.step_started")
     task_postrun.connect(_step_ended, weak=False, dispatch_uid="agents.telemetry.step_ended")
-
-
-class StreamObserved:
-    """One attempt of a streamed provider call, observed as :func:`provider_call_observed` observes a
-    whole one: its ``chat {model}`` span starts at the request and ends with the stream (the span is
-    not made current, so what the caller does between deltas is not its child), and the call is
-    counted and timed to its end (``agents/metrics.py``). Call :meth:`finished` or :meth:`failed` once.
-    A whole call made on an event loop is observed alike (its end is its reply)."""
-
-    def __init__(self, *, provider: str, kind: str, model: str) -> None:
-        self.provider, self.model = provider, model
-        self.started = time.perf_counter()
-        self.span = TRACER.start_span(
-            f"chat {model}", kind=SpanKind.CLIENT, attributes=_chat_attributes(provider, kind, model)
-        )
-
-    def finished(self, reply: Reply) -> None:
-        usage = reply.usage
-        attributes = {
-            "gen_ai.usage.input_tokens": usage.prompt_tokens,
-            "gen_ai.usage.output_tokens": usage.completion_tokens,
-            "gen_ai.usage.cache_read.input_tokens": usage.cached_tokens,
-            "gen_ai.response.finish_reasons": [reply.finish_reason],
-        }
-        self.span.set_attributes({key: value for key, value in attributes.items() if value is not None})
-        self.span.end()
-        provider_stream_ended(provider=self.provider, model=self.model, started=self.started, usage=usage)
-
-    def closed(self) -> None:
-        """The stream was closed before its end (its reader went away): counted as ``closed``."""
-        self.span.set_attribute("error.type", "closed")
-        self.span.end()
-        provider_stream_ended(
-            provider=self.provider, model=self.model, started=self.started, outcome="closed"
-        )
-
-    def failed(self, error: BaseException) -> None:
-        self.span.set_status(Status(StatusCode.ERROR))
-        self.span.set_attribute("error.type", failure_class(error))
-        self.span.end()
-        provider_stream_ended(provider=self.provider, model=self.model, started=self.started, error=error)
-
-
-def _chat_attributes(provider: str, kind: str, model: str) -> dict[str, AttributeValue]:
-    return {
-        "gen_ai.operation.name": "chat",
-        "gen_ai.provider.name": GEN_AI_PROVIDERS.get(kind, kind),
-        "gen_ai.request.model": model,
-        "govctx.provider": provider,
-    }
 
 
 def step_traced(task: Task) -> Task:
@@ -160,21 +106,3 @@ def run_span_attributes(run: AgentRun) -> Mapping[str, AttributeValue]:
         "gen_ai.agent.name": run.configuration.identifier,
         "govctx.run.id": str(run.id),
     }
-
-
-def provider_call_observed(complete: Callable[[], Reply], *, provider: str, kind: str, model: str) -> Reply:
-    """``complete()`` (one attempt of a provider call) in its ``chat {model}`` span, counted and timed
-    (``agents/metrics.py``). Raises what ``complete`` raises."""
-    attributes = _chat_attributes(provider, kind, model)
-    with traced_span(f"chat {model}", kind=SpanKind.CLIENT, attributes=attributes, error_type=failure_class):
-        reply = provider_call_timed(complete, provider=provider, model=model)
-        usage = reply.usage
-        span_annotate(
-            {
-                "gen_ai.usage.input_tokens": usage.prompt_tokens,
-                "gen_ai.usage.output_tokens": usage.completion_tokens,
-                "gen_ai.usage.cache_read.input_tokens": usage.cached_tokens,
-                "gen_ai.response.finish_reasons": [reply.finish_reason],
-            }
-        )
-        return reply

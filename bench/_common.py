@@ -289,7 +289,7 @@ def check_runs(ids: list[str], steps: int) -> list[str]:
 def fake_model(fake: Any, *, trust_zone: str) -> Any:
     """An ``gpt-4o`` model (128k window, o200k) served by ``fake`` over the OpenAI-compatible API, with
     five 20-sentence ``tone`` snippets for a configuration to select; no retries."""
-    from agents.models import LlmModel, Provider
+    from catalog.models import LlmModel, Provider
     from governance.actors import Actor
     from snippets.services import snippet_create
 

@@ -264,8 +264,8 @@ class _serve_hop(_server_process):
 
 
 def _configuration(fake: Any) -> tuple[str, str]:
-    from agents.models import Configuration
-    from agents.services import api_client_create
+    from catalog.models import Configuration
+    from catalog.services import api_client_create
 
     model = fake_model(fake, trust_zone="external_eu")
     configuration = Configuration.objects.create(

@@ -120,7 +120,7 @@ def _step_figures(step: Any) -> dict[str, Any]:
 
 
 def _configuration(fake: Any, skills_root: Path, name: str, cache_min_tokens: int | None) -> Any:
-    from agents.models import Configuration, ConfigurationSkill, LlmModel, Provider
+    from catalog.models import Configuration, ConfigurationSkill, LlmModel, Provider
     from governance.actors import Actor
     from skills.models import SkillSource, SkillSourceKind, SkillTrustLevel
     from skills.services import skill_classify, skill_enable, skill_source_create, skill_source_sync

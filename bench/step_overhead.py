@@ -158,7 +158,7 @@ def _warm_transcripts(run_ids: list[str]) -> None:
 
 
 def _configuration(fake: Any) -> Any:
-    from agents.models import Configuration
+    from catalog.models import Configuration
 
     model = fake_model(fake, trust_zone="local")
     return Configuration.objects.create(
@@ -247,8 +247,8 @@ def _run_with_transcript(configuration: Any) -> str:
 
 def _time_steps(run_ids: list[str]) -> tuple[list[float], list[float], list[float], list[float]]:
     """Per step: overhead, provider and total wall time, and the overhead in this thread's CPU time."""
-    from agents.providers.openai_compatible import OpenAICompatibleAdapter
     from agents.runtime.step import step_run
+    from providers.openai_compatible import OpenAICompatibleAdapter
 
     original = OpenAICompatibleAdapter._open_stream
     provider_seconds: list[tuple[float, float]] = []  # (wall, this thread's CPU) inside the SDK

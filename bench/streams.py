@@ -89,7 +89,7 @@ def seed(fake_url: str) -> tuple[str, str]:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    from agents.services import api_client_create
+    from catalog.services import api_client_create
     from tests.factories import configuration_make, model_make, provider_make
 
     provider = provider_make(kind="openai_compatible", base_url=fake_url, timeout_seconds=30, max_retries=0)

@@ -18,7 +18,7 @@ is closed (a pooled one goes back to its pool), so a request waiting on a provid
 SQLite one stays with the thread, idle in autocommit, for its next call (a new thread would open a
 new one, which reads the whole schema first). No transaction spans two calls: Django runs the
 synchronous middleware chain as one call, and an async view's database work in calls of its own
-(``agents/apis/serving.py``). The executor is asgiref's public ``ThreadSensitiveContext(executor=...)``
+(``gateway/apis/serving.py``). The executor is asgiref's public ``ThreadSensitiveContext(executor=...)``
 around Django's own application (``config/asgi.py``); Django's handler is not changed. See
 docs/decisions/0011-streaming.md.
 """

@@ -1,6 +1,6 @@
 """Throttling by client address, for requests that carry no valid token or are refused.
 
-A valid token is throttled per client (``API_RATE_LIMIT``, ``agents.authentication.ClientRateThrottle``).
+A valid token is throttled per client (``API_RATE_LIMIT``, ``gateway.authentication.ClientRateThrottle``).
 Everything else shares one budget per address, ``API_ANON_RATE_LIMIT``:
 
 - requests a view lets through without a token (the schema and its docs page), counted by

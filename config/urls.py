@@ -13,6 +13,6 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/v1/", include("snippets.urls")),
     path("api/v1/", include("skills.urls")),
-    path("api/v1/", include("agents.urls")),
-    path("api/openai/v1/", include("agents.openai_urls")),
+    path("api/v1/", include("gateway.urls")),
+    path("api/openai/v1/", include("gateway.openai_urls")),
 ]

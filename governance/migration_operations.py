@@ -9,6 +9,9 @@ operations, so the pattern cannot drift between apps.
 
 from __future__ import annotations
 
+import functools
+from typing import Any
+
 from django.db import migrations, models
 from django.db.backends.base.schema import BaseDatabaseSchemaEditor
 
@@ -103,3 +106,20 @@ CREATE TRIGGER {name}
             schema_editor.execute(drop, params=None)
 
     return migrations.RunPython(install, uninstall)
+
+
+def content_types_moved(*, from_app: str, to_app: str, models: list[str]) -> migrations.RunPython:
+    """Move the content types of ``models`` (lower-case model names) from ``from_app`` to ``to_app`` in
+    place: their ids stay, so the permissions, groups, drafts and admin log entries that point at
+    them follow the models to their new app. Reversible. On a fresh database there are none yet
+    (``post_migrate`` creates them) and this does nothing."""
+
+    def move(apps: Any, schema_editor: BaseDatabaseSchemaEditor, *, old: str, new: str) -> None:
+        content_type = apps.get_model("contenttypes", "ContentType")
+        using = schema_editor.connection.alias
+        content_type.objects.using(using).filter(app_label=old, model__in=models).update(app_label=new)
+
+    return migrations.RunPython(
+        functools.partial(move, old=from_app, new=to_app),
+        functools.partial(move, old=to_app, new=from_app),
+    )

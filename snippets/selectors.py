@@ -76,7 +76,7 @@ def snippet_select(*, tags: Sequence[str], edits: Sequence[SnippetEdit] = ()) ->
 def snippet_draft_edits(*, author_id: int | None) -> tuple[SnippetEdit, ...]:
     """The drafts of snippets by the user ``author_id`` (None: every pending draft), each as the edit
     it proposes (the live row with the draft's fields and tags), by identifier. For a preview, or for
-    an evaluation of drafts (agents/services/evaluations.py); never part of any other send."""
+    an evaluation of drafts (evaluations/services.py); never part of any other send."""
     pending = drafts_of(Snippet) if author_id is None else drafts_by(model=Snippet, author_id=author_id)
     drafts = {draft.object_id: draft for draft in pending}
     live = Snippet.objects.prefetch_related("tags").filter(pk__in=[int(pk) for pk in drafts])

@@ -27,6 +27,7 @@ from agents.runtime.caches import caches_clear
 from config import database
 from governance.models import GovernanceEvent
 from governance.vocabulary import Decision
+from tests.editor_accounts import editors_group_capture
 
 pytest_plugins = ["tests.fakes.fixtures", "tests.network_guard"]
 
@@ -155,6 +156,14 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         if os.environ.get("REQUIRE_SERVICES") == "1":
             pytest.fail(f"services required but unavailable: {_services_problem}", pytrace=False)
         pytest.skip(f"services unavailable: {_services_problem}")
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """The test database as pytest-django sets it up, and the editors group the migrations made in it,
+    read once (``tests/editor_accounts.py``)."""
+    with django_db_blocker.unblock():
+        editors_group_capture()
 
 
 @pytest.fixture(params=["default", pytest.param("postgresql", marks=pytest.mark.services)])

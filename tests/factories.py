@@ -6,7 +6,7 @@ import itertools
 from pathlib import Path
 from typing import Any
 
-from agents.models import (
+from catalog.models import (
     Configuration,
     ConfigurationFallback,
     ConfigurationSkill,

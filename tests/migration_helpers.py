@@ -7,11 +7,12 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 
-def migrate_to(targets: list[tuple[str, str]]) -> Apps:
+def migrate_to(targets: list[tuple[str, str | None]]) -> Apps:
+    """Migrate to ``targets`` (``(app, None)``: that app unmigrated) and return the models there."""
     executor = MigrationExecutor(connection)
     executor.loader.build_graph()
     executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
+    return executor.loader.project_state([(app, name) for app, name in targets if name is not None]).apps
 
 
 def migrate_to_latest() -> None:

@@ -13,8 +13,8 @@ PAGES = [
     "/admin/",
     "/admin/snippets/snippet/",
     "/admin/skills/skill/",
-    "/admin/agents/configuration/",
-    "/admin/agents/provider/",
+    "/admin/catalog/configuration/",
+    "/admin/catalog/provider/",
     "/admin/governance/governanceevent/",
     "/admin/governance/governanceevent/readiness/",
 ]

@@ -1,5 +1,5 @@
 """What calls cost: a model's cached-input and cache-write prices, each step's cost and the run's
-total (agents/pricing.py), and one row per completion served for the cost reports.
+total (catalog/pricing.py), and one row per completion served for the cost reports.
 
 The new price columns join the catalogue triggers' watched columns on ``agents_llmmodel`` (a
 fallback's prices are read from a worker's cache under the catalogue token), as migration 0007 did.

@@ -1,11 +1,11 @@
-"""MCP tool servers (agents/models/mcp.py; docs/decisions/0023-mcp-tool-servers.md)."""
+"""MCP tool servers (tools/models.py; docs/decisions/0023-mcp-tool-servers.md)."""
 
 import re
 
 import django.core.validators
 from django.db import migrations, models
 
-import agents.models.catalog
+import catalog.models.catalog
 
 
 class Migration(migrations.Migration):
@@ -116,6 +116,6 @@ class Migration(migrations.Migration):
                     )
                 ],
             },
-            bases=(agents.models.catalog.InTrustZone, models.Model),
+            bases=(catalog.models.catalog.InTrustZone, models.Model),
         ),
     ]

@@ -1,4 +1,4 @@
-"""Evaluation sets and evaluations (agents/models/evaluations.py), the per-configuration setting that
+"""Evaluation sets and evaluations (evaluations/models.py), the per-configuration setting that
 a publish needs a passing evaluation, and what the ``editors`` group may do with them: keep cases, run
 evaluations and read them.
 

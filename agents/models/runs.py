@@ -11,10 +11,10 @@ from typing import Any
 
 from django.db import connections, models
 
-from agents.models.catalog import CATALOG_VERSION_ID, CatalogVersion, Configuration, LlmModel
-from agents.models.clients import ApiClient
-from agents.models.sql import Read, Table, converted_row
-from agents.pricing import COST_DECIMAL_PLACES, COST_MAX_DIGITS
+from catalog.models.catalog import CATALOG_VERSION_ID, CatalogVersion, Configuration, LlmModel
+from catalog.models.clients import ApiClient
+from catalog.models.sql import Read, Table, converted_row
+from catalog.pricing import COST_DECIMAL_PLACES, COST_MAX_DIGITS
 from governance.vocabulary import DataClass, Provenance, TrustZone
 
 
@@ -119,7 +119,7 @@ class AgentRunQuerySet(models.QuerySet["AgentRun"]):
 
         The same statement as ``filter(...).update(field=F(field) + amount, ...)`` in one ``UPDATE``
         of SQL text: a step adds its usage once, and compiling the ORM's expressions cost more than
-        the statement (``agents/models/sql.py``)."""
+        the statement (``catalog/models/sql.py``)."""
         connection = connections[self.db]
         run = Table(self.model, connection)
         sqlite = connection.vendor == "sqlite"
@@ -293,7 +293,7 @@ class AgentStep(models.Model):
     cached_tokens = models.PositiveIntegerField(null=True, blank=True)  # prompt tokens read from cache
     cache_write_tokens = models.PositiveIntegerField(null=True, blank=True)  # written to it (Anthropic)
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)
-    # From the serving model's prices and the reported usage (agents/pricing.py); None: not reported.
+    # From the serving model's prices and the reported usage (catalog/pricing.py); None: not reported.
     cost = models.DecimalField(
         max_digits=COST_MAX_DIGITS, decimal_places=COST_DECIMAL_PLACES, null=True, blank=True
     )
@@ -384,16 +384,3 @@ class ToolCallRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.tool_name} ({self.call_id})"
-
-
-class ToolSetting(models.Model):
-    """Switch a registered tool off installation-wide. A tool without a row is enabled."""
-
-    name = models.CharField(max_length=100, unique=True)
-    is_enabled = models.BooleanField(default=True)
-
-    class Meta:
-        ordering = ["name"]
-
-    def __str__(self) -> str:
-        return self.name

@@ -1,6 +1,6 @@
 """Tool calls that wait for a person's decision (docs/architecture.md, "Tool approvals").
 
-A tool registered with ``requires_approval`` is gated like any other (agents/tools/gate.py). A call
+A tool registered with ``requires_approval`` is gated like any other (tools/gate.py). A call
 the gate allows does not run at once: the tool phase asks :func:`approval_hold`, which stores a
 pending :class:`~agents.models.ToolApproval` (arguments redacted) and records an
 ``approval_requested`` event the first time, and answers *wait* while no decision is in. The step
@@ -30,10 +30,10 @@ from django.utils import timezone
 from agents.models import AgentRun, ApprovalDecision, RunMessage, RunStatus, ToolApproval
 from agents.models.runs import TERMINAL_STATUSES
 from agents.selectors import run_client_name
-from agents.tools.gate import ToolVerdict
 from governance.guardrails.redaction import redact
 from governance.services import EventContext, enforced_event_record
 from governance.vocabulary import DataClass, Decision
+from tools.gate import ToolVerdict
 
 APPROVAL_EVENTS = {
     ApprovalDecision.PENDING: Decision.APPROVAL_REQUESTED,

@@ -42,18 +42,19 @@ from django.utils import timezone
 
 from agents.errors import BudgetExhausted
 from agents.metrics import abandoned_send_counted, broken_stream_counted, budget_refusal_counted
-from agents.models import ApiClient, ClientDailyUsage, LlmModel
-from agents.pricing import (
+from agents.models import ClientDailyUsage
+from agents.runtime.streaming import StreamCut, StreamEnd
+from catalog.models import ApiClient, LlmModel
+from catalog.pricing import (
     COST_QUANTUM,
     ZERO,
     Prices,
     estimate_cost,
     reply_cost,
 )
-from agents.providers.values import Usage
-from agents.runtime.streaming import StreamCut, StreamEnd
 from governance.services import EventContext, enforced_event_record
 from governance.vocabulary import Decision, Provenance, TrustZone
+from providers.values import Usage
 
 logger = logging.getLogger(__name__)
 

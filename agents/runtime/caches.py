@@ -9,14 +9,14 @@ owner itself (``config.caches.cache_register``).
 
 from __future__ import annotations
 
-from agents.providers.adapters import ADAPTER_POOL
 from agents.runtime import parts, pins
 from agents.runtime.redactions import REDACTION_MEMO
 from agents.runtime.transcript import TRANSCRIPTS
-from agents.tools.mcp import LISTINGS
 from config.caches import RegisteredCache, caches_clear, registered_caches
 from context_assembly.estimator import DEFAULT_CACHE
 from governance import policy, services
+from providers.adapters import ADAPTER_POOL
+from tools.mcp import LISTINGS
 
 # The owners of the caches above; importing them here registers every cache before anyone lists them.
 OWNERS = (parts, pins, policy, services, ADAPTER_POOL, REDACTION_MEMO, TRANSCRIPTS, DEFAULT_CACHE, LISTINGS)

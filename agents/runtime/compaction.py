@@ -29,10 +29,7 @@ from typing import Any
 
 from django.db import transaction
 
-from agents.errors import ModelInactive
-from agents.models import AgentRun, AgentStep, ContextStrategy, StepKind, StepStatus
-from agents.providers.failures import ProviderError
-from agents.providers.values import ProviderReply
+from agents.models import AgentRun, AgentStep, StepKind, StepStatus
 from agents.runtime.compacted import (
     CLEAR_TOOL_RESULTS,
     SUMMARISE,
@@ -51,9 +48,13 @@ from agents.runtime.send import GovernedCall
 from agents.runtime.summary import summary_events, summary_plan
 from agents.runtime.targets import reply_limit
 from agents.runtime.transcript import TRANSCRIPTS, run_context, run_request, run_usage
+from catalog.errors import ModelInactive
+from catalog.models import ContextStrategy
 from context_assembly.estimator import Estimator
 from context_assembly.fitting import fit
 from governance.vocabulary import Provenance
+from providers.failures import ProviderError
+from providers.values import ProviderReply
 
 
 class _LeaseLost(Exception):

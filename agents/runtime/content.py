@@ -7,8 +7,8 @@ One of three sources, chosen by the caller, never by the plan:
 * :func:`pinned_send_content`: a run's pinned versions (``agents/runtime/pins.py``): the configuration's
   pinned fields, snippets and skills in place of the live ones;
 * :func:`edited_content`: an editor's unsaved edits, to show what they would do (the live token
-  badge, ``agents/edit_effects.py``; the drafted side of a comparison, ``agents/admin/draft_compare.py``);
-  sent only on an evaluation's drafted side (``agents/services/evaluation_drafts.py``).
+  badge, ``editors/edit_effects.py``; the drafted side of a comparison, ``editors/admin/draft_compare.py``);
+  sent only on an evaluation's drafted side (``evaluations/drafts.py``).
 
 The configuration's models, fallbacks and disabled tools are always the live ones.
 """
@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from agents.models import Configuration, LlmModel
 from agents.runtime.parts import compose_skills, configuration_parts
 from agents.runtime.pins import PinnedContent
+from catalog.models import Configuration, LlmModel
 from skills.composition import SkillBlock
 from skills.models import Skill
 from snippets.selectors import SnippetEdit, SnippetSelection, snippet_select

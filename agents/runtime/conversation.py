@@ -30,13 +30,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from agents.providers.values import NO_OPTIONS, TOOL_CHOICE_MODES, CallOptions
 from agents.runtime.plan import SendRequest
 from context_assembly.assembly import ContextItem, context_item_text
 from context_assembly.errors import InvalidMessage
 from context_assembly.messages import Message, TextPart, ToolSpec
 from governance.policy import Source
 from governance.vocabulary import DataClass, Enforcement, SourceKind
+from providers.values import NO_OPTIONS, TOOL_CHOICE_MODES, CallOptions
 from skills.models import Skill
 
 SYSTEM_ROLES = ("system", "developer")

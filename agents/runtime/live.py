@@ -4,7 +4,7 @@ A step sends its model call as a stream (:func:`streamed_send`, the same governe
 as the call) and publishes, as they leave the stream's redaction, ``delta`` events (``{"step",
 "text"}``) and, once the reply is whole, one ``tool_call`` event per call (``{"step", "id", "name",
 "arguments"}``, redacted). ``GET runs/{id}/events`` reads them between its polls of the database
-(``agents/apis/run_events.py``).
+(``gateway/apis/run_events.py``).
 
 They are a live view, not a record: the transcript stores the whole answer when the step is recorded,
 and the run's final event carries it. Two channels, chosen by the deployment:
@@ -32,9 +32,9 @@ from typing import Any, Protocol
 import redis
 from django.conf import settings
 
-from agents.providers.streams import TextDelta
 from agents.runtime.outcome import Answered, CallOutcome, Ended
 from agents.runtime.send import GovernedCall
+from providers.streams import TextDelta
 
 logger = logging.getLogger(__name__)
 

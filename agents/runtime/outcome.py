@@ -20,17 +20,18 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from agents.errors import BudgetExhausted, ModelInactive
-from agents.models import LlmModel
-from agents.pricing import reply_cost
-from agents.providers.failures import ProviderError
-from agents.providers.values import ProviderReply, Usage
+from agents.errors import BudgetExhausted
 from agents.runtime.plan import SendPlan
 from agents.runtime.receipts import answer_receipt
+from catalog.errors import ModelInactive
+from catalog.models import LlmModel
+from catalog.pricing import reply_cost
 from context_assembly.fitting import ContextOverflow, FitResult
 from governance.errors import ContextRefused
 from governance.policy import ContextDecision
 from governance.vocabulary import DataClass
+from providers.failures import ProviderError
+from providers.values import ProviderReply, Usage
 
 # Every way a governed call ends without a reply.
 SendError = ModelInactive | ContextRefused | ContextOverflow | BudgetExhausted | ProviderError

@@ -17,13 +17,14 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import connection
 
-from agents.models import Configuration, LlmModel, ToolSetting
-from agents.selectors import CATALOG_TOKEN, catalog_token_of, configuration_fallbacks
+from catalog.models import Configuration, LlmModel
+from catalog.selectors import CATALOG_TOKEN, catalog_token_of, configuration_fallbacks
 from config.caches import cache_register
 from config.lru import LruCache
 from skills.composition import SkillBlock, skill_block
 from skills.models import Skill
 from snippets.selectors import SnippetSelection, snippet_select
+from tools.models import ToolSetting
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ _CONFIGURATIONS: LruCache[tuple[object, ...], Configuration] = cache_register(
     name="step_configurations",
     key="(database alias, configuration id, catalogue token)",
     invalidation=_BY_TOKEN + "; the serving model's calibration is read by every claim and every API read "
-    "of a configuration (agents/apis/context.py), not cached",
+    "of a configuration (gateway/apis/context.py), not cached",
 )
 _SELECTIONS: LruCache[tuple[object, ...], SnippetSelection] = cache_register(
     LruCache(1024),
@@ -118,7 +119,7 @@ def step_configuration(
     *, configuration_id: int, catalog: str | None, calibration: tuple[float, int]
 ) -> Configuration:
     """The configuration with its serving model and provider for a claimed step (or an API request:
-    ``agents.apis.context.client_configuration``).
+    ``gateway.apis.context.client_configuration``).
 
     The claim reads the run, the token and the serving model's calibration in one statement; the
     configuration graph comes from the cache, built once per token. Every caller gets its own copies

@@ -30,9 +30,10 @@ from typing import Any
 from django.conf import settings
 from django.db import connection, models
 
-from agents.models import AgentRun, Configuration
+from agents.models import AgentRun
 from agents.runtime.parts import compose_skills, configuration_skills
-from agents.selectors import catalog_token_of
+from catalog.models import Configuration
+from catalog.selectors import catalog_token_of
 from config.caches import cache_register
 from config.lru import LruCache
 from skills.composition import SkillBlock

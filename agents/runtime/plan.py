@@ -11,14 +11,10 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from agents.models import Configuration, LlmModel
-from agents.providers.dispatch import Target
-from agents.providers.values import NO_OPTIONS, CallOptions, ProviderConfig
 from agents.runtime.content import SendContent, live_content
 from agents.runtime.redactions import Redactions
-from agents.selectors import configuration_sources, configuration_zone
-from agents.tools.gate import ToolPolicy, ToolVerdict, tools_offered
-from agents.tools.registry import Tool
+from catalog.models import Configuration, LlmModel
+from catalog.selectors import configuration_sources, configuration_zone
 from context_assembly.assembly import (
     TASK_INPUT_IDENTIFIER,
     AssembledContext,
@@ -30,10 +26,14 @@ from context_assembly.messages import Message, ToolSpec
 from context_assembly.profiles import ModelProfile
 from governance.policy import ContextDecision, Receiver, Source, decide, enforcement_mode
 from governance.vocabulary import Enforcement, SourceKind, TrustZone
+from providers.dispatch import Target
+from providers.values import NO_OPTIONS, CallOptions, ProviderConfig
 from skills.composition import SkillBlock, SkillMode
 from skills.models import Skill
 from snippets.composition import snippet_block
 from snippets.models import Snippet
+from tools.gate import ToolPolicy, ToolVerdict, tools_offered
+from tools.registry import Tool
 
 LOAD_SKILL_TOOL = "load_skill"
 _SEPARATOR = "\n\n"

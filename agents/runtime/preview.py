@@ -18,12 +18,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from agents.errors import ModelInactive
-from agents.models import Configuration
 from agents.runtime.content import SendContent
 from agents.runtime.plan import SendPlan, SendRequest, send_plan
 from agents.runtime.redactions import Redactions
 from agents.runtime.targets import reply_limit, reply_limit_check
+from catalog.errors import ModelInactive
+from catalog.models import Configuration
 from context_assembly.assembly import ContextItem, caller_context_identifier, context_item_text
 from context_assembly.estimator import Estimator
 from context_assembly.fitting import FitResult, fit

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agents.models import LlmModel
 from agents.runtime.pins import CONFIGURATION, SKILL, SNIPPET
 from agents.runtime.plan import SendPlan
+from catalog.models import LlmModel
 from governance.policy import ContextDecision
 from governance.services import identifiers_redacted
 from governance.vocabulary import DataClass, Outcome, SourceKind

@@ -9,16 +9,17 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from django.utils import timezone
 
-from agents.models import AgentRun, AgentStep, LlmModel, RunMessage, StepStatus
-from agents.pricing import ZERO, reply_cost
-from agents.providers.values import ProviderReply, Usage
+from agents.models import AgentRun, AgentStep, RunMessage, StepStatus
 from agents.runtime.leases import HeldLease, StepTotals, lease_hold, run_complete_with, run_totals_add
 from agents.runtime.outcome import Answered, CallOutcome
 from agents.runtime.plan import SendPlan, model_profile
 from agents.telemetry import step_record_observed
+from catalog.models import LlmModel
+from catalog.pricing import ZERO, reply_cost
 from context_assembly.calibration import CalibrationState, run_ratio
 from context_assembly.fitting import FitResult
 from governance.vocabulary import Provenance
+from providers.values import ProviderReply, Usage
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ def served_model_calibrate(
 ) -> CalibrationState | None:
     """Blend one call's provider-reported prompt tokens into the serving model's calibration: the one
     path for run steps and completions alike, one ``UPDATE … RETURNING`` statement
-    (:meth:`agents.models.catalog.LlmModelQuerySet.calibrate`), atomic on its own and inside a step's
+    (:meth:`catalog.models.catalog.LlmModelQuerySet.calibrate`), atomic on its own and inside a step's
     transaction. No sample when the provider reported no prompt tokens, or when a fallback served the
     call: only the configuration's own model has its calibration read fresh with every claim, so only
     its factor is kept. Returns the state after the sample, None when none was taken."""

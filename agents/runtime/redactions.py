@@ -9,7 +9,6 @@ from collections.abc import Container, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from agents.providers.values import NO_OPTIONS, CallOptions
 from config.caches import cache_register
 from config.lru import LruCache
 from context_assembly.messages import Message, ToolCall, ToolSpec
@@ -17,6 +16,7 @@ from governance.guardrails.redaction import Redaction, redact
 from governance.services import EventContext, enforced_event_record
 from governance.telemetry import redactions_counted
 from governance.vocabulary import Decision, TrustZone
+from providers.values import NO_OPTIONS, CallOptions
 
 CLEAN_TEXT_MAX_CHARS = 4096
 

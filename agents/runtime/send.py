@@ -12,7 +12,7 @@ records a refused or failed step from it as it records an answered one. Nothing 
 call afterwards.
 
 The agent loop records a step from it; the completions API answers from it. Both therefore pass the
-same check, fit, redaction and guard pass over the serialised body (:mod:`agents.providers.guard`)
+same check, fit, redaction and guard pass over the serialised body (:mod:`providers.guard`)
 before any provider call. The call is made whole (:meth:`GovernedCall.send`) or streamed
 (:meth:`GovernedCall.stream`: a :class:`GovernedStream` whose last item is the outcome) by the
 blocking driver, or, in an async view, prepared in the request's thread (:meth:`GovernedCall.prepare`)
@@ -31,24 +31,24 @@ from typing import TypeVar
 
 from asgiref.sync import sync_to_async
 
-from agents.errors import ModelInactive
-from agents.models import LlmModel
-from agents.providers.async_dispatch import LoopAttempts
-from agents.providers.dispatch import Dispatched, complete_with_fallbacks, stream_with_fallbacks
-from agents.providers.guard import LateRedactionOverflow
-from agents.providers.streams import AsyncProviderStream, ProviderStream
-from agents.providers.values import ProviderReply, Usage
 from agents.runtime.budget import ClientLimits, Reservation
 from agents.runtime.outcome import SEND_ERRORS, Answered, CallOutcome, Ended, SendError, SkippedTarget
 from agents.runtime.plan import SendPlan
 from agents.runtime.redactions import Redactions, redaction_events_record
 from agents.runtime.streaming import GovernedStream
 from agents.runtime.targets import TargetFits, enforced_event
+from catalog.errors import ModelInactive
+from catalog.models import LlmModel
 from context_assembly.fitting import FitResult
 from governance.errors import ContextRefused
 from governance.policy import ContextDecision
 from governance.services import EventContext, assert_permitted
 from governance.vocabulary import Decision, Provenance
+from providers.async_dispatch import LoopAttempts
+from providers.dispatch import Dispatched, complete_with_fallbacks, stream_with_fallbacks
+from providers.guard import LateRedactionOverflow
+from providers.streams import AsyncProviderStream, ProviderStream
+from providers.values import ProviderReply, Usage
 
 R = TypeVar("R")
 D = TypeVar("D")
@@ -106,7 +106,7 @@ class GovernedCall:
 
     def stream(self) -> GovernedStream | Ended:
         """:meth:`send` with the reply as a stream, opened on the first target that yields a first
-        delta (retries and fallbacks apply up to there: ``agents/providers/dispatch.py``), or how the
+        delta (retries and fallbacks apply up to there: ``providers/dispatch.py``), or how the
         call ended before. Its deltas are redacted as they pass (``agents/runtime/streaming.py``); it
         ends with the call's outcome, its reply redacted as :meth:`send` redacts it. The reservation
         is handed to the stream, which settles it at the finish or releases it when closed or broken

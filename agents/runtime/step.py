@@ -25,9 +25,8 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.db import InterfaceError, OperationalError, models, transaction
 from django.utils import timezone
 
-from agents.errors import BudgetExhausted, ModelInactive
+from agents.errors import BudgetExhausted
 from agents.models import AgentRun, AgentStep, RunMessage, StepStatus, TerminationReason
-from agents.providers.failures import ProviderError
 from agents.runtime.approvals import Pause, run_pause
 from agents.runtime.compaction import run_compact
 from agents.runtime.content import pinned_send_content
@@ -43,11 +42,13 @@ from agents.runtime.send import GovernedCall
 from agents.runtime.tool_calls import execute_tool_calls
 from agents.runtime.transcript import run_context, run_request
 from agents.selectors import run_client_name
+from catalog.errors import ModelInactive
 from config.logs import log_context_update
 from context_assembly.fitting import ContextOverflow
 from governance.errors import ContextRefused
 from governance.guardrails.redaction import redact
 from governance.services import EventContext
+from providers.failures import ProviderError
 
 logger = logging.getLogger(__name__)
 

@@ -28,8 +28,11 @@ from typing import Literal
 
 from asgiref.sync import sync_to_async
 
-from agents.providers.failures import ProviderError
-from agents.providers.streams import (
+from agents.runtime.outcome import Answered, Ended
+from governance.guardrails.redaction import redact
+from governance.guardrails.redaction.streaming import StreamRedactor
+from providers.failures import ProviderError
+from providers.streams import (
     AsyncProviderStream,
     ProviderStream,
     StreamDelta,
@@ -38,10 +41,7 @@ from agents.providers.streams import (
     ToolCallDelta,
     UsageDelta,
 )
-from agents.providers.values import ProviderReply, Usage
-from agents.runtime.outcome import Answered, Ended
-from governance.guardrails.redaction import redact
-from governance.guardrails.redaction.streaming import StreamRedactor
+from providers.values import ProviderReply, Usage
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agents.models import AgentRun, Configuration, LlmModel
-from agents.providers.dispatch import Target
+from agents.models import AgentRun
 from agents.runtime.content import SendContent
 from agents.runtime.plan import (
     SendPlan,
@@ -29,12 +28,15 @@ from agents.runtime.plan import (
     send_receiver,
 )
 from agents.runtime.redactions import Redactions
-from agents.selectors import configuration_zone, run_client_name
+from agents.selectors import run_client_name
+from catalog.models import Configuration, LlmModel
+from catalog.selectors import configuration_zone
 from context_assembly.assembly import AssemblyInputs, assemble
 from context_assembly.messages import Message, TextPart
 from governance.policy import Source
 from governance.services import EventContext
 from governance.vocabulary import DataClass, Enforcement, SourceKind, TrustZone
+from providers.dispatch import Target
 from skills.composition import SkillBlock
 from snippets.selectors import SnippetSelection
 

@@ -16,18 +16,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from agents.errors import MaxTokensTooLarge
-from agents.models import LlmModel
-from agents.providers.dispatch import PreparedCall, TargetSkipped
-from agents.providers.guard import LateRedaction, WireGuard
-from agents.providers.values import PromptLayout, ProviderCall
 from agents.runtime.budget import ClientLimits, Reservation, budget_reserve, send_estimate
 from agents.runtime.outcome import SkippedTarget
 from agents.runtime.plan import SendPlan, model_profile
 from agents.runtime.redactions import REDACTION_MEMO
+from catalog.models import LlmModel
 from context_assembly.estimator import Estimator
 from context_assembly.fitting import FitResult, fit
 from governance.services import EventContext, enforced_event_record
 from governance.vocabulary import Decision
+from providers.dispatch import PreparedCall, TargetSkipped
+from providers.guard import LateRedaction, WireGuard
+from providers.values import PromptLayout, ProviderCall
 
 
 @dataclass(frozen=True)

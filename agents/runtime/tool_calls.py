@@ -19,18 +19,20 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from agents.models import AgentRun, AgentStep, Configuration, RunMessage, ToolCallRecord, ToolCallStatus
+from agents.models import AgentRun, AgentStep, RunMessage, ToolCallRecord, ToolCallStatus
 from agents.runtime.approvals import approval_hold
 from agents.runtime.leases import HeldLease, lease_hold
 from agents.runtime.parts import configuration_parts
 from agents.runtime.plan import configuration_receiver, send_zone, tool_policy
 from agents.runtime.redactions import Redactions, redaction_events_record
 from agents.runtime.transcript import run_context
-from agents.selectors import catalog_token_of, configuration_zone, run_client_name
-from agents.tools.gate import ToolVerdict, tool_gate
-from agents.tools.registry import ToolContext, ToolEffect, ToolFailed, ToolOutput
+from agents.selectors import run_client_name
+from catalog.models import Configuration
+from catalog.selectors import catalog_token_of, configuration_zone
 from governance.services import EventContext, enforced_event_record
 from governance.vocabulary import DataClass, Decision, TrustZone
+from tools.gate import ToolVerdict, tool_gate
+from tools.registry import ToolContext, ToolEffect, ToolFailed, ToolOutput
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +71,7 @@ def execute_tool_calls(
         zone=zone,
         configuration=configuration.identifier,
         step_index=step_index,
+        label=DataClass.parse(assistant.data_class) or DataClass.SECRET_ADJACENT,
         catalog=catalog_token_of(configuration),
     )
     for call in assistant.tool_calls:

@@ -7,20 +7,12 @@ from typing import Any
 
 from django.db import connections, router
 
-from agents.models import (
-    AgentRun,
-    AgentStep,
-    ContextStrategy,
-    ContextUsageNote,
-    LlmModel,
-    RunMessage,
-    StepKind,
-    StepStatus,
-)
-from agents.models.sql import Table, converted_rows
+from agents.models import AgentRun, AgentStep, RunMessage, StepKind, StepStatus
 from agents.runtime.compacted import compacted, compaction_records
 from agents.runtime.pins import PinnedContent
 from agents.runtime.plan import SendRequest, model_profile, receiver_name, run_transcript_sources
+from catalog.models import ContextStrategy, ContextUsageNote, LlmModel
+from catalog.models.sql import Table, converted_rows
 from config.caches import cache_register
 from config.lru import LruCache
 from context_assembly.assembly import ContextItem, render_tail_note
@@ -138,7 +130,7 @@ _ROW = (
 def _rows_from(run: AgentRun, position: int) -> list[list[Any]]:
     """The run's messages from ``position`` on, in order, each as :data:`_ROW`'s values: the ORM's
     ``filter(run=run, position__gte=position).order_by("position").values_list(*_ROW)``, as SQL text,
-    since building that query cost more than running it, at every step (``agents/models/sql.py``)."""
+    since building that query cost more than running it, at every step (``catalog/models/sql.py``)."""
     alias = router.db_for_read(RunMessage)
     connection = connections[alias]
     table = Table(RunMessage, connection)

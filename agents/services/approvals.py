@@ -11,12 +11,13 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from agents.errors import ApprovalDecided, NotVisible, RunFinished
+from agents.errors import ApprovalDecided, RunFinished
 from agents.models import AgentRun, ApprovalDecision, RunStatus, ToolApproval
 from agents.models.approvals import MAX_REASON_CHARS
 from agents.models.runs import TERMINAL_STATUSES
 from agents.runtime.approvals import approval_event_record, approval_timeout_seconds
 from agents.runtime.queue import step_enqueue
+from catalog.errors import NotVisible
 from governance.actors import Actor
 from governance.guardrails.redaction import redact
 

@@ -9,8 +9,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from agents.errors import ConfigurationInactive, UnknownSkills
-from agents.models import AgentRun, ApiClient, Configuration, RunStatus, TerminationReason
+from agents.models import AgentRun, RunStatus, TerminationReason
 from agents.models.runs import TERMINAL_STATUSES
 from agents.runtime.budget import budget_require
 from agents.runtime.conversation import Conversation, conversation_request
@@ -20,8 +19,10 @@ from agents.runtime.plan import SendRequest, active_targets, receiver_name
 from agents.runtime.queue import step_enqueue
 from agents.runtime.redactions import Redactions, redaction_events_record
 from agents.runtime.targets import reply_limit_check
-from agents.selectors import catalog_token_of, configuration_fallbacks, skills_usable_by
 from agents.telemetry import run_span_attributes
+from catalog.errors import ConfigurationInactive, UnknownSkills
+from catalog.models import ApiClient, Configuration
+from catalog.selectors import catalog_token_of, configuration_fallbacks, skills_usable_by
 from config.tracing import traced
 from context_assembly.assembly import ContextItem
 from governance.services import EventContext

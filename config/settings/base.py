@@ -88,7 +88,12 @@ INSTALLED_APPS = [
     "context_assembly",
     "snippets",
     "skills",
+    "catalog",
+    "tools",
     "agents",
+    "gateway",
+    "evaluations",
+    "editors",
 ]
 
 MIDDLEWARE = [
@@ -96,7 +101,7 @@ MIDDLEWARE = [
     "config.logs.RequestLogContextMiddleware",
     "config.tracing.TraceContextMiddleware",
     # Outside the API's error shape: /api/openai/v1 answers every error in OpenAI's instead.
-    "agents.apis.openai_errors.OpenAIErrorShapeMiddleware",
+    "gateway.apis.openai_errors.OpenAIErrorShapeMiddleware",
     # Outermost after them, so that it sees every response, including Django's own 404 and 500 pages.
     "config.errors.ApiErrorShapeMiddleware",
     "django.middleware.security.SecurityMiddleware",
@@ -273,7 +278,7 @@ AGENT_REAPER_INTERVAL_SECONDS = env_int("AGENT_REAPER_INTERVAL_SECONDS", 30, min
 # skips a step done or leased), but counts towards the requeue bound: keep it above the longest
 # queue wait you accept.
 AGENT_QUEUED_STALE_SECONDS = env_int("AGENT_QUEUED_STALE_SECONDS", 600, minimum=1)
-# MCP tool servers (agents/models/mcp.py): the URLs a streamable HTTP server may be registered and
+# MCP tool servers (tools/models.py): the URLs a streamable HTTP server may be registered and
 # called at (scheme, host and port of an entry, under its path). Empty: no HTTP server at all.
 MCP_SERVER_URL_ALLOWLIST = env_list("MCP_SERVER_URL_ALLOWLIST", [])
 # How long a worker reuses a server's tool listing before asking the server again.
@@ -364,10 +369,10 @@ API_TRUSTED_PROXY_NETWORKS = env_networks("API_TRUSTED_PROXY_NETWORKS", [])
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "config.exception_handler.api_exception_handler",
-    "DEFAULT_AUTHENTICATION_CLASSES": ["agents.authentication.BearerTokenAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["agents.authentication.HasRequiredScope"],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["gateway.authentication.BearerTokenAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["gateway.authentication.HasRequiredScope"],
     "DEFAULT_THROTTLE_CLASSES": [
-        "agents.authentication.ClientRateThrottle",
+        "gateway.authentication.ClientRateThrottle",
         "config.throttling.AddressRateThrottle",
     ],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],

@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 from decimal import Decimal
 
-from agents.models import AgentRun, AgentStep, Configuration, LlmModel, ProviderKind
+from agents.models import AgentRun, AgentStep
+from catalog.models import Configuration, LlmModel, ProviderKind
 from context_assembly.encodings import get_encoding
 from governance.vocabulary import DataClass, TrustZone
 from tests.agents.runs import fake_configuration

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.models import AgentRun, Configuration, ProviderKind
+from agents.models import AgentRun
 from agents.services import CallerContextItem, run_create
+from catalog.models import Configuration, ProviderKind
 from governance.vocabulary import DataClass, TrustZone
 from tests.factories import configuration_make, model_make, provider_make
 from tests.fakes.provider_server import FakeProvider

@@ -9,7 +9,7 @@ from django.contrib.auth.models import Permission
 from agents.models import ToolApproval
 from governance.models import GovernanceEvent
 from tests.agents.runs import fake_configuration, run_to_end
-from tests.editors import editor_make
+from tests.editor_accounts import editor_make
 from tests.fakes.provider_server import Reply
 
 pytestmark = pytest.mark.django_db

@@ -8,17 +8,18 @@ from decimal import Decimal
 
 import pytest
 
-from agents.models import ApiClient, ClientDailyUsage
-from agents.providers.streams import TextDelta, UsageDelta
-from agents.providers.values import Usage
+from agents.models import ClientDailyUsage
 from agents.runtime.budget import SendEstimate, budget_day, budget_reserve
 from agents.runtime.plan import SendRequest, send_plan
 from agents.runtime.send import GovernedCall
 from agents.runtime.streaming import GovernedStream
 from agents.runtime.targets import TargetFits
-from agents.services import api_client_create
+from catalog.models import ApiClient
+from catalog.services import api_client_create
 from governance.services import EventContext
 from governance.vocabulary import DataClass, Provenance
+from providers.streams import TextDelta, UsageDelta
+from providers.values import Usage
 from tests.agents.runs import fake_configuration
 from tests.fakes.provider_server import Reply
 

@@ -12,8 +12,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from agents.models import ClientDailyUsage
-from agents.selectors import configuration_key_for_client
-from agents.services import api_client_create
+from catalog.selectors import configuration_key_for_client
+from catalog.services import api_client_create
 from tests.agents.runs import fake_configuration
 from tests.factories import configuration_make
 

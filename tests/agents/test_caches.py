@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from agents.models import McpServer
-from agents.providers.adapters import ADAPTER_POOL
 from agents.runtime.caches import caches_clear, registered_caches
 from agents.runtime.plan import provider_config
-from agents.selectors import configuration_sources
+from catalog.selectors import configuration_sources
 from config.caches import CacheAlreadyRegistered, cache_register
 from config.lru import CacheStats, LruCache
 from governance.policy import decide, enforcement_mode
 from governance.services import decision_as_dict
 from governance.vocabulary import TrustZone
+from providers.adapters import ADAPTER_POOL
 from tests.agents.runs import fake_configuration, run_to_end
 from tests.factories import snippet_make
 from tests.fakes.provider_server import Reply
+from tools.models import McpServer
 
 pytestmark = pytest.mark.django_db
 

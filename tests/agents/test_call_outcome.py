@@ -7,16 +7,16 @@ import dataclasses
 
 import pytest
 
-from agents.models import ProviderKind
-from agents.providers.failures import FailureClass, ProviderError
-from agents.providers.streams import TextDelta
 from agents.runtime.outcome import Answered, Ended
 from agents.runtime.plan import SendRequest, send_plan
 from agents.runtime.receipts import answer_receipt
 from agents.runtime.send import GovernedCall
 from agents.runtime.streaming import GovernedStream
+from catalog.models import ProviderKind
 from governance.errors import ContextRefused
 from governance.vocabulary import DataClass, TrustZone
+from providers.failures import FailureClass, ProviderError
+from providers.streams import TextDelta
 from tests.agents.test_governed_stream import configuration, github_token, stream_of
 from tests.fakes.provider_server import Reply
 

@@ -13,13 +13,13 @@ import pytest
 
 from agents.models import RunMessage
 from agents.services import CallerContextItem
-from agents.tools.registry import REGISTRY, Tool, ToolEffect
 from governance.models import GovernanceEvent
 from governance.vocabulary import DataClass
 from tests.agents.runs import fake_configuration, run_to_end
 from tests.canaries import generate_canaries
 from tests.factories import configuration_skills_set, skill_make, snippet_make
 from tests.fakes.provider_server import Reply
+from tools.registry import REGISTRY, Tool, ToolEffect
 
 pytestmark = pytest.mark.django_db
 

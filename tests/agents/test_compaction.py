@@ -8,11 +8,12 @@ from decimal import Decimal
 
 import pytest
 
-from agents.models import AgentStep, ProviderKind
+from agents.models import AgentStep
 from agents.runtime.compacted import cleared_stub, summary_message
 from agents.runtime.step import step_run
 from agents.runtime.summary import SUMMARY_INSTRUCTIONS
 from agents.runtime.transcript import run_context
+from catalog.models import ProviderKind
 from governance.vocabulary import TrustZone
 from tests.agents.compaction_runs import (
     CALLS,

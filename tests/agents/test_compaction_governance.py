@@ -9,10 +9,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from agents.apis.run_events import run_event_stream
-from agents.apis.run_output import run_detail_body
 from agents.models import AgentRun, AgentStep, ClientDailyUsage
-from agents.services import api_client_create
+from catalog.services import api_client_create
+from gateway.apis.run_events import run_event_stream
+from gateway.apis.run_output import run_detail_body
 from governance.models import GovernanceEvent
 from governance.vocabulary import TrustZone
 from tests.agents.compaction_runs import (

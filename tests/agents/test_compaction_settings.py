@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ValidationError
 
-from agents.models import AgentStep, Configuration
+from agents.models import AgentStep
 from agents.services import run_create
+from catalog.models import Configuration
 from tests.factories import configuration_make
 
 pytestmark = pytest.mark.django_db
@@ -43,7 +44,7 @@ def test_strategy_fields_out_of_bounds_are_refused_naming_the_field(field, value
 
 def test_the_admin_form_edits_the_strategy(admin_client):
     configuration = configuration_make()
-    page = admin_client.get(f"/admin/agents/configuration/{configuration.pk}/change/").content.decode()
+    page = admin_client.get(f"/admin/catalog/configuration/{configuration.pk}/change/").content.decode()
     for name in ("context_strategy", "compaction_threshold", "compaction_keep", "summary_model"):
         assert f'name="{name}"' in page
     assert '<option value="summarise">Summarise older turns</option>' in page

@@ -12,7 +12,6 @@ import pytest
 from agents.runtime.plan import SendRequest, send_plan
 from agents.runtime.send import _over_budget
 from agents.services import CallerContextItem
-from agents.tools.registry import REGISTRY, Tool, ToolEffect
 from context_assembly.estimator import Estimator
 from context_assembly.fitting import fit
 from governance.models import GovernanceEvent
@@ -21,6 +20,7 @@ from governance.vocabulary import DataClass, Decision, EventOutcome, TrustZone
 from tests.agents.runs import fake_configuration, run_to_end
 from tests.canaries import generate_canaries
 from tests.fakes.provider_server import Reply
+from tools.registry import REGISTRY, Tool, ToolEffect
 
 pytestmark = pytest.mark.django_db
 

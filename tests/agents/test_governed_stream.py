@@ -9,18 +9,18 @@ import string
 
 import pytest
 
-from agents.models import ProviderKind
-from agents.providers.failures import ProviderError
-from agents.providers.streams import TextDelta, ToolCallDelta, UsageDelta
 from agents.runtime.outcome import Answered, Ended
 from agents.runtime.plan import SendRequest, send_plan
 from agents.runtime.send import GovernedCall
 from agents.runtime.streaming import GovernedStream
+from catalog.models import ProviderKind
 from governance.errors import ContextRefused
 from governance.guardrails.redaction import redact
 from governance.models import GovernanceEvent
 from governance.services import EventContext
 from governance.vocabulary import DataClass, TrustZone
+from providers.failures import ProviderError
+from providers.streams import TextDelta, ToolCallDelta, UsageDelta
 from tests.factories import configuration_make, model_make, provider_make
 from tests.fakes.provider_server import FakeProvider, Reply, server_error
 

@@ -21,11 +21,11 @@ from agents.runtime.leases import HeldLease, LeaseLost, lease_claim, lease_hold,
 from agents.runtime.step import LeaseBusy, step_run
 from agents.runtime.tool_calls import OUTCOME_UNKNOWN
 from agents.services import run_create
-from agents.tools.registry import REGISTRY, Tool, ToolEffect
 from governance.vocabulary import DataClass
 from tests.agents.runs import fake_configuration
 from tests.fakes.provider_server import Reply, unauthorized
 from tests.services.worker import wait_for
+from tools.registry import REGISTRY, Tool, ToolEffect
 
 
 def queued_run(configuration) -> AgentRun:

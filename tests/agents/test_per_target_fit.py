@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from agents.models import AgentStep, ConfigurationFallback, LlmModel, ProviderKind
+from agents.models import AgentStep
 from agents.runtime.transcript import run_context, run_usage
+from catalog.models import ConfigurationFallback, LlmModel, ProviderKind
 from context_assembly.estimator import Estimator
 from context_assembly.fitting import DEFAULT_SAFETY_RATIO
 from context_assembly.messages import Message, ToolSpec

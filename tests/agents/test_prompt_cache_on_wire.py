@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from agents.models import AgentStep, ProviderKind
+from agents.models import AgentStep
+from catalog.models import ProviderKind
 from governance.vocabulary import TrustZone
 from skills.composition import END_MARKER, GUARD_PREAMBLE
 from snippets.models import Snippet

@@ -7,14 +7,15 @@ import functools
 
 import pytest
 
-from agents.models import AgentStep, ConfigurationFallback, Provider, RunMessage
-from agents.providers import dispatch
-from agents.providers.failures import FailureClass, ProviderError
-from agents.providers.values import ProviderCall, ProviderConfig
+from agents.models import AgentStep, RunMessage
 from agents.runtime import send
 from agents.runtime.transcript import run_context
+from catalog.models import ConfigurationFallback, Provider
 from context_assembly.messages import Message
 from governance.vocabulary import Provenance
+from providers import dispatch
+from providers.failures import FailureClass, ProviderError
+from providers.values import ProviderCall, ProviderConfig
 from tests.agents.runs import fake_configuration, run_to_end
 from tests.factories import model_make, provider_make
 from tests.fakes.provider_server import (

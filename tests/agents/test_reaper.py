@@ -11,13 +11,13 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
-from agents.apis.run_output import run_summary_body
 from agents.metrics import REQUEUES
 from agents.models import AgentRun, AgentStep
 from agents.reaper import reap_sweep
 from agents.runtime.leases import MAX_REQUEUES, lease_claim, runs_reap
 from agents.runtime.step import LeaseBusy, StepAction, step_run
 from agents.services import run_create
+from gateway.apis.run_output import run_summary_body
 from governance.vocabulary import DataClass
 from tests.agents.runs import fake_configuration
 from tests.fakes.provider_server import Reply

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from agents.models import AgentStep, Provider, RunMessage
+from agents.models import AgentStep, RunMessage
 from agents.services import CallerContextItem
-from agents.tools.registry import REGISTRY, Tool, ToolEffect
+from catalog.models import Provider
 from governance.models import GovernanceEvent
 from governance.vocabulary import DataClass, Enforcement, TrustZone
 from tests.agents.runs import fake_configuration, run_to_end
 from tests.factories import configuration_skills_set, skill_make, snippet_make
 from tests.fakes.provider_server import Reply
+from tools.registry import REGISTRY, Tool, ToolEffect
 
 pytestmark = pytest.mark.django_db
 

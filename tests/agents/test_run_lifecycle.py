@@ -14,10 +14,10 @@ from agents.runtime.leases import MAX_REQUEUES, lease_claim, runs_reap
 from agents.runtime.step import LeaseBusy, step_run
 from agents.runtime.tool_calls import OUTCOME_UNKNOWN
 from agents.services import run_cancel, run_create
-from agents.tools.registry import REGISTRY, Tool, ToolEffect
 from governance.vocabulary import DataClass
 from tests.agents.runs import fake_configuration
 from tests.fakes.provider_server import Reply
+from tools.registry import REGISTRY, Tool, ToolEffect
 
 pytestmark = pytest.mark.django_db
 
@@ -58,7 +58,7 @@ def test_run_create_enqueues_the_first_step_on_commit(fake_provider, django_capt
 
 
 def test_task_input_class_defaults_to_the_clients_default(fake_provider):
-    from agents.services import api_client_create
+    from catalog.services import api_client_create
 
     client = api_client_create(
         name="shop", scopes=["runs:create"], default_input_data_class=DataClass.SOURCE_CODE

@@ -7,8 +7,9 @@ from dataclasses import replace
 
 import pytest
 
-from agents.models import AgentStep, LlmModel, RunMessage, ToolCallRecord
+from agents.models import AgentStep, RunMessage, ToolCallRecord
 from agents.runtime.transcript import run_context
+from catalog.models import LlmModel
 from governance.models import GovernanceEvent
 from governance.vocabulary import Provenance
 from tests.agents.runs import fake_configuration, run_to_end

@@ -11,9 +11,11 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from agents.builtin_tools import LOAD_SKILL_MAX_BYTES
-from agents.models import AgentRun, AgentStep, Configuration, LlmModel, RunMessage
+from agents.models import AgentRun, AgentStep, RunMessage
 from agents.runtime.step import step_run
-from agents.services import configuration_save, run_create
+from agents.services import run_create
+from catalog.models import Configuration, LlmModel
+from catalog.services import configuration_save
 from governance.models import GovernanceEvent
 from governance.vocabulary import DataClass, Enforcement, TrustZone
 from skills.composition import END_MARKER, skill_block

@@ -11,10 +11,10 @@ from django.db import OperationalError
 
 import agents.runtime.redactions
 import agents.runtime.step
-from agents.apis.run_output import run_summary_body
 from agents.models import AgentRun, AgentStep
 from agents.runtime.step import StepAction, step_run
 from agents.services import run_create
+from gateway.apis.run_output import run_summary_body
 from governance.vocabulary import DataClass
 from tests.agents.runs import fake_configuration, run_to_end
 from tests.fakes.provider_server import Reply

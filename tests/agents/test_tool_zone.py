@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from agents.models import ConfigurationFallback, LlmModel, ProviderKind, RunMessage
-from agents.tools.registry import REGISTRY, Tool, ToolEffect
+from agents.models import RunMessage
+from catalog.models import ConfigurationFallback, LlmModel, ProviderKind
 from governance.models import GovernanceEvent
 from governance.vocabulary import DataClass, TrustZone
 from tests.agents.runs import fake_configuration, run_to_end
 from tests.factories import model_make, provider_make, snippet_make
 from tests.fakes.provider_server import Reply
+from tools.registry import REGISTRY, Tool, ToolEffect
 
 pytestmark = pytest.mark.django_db
 

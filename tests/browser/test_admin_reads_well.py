@@ -11,11 +11,12 @@ from django.utils import timezone
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from agents.models import AgentRun, AgentStep, Configuration, RunStatus, TerminationReason
+from agents.models import AgentRun, AgentStep, RunStatus, TerminationReason
+from catalog.models import Configuration
 from governance.vocabulary import DataClass, TrustZone
 from tests.browser.conftest import click_and_wait, element_screenshot, screenshot
 from tests.browser.test_editor_admin import log_in
-from tests.editors import EDITOR_PASSWORD, editor_make
+from tests.editor_accounts import EDITOR_PASSWORD, editor_make
 from tests.factories import configuration_make, model_make, snippet_make
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -176,7 +177,7 @@ def test_the_snippet_and_run_lists_fit_1400_pixels(browser, live_server):
 
 
 def test_the_snippet_pages_budget_text_says_what_its_figures_are(browser, live_server):
-    from agents.edit_effects import snippet_edit_effects
+    from editors.edit_effects import snippet_edit_effects
     from snippets.selectors import SnippetEdit
 
     configuration_make(

@@ -6,12 +6,12 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
-from agents.models import Configuration
+from catalog.models import Configuration
 from context_assembly.badges import token_badge
 from governance.vocabulary import DataClass, TrustZone
 from snippets.models import Snippet
 from tests.browser.conftest import click_and_wait, screenshot
-from tests.editors import EDITOR_PASSWORD, editor_make
+from tests.editor_accounts import EDITOR_PASSWORD, editor_make
 from tests.factories import configuration_make, snippet_make
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -61,7 +61,7 @@ def test_editor_writes_a_tagged_snippet_and_sees_it_in_the_preview(browser, live
     assert listed.get_attribute("title") == badge  # the figure and its share in the cell, all of it here
     assert listed.text.split("\n")[0] == f"{token_badge(TEXT).tokens:,}"
 
-    browser.get(f"{live_server.url}/admin/agents/configuration/{configuration.pk}/change/")
+    browser.get(f"{live_server.url}/admin/catalog/configuration/{configuration.pk}/change/")
     click_and_wait(browser, browser.find_element(By.CSS_SELECTOR, '.object-tools a[href$="/preview/"]'))
     system = browser.find_element(By.CSS_SELECTOR, '#messages .message[data-role="system"] pre').text
     assert system == f"You write our newsletter.\n\nTone of voice:\n{TEXT}"
@@ -84,7 +84,7 @@ def test_a_snippet_classified_above_the_external_ceiling_shows_as_refused(browse
     )  # fmt: skip
     log_in(browser, live_server)
 
-    browser.get(f"{live_server.url}/admin/agents/configuration/{configuration.pk}/preview/")
+    browser.get(f"{live_server.url}/admin/catalog/configuration/{configuration.pk}/preview/")
     browser.find_element(By.ID, "id_task_input").clear()
     browser.find_element(By.ID, "id_task_input").send_keys("Draft this week's issue.")
     browser.find_element(By.ID, "id_context-0-name").send_keys("brief")
@@ -129,7 +129,7 @@ def test_a_snippet_classified_above_the_external_ceiling_shows_as_refused(browse
 def test_an_editor_cannot_open_the_provider_admin(browser, live_server):
     editor_make()
     log_in(browser, live_server)
-    browser.get(f"{live_server.url}/admin/agents/provider/")
+    browser.get(f"{live_server.url}/admin/catalog/provider/")
     assert browser.find_element(By.TAG_NAME, "h1").text == "403 Forbidden"
 
 
@@ -219,7 +219,7 @@ def test_a_system_prompts_badge_follows_typing_for_the_configurations_model(brow
     User.objects.create_superuser(username="owner", password=EDITOR_PASSWORD)
     configuration = external_configuration()
     log_in(browser, live_server, username="owner")
-    browser.get(f"{live_server.url}/admin/agents/configuration/{configuration.pk}/change/")
+    browser.get(f"{live_server.url}/admin/catalog/configuration/{configuration.pk}/change/")
     badge = browser.find_element(By.CSS_SELECTOR, ".field-tokens .readonly")
     profile = model_profile(configuration.model)
     assert badge.text == token_badge("You write our newsletter.", profile).label
@@ -235,7 +235,7 @@ def test_a_system_prompts_badge_follows_typing_for_the_configurations_model(brow
 def test_an_edit_is_a_draft_until_published(browser, live_server, fake_provider):
     from django.test import Client
 
-    from agents.services import api_client_create
+    from catalog.services import api_client_create
     from tests.fakes.provider_server import Reply
 
     editor_make()
@@ -292,7 +292,7 @@ def test_an_edit_is_a_draft_until_published(browser, live_server, fake_provider)
 
 
 def fake_model(fake_provider):
-    from agents.models import ProviderKind
+    from catalog.models import ProviderKind
     from tests.factories import model_make, provider_make
 
     provider = provider_make(
@@ -318,7 +318,7 @@ def test_the_preview_compares_live_with_my_drafts(browser, live_server):
     click_and_wait(browser, browser.find_element(By.NAME, "_continue"))
     assert Snippet.objects.get(pk=snippet.pk).text == "Warm."
 
-    browser.get(f"{live_server.url}/admin/agents/configuration/{configuration.pk}/preview/")
+    browser.get(f"{live_server.url}/admin/catalog/configuration/{configuration.pk}/preview/")
     assert not browser.find_elements(By.ID, "draft-comparison")
     browser.find_element(By.ID, "id_compare").click()
     click_and_wait(browser, browser.find_element(By.ID, "preview-submit"))

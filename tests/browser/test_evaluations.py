@@ -7,13 +7,13 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
-from agents.models import Evaluation, EvaluationResult
+from evaluations.models import Evaluation, EvaluationResult
 from governance.drafts import draft_get
 from governance.vocabulary import DataClass
 from snippets.models import Snippet
 from tests.browser.conftest import click_and_wait, screenshot
 from tests.browser.test_editor_admin import log_in
-from tests.editors import editor_make
+from tests.editor_accounts import editor_make
 from tests.factories import configuration_make, snippet_make
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -23,7 +23,7 @@ DRAFT_TEXT = "Answer in a warm, brief tone and greet the customer by their first
 
 
 def add_case(browser, live_server, configuration, name: str, text: str, **expect: str) -> None:
-    browser.get(f"{live_server.url}/admin/agents/evaluationcase/add/")
+    browser.get(f"{live_server.url}/admin/evaluations/evaluationcase/add/")
     Select(browser.find_element(By.ID, "id_configuration")).select_by_value(str(configuration.pk))
     browser.find_element(By.ID, "id_name").send_keys(name)
     browser.find_element(By.ID, "id_input").send_keys(text)

@@ -7,14 +7,15 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
-from agents.models import AgentRun, Configuration
-from agents.services import api_client_create
+from agents.models import AgentRun
+from catalog.models import Configuration
+from catalog.services import api_client_create
 from governance.models import GovernanceEvent
 from governance.vocabulary import DataClass, TrustZone
 from snippets.models import Snippet
 from tests.browser.conftest import click_and_wait, screenshot
 from tests.browser.test_editor_admin import external_configuration, log_in
-from tests.editors import editor_make
+from tests.editor_accounts import editor_make
 from tests.factories import configuration_make, snippet_make
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -68,7 +69,7 @@ def test_a_stricter_class_shows_what_it_would_refuse_and_saves_on_confirmation(b
     assert [row.get_attribute("class") for row in rows] == ["newly-refused", "newly-refused"]
     newsletter = Configuration.objects.get(identifier="newsletter")
     link = rows[0].find_element(By.CSS_SELECTOR, "td a").get_attribute("href")
-    assert link == f"{live_server.url}/admin/agents/configuration/{newsletter.pk}/preview/"
+    assert link == f"{live_server.url}/admin/catalog/configuration/{newsletter.pk}/preview/"
     assert rows[0].find_element(By.CSS_SELECTOR, "td.why").text == (
         "snippet:tone-of-voice: external_global is less trusted than ceiling external_eu"
     )

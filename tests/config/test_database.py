@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from django.db import connection, transaction
 
-from agents.providers.dispatch import complete_with_fallbacks
-from agents.providers.values import ProviderCall, ProviderConfig
 from config.database import TransactionOpenAcrossWait, connections_release
 from context_assembly.messages import Message
 from governance.models import GovernanceEvent
+from providers.dispatch import complete_with_fallbacks
+from providers.values import ProviderCall, ProviderConfig
 from tests.fakes.provider_server import FakeProvider
 
 ROOT = Path(__file__).resolve().parents[2]

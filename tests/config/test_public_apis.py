@@ -29,8 +29,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.product import PRODUCT_PACKAGES
+
 ROOT = Path(__file__).resolve().parents[2]
-PRODUCT = ("agents", "config", "context_assembly", "governance", "skills", "snippets")
+PRODUCT = PRODUCT_PACKAGES
 # Documented by Django: the model _meta API (ref/models/meta), the default and base managers
 # (topics/db/managers) and the instance's _state (ref/models/instances, "Customizing model loading").
 PUBLIC_UNDERSCORED = frozenset({"_meta", "_default_manager", "_base_manager", "_state"})
@@ -46,12 +48,12 @@ ALLOWED: dict[tuple[str, str], str] = {
         " through this private method; upstream's fix (a check in OPTIONS['pool'] taken first) removes the"
         " backend (docs/decisions/0009)"
     ),
-    ("agents/models/sql.py", "django.db.models.sql"): (
+    ("catalog/models/sql.py", "django.db.models.sql"): (
         "the step's UPDATE … RETURNING rows go through the ORM's converters (Query for the compiler);"
         " the claim stays plain SQL (issue 30 item 3), converting rows publicly is left to issue 30"
     ),
-    ("agents/models/sql.py", "get_converters"): "as django.db.models.sql above",
-    ("agents/models/sql.py", "apply_converters"): "as django.db.models.sql above",
+    ("catalog/models/sql.py", "get_converters"): "as django.db.models.sql above",
+    ("catalog/models/sql.py", "apply_converters"): "as django.db.models.sql above",
 }
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.demo import demo_seed
+from editors.demo import demo_seed
 from governance.models import GovernanceEvent
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import yaml
 from django.contrib.auth.models import User
 
-from agents.models import (
+from catalog.models import (
     ApiClient,
     Configuration,
     ConfigurationFallback,
@@ -27,8 +27,8 @@ from agents.models import (
     Provider,
     Tokenizer,
 )
-from agents.services import TOKEN_PREFIX, answers_declassify
-from agents.tokens import token_digest
+from catalog.services import TOKEN_PREFIX, answers_declassify
+from catalog.tokens import token_digest
 from governance.actors import Actor
 from governance.vocabulary import TrustZone
 from skills.models import Skill, SkillSource, SkillSourceKind, SkillTrustLevel

@@ -37,14 +37,10 @@ from tests.egress.profiles import CI, SEED
 from tests.egress.receivers import Received, canary_leaks, html_texts, json_texts, sse_texts, strings
 from tests.egress.world import BY_KIND, ReplySpec, World
 from tests.fakes.provider_server import Reply, ToolCall, server_error
+from tests.product import PRODUCT_PACKAGES
 
 PROJECT_LOGGERS = (
-    "agents",
-    "governance",
-    "snippets",
-    "skills",
-    "context_assembly",
-    "config",
+    *PRODUCT_PACKAGES,
     "celery",
     "django.request",
     "django.security",

@@ -38,7 +38,7 @@ def form_data(example) -> dict[str, object]:
 @given(world=worlds(max_replies=1))
 def test_the_admin_preview_posts_its_form_and_shows_no_secret(egress, world):
     with egress.example(world, staff=True) as example:
-        url = f"/admin/agents/configuration/{example.built.configuration.pk}/preview/"
+        url = f"/admin/catalog/configuration/{example.built.configuration.pk}/preview/"
         data = form_data(example)
         response = example.http.post(url, data)
         assert response.status_code == 200

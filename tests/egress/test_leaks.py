@@ -22,8 +22,9 @@ import json
 import pytest
 from django.test import Client
 
-from agents.models import ApiClient, RunMessage
-from agents.tokens import token_digest
+from agents.models import RunMessage
+from catalog.models import ApiClient
+from catalog.tokens import token_digest
 from governance.guardrails.redaction import redact
 from tests.agents.runs import fake_configuration, run_to_end
 from tests.egress.receivers import canaries_in

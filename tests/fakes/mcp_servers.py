@@ -9,8 +9,8 @@ import sys
 import time
 from pathlib import Path
 
-from agents.models import McpServer, McpTransport
 from governance.vocabulary import DataClass, TrustZone
+from tools.models import McpServer, McpTransport
 
 SERVER_SCRIPT = Path(__file__).resolve().parent / "mcp_server.py"
 START_PATIENCE_SECONDS = 30.0

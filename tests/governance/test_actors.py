@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth.models import AnonymousUser, Permission
 from django.test import RequestFactory
 
-from agents.services import api_client_create
+from catalog.services import api_client_create
 from governance.actors import Actor, ActorKind, request_actor
 
 pytestmark = pytest.mark.django_db

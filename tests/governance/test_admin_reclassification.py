@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import Permission, User
 
-from agents.models import Configuration
+from catalog.models import Configuration
 from governance.models import Draft, GovernanceEvent, Publication
 from governance.vocabulary import DataClass, Enforcement, TrustZone
 from skills.models import Skill
 from snippets.models import Snippet
-from tests.editors import editor_make
+from tests.editor_accounts import editor_make
 from tests.factories import configuration_make, skill_make, snippet_make
 
 pytestmark = pytest.mark.django_db
@@ -231,11 +231,11 @@ def test_a_configuration_prompt_is_declassified_only_with_the_permission(client,
     operator = User.objects.create_user("operator", is_staff=True)
     operator.user_permissions.add(
         *Permission.objects.filter(
-            content_type__app_label="agents", codename__in=["change_configuration", "view_configuration"]
+            content_type__app_label="catalog", codename__in=["change_configuration", "view_configuration"]
         )
     )
     client.force_login(operator)
-    url = f"/admin/agents/configuration/{configuration.pk}/change/"
+    url = f"/admin/catalog/configuration/{configuration.pk}/change/"
     looser = configuration_form(
         configuration, system_prompt_ceiling="external_global", system_prompt_data_class="editor_content"
     )
@@ -254,7 +254,7 @@ def test_a_configuration_prompt_is_declassified_only_with_the_permission(client,
 
     assert admin_client.post(url, looser).status_code == 302
     assert GovernanceEvent.objects.count() == 0  # a looser draft waits for its publish
-    assert admin_client.post(f"/admin/agents/configuration/{configuration.pk}/publish/").status_code == 302
+    assert admin_client.post(f"/admin/catalog/configuration/{configuration.pk}/publish/").status_code == 302
 
     assert Configuration.objects.values_list("system_prompt_data_class", "system_prompt_ceiling").get() == (
         "editor_content",
@@ -277,7 +277,7 @@ def test_a_new_configuration_enforces(admin_client):
         system_prompt_enforcement="observe",
     )
 
-    response = admin_client.post("/admin/agents/configuration/add/", form)
+    response = admin_client.post("/admin/catalog/configuration/add/", form)
 
     assert response.status_code == 200
     assert "system_prompt_enforcement" in response.context["adminform"].form.errors
@@ -286,7 +286,7 @@ def test_a_new_configuration_enforces(admin_client):
 
 def declassify_answers(client, configuration: Configuration, zone: str) -> None:
     client.post(
-        "/admin/agents/configuration/",
+        "/admin/catalog/configuration/",
         {"action": f"declassify_answers_to_{zone}", "_selected_action": [configuration.pk]},
     )
 

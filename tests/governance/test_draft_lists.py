@@ -6,7 +6,7 @@ import pytest
 
 from governance.actors import Actor
 from governance.drafts import draft_save
-from tests.editors import editor_make
+from tests.editor_accounts import editor_make
 from tests.factories import configuration_make, snippet_make
 
 pytestmark = pytest.mark.django_db
@@ -35,7 +35,7 @@ def test_the_change_list_shows_and_filters_which_rows_have_a_draft(client, edito
         url = "/admin/snippets/snippet/"
     else:
         drafted, plain = configuration_make(identifier="drafted"), configuration_make(identifier="plain")
-        url = "/admin/agents/configuration/"
+        url = "/admin/catalog/configuration/"
     draft_save(row=drafted, values={"name": "Changed"}, actor=Actor.of_user(editor))
 
     assert listed(client, url) == {str(drafted): True, str(plain): False}

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 from django.contrib.admin.models import LogEntry
 
-from agents.models import Configuration
+from catalog.models import Configuration
 from governance.actors import Actor
 from governance.services import enforcement_promote
 from governance.vocabulary import Enforcement
 from skills.models import Skill
 from snippets.models import Snippet
-from tests.editors import editor_make
+from tests.editor_accounts import editor_make
 from tests.factories import configuration_make, skill_make, snippet_make
 
 pytestmark = pytest.mark.django_db
@@ -76,7 +76,7 @@ def test_a_process_promoting_is_named_in_the_history():
         ),
         ("/admin/skills/skill/", lambda tmp: skill_make(tmp, enforcement=Enforcement.OBSERVE)),
         (
-            "/admin/agents/configuration/",
+            "/admin/catalog/configuration/",
             lambda tmp: configuration_make(identifier="row", system_prompt_enforcement=Enforcement.OBSERVE),
         ),
     ],
@@ -101,7 +101,7 @@ def test_an_editor_who_may_only_view_configurations_cannot_promote_them(client):
     client.force_login(editor_make())
 
     response = client.post(
-        "/admin/agents/configuration/",
+        "/admin/catalog/configuration/",
         {"action": "promote_to_enforce", "_selected_action": [configuration.pk]},
         follow=True,
     )

@@ -10,7 +10,7 @@ from governance.actors import Actor
 from governance.drafts import draft_save
 from governance.models import Publication
 from snippets.models import Snippet
-from tests.editors import editor_make, snippet_admin_form
+from tests.editor_accounts import editor_make, snippet_admin_form
 from tests.factories import configuration_make, snippet_make
 
 pytestmark = pytest.mark.django_db
@@ -106,7 +106,7 @@ def test_the_change_page_links_to_its_publications(client, editor, kind):
             content_type=ContentType.objects.get_for_model(published), object_id=str(published.pk),
             object_repr=str(published), author_label="user:editor", fields=["name"],
         )  # fmt: skip
-    app = "snippets" if kind == "snippet" else "agents"
+    app = "snippets" if kind == "snippet" else "catalog"
 
     page = client.get(f"/admin/{app}/{kind}/{row.pk}/change/").content.decode()
 

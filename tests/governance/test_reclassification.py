@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ValidationError
 
-from agents.models import Configuration
-from agents.services import configuration_save
+from catalog.models import Configuration
+from catalog.services import configuration_save
 from governance.actors import Actor
 from governance.classified import Classification
 from governance.errors import ReclassifyForbidden

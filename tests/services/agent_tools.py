@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import time
 
-from agents.tools.registry import REGISTRY, Tool, ToolEffect
+from tools.registry import REGISTRY, Tool, ToolEffect
 
 
 def send_note(context, arguments):

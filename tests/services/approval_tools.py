@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from agents.tools.registry import REGISTRY, Tool, ToolEffect
+from tools.registry import REGISTRY, Tool, ToolEffect
 
 
 def send_reviewed_note(context, arguments):

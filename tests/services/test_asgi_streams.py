@@ -24,7 +24,8 @@ from django.conf import settings
 from django.db import connection
 
 from agents.runtime.live import live_publish
-from agents.services import api_client_create, run_create
+from agents.services import run_create
+from catalog.services import api_client_create
 from tests.agents.runs import fake_configuration
 from tests.fakes.provider_server import FakeProvider
 from tests.services.worker import ROOT, stop, wait_for, worker_env

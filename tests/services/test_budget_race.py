@@ -15,8 +15,10 @@ from django.db import connection, connections
 from django.test import Client
 
 from agents.errors import BudgetExhausted
-from agents.models import ApiClient, ClientDailyUsage, CompletionRecord
+from agents.models import ClientDailyUsage
 from agents.runtime.budget import SendEstimate, budget_day, budget_reserve
+from catalog.models import ApiClient
+from gateway.models import CompletionRecord
 from governance.models import GovernanceEvent
 from governance.services import EventContext
 from tests.agents.runs import fake_configuration
@@ -130,7 +132,7 @@ def test_concurrent_completions_at_the_limit_send_one_and_total_exactly(make_cli
 def test_concurrent_abandoned_streams_at_the_limit_stay_within_it(make_client, fake_provider):
     configuration = fake_configuration(fake_provider)
     client, token = make_client(tokens=None, configuration=configuration, with_token=True)
-    # As tests/api/test_abandoned_streams.py: the prompt estimate is 18 tokens. The stream redaction
+    # As tests/gateway/test_abandoned_streams.py: the prompt estimate is 18 tokens. The stream redaction
     # hands "chunk01 " on once the second chunk has arrived, so two chunks had streamed: 5 tokens.
     reservation = 18 + 1900
     ApiClient.objects.filter(pk=client.pk).update(daily_token_limit=3 * reservation - 1)
@@ -166,7 +168,7 @@ def test_concurrent_abandoned_streams_at_the_limit_stay_within_it(make_client, f
 
 @pytest.fixture
 def make_client():
-    from agents.services import api_client_create
+    from catalog.services import api_client_create
 
     counter = iter(range(1000))
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from agents.models import CatalogVersion
-from tests.agents.test_calibration_store import test_each_stored_sample_matches_the_pure_update
-from tests.agents.test_catalog_cache import (
+from catalog.models import CatalogVersion
+from tests.catalog.test_calibration_store import test_each_stored_sample_matches_the_pure_update
+from tests.catalog.test_catalog_cache import (
     test_a_calibration_update_leaves_the_token_alone,
     test_a_snippet_reclassified_between_steps_is_refused_at_the_next_step,
     test_every_write_path_of_the_catalogue_changes_the_token,

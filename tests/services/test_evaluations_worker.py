@@ -7,8 +7,8 @@ import pytest
 import redis
 from django.conf import settings
 
-from agents.models import Evaluation, EvaluationCase, EvaluationResult, EvaluationStatus
-from agents.services import evaluation_start
+from evaluations.models import Evaluation, EvaluationCase, EvaluationResult, EvaluationStatus
+from evaluations.services import evaluation_start
 from governance.actors import Actor
 from governance.vocabulary import DataClass
 from tests.agents.runs import fake_configuration

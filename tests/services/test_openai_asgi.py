@@ -16,7 +16,7 @@ import openai
 import pytest
 from django.db import connection
 
-from agents.services import api_client_create
+from catalog.services import api_client_create
 from governance.vocabulary import TrustZone
 from tests.agents.runs import fake_configuration
 from tests.fakes.provider_server import FakeProvider, Reply

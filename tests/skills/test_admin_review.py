@@ -10,7 +10,7 @@ from context_assembly.badges import token_badge
 from skills.composition import skill_section
 from skills.models import Skill, SkillAudit
 from skills.services import skill_source_sync
-from tests.editors import editor_make
+from tests.editor_accounts import editor_make
 from tests.skills.conftest import skill_md, source_make, write_files
 
 pytestmark = pytest.mark.django_db

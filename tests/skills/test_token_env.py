@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from agents.services import api_client_create
+from catalog.services import api_client_create
 from skills.errors import SkillSourceTokenUnavailable
 from skills.models import SkillSource, SkillSourceKind
 from skills.services import skill_source_sync

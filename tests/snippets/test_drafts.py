@@ -9,7 +9,7 @@ from governance.classified import Classification
 from governance.drafts import classification_tightened
 from governance.models import Draft, GovernanceEvent, Publication
 from snippets.models import Snippet
-from tests.editors import editor_make, snippet_admin_form
+from tests.editor_accounts import editor_make, snippet_admin_form
 from tests.factories import snippet_make
 
 pytestmark = pytest.mark.django_db

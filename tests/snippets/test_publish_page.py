@@ -7,7 +7,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from governance.vocabulary import DataClass, TrustZone
-from tests.editors import editor_make, snippet_admin_form
+from tests.editor_accounts import editor_make, snippet_admin_form
 from tests.factories import snippet_make
 
 pytestmark = pytest.mark.django_db

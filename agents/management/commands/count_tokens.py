@@ -16,8 +16,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from agents.models import LlmModel
 from agents.runtime.plan import model_profile
+from catalog.models import LlmModel
 from config.errors import ApplicationError
 from context_assembly.estimator import Estimator
 from context_assembly.fitting import budget_for

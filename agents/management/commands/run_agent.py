@@ -9,16 +9,9 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from agents.models import (
-    AgentRun,
-    AgentStep,
-    ApprovalDecision,
-    Configuration,
-    RunMessage,
-    RunStatus,
-    ToolApproval,
-)
+from agents.models import AgentRun, AgentStep, ApprovalDecision, RunMessage, RunStatus, ToolApproval
 from agents.services import CallerContextItem, run_create
+from catalog.models import Configuration
 from context_assembly.usage import usage_from_step
 from governance.vocabulary import DataClass, TrustZone
 

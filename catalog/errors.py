@@ -1,0 +1,33 @@
+"""Typed errors of the agents app."""
+
+from __future__ import annotations
+
+from config.errors import ApplicationError, ConflictError, ForbiddenError, NotFoundError
+
+
+class InvalidScope(ApplicationError):
+    code = "invalid_scope"
+
+
+class ConfigurationInactive(ConflictError):
+    code = "configuration_inactive"
+
+
+class ModelInactive(ConflictError):
+    """No active target is left: the model and every fallback, or their providers, are switched off."""
+
+    code = "model_inactive"
+
+
+class UnknownSkills(ApplicationError):
+    code = "unknown_skills"
+
+
+class ScopeMissing(ForbiddenError):
+    """The client's token lacks the scope the endpoint requires. ``extra["required_scope"]`` names it."""
+
+    code = "permission_denied"
+
+
+class NotVisible(NotFoundError):
+    """Unknown, or belonging to another client: both answer the same, so existence is never revealed."""

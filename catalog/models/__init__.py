@@ -1,0 +1,29 @@
+"""The catalogue: providers, their models, configurations and the API clients granted them."""
+
+from catalog.models.catalog import (
+    CatalogVersion,
+    Configuration,
+    ConfigurationFallback,
+    ConfigurationSkill,
+    ContextStrategy,
+    ContextUsageNote,
+    LlmModel,
+    Provider,
+    ProviderKind,
+    Tokenizer,
+)
+from catalog.models.clients import ApiClient
+
+__all__ = [
+    "ApiClient",
+    "CatalogVersion",
+    "Configuration",
+    "ConfigurationFallback",
+    "ConfigurationSkill",
+    "ContextStrategy",
+    "ContextUsageNote",
+    "LlmModel",
+    "Provider",
+    "ProviderKind",
+    "Tokenizer",
+]

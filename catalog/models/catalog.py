@@ -1,0 +1,417 @@
+"""Providers, models, configurations and API clients."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, cast
+
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import connections, models
+from simple_history.models import HistoricalRecords
+
+from catalog.models.sql import Float, FloatFunctions, Table
+from context_assembly.calibration import CalibrationState, blended_factor, sample_ratio
+from context_assembly.profiles import ModelCapabilities, capabilities_for
+from context_assembly.profiles import SystemRole as ProfileSystemRole
+from context_assembly.profiles import TokenParameter as ProfileTokenParameter
+from governance.classified import ClassifiedPromptModel
+from governance.policy import Source
+from governance.vocabulary import SourceKind, TrustZone
+from skills.models import Skill, SkillTrustLevel
+from skills.vocabulary import SkillMode
+from snippets.models import normalise_tag
+
+
+class ProviderKind(models.TextChoices):
+    OPENAI_COMPATIBLE = "openai_compatible", "OpenAI-compatible"
+    ANTHROPIC = "anthropic", "Anthropic"
+    LOCAL = "local", "Local (offline, deterministic)"
+
+
+class Tokenizer(models.TextChoices):
+    O200K_BASE = "o200k_base", "o200k_base (tiktoken)"
+    CL100K_BASE = "cl100k_base", "cl100k_base (tiktoken)"
+    APPROXIMATE = "approximate", "Calibrated approximation"
+
+
+class TokenParameter(models.TextChoices):
+    MAX_TOKENS = "max_tokens", "max_tokens"
+    MAX_COMPLETION_TOKENS = "max_completion_tokens", "max_completion_tokens (OpenAI reasoning models)"
+
+
+class SystemRole(models.TextChoices):
+    SYSTEM = "system", "system"
+    DEVELOPER = "developer", "developer (OpenAI reasoning models)"
+
+
+class ContextUsageNote(models.TextChoices):
+    OFF = "off", "Off"
+    TAIL = "tail", "At the tail of the conversation"
+
+
+class ContextStrategy(models.TextChoices):
+    """What a run does when its context fills (docs/decisions/0021-compaction-is-a-governed-send.md)."""
+
+    DROP_OLDEST = "drop_oldest", "Drop the oldest turns"
+    CLEAR_TOOL_RESULTS = "clear_tool_results", "Clear old tool results"
+    SUMMARISE = "summarise", "Summarise older turns"
+
+
+SKILL_MODES = [
+    (SkillMode.FULL.value, "Full bodies in the skill block"),
+    (SkillMode.PROGRESSIVE.value, "Names and descriptions; bodies loaded on demand by the load_skill tool"),
+]
+
+
+CATALOG_VERSION_ID = 1
+
+
+class CatalogVersion(models.Model):
+    """One row whose token changes whenever anything a send plan is built from changes.
+
+    Database triggers (migration 0006) replace the token on every insert, update and delete of the
+    catalogue tables a plan reads (snippets and their tags, skills and their sources, providers,
+    models, configurations with their skill and fallback links, tool settings), whichever client
+    writes them. Workers keep a configuration's resolved parts only under the token they were built
+    under. A model's calibration update does not change it: the serving model is read at every send.
+    """
+
+    token = models.CharField(max_length=64)
+
+    class Meta:
+        db_table = "agents_catalogversion"  # kept from before the split (decision 0031)
+
+    def __str__(self) -> str:
+        return self.token
+
+
+class InTrustZone:
+    """A row with a ``trust_zone`` column: the zone a provider serves from, the zone a client receives in."""
+
+    trust_zone: str
+
+    @property
+    def zone(self) -> TrustZone:
+        """The stored zone, read fail-closed: an empty or unknown value is ``external_global``."""
+        return TrustZone.parse(self.trust_zone)
+
+
+class Provider(InTrustZone, models.Model):
+    """Where models are served. The API key is read from the named environment variable, never stored."""
+
+    identifier = models.SlugField(max_length=100, unique=True)
+    name = models.CharField(max_length=200)
+    kind = models.CharField(max_length=32, choices=ProviderKind.choices)
+    base_url = models.URLField(blank=True)
+    api_key_env = models.CharField(
+        max_length=100, blank=True, help_text="Name of the environment variable holding the API key."
+    )
+    # Read through TrustZone.parse: an empty or unknown stored value is external_global.
+    trust_zone = models.CharField(max_length=32, choices=TrustZone.choices)
+    timeout_seconds = models.FloatField(
+        default=30.0, validators=[MinValueValidator(0.1), MaxValueValidator(600)]
+    )
+    max_retries = models.PositiveSmallIntegerField(default=2, validators=[MaxValueValidator(5)])
+    options = models.JSONField(
+        default=dict, blank=True, help_text="Adapter options (for the local provider: a reply script)."
+    )
+    is_active = models.BooleanField(default=True)
+
+    class Meta:
+        db_table = "agents_provider"  # kept from before the split (decision 0031)
+        ordering = ["identifier"]
+
+    def __str__(self) -> str:
+        return self.identifier
+
+
+class LlmModelQuerySet(models.QuerySet["LlmModel"]):
+    def calibrate(
+        self, *, model_id: int, reported: int, estimated: int, at: datetime
+    ) -> CalibrationState | None:
+        """Blend one sample (``reported`` prompt tokens of a call we estimated at ``estimated``) into
+        the model's stored calibration, in one ``UPDATE … RETURNING`` statement.
+
+        The database applies :func:`~context_assembly.calibration.blended_factor` (rendered as SQL
+        from that one definition) to the stored state, so concurrent steps on the same model neither
+        lose a sample nor wait on a read lock. Returns the state after the sample; None when the
+        figures are no sample (nothing is written) or the model is gone.
+        """
+        ratio = sample_ratio(reported=reported, estimated=estimated)
+        if ratio is None:
+            return None
+        connection = connections[self.db]
+        table = Table(self.model, connection)
+        factor, samples = table.column("calibration_factor"), table.column("calibration_samples")
+        functions = FloatFunctions(connection)
+        blended = blended_factor(
+            Float.column(factor),
+            Float.column(samples),
+            Float.of(ratio),
+            greatest=functions.greatest,
+            least=functions.least,
+        )
+        sql = (
+            f"UPDATE {table.name} SET {factor} = {blended.sql}, {samples} = {samples} + 1, "
+            f"{table.column('calibration_updated_at')} = %s WHERE {table.column('pk')} = %s "
+            f"RETURNING {factor}, {samples}"
+        )
+        params: list[Any] = [*blended.params, table.value("calibration_updated_at", at), model_id]
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            row = cursor.fetchone()
+        return None if row is None else CalibrationState(factor=float(row[0]), samples=int(row[1]))
+
+
+def _cache_price(what: str) -> models.DecimalField[Decimal | None, Decimal | None]:
+    """A price of cached prompt tokens: optional, and when empty the input price applies."""
+    return models.DecimalField(
+        max_digits=10,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+        help_text=f"{what} Empty: the input price.",
+    )
+
+
+class LlmModel(models.Model):
+    provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="models")
+    model_id = models.CharField(max_length=200, help_text="The provider's name for the model.")
+    context_window = models.PositiveIntegerField(validators=[MinValueValidator(256)])
+    max_output_tokens = models.PositiveIntegerField(validators=[MinValueValidator(1)])
+    tokenizer = models.CharField(max_length=32, choices=Tokenizer.choices)
+    input_price_per_million = models.DecimalField(max_digits=10, decimal_places=4, default=0)
+    output_price_per_million = models.DecimalField(max_digits=10, decimal_places=4, default=0)
+    # Prices of prompt tokens read from and written to the provider's cache (catalog/pricing.py).
+    cached_input_price_per_million = _cache_price("Per million prompt tokens read from the provider's cache.")
+    cache_write_price_per_million = _cache_price(
+        "Per million prompt tokens written to the provider's cache (Anthropic charges 1.25 times the input "
+        "price)."
+    )
+    # Calibration of our estimate against provider-reported prompt tokens (context_assembly.calibration).
+    calibration_factor = models.FloatField(default=1.0, editable=False)
+    calibration_samples = models.PositiveIntegerField(default=0, editable=False)
+    calibration_updated_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # What the model's API accepts. Empty: the built-in catalogue's value for this model id (a dated
+    # snapshot takes its family's), else the plain chat default (context_assembly.profiles).
+    token_parameter = models.CharField(
+        max_length=32,
+        choices=TokenParameter.choices,
+        blank=True,
+        help_text="The request parameter for the reply limit. Empty: the catalogue's, else max_tokens.",
+    )
+    accepts_sampling = models.BooleanField(
+        null=True,
+        blank=True,
+        help_text="Whether temperature, top_p etc. are accepted. Empty: the catalogue's, else yes.",
+    )
+    system_role = models.CharField(
+        max_length=16,
+        choices=SystemRole.choices,
+        blank=True,
+        help_text="The role of the system message. Empty: the catalogue's, else system.",
+    )
+    prompt_cache_min_tokens = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="Shortest prompt prefix the provider caches (Anthropic). Empty: the catalogue's.",
+    )
+    is_active = models.BooleanField(default=True)
+
+    objects = LlmModelQuerySet.as_manager()
+
+    class Meta:
+        db_table = "agents_llmmodel"  # kept from before the split (decision 0031)
+        ordering = ["provider__identifier", "model_id"]
+        verbose_name = "LLM model"
+        verbose_name_plural = "LLM models"
+        constraints = [
+            models.UniqueConstraint(fields=["provider", "model_id"], name="llmmodel_unique_per_provider"),
+            models.CheckConstraint(
+                condition=models.Q(max_output_tokens__lt=models.F("context_window")),
+                name="llmmodel_output_below_window",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider.identifier}/{self.model_id}"
+
+    @property
+    def capabilities(self) -> ModelCapabilities:
+        """What this model's API accepts: the row's declared values over the catalogue's."""
+        return capabilities_for(
+            self.model_id,
+            # The choices hold these to the vocabulary; ModelCapabilities refuses anything else.
+            token_parameter=cast(ProfileTokenParameter | None, self.token_parameter or None),
+            sampling=self.accepts_sampling,
+            system_role=cast(ProfileSystemRole | None, self.system_role or None),
+            cache_min_tokens=self.prompt_cache_min_tokens,
+        )
+
+
+class Configuration(ClassifiedPromptModel):
+    """What a consumer runs: a model with fallbacks, a classified system prompt, and limits."""
+
+    source_kind = SourceKind.SYSTEM_PROMPT
+
+    identifier = models.SlugField(max_length=100, unique=True)
+    name = models.CharField(max_length=200)
+    model = models.ForeignKey(LlmModel, on_delete=models.PROTECT, related_name="configurations")
+    fallbacks = models.ManyToManyField(
+        LlmModel, through="ConfigurationFallback", related_name="fallback_for", blank=True
+    )
+    system_prompt = models.TextField(blank=True)
+    snippet_tags = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Ordered tags; snippets are selected in this tag order, then by sorting and name.",
+    )
+    allow_system_override = models.BooleanField(
+        default=False,
+        help_text="Whether a caller-supplied system message may replace the configured prompt.",
+    )
+    skills = models.ManyToManyField(
+        Skill, through="ConfigurationSkill", related_name="configurations", blank=True
+    )
+    skill_mode = models.CharField(max_length=16, choices=SKILL_MODES, default=SkillMode.FULL.value)
+    skill_trust_floor = models.CharField(
+        max_length=16, choices=SkillTrustLevel.choices, default=SkillTrustLevel.UNTRUSTED
+    )
+    allowed_tool_groups = models.JSONField(default=list, blank=True)
+    allowed_tools = models.JSONField(default=list, blank=True)
+    max_iterations = models.PositiveSmallIntegerField(
+        default=5, validators=[MinValueValidator(1), MaxValueValidator(20)]
+    )
+    context_usage_note = models.CharField(
+        max_length=8, choices=ContextUsageNote.choices, default=ContextUsageNote.OFF
+    )
+    # Compaction (agents/runtime/compaction.py).
+    context_strategy = models.CharField(
+        max_length=24,
+        choices=ContextStrategy.choices,
+        default=ContextStrategy.DROP_OLDEST,
+        help_text="What a run does when its context fills. Drop the oldest turns: the fit drops them "
+        "at every step. The other two compact the run's transcript in a step of their own.",
+    )
+    compaction_threshold = models.FloatField(
+        default=0.8,
+        validators=[MinValueValidator(0.05), MaxValueValidator(1.0)],
+        help_text="Compact when the last step's prompt passes this share of its model's window (and, "
+        "in any case, before a step would drop turns or overflow).",
+    )
+    compaction_keep = models.PositiveSmallIntegerField(
+        default=2,
+        validators=[MinValueValidator(1), MaxValueValidator(50)],
+        help_text="The most recent tool results (clear) or turns (summarise) kept as they are.",
+    )
+    summary_model = models.ForeignKey(
+        LlmModel,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="Writes the summaries (its zone must admit what it summarises). Empty: the "
+        "configuration's model.",
+    )
+    is_active = models.BooleanField(default=True)
+    # Information flow (docs/decisions/0018-reply-labels-and-receivers.md). Declassifying answers is
+    # privileged and recorded: only agents.services.configuration_flow_set writes these two fields.
+    answers_deliverable_to = models.CharField(
+        max_length=32,
+        choices=TrustZone.choices,
+        blank=True,
+        editable=False,
+        help_text="Answers may be delivered down to this zone, whatever they were derived from "
+        "(a recorded declassification). Empty: an answer keeps the class of what it came from.",
+    )
+    trusted_model = models.ForeignKey(
+        LlmModel,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="Serves, alone, the sends whose sources exceed the model's zone. Empty: they are refused.",
+    )
+
+    require_passing_evaluation = models.BooleanField(
+        default=False,
+        help_text="Publishing a draft that changes what this configuration sends needs an evaluation "
+        "of that draft in which every case held its expectations.",
+    )
+
+    # Versions a run pins its content to (agents/runtime/pins.py).
+    history = HistoricalRecords(table_name="agents_historicalconfiguration")  # kept: decision 0031
+
+    class Meta(ClassifiedPromptModel.Meta):
+        db_table = "agents_configuration"  # kept from before the split (decision 0031)
+        ordering = ["identifier"]
+        # Saving in admin stores a draft (governance.drafts); publishing it changes the live row.
+        permissions = [("publish_configuration", "Can publish a configuration's draft")]
+        constraints = [
+            *ClassifiedPromptModel.Meta.constraints,
+            models.CheckConstraint(
+                condition=models.Q(max_iterations__gte=1, max_iterations__lte=20),
+                name="configuration_max_iterations_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.identifier
+
+    def clean(self) -> None:
+        for field in ("snippet_tags", "allowed_tool_groups", "allowed_tools"):
+            value = getattr(self, field)
+            if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+                raise ValidationError({field: "Must be a list of strings."})
+        self.snippet_tags = list(
+            dict.fromkeys(normalise_tag(t) for t in self.snippet_tags if normalise_tag(t))
+        )
+        super().clean()
+
+    def prompt_sources(self) -> list[Source]:
+        """The system prompt as a classified source, or none when it is empty: nothing of it is sent."""
+        return [self.as_source()] if self.system_prompt.strip() else []
+
+
+class ConfigurationSkill(models.Model):
+    """One of a configuration's skills, in order (the configuration's skills come first in the block)."""
+
+    configuration = models.ForeignKey(Configuration, on_delete=models.CASCADE, related_name="skill_links")
+    skill = models.ForeignKey(Skill, on_delete=models.PROTECT, related_name="+")
+    position = models.PositiveSmallIntegerField()
+
+    class Meta:
+        db_table = "agents_configurationskill"  # kept from before the split (decision 0031)
+        ordering = ["configuration", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["configuration", "position"], name="configuration_skill_position"
+            ),
+            models.UniqueConstraint(fields=["configuration", "skill"], name="configuration_skill_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.configuration.identifier}#{self.position}: {self.skill.name}"
+
+
+class ConfigurationFallback(models.Model):
+    """One ordered fallback model of a configuration (walked only on retryable failures)."""
+
+    configuration = models.ForeignKey(Configuration, on_delete=models.CASCADE, related_name="fallback_links")
+    model = models.ForeignKey(LlmModel, on_delete=models.PROTECT, related_name="+")
+    position = models.PositiveSmallIntegerField()
+
+    class Meta:
+        db_table = "agents_configurationfallback"  # kept from before the split (decision 0031)
+        ordering = ["configuration", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["configuration", "position"], name="fallback_unique_position"),
+            models.UniqueConstraint(fields=["configuration", "model"], name="fallback_unique_model"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.configuration.identifier}#{self.position}: {self.model}"

@@ -1,0 +1,168 @@
+"""Building blocks for the step's single-statement queries, every name read from model metadata.
+
+The step's claim (``AgentRunQuerySet.claim`` in ``agents/models/runs.py``), its addition to the run's
+totals (``AgentRunQuerySet.totals_add``), its transcript read (``agents/runtime/transcript.py``) and
+calibration update (``LlmModelQuerySet.calibrate`` in ``catalog/models/catalog.py``) run once per step. The ORM cannot
+express either as one statement (it has no ``UPDATE … RETURNING``), and compiling an ORM expression
+tree costs more at every step than the statement it compiles to (about 1 ms against 0.08 ms for the
+calibration update on SQLite). Every other statement is an ordinary ORM call: the reads a request
+makes before its provider call and the budget's reserve and settle updates
+(``ClientDailyUsageQuerySet`` in ``agents/models/usage.py``) were once compiled ahead and replayed
+through the ORM's private query classes, which saved well under a millisecond on a request that
+then waits seconds for its model (docs/decisions/0015). These four are SQL text, assembled from the
+pieces here:
+:class:`Table` reads table and column names from ``Model._meta`` and quotes them for the connection,
+:func:`converted_row` passes a returned row through each field's own converters (as the ORM does),
+and :class:`Float` renders arithmetic written in Python as double-precision SQL. Only PostgreSQL
+and SQLite (3.35 or newer) are supported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import models
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models.sql import Query
+
+
+class Table:
+    """A model's quoted table and column names on one connection, and its fields' value preparation."""
+
+    def __init__(self, model: type[models.Model], connection: BaseDatabaseWrapper) -> None:
+        self.model = model
+        self.connection = connection
+        self.name = connection.ops.quote_name(model._meta.db_table)
+
+    def field(self, name: str) -> models.Field[Any, Any]:
+        """Field ``name`` (``"pk"`` for the primary key), which must be a column of this table."""
+        field = self.model._meta.pk if name == "pk" else self.model._meta.get_field(name)
+        if not isinstance(field, models.Field) or not field.concrete:
+            raise TypeError(f"{self.model.__name__}.{name} is not a column")
+        return field
+
+    def related(self, name: str) -> Table:
+        """The table of the model that relation ``name`` (forward or reverse) leads to."""
+        related = self.model._meta.get_field(name).related_model
+        if not isinstance(related, type) or not issubclass(related, models.Model):
+            raise TypeError(f"{self.model.__name__}.{name} is not a relation")
+        return Table(related, self.connection)
+
+    def column(self, name: str) -> str:
+        """The quoted column of field ``name``, unqualified (as a SET target must be)."""
+        column = self.field(name).column
+        if column is None:
+            raise TypeError(f"{self.model.__name__}.{name} has no column")
+        return self.connection.ops.quote_name(column)
+
+    def __getitem__(self, name: str) -> str:
+        """The quoted column of field ``name``, qualified by the table."""
+        return f"{self.name}.{self.column(name)}"
+
+    def value(self, name: str, value: object) -> object:
+        """``value`` as field ``name`` stores it on this connection."""
+        return self.field(name).get_db_prep_value(value, self.connection, prepared=False)
+
+    def columns(self) -> str:
+        """Every concrete column, qualified, in ``_meta.concrete_fields`` order (see :meth:`fields`)."""
+        return ", ".join(self[field.name] for field in self.fields())
+
+    def fields(self) -> tuple[models.Field[Any, Any], ...]:
+        return tuple(self.model._meta.concrete_fields)
+
+
+@dataclass(frozen=True)
+class Read:
+    """A scalar subquery a statement returns as a column, and the field whose converters read it."""
+
+    field: models.Field[Any, Any]
+    sql: str
+    params: tuple[object, ...] = ()
+
+
+def converted_row(
+    connection: BaseDatabaseWrapper,
+    alias: str,
+    fields: Sequence[models.Field[Any, Any]],
+    row: Sequence[object],
+) -> list[Any]:
+    """``row`` (one value per field, in order) as the ORM would return it: each value through the
+    backend's and the field's converters (a UUID stored as text, JSON, an aware datetime ...)."""
+    return next(converted_rows(connection, alias, fields, [row]))
+
+
+def converted_rows(
+    connection: BaseDatabaseWrapper,
+    alias: str,
+    fields: Sequence[models.Field[Any, Any]],
+    rows: Iterable[Sequence[object]],
+) -> Iterator[list[Any]]:
+    """Each of ``rows`` as :func:`converted_row` converts one, the converters looked up once."""
+    compiler = connection.ops.compiler("SQLCompiler")(Query(None), connection, alias)
+    converters = compiler.get_converters([field.get_col(field.model._meta.db_table) for field in fields])
+    return iter(compiler.apply_converters(rows, converters))
+
+
+def _operator(symbol: str, *, reflected: bool = False) -> Callable[[Float, Float | float], Float]:
+    """The method behind ``Float <symbol> other``; ``reflected``: behind ``other <symbol> Float``."""
+
+    def apply(self: Float, other: Float | float) -> Float:
+        return Float._combine(other, symbol, self) if reflected else Float._combine(self, symbol, other)
+
+    return apply
+
+
+@dataclass(frozen=True)
+class Float:
+    """A double-precision SQL expression with its parameters.
+
+    ``+ - * /`` with a float or another :class:`Float` build a parenthesised expression; every operand
+    is cast to ``DOUBLE PRECISION`` (REAL on SQLite), so a rule written once in Python evaluates to
+    the same IEEE-754 result on floats and in the database (PostgreSQL would otherwise read a Python
+    float parameter as ``numeric``). :class:`FloatFunctions` adds ``max`` and ``min``.
+    """
+
+    sql: str
+    params: tuple[object, ...] = ()
+
+    @classmethod
+    def of(cls, value: Float | float) -> Float:
+        if isinstance(value, Float):
+            return value
+        return cls("CAST(%s AS DOUBLE PRECISION)", (float(value),))
+
+    @classmethod
+    def column(cls, column: str) -> Float:
+        return cls(f"CAST({column} AS DOUBLE PRECISION)")
+
+    @staticmethod
+    def _combine(left: Float | float, operator: str, right: Float | float) -> Float:
+        left, right = Float.of(left), Float.of(right)
+        return Float(f"({left.sql} {operator} {right.sql})", left.params + right.params)
+
+    __add__, __radd__ = _operator("+"), _operator("+", reflected=True)
+    __sub__, __rsub__ = _operator("-"), _operator("-", reflected=True)
+    __mul__, __rmul__ = _operator("*"), _operator("*", reflected=True)
+    __truediv__, __rtruediv__ = _operator("/"), _operator("/", reflected=True)
+
+
+class FloatFunctions:
+    """Python's two-argument ``max`` and ``min`` over :class:`Float` on one connection (SQLite spells
+    them ``MAX``/``MIN``, PostgreSQL ``GREATEST``/``LEAST``; no operand here is ever NULL)."""
+
+    def __init__(self, connection: BaseDatabaseWrapper) -> None:
+        sqlite = connection.vendor == "sqlite"
+        self._greatest, self._least = ("MAX", "MIN") if sqlite else ("GREATEST", "LEAST")
+
+    def greatest(self, a: Float | float, b: Float | float) -> Float:
+        return self._call(self._greatest, a, b)
+
+    def least(self, a: Float | float, b: Float | float) -> Float:
+        return self._call(self._least, a, b)
+
+    @staticmethod
+    def _call(name: str, a: Float | float, b: Float | float) -> Float:
+        left, right = Float.of(a), Float.of(b)
+        return Float(f"{name}({left.sql}, {right.sql})", left.params + right.params)

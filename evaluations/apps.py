@@ -1,0 +1,11 @@
+from django.apps import AppConfig
+
+
+class EvaluationsConfig(AppConfig):
+    """Evaluation sets of a configuration, run live and live + drafts, side by side."""
+
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "evaluations"
+
+    def ready(self) -> None:
+        import evaluations.tasks  # noqa: F401  (registers the task evaluations are enqueued to by name)

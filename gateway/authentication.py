@@ -1,0 +1,120 @@
+"""How an API client proves who it is, what it may do, and how often.
+
+- :class:`BearerTokenAuthentication`: ``Authorization: Bearer <token>``; the client is found by the
+  SHA-256 digest of the token (only the digest is stored). An unknown or inactive token is 401.
+- :class:`HasRequiredScope`: every API view names its ``required_scope`` (or one per method); a client without it gets
+  403 ``permission_denied`` naming the scope. A view without one is refused (fail closed).
+- :class:`ClientRateThrottle`: ``API_RATE_LIMIT`` requests per client, counted in the cache.
+
+Which configurations and runs a client may see is decided by the selectors
+(:func:`agents.selectors.configuration_get_for_client`, :func:`agents.selectors.run_get_for_client`),
+which answer "not found" for rows of others so that their existence is never revealed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from rest_framework import exceptions
+from rest_framework.authentication import BaseAuthentication, get_authorization_header
+from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
+from rest_framework.throttling import SimpleRateThrottle
+
+from catalog.errors import ScopeMissing
+from catalog.models import ApiClient
+from catalog.tokens import token_digest
+from config.logs import log_context_update
+
+KEYWORD = "Bearer"
+
+
+class BearerTokenAuthentication(BaseAuthentication):
+    def authenticate(self, request: Request) -> tuple[ApiClient, str] | None:
+        """None without an ``Authorization`` header (then 401 ``not_authenticated``); raises
+        ``AuthenticationFailed`` for a malformed header, an unknown token or an inactive client."""
+        parts = get_authorization_header(request).split()
+        if not parts:
+            return None
+        if parts[0].decode("latin-1").lower() != KEYWORD.lower() or len(parts) != 2:
+            raise exceptions.AuthenticationFailed("Use the header: Authorization: Bearer <token>.")
+        try:
+            token = parts[1].decode("ascii")
+        except UnicodeDecodeError:
+            raise exceptions.AuthenticationFailed("The token is not valid.") from None
+        client = ApiClient.objects.filter(token_digest=token_digest(token)).order_by("pk").first()
+        if client is None or not client.is_active:
+            raise exceptions.AuthenticationFailed("The token is not valid.")
+        log_context_update(client=client.name)
+        return client, token
+
+    def authenticate_header(self, request: Request) -> str:
+        # A WWW-Authenticate header makes DRF answer 401 rather than 403 when authentication fails.
+        return f'{KEYWORD} realm="api"'
+
+
+class HasRequiredScope(BasePermission):
+    def has_permission(self, request: Request, view: Any) -> bool:
+        client = request.user
+        if not isinstance(client, ApiClient):
+            return False  # DRF turns this into 401 not_authenticated
+        method = request.method or ""
+        if not _implements(view, method):
+            return True  # the view answers 405 without running anything
+        scope = required_scope(view, method)
+        if not scope:
+            raise ScopeMissing("This endpoint declares no scope; nobody may use it.", extra={})
+        if isinstance(scope, tuple):  # any one of them
+            if not set(scope) & set(client.scopes):
+                named = " or ".join(repr(one) for one in scope)
+                raise ScopeMissing(
+                    f"This client lacks the scope {named}.", extra={"required_scope": list(scope)}
+                )
+        elif scope not in client.scopes:
+            raise ScopeMissing(f"This client lacks the scope {scope!r}.", extra={"required_scope": scope})
+        return True
+
+
+def _implements(view: Any, method: str) -> bool:
+    handler = method.lower()
+    return handler in view.http_method_names and hasattr(view, handler)
+
+
+def required_scope(view: Any, method: str) -> str | tuple[str, ...] | None:
+    """A view's ``required_scope``: one scope, a tuple of scopes any one of which admits, or a mapping
+    by HTTP method where a path serves reads and writes (``{"GET": "runs:read", "POST":
+    "runs:create"}``). HEAD and OPTIONS count as GET."""
+    declared = getattr(view, "required_scope", None)
+    if isinstance(declared, dict):
+        return declared.get("GET" if method in ("HEAD", "OPTIONS") else method)
+    return declared
+
+
+class ClientRateThrottle(SimpleRateThrottle):
+    """Per client, not per address: many clients may share a gateway, one client may use many hosts."""
+
+    scope = "client"
+
+    def get_rate(self) -> str:
+        # Read at request time so a changed setting (tests, a reload) applies without a restart.
+        return str(settings.API_RATE_LIMIT)
+
+    def get_cache_key(self, request: Request, view: Any) -> str | None:
+        client = request.user
+        if not isinstance(client, ApiClient):
+            return None
+        return self.cache_format % {"scope": self.scope, "ident": client.pk}
+
+
+class BearerTokenScheme(OpenApiAuthenticationExtension):
+    target_class = "gateway.authentication.BearerTokenAuthentication"
+    name = "BearerToken"
+
+    def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "A per-client API token (create_api_client prints it once).",
+        }

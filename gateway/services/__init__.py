@@ -1,0 +1,10 @@
+"""Writes for the gateway, by topic: governed calls outside any run, one completion and its record
+(:mod:`.completions`); stored responses of the Responses API (:mod:`.responses`).
+
+The app's services are imported from here.
+"""
+
+from gateway.services.completions import Completion, CompletionCall
+from gateway.services.responses import stored_response_create
+
+__all__ = ["Completion", "CompletionCall", "stored_response_create"]

@@ -1,0 +1,298 @@
+"""Anthropic Messages through the official ``anthropic`` SDK.
+
+``base_url`` is the host without the version prefix (``https://api.anthropic.com``): the SDK adds
+``/v1/messages`` itself. Its own retries are off (``max_retries=0``); the dispatcher retries.
+
+The request is translated by :mod:`providers.anthropic_messages`; ``temperature`` and ``top_p``
+are sent only when set, through ``extra_body`` (SDK 1.0 dropped the keywords; models that no longer
+accept them answer 400, a ``client_error``); ``stop`` becomes ``stop_sequences``, ``user``
+``metadata.user_id``, and ``tool_choice`` Anthropic's shape (``required`` is ``any``); ``seed`` and
+``response_format`` have no counterpart and are not sent.
+
+Prompt caching: the system block, the skill block (split off as the first block of the first user
+message, by ``call.layout``) and the newest transcript turn carry ``cache_control`` breakpoints where
+the prefix up to them is long enough to be cached; see :mod:`providers.anthropic_cache`.
+Sampling parameters are sent only when ``call.capabilities.sampling`` allows them.
+
+Usage: ``prompt_tokens`` = ``input_tokens`` + ``cache_read_input_tokens`` +
+``cache_creation_input_tokens`` (Anthropic's ``input_tokens`` excludes cached tokens);
+``cached_tokens`` = ``cache_read_input_tokens``; ``cache_write_tokens`` =
+``cache_creation_input_tokens``. Streams are read as raw events (``stream=True``), so a
+stream without usage yields :meth:`Usage.unavailable` instead of the SDK helper's ``AttributeError``.
+They are handed on as the same typed deltas as OpenAI's (:class:`~providers.streams.StreamDelta`):
+``text_delta`` pieces as text, each ``tool_use`` block as a tool call numbered in the order the calls
+open (its id and name first, then its ``partial_json`` pieces), usage at ``message_delta`` (merged with
+``message_start``'s, as the figures are cumulative), the finish after ``message_stop``. Thinking blocks
+are not handed on.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import anthropic
+
+from context_assembly.messages import ToolCall
+from providers.anthropic_cache import mark_cache_breakpoints
+from providers.anthropic_messages import Untranslatable, translate_messages, translate_tool
+from providers.base import SdkAdapter
+from providers.failures import FailureClass, SdkErrors
+from providers.streams import StreamDelta, StreamFinish, TextDelta, ToolCallDelta, UsageDelta
+from providers.values import (
+    CallOptions,
+    FinishReason,
+    ProviderCall,
+    ProviderReply,
+    Usage,
+)
+
+_STOP_REASONS: dict[str | None, FinishReason] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "refusal": "content_filter",
+}
+
+
+def finish_reason(stop_reason: str | None) -> FinishReason:
+    return _STOP_REASONS.get(stop_reason, "other")
+
+
+# --- reply translation ------------------------------------------------------------------------------------
+
+
+def normalise_usage(*usages: Any) -> Usage:
+    """Merge usage objects in order (later non-None figures win: ``message_delta`` is cumulative)."""
+    figures: dict[str, int | None] = dict.fromkeys(
+        ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens")
+    )
+    for usage in usages:
+        if usage is None:
+            continue
+        for name in figures:
+            value = getattr(usage, name, None)
+            if value is not None:
+                figures[name] = value
+    uncached, read, created = (
+        figures["input_tokens"],
+        figures["cache_read_input_tokens"],
+        figures["cache_creation_input_tokens"],
+    )
+    prompt = None if uncached is None else uncached + (read or 0) + (created or 0)
+    if prompt is None:
+        return Usage.reported(None, None, figures["output_tokens"])
+    return Usage.reported(prompt, read, figures["output_tokens"], created)
+
+
+@dataclass
+class _Block:
+    kind: str
+    id: str | None = None
+    name: str | None = None
+    pieces: list[str] = field(default_factory=list)
+    tool_index: int = -1  # the position among the reply's tool calls (tool_use blocks only)
+
+
+@dataclass
+class _StreamState:
+    """What the raw events of one stream have said so far; :meth:`add` returns what an event adds.
+
+    The SDK builds each event without validation, so a field an Anthropic-compatible server leaves out
+    is simply absent. What only describes the reply (the message's ``id``, ``model`` and ``usage``, a
+    ``message_delta``'s ``usage`` and ``stop_reason``) is read as optional; what the reply cannot be put
+    together without (a block's ``index``, a delta's ``type`` and text) is still required, its absence
+    classified ``malformed``."""
+
+    response_id: str = ""
+    model_id: str = ""
+    blocks: dict[int, _Block] = field(default_factory=dict)
+    stop_reason: str | None = None
+    start_usage: Any = None
+    delta_usage: Any = None
+    stopped: bool = False
+    tool_calls: int = 0
+
+    def add(self, event: Any) -> list[StreamDelta]:
+        kind = event.type
+        if kind == "message_start":
+            message = event.message
+            self.response_id = _string(getattr(message, "id", None))
+            self.model_id = _string(getattr(message, "model", None))
+            self.start_usage = getattr(message, "usage", None)
+        elif kind == "content_block_start":
+            return self._open_block(event.index, event.content_block)
+        elif kind == "content_block_delta":
+            return self._add_delta(event.index, event.delta)
+        elif kind == "message_delta":
+            delta = getattr(event, "delta", None)
+            self.stop_reason = _string(getattr(delta, "stop_reason", None)) or self.stop_reason
+            self.delta_usage = getattr(event, "usage", None)
+            return [UsageDelta(normalise_usage(self.start_usage, self.delta_usage))]
+        elif kind == "message_stop":
+            self.stopped = True
+        return []
+
+    def _open_block(self, index: int, content_block: Any) -> list[StreamDelta]:
+        block = _Block(
+            content_block.type, getattr(content_block, "id", None), getattr(content_block, "name", None)
+        )
+        self.blocks[index] = block
+        if block.kind != "tool_use":
+            return []
+        block.tool_index, self.tool_calls = self.tool_calls, self.tool_calls + 1
+        return [ToolCallDelta(block.tool_index, block.id, block.name, "")]
+
+    def _add_delta(self, index: int, delta: Any) -> list[StreamDelta]:
+        block = self.blocks[index]
+        if delta.type == "text_delta":
+            block.pieces.append(delta.text)
+            return [TextDelta(delta.text)] if delta.text and block.kind == "text" else []
+        if delta.type == "input_json_delta":
+            block.pieces.append(delta.partial_json)
+            if block.kind == "tool_use" and delta.partial_json:
+                return [ToolCallDelta(block.tool_index, None, None, delta.partial_json)]
+        return []
+
+
+def _string(value: object) -> str:
+    """``value`` if it is a string; a value of another type reads as absent (an empty string)."""
+    return value if isinstance(value, str) else ""
+
+
+def _sampling(call: ProviderCall) -> dict[str, Any]:
+    if not call.capabilities.sampling:
+        return {}
+    fields = {"temperature": call.temperature, "top_p": call.options.top_p}
+    return {key: value for key, value in fields.items() if value is not None}
+
+
+def _options(options: CallOptions) -> dict[str, Any]:
+    """The Messages API fields of ``options``: ``stop`` as ``stop_sequences``, ``user`` as
+    ``metadata.user_id``, ``tool_choice`` in Anthropic's shape. ``seed`` and ``response_format`` have
+    no counterpart and are not sent."""
+    fields: dict[str, Any] = {}
+    if options.stop:
+        fields["stop_sequences"] = list(options.stop)
+    if options.user is not None:
+        fields["metadata"] = {"user_id": options.user}
+    if options.tool_choice is not None:
+        forced = options.forced_function
+        if forced is not None:
+            fields["tool_choice"] = {"type": "tool", "name": forced}
+        else:
+            fields["tool_choice"] = {"type": _TOOL_CHOICE_MODES[str(options.tool_choice)]}
+    return fields
+
+
+_TOOL_CHOICE_MODES = {"auto": "auto", "none": "none", "required": "any"}
+
+
+class AnthropicAdapter(SdkAdapter[anthropic.Anthropic, anthropic.AsyncAnthropic, _StreamState]):
+    """Messages API over the ``anthropic`` SDK. Construction opens no connection."""
+
+    sdk_errors = SdkErrors.of(anthropic)
+
+    def _open(self, options: dict[str, Any]) -> anthropic.Anthropic:
+        return anthropic.Anthropic(**options)
+
+    def _open_async(self, options: dict[str, Any]) -> anthropic.AsyncAnthropic:
+        return anthropic.AsyncAnthropic(**options)
+
+    def _request_body(self, call: ProviderCall) -> dict[str, Any]:
+        """The keyword arguments of ``messages.create`` for ``call`` (``extra_body`` is merged into the
+        wire body by the SDK), with its cache breakpoints. Raises :class:`ProviderError`
+        (``client_error``) when a message cannot be expressed in the Messages API."""
+        try:
+            wire = translate_messages(call.messages, call.layout)
+        except Untranslatable as exc:
+            raise self.error(FailureClass.CLIENT_ERROR, exc.problem) from None
+        body: dict[str, Any] = {"model": call.model_id, "max_tokens": call.max_tokens}
+        body["messages"] = wire.messages
+        if wire.system:
+            body["system"] = wire.system
+        if call.tool_specs:
+            body["tools"] = [translate_tool(spec) for spec in call.tool_specs]
+        mark_cache_breakpoints(body, wire, call)
+        sampling = _sampling(call)
+        if sampling:
+            # anthropic 1.0 removed the keywords (the API deprecates sampling parameters and newer models
+            # reject them with a 400); they are still sent when asked for, as the SDK's migration guide says.
+            body["extra_body"] = sampling
+        body.update(_options(call.options))
+        if call.stream:
+            body["stream"] = True
+        return body
+
+    def _send_whole(self, call: ProviderCall, body: dict[str, Any]) -> ProviderReply:
+        return self._reply(call, self._client.messages.create(**body))
+
+    async def _send_whole_async(self, call: ProviderCall, body: dict[str, Any]) -> ProviderReply:
+        return self._reply(call, await self.async_client().messages.create(**body))
+
+    def _reply(self, call: ProviderCall, reply: Any) -> ProviderReply:
+        text: list[str] = []
+        calls: list[ToolCall] = []
+        for block in reply.content:
+            if block.type == "text":
+                text.append(block.text)
+            elif block.type == "tool_use":
+                calls.append(self.tool_call(block.id, block.name, _arguments(block.input), len(calls)))
+        return ProviderReply(
+            text="".join(text),
+            tool_calls=tuple(calls),
+            finish_reason=finish_reason(reply.stop_reason),
+            usage=normalise_usage(reply.usage),
+            model_id=reply.model or call.model_id,
+            response_id=reply.id or "",
+        )
+
+    def _open_stream(
+        self, call: ProviderCall, body: dict[str, Any]
+    ) -> tuple[Iterator[StreamDelta], Callable[[], None]]:
+        # create() sends the request and raises for an error status before returning the stream.
+        stream = self._client.messages.create(**body)
+        self.require_event_stream(stream.response.headers.get("content-type", ""), stream.close)
+        return self._deltas(call, stream), stream.close
+
+    async def _open_async_stream(
+        self, call: ProviderCall, body: dict[str, Any]
+    ) -> tuple[AsyncIterator[StreamDelta], Callable[[], Awaitable[None]]]:
+        stream = await self.async_client().messages.create(**body)
+        await self.require_async_event_stream(stream.response.headers.get("content-type", ""), stream.close)
+        return self._async_deltas(call, stream), stream.close
+
+    def _stream_state(self) -> _StreamState:
+        return _StreamState()
+
+    def _finish(self, call: ProviderCall, state: _StreamState) -> StreamFinish:
+        if not state.stopped:
+            # The body ended without message_stop: as incomplete as a dropped connection.
+            raise self.error(FailureClass.CONNECTION, "the stream ended before message_stop")
+        text: list[str] = []
+        calls: list[ToolCall] = []
+        for _, block in sorted(state.blocks.items()):
+            if block.kind == "text":
+                text.append("".join(block.pieces))
+            elif block.kind == "tool_use":
+                arguments = _arguments(json.loads("".join(block.pieces) or "{}"))
+                calls.append(self.tool_call(block.id, block.name, arguments, len(calls)))
+        return StreamFinish(
+            ProviderReply(
+                text="".join(text),
+                tool_calls=tuple(calls),
+                finish_reason=finish_reason(state.stop_reason),
+                usage=normalise_usage(state.start_usage, state.delta_usage),
+                model_id=state.model_id or call.model_id,
+                response_id=state.response_id,
+            )
+        )
+
+
+def _arguments(tool_input: Any) -> str:
+    """Tool input as compact JSON text, the same for JSON and streamed replies."""
+    return json.dumps(tool_input, separators=(",", ":"), ensure_ascii=False)

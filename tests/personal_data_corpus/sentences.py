@@ -18,17 +18,33 @@ _ANY = [
 ]
 
 TEMPLATES: dict[PersonalDataKind, list[str]] = {
-    PersonalDataKind.EMAIL: _ANY
-    + ["Send the invoice to {v} and copy finance.", "From: {v}\nSubject: Re: order delayed"],
-    PersonalDataKind.PHONE: _ANY
-    + ["You can reach me on {v} after 5pm.", "Mobile: {v}", "Please call the applicant back at {v}."],
-    PersonalDataKind.PAYMENT_CARD: _ANY
-    + ["The card on file is {v}, expiry 09/27.", "Charge failed for card {v} (insufficient funds)."],
-    PersonalDataKind.IBAN: _ANY
-    + ["Pay the deposit into IBAN {v} by Friday.", "Bank details: {v}, reference INV-2291."],
-    PersonalDataKind.US_SSN: _ANY + ["Employee SSN: {v}", "The applicant's social security number is {v}."],
-    PersonalDataKind.UK_NINO: _ANY
-    + ["National Insurance number {v} was entered twice.", "NI no. {v}; tax code 1257L."],
+    PersonalDataKind.EMAIL: [
+        *_ANY,
+        "Send the invoice to {v} and copy finance.",
+        "From: {v}\nSubject: Re: order delayed",
+    ],
+    PersonalDataKind.PHONE: [
+        *_ANY,
+        "You can reach me on {v} after 5pm.",
+        "Mobile: {v}",
+        "Please call the applicant back at {v}.",
+    ],
+    PersonalDataKind.PAYMENT_CARD: [
+        *_ANY,
+        "The card on file is {v}, expiry 09/27.",
+        "Charge failed for card {v} (insufficient funds).",
+    ],
+    PersonalDataKind.IBAN: [
+        *_ANY,
+        "Pay the deposit into IBAN {v} by Friday.",
+        "Bank details: {v}, reference INV-2291.",
+    ],
+    PersonalDataKind.US_SSN: [*_ANY, "Employee SSN: {v}", "The applicant's social security number is {v}."],
+    PersonalDataKind.UK_NINO: [
+        *_ANY,
+        "National Insurance number {v} was entered twice.",
+        "NI no. {v}; tax code 1257L.",
+    ],
     PersonalDataKind.DE_TAX_ID: [
         "Steuer-ID: {v}",
         "Bitte die steuerliche Identifikationsnummer {v} im Formular eintragen.",
@@ -36,11 +52,17 @@ TEMPLATES: dict[PersonalDataKind, list[str]] = {
         "IdNr {v} (from the payroll export)",
         "tax identification number {v} was rejected by the portal",
     ],
-    PersonalDataKind.FR_NIR: _ANY
-    + ["Numéro de sécurité sociale : {v}", "His NIR is {v}; the carte Vitale is on its way."],
-    PersonalDataKind.IT_FISCAL_CODE: _ANY
-    + ["Codice fiscale: {v}", "The Italian fiscal code {v} is on the contract."],
-    PersonalDataKind.ES_DNI_NIE: _ANY + ["DNI/NIE del titular: {v}", "Her NIE is {v}."],
+    PersonalDataKind.FR_NIR: [
+        *_ANY,
+        "Numéro de sécurité sociale : {v}",
+        "His NIR is {v}; the carte Vitale is on its way.",
+    ],
+    PersonalDataKind.IT_FISCAL_CODE: [
+        *_ANY,
+        "Codice fiscale: {v}",
+        "The Italian fiscal code {v} is on the contract.",
+    ],
+    PersonalDataKind.ES_DNI_NIE: [*_ANY, "DNI/NIE del titular: {v}", "Her NIE is {v}."],
     PersonalDataKind.NL_BSN: [
         "BSN: {v}",
         "Het burgerservicenummer is {v}.",
@@ -48,6 +70,9 @@ TEMPLATES: dict[PersonalDataKind, list[str]] = {
         "sofinummer {v} (old records)",
         "Dutch citizen service number: {v}",
     ],
-    PersonalDataKind.IP_ADDRESS: _ANY
-    + ["Login from {v} at 03:12 UTC was flagged.", "client_ip={v} status=403 path=/account"],
+    PersonalDataKind.IP_ADDRESS: [
+        *_ANY,
+        "Login from {v} at 03:12 UTC was flagged.",
+        "client_ip={v} status=403 path=/account",
+    ],
 }

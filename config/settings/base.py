@@ -7,7 +7,10 @@ Run modes:
   Celery broker unless ``CELERY_BROKER_URL`` names another, e.g. RabbitMQ).
 
 Every variable read here is listed, with its default, in ``.env.example`` (tests/config/test_env_example.py
-checks the two against each other).
+checks the two against each other). Before any is read, the settings file (``.env`` at the project's
+root, or the file ``ENV_FILE`` names) has been read into the environment, which overrides it: the
+``config`` package does that as it is imported (``config/__init__.py``), so every process that loads
+these settings sees the same values.
 """
 
 from __future__ import annotations

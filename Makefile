@@ -41,7 +41,10 @@ run: $(RUN_STAMP)
 # under honcho: their lines on one terminal, Ctrl-C stops them all. Every process counts its metrics
 # into one directory, emptied here before any starts, so /metrics sums them all.
 PROMETHEUS_MULTIPROC_DIR ?= $(APP_VAR_DIR)/prometheus
-# Only these two targets set it: a process started with it counts into that directory.
+# Only these two targets set it: a process started with it counts into that directory. Every process
+# reads the settings file (.env, or ENV_FILE) itself, the environment overriding it; honcho is started
+# through config.envexec, which reads it the same way, and told to read none of its own (it would let
+# the file override the environment). HOST, PORT and APP_VAR_DIR are make's: `make serve PORT=9000`.
 SERVE_ENV := PATH="$(abspath $(VENV))/bin:$(PATH)" APP_VAR_DIR="$(APP_VAR_DIR)" \
 	PROMETHEUS_MULTIPROC_DIR="$(PROMETHEUS_MULTIPROC_DIR)"
 
@@ -51,7 +54,7 @@ release: $(RUN_STAMP)
 
 serve: release
 	@echo "Serving on http://$(HOST):$(PORT)/ (admin /admin/, API /api/v1/, docs /api/docs/, health /healthz); Ctrl-C stops web, worker and beat"
-	$(SERVE_ENV) HOST=$(HOST) PORT=$(PORT) $(VENV)/bin/honcho start --no-colour -f Procfile web worker beat
+	$(SERVE_ENV) HOST=$(HOST) PORT=$(PORT) $(PY) -m config.envexec honcho start --no-colour -e /dev/null -f Procfile web worker beat
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -1,4 +1,5 @@
-"""Typed readers for environment variables that fail loudly on malformed values.
+"""Typed readers for environment variables that fail loudly on malformed values, and the settings
+file every process reads into its environment first.
 
 Settings are driven only by the environment. A value that is set but cannot
 be parsed is a start-up error naming the variable, never a silent fallback to a default.
@@ -16,7 +17,10 @@ from typing import TypeVar
 from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
+from dotenv import dotenv_values
 
+# The settings file read when ENV_FILE names none: `.env` at the project's root.
+DEFAULT_ENV_FILE = Path(__file__).resolve().parent.parent / ".env"
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 T = TypeVar("T")
@@ -144,3 +148,29 @@ def development_secret_key(path: Path) -> str:
         with os.fdopen(descriptor, "w") as handle:
             handle.write(secrets.token_urlsafe(50))
     return path.read_text().strip()
+
+
+def env_file_load() -> Path | None:
+    """Read the settings file into this process's environment; the path read, or None when none was.
+
+    The file is ``ENV_FILE`` when that variable is set (a file it names must exist: a typo would
+    otherwise read nothing, silently), else :data:`DEFAULT_ENV_FILE` when it exists. It holds
+    ``NAME=value`` lines as ``.env.example`` shows them, read by python-dotenv without expanding
+    ``${...}`` (a ``$`` in a key stays a ``$``). A variable already in the environment keeps its value:
+    the environment overrides the file. Every value goes into ``os.environ``, not only the settings':
+    libraries and provider keys (named on provider rows) are read from there.
+
+    The settings module calls this before it reads any variable, so every process that loads the
+    settings (``manage.py`` and every management command, the web and worker processes, the test
+    suite) reads the same file the same way; calling it again changes nothing.
+    """
+    named = env_str("ENV_FILE")
+    path = Path(named) if named is not None else DEFAULT_ENV_FILE
+    if not path.is_file():
+        if named is not None:
+            raise ImproperlyConfigured(f"ENV_FILE names {named!r}, which is not a file")
+        return None
+    for name, value in dotenv_values(path, interpolate=False, encoding="utf-8").items():
+        if value is not None:  # a bare NAME line sets nothing
+            os.environ.setdefault(name, value)
+    return path

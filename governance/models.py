@@ -73,6 +73,9 @@ class GovernanceEvent(AppendOnlyModel):
     seq = models.PositiveBigIntegerField(editable=False)
     prev_hash = models.CharField(max_length=64, editable=False)
     hash = models.CharField(max_length=64, editable=False)
+    # The id of the key that signed the digest (governance.chain.keys); empty on events written
+    # before keys had ids, which verify under any configured key. Not part of the digest.
+    key_id = models.CharField(max_length=16, blank=True, editable=False)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -122,6 +125,7 @@ class GovernanceAnchor(AppendOnlyModel):
     heads = models.JSONField()
     prev_hash = models.CharField(max_length=64)
     hash = models.CharField(max_length=64)
+    key_id = models.CharField(max_length=16, blank=True, editable=False)  # as an event's
 
     class Meta:
         ordering = ["-seq"]

@@ -7,7 +7,10 @@ Run modes:
   Celery broker unless ``CELERY_BROKER_URL`` names another, e.g. RabbitMQ).
 
 Every variable read here is listed, with its default, in ``.env.example`` (tests/config/test_env_example.py
-checks the two against each other).
+checks the two against each other). Before any is read, the settings file (``.env`` at the project's
+root, or the file ``ENV_FILE`` names) has been read into the environment, which overrides it: the
+``config`` package does that as it is imported (``config/__init__.py``), so every process that loads
+these settings sees the same values.
 """
 
 from __future__ import annotations
@@ -39,11 +42,14 @@ VAR_DIR = Path(env_str("APP_VAR_DIR", str(BASE_DIR / "var")) or BASE_DIR / "var"
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
 DATABASE_URL = env_url("DATABASE_URL", schemes=("postgres", "postgresql", "sqlite"))
+# The real mode: a database named by URL, without DEBUG. There keys must be configured; the embedded
+# default (no DATABASE_URL: one machine, its database under var/) needs no variable at all.
+REAL_MODE = not DEBUG and DATABASE_URL is not None
 SECRET_KEY = env_str("DJANGO_SECRET_KEY")
 if SECRET_KEY is None:
-    # The embedded default (no DATABASE_URL: one machine, its database under var/) keeps a generated key
-    # beside its database, so management commands run there as written, without any variable.
-    if not DEBUG and DATABASE_URL is not None:
+    # The embedded default keeps a generated key beside its database, so management commands run
+    # there as written, without any variable.
+    if REAL_MODE:
         raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set when DATABASE_URL is (the real mode)")
     SECRET_KEY = development_secret_key(VAR_DIR / "development_secret_key")
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
@@ -323,11 +329,21 @@ METRICS_COLLECTORS = ["agents.health.RunsCollector"]
 GOVERNANCE_ENFORCEMENT = env_str("GOVERNANCE_ENFORCEMENT", "per_row")
 # The tamper-evident event log (docs/decisions/0017-governance-log-hash-chain.md): how many chains
 # writers spread over (changing it later is safe), how often beat (in the embedded default, a thread
-# of the serving process) anchors every chain's head, and the key of the digests (empty: derived from
-# DJANGO_SECRET_KEY; set it so a key rotation of the latter leaves the log verifiable).
+# of the serving process) anchors every chain's head, and the keys of the digests
+# (docs/decisions/0033-governance-log-keys-have-ids.md): the current key signs, the old keys (comma-
+# separated; `secret:<value>` is the key derived from that DJANGO_SECRET_KEY) verify what they
+# signed. `manage.py rotate_governance_log_key` prints the next pair. Required in the real mode: a key
+# derived from DJANGO_SECRET_KEY would make rotating that key look like every event was edited.
+# The embedded default derives its key from its generated secret key.
 GOVERNANCE_LOG_CHAINS = env_int("GOVERNANCE_LOG_CHAINS", 16, minimum=1)
 GOVERNANCE_LOG_ANCHOR_SECONDS = env_int("GOVERNANCE_LOG_ANCHOR_SECONDS", 60, minimum=1)
 GOVERNANCE_LOG_KEY = env_str("GOVERNANCE_LOG_KEY", "")
+GOVERNANCE_LOG_OLD_KEYS = env_list("GOVERNANCE_LOG_OLD_KEYS", [])
+if REAL_MODE and not GOVERNANCE_LOG_KEY:
+    raise ImproperlyConfigured(
+        "GOVERNANCE_LOG_KEY must be set when DATABASE_URL is (the real mode); README.md, "
+        '"Rotating keys", says how to generate one and keep the log\'s earlier key'
+    )
 # Every anchor is also appended, one JSON line each, to this file (and written to the log stream), so
 # the anchors outlive the deletion of their rows; verify_governance_log reads it by default. Ship it
 # (or point it) somewhere the database's owner cannot rewrite: it is only as safe as where it lives.

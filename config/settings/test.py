@@ -3,6 +3,7 @@
 import os
 
 os.environ.setdefault("DJANGO_SECRET_KEY", "test-only-secret-key-not-used-anywhere-else")
+os.environ.setdefault("GOVERNANCE_LOG_KEY", "test-only-governance-log-key-not-used-anywhere-else")
 
 from config.settings.base import *  # noqa: F403
 

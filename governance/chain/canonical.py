@@ -3,9 +3,9 @@
 A digest is HMAC-SHA256 under the log key over a canonical JSON document (sorted keys, no spaces,
 ASCII, times in UTC with microseconds, version ``1``). Keyed, because a plain hash over content anyone
 can read is one anyone with write access to the database can recompute after changing the content:
-without the key an edited, deleted or inserted event cannot be made to verify. The key is
-``GOVERNANCE_LOG_KEY``, else derived from ``SECRET_KEY`` (changing either key makes every earlier
-digest fail; see docs/governance.md, "Tamper-evident log").
+without the key an edited, deleted or inserted event cannot be made to verify. New links are signed
+with the current key; each records the id of the key that signed it, and the keys before the current
+one still verify what they signed (``governance.chain.keys``).
 
 The fields and their rendering are part of the stored data: changing either needs a new version
 (and a verifier that reads both), never an edit of version 1.
@@ -19,7 +19,7 @@ import hmac
 import json
 from collections.abc import Mapping, Sequence
 
-from django.conf import settings
+from governance.chain.keys import log_keys
 
 VERSION = 1
 GENESIS = "0" * 64  # the "previous digest" of a chain's first event and of the first anchor
@@ -32,15 +32,10 @@ EVENT_FIELDS = (
 )  # fmt: skip
 ANCHOR_FIELDS = ("seq", "prev_hash", "created_at", "heads")
 
-_KEY_SALT = b"govctx.governance-log.v1"
-
 
 def log_key() -> bytes:
-    """The key of every digest: ``GOVERNANCE_LOG_KEY``, else one derived from ``SECRET_KEY``."""
-    configured = getattr(settings, "GOVERNANCE_LOG_KEY", None)
-    if configured:
-        return str(configured).encode()
-    return hmac.new(str(settings.SECRET_KEY).encode(), _KEY_SALT, hashlib.sha256).digest()
+    """The current key, which signs every new link (``governance.chain.keys``)."""
+    return log_keys().current
 
 
 def event_digest(values: Mapping[str, object], key: bytes | None = None) -> str:

@@ -3,7 +3,8 @@
 Whoever can delete rows can delete a chain's tail, its head, the anchors that saw it and the anchors'
 head together, and what is left verifies. So every anchor, once committed, is also appended to
 ``GOVERNANCE_LOG_ANCHOR_FILE`` as one JSON line (:func:`anchor_document`: its position, time, the
-heads it saw, the previous anchor's digest and its own) and logged as ``governance log anchor: {...}``
+heads it saw, the previous anchor's digest, its own and the id of the key that signed it; lines
+written before keys had ids have none) and logged as ``governance log anchor: {...}``
 with the same document. Verification reads the file (:func:`anchor_file_read`) and holds the
 database to every copy whose digest verifies: a copy cannot be forged without the log key.
 
@@ -32,6 +33,7 @@ logger = logging.getLogger(__name__)
 # The start of an anchor's log message; what follows it is the anchor's document.
 ANCHOR_LOG_PREFIX = "governance log anchor: "
 _KEYS = frozenset(("seq", "created_at", "heads", "prev_hash", "hash"))
+_KEYS_WITH_ID = _KEYS | {"key_id"}
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,7 @@ class AnchorCopy:
     heads: list[list[int | str]]
     prev_hash: str
     hash: str
+    key_id: str = ""  # empty on a line written before keys had ids
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,7 @@ def anchor_document(anchor: GovernanceAnchor) -> str:
         "heads": anchor.heads,
         "prev_hash": anchor.prev_hash,
         "hash": anchor.hash,
+        "key_id": anchor.key_id,
     }
     return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
@@ -124,7 +128,7 @@ def _copy(line: str) -> AnchorCopy | None:
         if at < 0:
             return None
         value = json.loads(value[at + len(ANCHOR_LOG_PREFIX) :])
-    if not isinstance(value, dict) or set(value) != _KEYS:
+    if not isinstance(value, dict) or set(value) not in (_KEYS, _KEYS_WITH_ID):
         raise ValueError("not an anchor")
     created_at = datetime.datetime.fromisoformat(value["created_at"])
     heads = value["heads"]
@@ -133,12 +137,17 @@ def _copy(line: str) -> AnchorCopy | None:
         and created_at.tzinfo is not None
         and isinstance(heads, list)
         and all(_head(item) for item in heads)
-        and all(isinstance(value[name], str) for name in ("prev_hash", "hash"))
+        and all(isinstance(value.get(name, ""), str) for name in ("prev_hash", "hash", "key_id"))
     )
     if not well_formed:
         raise ValueError("not an anchor")
     return AnchorCopy(
-        seq=value["seq"], created_at=created_at, heads=heads, prev_hash=value["prev_hash"], hash=value["hash"]
+        seq=value["seq"],
+        created_at=created_at,
+        heads=heads,
+        prev_hash=value["prev_hash"],
+        hash=value["hash"],
+        key_id=value.get("key_id", ""),
     )
 
 

@@ -19,8 +19,9 @@ then heads); the first is the first broken link.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -33,21 +34,26 @@ from governance.chain.canonical import (
     GENESIS,
     anchor_digest,
     event_digest,
-    log_key,
 )
 from governance.chain.external import AnchorCopy, AnchorFile, anchor_file_read
+from governance.chain.keys import LogKeys, log_keys
 from governance.models import GovernanceAnchor, GovernanceAnchorHead, GovernanceEvent, GovernanceLogHead
 
 EDITED = "edited"  # its content no longer matches its digest
+CONTENT_EDITED = "its content does not match its digest"
 UNLINKED = "unlinked"  # it does not name the digest of the event before it
 MISSING = "missing"  # events of the chain are gone (a gap in its positions, or a tail an anchor saw)
 HEAD = "head"  # the head row disagrees with the chain's last event
+# Its key id names no configured key: the key was removed from GOVERNANCE_LOG_OLD_KEYS, or the id was
+# changed. Not an edit as far as anyone can tell without that key, and not proof of integrity either.
+UNKNOWN_KEY = "unknown_key"
 
 
 @dataclass(frozen=True)
 class Break:
     """One broken link: the event (or anchor) where it shows, its chain and position, and what is
-    wrong (``kind`` one of ``edited``, ``unlinked``, ``missing``, ``head``; ``detail`` in words)."""
+    wrong (``kind`` one of ``edited``, ``unlinked``, ``missing``, ``head``, ``unknown_key``; ``detail``
+    in words)."""
 
     kind: str
     detail: str
@@ -95,23 +101,23 @@ def governance_log_verify(anchor_file: Path | None = None) -> Verification:
         if outermost and connection.vendor == "postgresql":
             with connection.cursor() as cursor:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        return _verified(log_key(), copies)
+        return _verified(log_keys(), copies)
 
 
-def _verified(key: bytes, copies: AnchorFile) -> Verification:
+def _verified(keys: LogKeys, copies: AnchorFile) -> Verification:
     result = Verification(
         anchor_file=str(copies.path), file_anchors=len(copies.anchors) if copies.present else None
     )
     anchors = list(GovernanceAnchor.objects.order_by("seq"))
-    outside, copy_breaks = _copies_checked(key, copies)
+    outside, copy_breaks = _copies_checked(keys, copies)
     # Each position an anchor names, with the digest it saw and the anchors that saw it.
     seen: dict[tuple[int, int], list[tuple[str, int]]] = defaultdict(list)
     bound = {anchor.seq: anchor.heads for anchor in anchors} | {seq: c.heads for seq, c in outside.items()}
     for seq, heads in sorted(bound.items()):
         for chain, position, digest in heads:
             seen[(int(chain), int(position))].append((str(digest), seq))
-    lasts = _chains_checked(result, key, seen)
-    _anchors_checked(result, key, anchors, seen, lasts)
+    lasts = _chains_checked(result, keys, seen)
+    _anchors_checked(result, keys, anchors, seen, lasts)
     result.breaks.extend(copy_breaks)
     _copies_compared(result, anchors, outside)
     _heads_checked(result, lasts)
@@ -120,12 +126,23 @@ def _verified(key: bytes, copies: AnchorFile) -> Verification:
 
 
 def _events() -> Iterator[dict[str, Any]]:
-    rows = GovernanceEvent.objects.order_by("chain", "seq").values("id", "hash", *EVENT_FIELDS)
+    rows = GovernanceEvent.objects.order_by("chain", "seq").values("id", "hash", "key_id", *EVENT_FIELDS)
     yield from rows.iterator(chunk_size=2000)
 
 
+def _signature_break(
+    keys: LogKeys, key_id: str, digest: Callable[[bytes], str], stored: str, edited: str, **at: int | None
+) -> Break | None:
+    """The break of a link whose ``stored`` digest is not its ``digest`` under the key ``key_id``
+    names (``edited``, in words), or whose key is not configured; None when it verifies."""
+    matched = keys.matches(key_id, digest, stored)
+    if matched is None:
+        return Break(UNKNOWN_KEY, f"signed by an unknown key {key_id}", **at)
+    return None if matched else Break(EDITED, edited, **at)
+
+
 def _chains_checked(
-    result: Verification, key: bytes, seen: dict[tuple[int, int], list[tuple[str, int]]]
+    result: Verification, keys: LogKeys, seen: dict[tuple[int, int], list[tuple[str, int]]]
 ) -> dict[int, tuple[int, str, int | None]]:
     """Walk every chain; the last ``(seq, digest, event id)`` of each."""
     lasts: dict[int, tuple[int, str, int | None]] = {}
@@ -140,8 +157,11 @@ def _chains_checked(
             result.breaks.append(
                 Break(UNLINKED, "its previous digest is not the digest of the event before it", **at)
             )
-        if event_digest(row, key) != row["hash"]:
-            result.breaks.append(Break(EDITED, "its content does not match its digest", **at))
+        signature = _signature_break(
+            keys, row["key_id"], partial(event_digest, row), row["hash"], CONTENT_EDITED, **at
+        )
+        if signature is not None:
+            result.breaks.append(signature)
         for digest, anchor in seen.get((chain, seq), ()):
             if digest != row["hash"]:
                 result.breaks.append(
@@ -155,7 +175,7 @@ def _chains_checked(
 
 def _anchors_checked(
     result: Verification,
-    key: bytes,
+    keys: LogKeys,
     anchors: list[GovernanceAnchor],
     seen: dict[tuple[int, int], list[tuple[str, int]]],
     lasts: dict[int, tuple[int, str, int | None]],
@@ -171,8 +191,10 @@ def _anchors_checked(
                 Break(UNLINKED, "its previous digest is not the digest of the anchor before it", **at)
             )
         values = {name: getattr(anchor, name) for name in ANCHOR_FIELDS}
-        if anchor_digest(values, key) != anchor.hash:
-            result.breaks.append(Break(EDITED, "its content does not match its digest", **at))
+        digest = partial(anchor_digest, values)
+        signature = _signature_break(keys, anchor.key_id, digest, anchor.hash, CONTENT_EDITED, **at)
+        if signature is not None:
+            result.breaks.append(signature)
         prev, expected_seq = anchor.hash, anchor.seq + 1
         result.anchors += 1
     named: set[int] = set()
@@ -185,10 +207,11 @@ def _anchors_checked(
             result.breaks.append(Break(MISSING, detail, chain=chain, seq=seq, anchor=seer))
 
 
-def _copies_checked(key: bytes, copies: AnchorFile) -> tuple[dict[int, AnchorCopy], list[Break]]:
+def _copies_checked(keys: LogKeys, copies: AnchorFile) -> tuple[dict[int, AnchorCopy], list[Break]]:
     """The file's copies whose digests verify, by position, and the breaks of the others: a line that
     claims to be an anchor and cannot be read, a copy whose digest fails (forged, or of another key),
-    two different copies of one position. Only a verified copy is held against the database."""
+    a copy signed by a key no longer configured, two different copies of one position. Only a
+    verified copy is held against the database."""
     breaks = [
         Break(EDITED, f"line {number} of the anchor file cannot be read as an anchor")
         for number in copies.unreadable
@@ -196,10 +219,12 @@ def _copies_checked(key: bytes, copies: AnchorFile) -> tuple[dict[int, AnchorCop
     verified: dict[int, AnchorCopy] = {}
     for copy in copies.anchors:
         values = {name: getattr(copy, name) for name in ANCHOR_FIELDS}
-        if anchor_digest(values, key) != copy.hash:
-            breaks.append(
-                Break(EDITED, "its copy in the anchor file does not match its digest", anchor=copy.seq)
-            )
+        edited = "its copy in the anchor file does not match its digest"
+        signature = _signature_break(
+            keys, copy.key_id, partial(anchor_digest, values), copy.hash, edited, anchor=copy.seq
+        )
+        if signature is not None:
+            breaks.append(signature)
         elif verified.setdefault(copy.seq, copy).hash != copy.hash:
             breaks.append(Break(EDITED, "the anchor file holds two different copies of it", anchor=copy.seq))
     return verified, breaks

@@ -31,6 +31,7 @@ from django.utils import timezone
 
 from governance.chain.canonical import ANCHOR_FIELDS, EVENT_FIELDS, GENESIS, anchor_digest, event_digest
 from governance.chain.external import anchor_publish
+from governance.chain.keys import log_keys
 from governance.models import GovernanceAnchor, GovernanceAnchorHead, GovernanceEvent, GovernanceLogHead
 
 logger = logging.getLogger(__name__)
@@ -96,7 +97,9 @@ def event_append(event: GovernanceEvent) -> GovernanceEvent:
         head = _head_locked(writer_chain())
         event.chain, event.seq, event.prev_hash = head.chain, head.seq + 1, head.hash
         event.created_at = event.created_at or timezone.now()
-        event.hash = event_digest({name: getattr(event, name) for name in EVENT_FIELDS})
+        keys = log_keys()
+        event.key_id = keys.current_id
+        event.hash = event_digest({name: getattr(event, name) for name in EVENT_FIELDS}, keys.current)
         event.save()
         head.seq, head.hash = event.seq, event.hash
         head.save(update_fields=["seq", "hash"])
@@ -146,10 +149,15 @@ def anchor_record() -> GovernanceAnchor | None:
         last = GovernanceAnchor.objects.filter(seq=head.seq).values_list("heads", flat=True).first()
         if not heads or heads == last:
             return None
+        keys = log_keys()
         anchor = GovernanceAnchor(
-            seq=head.seq + 1, created_at=timezone.now(), heads=heads, prev_hash=head.hash
+            seq=head.seq + 1,
+            created_at=timezone.now(),
+            heads=heads,
+            prev_hash=head.hash,
+            key_id=keys.current_id,
         )
-        anchor.hash = anchor_digest({name: getattr(anchor, name) for name in ANCHOR_FIELDS})
+        anchor.hash = anchor_digest({name: getattr(anchor, name) for name in ANCHOR_FIELDS}, keys.current)
         anchor.save()
         head.seq, head.hash = anchor.seq, anchor.hash
         head.save(update_fields=["seq", "hash"])

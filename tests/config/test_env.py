@@ -87,6 +87,10 @@ def start_django(**env: str) -> subprocess.CompletedProcess[str]:
             {"DJANGO_SECRET_KEY": "", "DATABASE_URL": "postgres://u@db.example:5432/app"},
             "DJANGO_SECRET_KEY must be set when DATABASE_URL is (the real mode)",
         ),
+        (
+            {"GOVERNANCE_LOG_KEY": "", "DATABASE_URL": "postgres://u@db.example:5432/app"},
+            "GOVERNANCE_LOG_KEY must be set when DATABASE_URL is (the real mode)",
+        ),
         ({"CELERY_BROKER_URL": "kafka://broker:9092"}, "CELERY_BROKER_URL must use one of the schemes"),
         (
             {"CELERY_BROKER_URL": "amqp://guest:guest@mq.example:5672//"},

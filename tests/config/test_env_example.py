@@ -110,3 +110,18 @@ def test_env_example_shows_each_literal_default():
         if default is not NOT_LITERAL and listed.get(name) != ("" if default is UNSET else default)
     }
     assert wrong == {}, "name: (.env.example, code)"
+
+
+def readme_settings_table() -> set[str]:
+    """The variable names in the first column of the README's configuration reference."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("### Configuration reference", 1)[1].split("\n### ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    return {name for row in rows for name in re.findall(r"`([A-Z][A-Z0-9_]*)`", row.split(" | ")[0])}
+
+
+def test_the_readme_settings_table_lists_every_variable_the_code_reads_and_no_other():
+    table = readme_settings_table()
+    code = variables_read_by_code()
+    assert sorted(set(code) - table) == [], "read by the code but missing from the README's table"
+    assert sorted(table - set(code)) == [], "in the README's table but read nowhere"

@@ -100,9 +100,9 @@ def test_an_inserted_event_is_named(database):
         cursor.execute(
             f"INSERT INTO {EVENTS} (created_at, correlation_id, decision, outcome, source_kind, source_identifier,"
             " data_class, ceiling, zone, reason, provider, model, configuration, api_client, run, step,"
-            " chain, seq, prev_hash, hash)"
+            " chain, seq, prev_hash, hash, key_id)"
             " VALUES (%s, 'req-1', 'reclassified', 'observed', '', '', '', '', '', 'forged', '', '', '', "
-            " 'acme', '', NULL, %s, %s, %s, %s)",
+            " 'acme', '', NULL, %s, %s, %s, %s, '')",
             [last.created_at, last.chain, last.seq + 1, last.hash, forged],
         )
         cursor.execute(
@@ -122,10 +122,10 @@ def test_an_inserted_event_left_beside_the_head_is_named_twice(database):
         cursor.execute(
             f"INSERT INTO {EVENTS} (created_at, correlation_id, decision, outcome, source_kind, source_identifier,"
             " data_class, ceiling, zone, reason, provider, model, configuration, api_client, run, step,"
-            " chain, seq, prev_hash, hash)"
+            " chain, seq, prev_hash, hash, key_id)"
             " SELECT created_at, correlation_id, decision, outcome, source_kind, source_identifier, data_class,"
             " ceiling, zone, reason, provider, model, configuration, api_client, run, step, chain, seq + 1,"
-            f" hash, hash FROM {EVENTS} WHERE id = %s",
+            f" hash, hash, key_id FROM {EVENTS} WHERE id = %s",
             [last.pk],
         )
     copy = GovernanceEvent.objects.get(chain=last.chain, seq=3)

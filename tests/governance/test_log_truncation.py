@@ -15,6 +15,7 @@ from django.db import transaction
 from config.logs import JsonLogFormatter
 from governance.chain import writes
 from governance.chain.external import anchor_document
+from governance.chain.keys import log_keys
 from governance.chain.verify import EDITED, HEAD, MISSING, Break, governance_log_verify
 from governance.chain.writes import anchor_record
 from governance.models import GovernanceAnchor, GovernanceEvent
@@ -208,5 +209,6 @@ def test_an_anchor_reaches_the_file_once_committed_and_never_when_rolled_back(da
         "heads": [[1, 1, GovernanceEvent.objects.get().hash]],
         "prev_hash": "0" * 64,
         "hash": anchor.hash,
+        "key_id": log_keys().current_id,
     }
     assert verify_command()[0] == 0

@@ -15,16 +15,74 @@ import re
 
 FUNCTIONS = frozenset(
     # Aggregations, then the functions this project's rules and dashboard could reasonably use.
-    "sum min max avg group stddev stdvar count count_values bottomk topk quantile "
-    "abs absent absent_over_time ceil changes clamp clamp_max clamp_min day_of_month day_of_week "
-    "days_in_month delta deriv exp floor histogram_quantile holt_winters hour idelta increase irate "
-    "label_join label_replace ln log2 log10 minute month predict_linear rate resets round scalar sgn "
-    "sort sort_desc sqrt time timestamp vector year avg_over_time min_over_time max_over_time "
-    "sum_over_time count_over_time quantile_over_time stddev_over_time stdvar_over_time "
-    "last_over_time present_over_time".split()
+    [
+        "sum",
+        "min",
+        "max",
+        "avg",
+        "group",
+        "stddev",
+        "stdvar",
+        "count",
+        "count_values",
+        "bottomk",
+        "topk",
+        "quantile",
+        "abs",
+        "absent",
+        "absent_over_time",
+        "ceil",
+        "changes",
+        "clamp",
+        "clamp_max",
+        "clamp_min",
+        "day_of_month",
+        "day_of_week",
+        "days_in_month",
+        "delta",
+        "deriv",
+        "exp",
+        "floor",
+        "histogram_quantile",
+        "holt_winters",
+        "hour",
+        "idelta",
+        "increase",
+        "irate",
+        "label_join",
+        "label_replace",
+        "ln",
+        "log2",
+        "log10",
+        "minute",
+        "month",
+        "predict_linear",
+        "rate",
+        "resets",
+        "round",
+        "scalar",
+        "sgn",
+        "sort",
+        "sort_desc",
+        "sqrt",
+        "time",
+        "timestamp",
+        "vector",
+        "year",
+        "avg_over_time",
+        "min_over_time",
+        "max_over_time",
+        "sum_over_time",
+        "count_over_time",
+        "quantile_over_time",
+        "stddev_over_time",
+        "stdvar_over_time",
+        "last_over_time",
+        "present_over_time",
+    ]
 )
-LABEL_LIST_KEYWORDS = frozenset("by without on ignoring group_left group_right".split())
-KEYWORDS = LABEL_LIST_KEYWORDS | frozenset("and or unless bool offset inf nan".split())
+LABEL_LIST_KEYWORDS = frozenset(["by", "without", "on", "ignoring", "group_left", "group_right"])
+KEYWORDS = LABEL_LIST_KEYWORDS | frozenset(["and", "or", "unless", "bool", "offset", "inf", "nan"])
 PAIRS = {"(": ")", "{": "}", "[": "]"}
 
 TOKEN = re.compile(

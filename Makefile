@@ -48,13 +48,19 @@ PROMETHEUS_MULTIPROC_DIR ?= $(APP_VAR_DIR)/prometheus
 SERVE_ENV := PATH="$(abspath $(VENV))/bin:$(PATH)" APP_VAR_DIR="$(APP_VAR_DIR)" \
 	PROMETHEUS_MULTIPROC_DIR="$(PROMETHEUS_MULTIPROC_DIR)"
 
+# As root, SERVE_USER=name runs the release step and every process as that user (Celery warns
+# against running as root, and nothing here needs it); it must be able to write APP_VAR_DIR.
+SERVE_USER ?=
+AS_SERVE_USER := $(if $(SERVE_USER),runuser -u $(SERVE_USER) --)
+
 release: $(RUN_STAMP)
-	rm -rf "$(PROMETHEUS_MULTIPROC_DIR)" && mkdir -p "$(PROMETHEUS_MULTIPROC_DIR)"
-	$(SERVE_ENV) sh -c "$$(sed -n 's/^release: //p' Procfile)"
+	$(AS_SERVE_USER) rm -rf "$(PROMETHEUS_MULTIPROC_DIR)"
+	$(AS_SERVE_USER) mkdir -p "$(PROMETHEUS_MULTIPROC_DIR)"
+	$(AS_SERVE_USER) env $(SERVE_ENV) sh -c "$$(sed -n 's/^release: //p' Procfile)"
 
 serve: release
 	@echo "Serving on http://$(HOST):$(PORT)/ (admin /admin/, API /api/v1/, docs /api/docs/, health /healthz); Ctrl-C stops web, worker and beat"
-	$(SERVE_ENV) HOST=$(HOST) PORT=$(PORT) $(PY) -m config.envexec honcho start --no-colour -e /dev/null -f Procfile web worker beat
+	$(AS_SERVE_USER) env $(SERVE_ENV) HOST=$(HOST) PORT=$(PORT) $(PY) -m config.envexec honcho start --no-colour -e /dev/null -f Procfile web worker beat
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -2,7 +2,8 @@
 
 Checked in order: the database answers; in the real mode (a broker, workers) the broker is reachable
 through Celery's own connection (RabbitMQ or Redis, as ``CELERY_BROKER_URL`` names it) and at least
-one worker answers a ping over it within ``HEALTH_WORKER_PING_TIMEOUT_MS``; then each check named
+one worker answers a ping over it within ``HEALTH_WORKER_PING_TIMEOUT_MS`` (the answer names the
+worker, when it started and how many times it had started before: ``config/worker_starts.py``); then each check named
 in ``HEALTH_CHECKS`` (dotted paths, so that apps above ``config`` add theirs without ``config``
 importing them: the reaper's last tick and the oldest waiting run in ``agents/health.py``). In the
 embedded default (tasks run in-process, eagerly) the broker, the workers and whatever only a worker
@@ -27,6 +28,7 @@ from django.utils.module_loading import import_string
 from kombu import Connection
 
 from config.celery import app
+from config.worker_starts import worker_starts
 
 logger = logging.getLogger(__name__)
 
@@ -75,12 +77,15 @@ def _check_broker() -> CheckResult:
 
 
 def _check_workers() -> CheckResult:
-    """At least one worker answers a ping. Waits at most the timeout, and returns at the first answer."""
+    """At least one worker answers a ping. Waits at most the timeout, and returns at the first answer,
+    with the start that worker recorded."""
     timeout = settings.HEALTH_WORKER_PING_TIMEOUT_MS / 1000
     with _broker() as broker:
         answers = app.control.ping(timeout=timeout, limit=1, connection=broker)
     status = CheckStatus.OK if answers else CheckStatus.FAILING
-    return CheckResult(status, {"answered": len(answers), "timeout_seconds": timeout})
+    starts = worker_starts(node for answer in answers for node in answer)
+    nodes = {node: None if start is None else start.as_json() for node, start in starts.items()}
+    return CheckResult(status, {"answered": len(answers), "timeout_seconds": timeout, "nodes": nodes})
 
 
 def _guarded(name: str, check: Check) -> CheckResult:

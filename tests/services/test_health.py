@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 import redis
 from django.conf import settings
@@ -29,7 +31,10 @@ def test_a_worker_answers_the_ping_and_the_reaper_ticks_as_soon_as_beat_starts(t
         status, body = health()
         assert (status, body["run_mode"]) == (503, "real")
         assert body["checks"]["broker"] == {"status": "ok"}
-        assert body["checks"]["workers"] == {"status": "ok", "answered": 1, "timeout_seconds": 1.0}
+        workers = body["checks"]["workers"]
+        node = f"health@{socket.gethostname()}"
+        assert (workers["status"], workers["answered"], list(workers["nodes"])) == ("ok", 1, [node])
+        assert workers["nodes"][node]["restarts"] == 0  # its first start since the flush
         assert (body["checks"]["reaper"]["status"], body["checks"]["reaper"]["last_tick"]) == (
             "failing",
             None,

@@ -9,49 +9,22 @@ answering; Ctrl-C stops every process.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import secrets
 import signal
-import subprocess
-import sys
-from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
-import psycopg
 import pytest
 import redis
 from django.conf import settings
-from django.db import connection
 
 from tests.services.brokers import RABBITMQ_URL, rabbitmq_purge, require_rabbitmq
+from tests.services.serving import child_pid, manage, serve_started, started_pid, status, stop
 from tests.services.test_faults import free_port
-from tests.services.worker import ROOT, wait_for
+from tests.services.worker import wait_for
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
-
-VENV = Path(sys.executable).parent.parent
-
-
-@pytest.fixture
-def database_url() -> Iterator[str]:
-    """A new, empty database beside the test database: the release step migrates it."""
-    db = connection.settings_dict
-    name = f"{db['NAME']}_serve"
-    admin = {"host": db["HOST"] or "127.0.0.1", "port": db["PORT"] or 5432, "user": db["USER"]}
-    with psycopg.connect(
-        **admin, password=db.get("PASSWORD") or None, dbname="postgres", autocommit=True
-    ) as c:
-        c.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        c.execute(f'CREATE DATABASE "{name}"')
-    auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
-    yield f"postgres://{auth}@{admin['host']}:{admin['port']}/{name}"
-    with psycopg.connect(
-        **admin, password=db.get("PASSWORD") or None, dbname="postgres", autocommit=True
-    ) as c:
-        c.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @pytest.fixture
@@ -75,42 +48,14 @@ def environment(database_url, tmp_path) -> dict[str, str]:
     }
 
 
-def manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(
-        [str(VENV / "bin" / "python"), "manage.py", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stderr
-    return result
-
-
-def started_pid(log: Path, process: str) -> int:
-    match = re.search(rf"{process}\.1 started \(pid=(\d+)\)", log.read_text())
-    assert match, log.read_text()
-    return int(match[1])
-
-
 def test_make_serve_migrates_serves_static_files_runs_and_reports_health(environment, tmp_path):
     log = tmp_path / "serve.log"
     base = f"http://127.0.0.1:{environment['PORT']}"
     web = httpx.Client(base_url=base, timeout=10)
-    command = ["make", "serve", f"VENV={VENV}", "-o", str(VENV / ".installed-run")]
-    with log.open("w") as output:
-        serve = subprocess.Popen(
-            command,
-            cwd=ROOT,
-            env=environment,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    serve = serve_started(environment, log)
     try:
         wait_for(
-            lambda: _status(web, "/healthz") == 200 or serve.poll() is not None,
+            lambda: status(web, "/healthz") == 200 or serve.poll() is not None,
             timeout=180,
             what="make serve to answer /healthz 200",
         )
@@ -141,10 +86,10 @@ def test_make_serve_migrates_serves_static_files_runs_and_reports_health(environ
         # One per step (the two sends), in the worker; none refused, none observed.
         assert sorted(decisions) == [("observed", "0.0"), ("permitted", "2.0"), ("refused", "0.0")], decisions
 
-        worker = started_pid(log, "worker")
+        worker = child_pid(started_pid(log, "worker"))
         os.kill(worker, signal.SIGSTOP)  # stopped: alive for honcho, deaf to the ping
         try:
-            wait_for(lambda: _status(web, "/healthz") == 503, timeout=60, what="/healthz to answer 503")
+            wait_for(lambda: status(web, "/healthz") == 503, timeout=60, what="/healthz to answer 503")
             assert web.get("/healthz").json()["checks"]["workers"]["status"] == "failing"
         finally:
             os.kill(worker, signal.SIGCONT)
@@ -157,30 +102,7 @@ def test_make_serve_migrates_serves_static_files_runs_and_reports_health(environ
         with pytest.raises(httpx.ConnectError):
             web.get("/healthz")
     finally:
-        _stop(serve, log)
-
-
-def _stop(serve: subprocess.Popen, log: Path) -> None:
-    """Ctrl-C, as an operator would; then, if anything still runs, SIGKILL to make and honcho and to
-    each process honcho started (each in a session of its own, out of reach of make's group)."""
-    if serve.poll() is not None:
-        return
-    os.killpg(serve.pid, signal.SIGINT)
-    try:
-        serve.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(serve.pid, signal.SIGKILL)
-        serve.wait(timeout=30)
-        for pid in re.findall(r"\w+\.1 started \(pid=(\d+)\)", log.read_text()):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(int(pid), signal.SIGKILL)
-
-
-def _status(client: httpx.Client, path: str) -> int | None:
-    try:
-        return client.get(path).status_code
-    except httpx.TransportError:
-        return None
+        stop(serve, log)
 
 
 def _assert_static_files(web: httpx.Client) -> None:

@@ -24,7 +24,9 @@ def test_serve_user_runs_the_release_step_and_every_process_as_that_user():
     planned = _planned("SERVE_USER=govctx")
     assert len(planned) == 4  # the metrics directory emptied, made, the release step, honcho
     assert all(line.startswith("runuser -u govctx -- ") for line in planned), planned
-    assert planned[-1].endswith("honcho start --no-colour -f Procfile web worker beat")
+    assert planned[-1].endswith(
+        "-m config.envexec honcho start --no-colour -e /dev/null -f Procfile web worker beat"
+    )
 
 
 def test_without_serve_user_make_serve_runs_as_whoever_runs_it():

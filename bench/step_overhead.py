@@ -147,13 +147,12 @@ def _warm_transcripts(run_ids: list[str]) -> None:
     """As if each run's previous step ran in this worker: the transcript is held, and its messages
     were assembled and fitted once (so their digests and token counts are cached, as they would be)."""
     from agents.models import AgentRun
-    from agents.runtime.plan import send_plan
-    from agents.runtime.transcript import run_context, run_request
+    from agents.runtime.transcript import run_send
     from context_assembly.estimator import Estimator
     from context_assembly.fitting import fit
 
     for run in AgentRun.objects.select_related("configuration").filter(id__in=run_ids):
-        plan = send_plan(configuration=run.configuration, request=run_request(run, run_context(run)))
+        _, plan = run_send(run)
         fit(plan.assembled, estimator=Estimator(plan.profile))
 
 
@@ -308,12 +307,11 @@ def _peers(fake: Any, run_id: str) -> dict[str, Any]:
     from openai import OpenAI
 
     from agents.models import AgentRun
-    from agents.runtime.plan import send_plan
-    from agents.runtime.transcript import run_context, run_request
+    from agents.runtime.transcript import run_send
     from context_assembly.encodings import get_encoding
 
     run = AgentRun.objects.select_related("configuration").get(id=run_id)
-    plan = send_plan(configuration=run.configuration, request=run_request(run, run_context(run)))
+    _, plan = run_send(run)
     wire = [m.to_openai() for m in plan.assembled.messages]
     client = OpenAI(base_url=fake.openai_base_url, api_key="bench", max_retries=0)
     sdk = []

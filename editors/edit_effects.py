@@ -14,7 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from agents.runtime.content import edited_content
-from agents.runtime.plan import SendRequest, model_profile, send_plan
+from agents.runtime.plan import model_profile, send_plan
+from agents.runtime.request import SendRequest
 from catalog.models import Configuration
 from context_assembly.badges import TokenBadge, token_badge
 from context_assembly.estimator import Estimator

@@ -13,7 +13,8 @@ from typing import Any
 
 from django.db import models
 
-from catalog.models.catalog import Configuration, LlmModel
+from catalog.models.catalog import LlmModel
+from catalog.models.configurations import Configuration
 from catalog.pricing import COST_DECIMAL_PLACES, COST_MAX_DIGITS
 from governance.vocabulary import DataClass
 

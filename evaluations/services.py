@@ -32,9 +32,10 @@ from agents.runtime.content import SendContent, edited_content, pinned_send_cont
 from agents.runtime.outcome import Answered, Ended
 from agents.runtime.parts import configuration_parts
 from agents.runtime.pins import Pin, configuration_pins_take, pinned_content
-from agents.runtime.plan import SendRequest, send_plan
+from agents.runtime.plan import send_plan
 from agents.runtime.queue import task_enqueue
 from agents.runtime.record import served_model_calibrate
+from agents.runtime.request import SendRequest
 from agents.runtime.send import GovernedCall
 from catalog.models import Configuration, LlmModel
 from context_assembly.assembly import ContextItem

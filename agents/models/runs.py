@@ -11,8 +11,9 @@ from typing import Any
 
 from django.db import connections, models
 
-from catalog.models.catalog import CATALOG_VERSION_ID, CatalogVersion, Configuration, LlmModel
+from catalog.models.catalog import CATALOG_VERSION_ID, CatalogVersion, LlmModel
 from catalog.models.clients import ApiClient
+from catalog.models.configurations import Configuration
 from catalog.models.sql import Read, Table, converted_row
 from catalog.pricing import COST_DECIMAL_PLACES, COST_MAX_DIGITS
 from governance.vocabulary import DataClass, Provenance, TrustZone

@@ -17,16 +17,14 @@ that a summary was refused or failed (the fit then drops the oldest turns, as it
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agents.models import AgentRun, AgentStep, StepKind, StepStatus
+from agents.runtime.request import TranscriptEntry
 from context_assembly.messages import Message
 
 SUMMARISE, CLEAR_TOOL_RESULTS = "summarise", "clear_tool_results"
-
-# Messages, per message its class, per message its receiver label and whether that label is observed.
-Transcript = tuple[tuple[Message, ...], tuple[str, ...], tuple[tuple[str, bool], ...]]
 
 
 @dataclass(frozen=True)
@@ -50,9 +48,7 @@ class CompactionRecord:
 class Compacted:
     """The run's own transcript with its compactions applied, and what the tail note says of them."""
 
-    messages: tuple[Message, ...]
-    classes: tuple[str, ...]
-    labels: tuple[tuple[str, bool], ...]
+    entries: tuple[TranscriptEntry, ...]
     start: int  # the first run message still shown as itself (those before it are summarised)
     summarised: bool  # messages[0] is a summary
     cleared: frozenset[int]  # positions of the tool results shown as stubs
@@ -62,8 +58,8 @@ class Compacted:
     note: str  # the tail note's compaction lines; "" when there is nothing to say
 
     @property
-    def transcript(self) -> Transcript:
-        return self.messages, self.classes, self.labels
+    def messages(self) -> tuple[Message, ...]:
+        return tuple(entry.message for entry in self.entries)
 
 
 def compaction_records(run: AgentRun) -> list[CompactionRecord]:
@@ -89,9 +85,8 @@ def cleared_stub(tool: str, tokens: int) -> str:
     return f"[Tool result cleared to save context: {tool} returned {tokens:,} tokens here.]"
 
 
-def compacted(transcript: Transcript, records: Sequence[CompactionRecord]) -> Compacted:
+def compacted(transcript: Sequence[TranscriptEntry], records: Sequence[CompactionRecord]) -> Compacted:
     """``transcript`` (a run's own rows) with ``records`` applied (see the module docstring)."""
-    messages, classes, labels = transcript
     summary: CompactionRecord | None = None
     failed: CompactionRecord | None = None
     stubs: dict[int, tuple[str, int]] = {}
@@ -105,27 +100,27 @@ def compacted(transcript: Transcript, records: Sequence[CompactionRecord]) -> Co
             else:
                 failed = record
     start = int(summary.data["through"]) if summary is not None else 0
-    out: list[Message] = []
-    out_classes: list[str] = []
-    out_labels: list[tuple[str, bool]] = []
+    out: list[TranscriptEntry] = []
     if summary is not None:
-        out.append(summary_message(start, str(summary.data["summary"])))
-        out_classes.append(summary.label)
-        out_labels.append((summary.receiver_label, bool(summary.data.get("observed"))))
-    cleared = frozenset(position for position in stubs if start <= position < len(messages))
-    for position in range(start, len(messages)):
-        message = messages[position]
-        if position in cleared:
-            message = Message(
-                role="tool", content=cleared_stub(*stubs[position]), tool_call_id=message.tool_call_id
+        out.append(
+            TranscriptEntry(
+                summary_message(start, str(summary.data["summary"])),
+                summary.label,
+                receiver_class=summary.receiver_label,
+                observed=bool(summary.data.get("observed")),
             )
-        out.append(message)
-        out_classes.append(classes[position])
-        out_labels.append(labels[position] if labels else ("", False))
+        )
+    cleared = frozenset(position for position in stubs if start <= position < len(transcript))
+    for position in range(start, len(transcript)):
+        entry = transcript[position]
+        if position in cleared:
+            stub = Message(
+                role="tool", content=cleared_stub(*stubs[position]), tool_call_id=entry.message.tool_call_id
+            )
+            entry = replace(entry, message=stub)
+        out.append(entry)
     return Compacted(
-        messages=tuple(out),
-        classes=tuple(out_classes),
-        labels=tuple(out_labels),
+        entries=tuple(out),
         start=start,
         summarised=summary is not None,
         cleared=cleared,

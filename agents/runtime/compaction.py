@@ -37,17 +37,15 @@ from agents.runtime.compacted import (
     compacted,
     compaction_records,
 )
-from agents.runtime.content import pinned_send_content
 from agents.runtime.leases import run_advance
 from agents.runtime.outcome import Ended, SendError
-from agents.runtime.pins import pinned_content, run_pins
-from agents.runtime.plan import model_profile, send_plan
+from agents.runtime.plan import model_profile
 from agents.runtime.queue import step_enqueue
 from agents.runtime.record import StepRecord, step_record, step_totals
 from agents.runtime.send import GovernedCall
 from agents.runtime.summary import summary_events, summary_plan
 from agents.runtime.targets import reply_limit
-from agents.runtime.transcript import TRANSCRIPTS, run_context, run_request, run_usage
+from agents.runtime.transcript import TRANSCRIPTS, run_send, run_usage
 from catalog.errors import ModelInactive
 from catalog.models import ContextStrategy
 from context_assembly.estimator import Estimator
@@ -110,11 +108,7 @@ def _due(run: AgentRun) -> bool:
     used = usage.used_tokens.value
     if used is not None and used >= run.configuration.compaction_threshold * usage.context_window:
         return True
-    pins = run_pins(run)
-    pinned = pinned_content(configuration=run.configuration, pins=pins) if pins else None
-    request = run_request(run, run_context(run), pinned)
-    content = pinned_send_content(run.configuration, pinned) if pinned is not None else None
-    plan = send_plan(configuration=run.configuration, request=request, content=content)
+    _, plan = run_send(run)
     limit, _ = reply_limit(run.max_tokens, plan.model)
     fitted = fit(plan.assembled, estimator=Estimator(plan.profile), max_tokens=limit)
     return fitted.overflow or fitted.dropped_turns > 0
@@ -134,10 +128,10 @@ def _clearing(run: AgentRun, state: Compacted) -> dict[str, Any] | None:
         return None
     names = {call.id: call.name for message in state.messages for call in message.tool_calls}
     estimator = Estimator(model_profile(run.configuration.model))
-    messages, _, _ = TRANSCRIPTS.read(run)
+    entries = TRANSCRIPTS.read(run)
     cleared = []
     for position in candidates:
-        message = messages[position]
+        message = entries[position].message
         text = message.content if isinstance(message.content, str) else ""
         name = names.get(message.tool_call_id or "", "a tool")
         cleared.append({"position": position, "tool": name, "tokens": estimator.count_text(text)})
@@ -163,9 +157,7 @@ def _summarised(
     plan = summary_plan(
         run=run,
         configuration=run.configuration,
-        messages=state.messages[:cut],
-        classes=state.classes[:cut],
-        labels=state.labels[:cut],
+        entries=state.entries[:cut],
     )
     events = summary_events(run, plan.model, step_index)
     outcome = GovernedCall(plan, events, client_id=run.api_client_id).send()

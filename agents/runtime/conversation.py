@@ -30,12 +30,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from agents.runtime.plan import SendRequest
+from agents.runtime.request import SendRequest, TranscriptEntry
 from context_assembly.assembly import ContextItem, context_item_text
 from context_assembly.errors import InvalidMessage
 from context_assembly.messages import Message, TextPart, ToolSpec
-from governance.policy import Source
-from governance.vocabulary import DataClass, Enforcement, SourceKind
+from governance.vocabulary import DataClass
 from providers.values import NO_OPTIONS, TOOL_CHOICE_MODES, CallOptions
 from skills.models import Skill
 
@@ -77,10 +76,12 @@ def conversation_request(messages: Sequence[Any], conversation: Conversation) ->
         for index, (message, role, data_class) in enumerate(parsed[:first_user])
     ]
     task, _, task_class = parsed[first_user]
-    transcript = [
-        (index, _transcript_message(message, role), data_class)
+    transcript = tuple(
+        TranscriptEntry(
+            _transcript_message(message, role), data_class, caller=True, identifier=f"messages[{index}]"
+        )
         for index, (message, role, data_class) in enumerate(parsed[first_user + 1 :], start=first_user + 1)
-    ]
+    )
     tools = _tools(conversation.tools)
     override = conversation.allow_system_override
     return SendRequest(
@@ -89,11 +90,7 @@ def conversation_request(messages: Sequence[Any], conversation: Conversation) ->
         task_input_identifier=f"messages[{first_user}]",
         caller_context=conversation.caller_context + (() if override else tuple(leading)),
         system_override=tuple(leading) if override else (),
-        transcript=tuple(message for _, message, _ in transcript),
-        transcript_sources=tuple(
-            Source(SourceKind.CALLER_CONTEXT, f"messages[{index}]", data_class, None, Enforcement.ENFORCE)
-            for index, _, data_class in transcript
-        ),
+        transcript=transcript,
         request_skills=conversation.request_skills,
         client_tools=tools,
         client_tools_class=conversation.default_class,

@@ -12,23 +12,23 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from agents.runtime.content import SendContent, live_content
+from agents.runtime.pins import PinnedContent
 from agents.runtime.redactions import Redactions
+from agents.runtime.request import SendRequest, transcript_sources
 from catalog.models import Configuration, LlmModel
 from catalog.selectors import configuration_sources, configuration_zone
 from context_assembly.assembly import (
-    TASK_INPUT_IDENTIFIER,
     AssembledContext,
     AssemblyInputs,
     ContextItem,
     assemble,
 )
-from context_assembly.messages import Message, ToolSpec
 from context_assembly.profiles import ModelProfile
 from governance.policy import ContextDecision, Receiver, Source, decide, enforcement_mode
 from governance.vocabulary import Enforcement, SourceKind, TrustZone
 from providers.dispatch import Target
 from providers.values import NO_OPTIONS, CallOptions, ProviderConfig
-from skills.composition import SkillBlock, SkillMode
+from skills.composition import SkillMode
 from skills.models import Skill
 from snippets.composition import snippet_block
 from snippets.models import Snippet
@@ -40,47 +40,13 @@ _SEPARATOR = "\n\n"
 
 
 @dataclass(frozen=True)
-class SendRequest:
-    """The per-request part of a send: what the caller asked for, plus the run's transcript.
-
-    A caller-supplied conversation (:mod:`agents.runtime.conversation`) also sets
-    ``transcript_sources`` (each transcript message is caller context with its class, instead of the
-    tool outputs ``transcript_classes`` classify), may set ``system_override`` (caller system text that
-    replaces the configuration's system prompt, only where the configuration allows it), and may bring
-    its own tools: ``client_tools`` not None replaces the configuration's tools (the caller runs them;
-    nothing is executed here), classified by ``client_tools_class``. ``options`` are passed on to the
-    provider, redacted like every other part.
-    """
-
-    task_input: str
-    input_data_class: str
-    caller_context: tuple[ContextItem, ...] = ()
-    transcript: tuple[Message, ...] = ()
-    transcript_classes: tuple[str, ...] = ()  # per transcript message: a tool result's class, a reply's label
-    # Per transcript message: a reply's label for the run's receiver, and whether its label came from
-    # a row sent under observe (blank and False for other messages).
-    transcript_labels: tuple[tuple[str, bool], ...] = ()
-    request_skills: tuple[Skill, ...] = ()
-    tail_note: str | None = None
-    task_input_identifier: str = TASK_INPUT_IDENTIFIER
-    transcript_sources: tuple[Source, ...] | None = None
-    system_override: tuple[ContextItem, ...] = ()
-    client_tools: tuple[ToolSpec, ...] | None = None
-    client_tools_class: str = ""
-    options: CallOptions = NO_OPTIONS
-    # How many transcript messages at its front are a run's stored conversation, not its own rows.
-    caller_messages: int = 0
-    # How many more messages the run's own transcript holds than ``transcript`` shows: those a
-    # compaction's summary stands for (agents/runtime/compacted.py).
-    compacted_messages: int = 0
-    # Who the reply is for (DESIGN §4, "Information flow"): the API client's zone, or the zone a run's
-    # operator named. None only where no reply is delivered to anyone (an edit's cost, a comparison).
-    receiver_zone: TrustZone | None = None
-    receiver_name: str = ""
-
-
-@dataclass(frozen=True)
 class SendPlan:
+    """What one send carries and to whom, resolved once: the serving model and its fallbacks as
+    targets, the zone, the assembled (redacted) context and its sources, the tools offered and
+    denied, the redactions made, the request's provider options (redacted), the receiver. What the
+    context was assembled from (the request, the snippets and skills chosen) is the caller's to keep
+    (the preview's :class:`agents.runtime.preview.SendProvenance`)."""
+
     configuration: Configuration
     model: LlmModel
     profile: ModelProfile
@@ -90,15 +56,9 @@ class SendPlan:
     assembled: AssembledContext
     offered_tools: tuple[Tool, ...]
     denied_tools: tuple[ToolVerdict, ...]
-    unknown_tags: tuple[str, ...]
-    empty_tags: tuple[str, ...]
-    dropped_skills: tuple[tuple[str, str], ...]  # (skill identifier, reason)
     redactions: dict[str, int]
-    # What the context was assembled from, for a preview that lists it part by part.
-    request: SendRequest
-    content: SendContent
-    snippets: tuple[Snippet, ...]
-    skills: SkillBlock
+    # A run's pinned versions the content was built from (recorded on its step); None: live rows.
+    pinned: PinnedContent | None = None
     # Configured targets skipped because they or their provider are switched off. With no active
     # target left, ``targets`` is empty and nothing may be sent.
     inactive: tuple[str, ...] = ()
@@ -180,48 +140,6 @@ def tool_policy(
     )
 
 
-def _transcript_sources(request: SendRequest) -> list[Source]:
-    """A caller conversation's own sources, else those of a run's transcript."""
-    if request.transcript_sources is not None:
-        return list(request.transcript_sources)
-    return run_transcript_sources(request.transcript, request.transcript_classes, request.transcript_labels)
-
-
-def run_transcript_sources(
-    messages: Sequence[Message],
-    classes: Sequence[str],
-    labels: Sequence[tuple[str, bool]],
-    offset: int = 0,
-) -> list[Source]:
-    """The sources of a run's own transcript: each tool result at its tool's class, and each earlier
-    reply at its label (its label for the run's receiver beside it), so a label follows the run. A
-    reply whose label came from a row sent under observe is observed where that row was; a reply
-    stored without a label (before labels were kept) reads as ``secret_adjacent``."""
-    sources = []
-    labels = labels or (("", False),) * len(classes)
-    for index, (message, data_class, (for_receiver, observed)) in enumerate(
-        zip(messages, classes, labels, strict=True), start=offset
-    ):
-        if message.role == "tool":
-            sources.append(
-                Source(
-                    SourceKind.TOOL_OUTPUT, message.tool_call_id or "", data_class, None, Enforcement.ENFORCE
-                )
-            )
-        elif message.role == "assistant":
-            sources.append(
-                Source(
-                    SourceKind.ASSISTANT_TURN,
-                    f"transcript[{index}]",
-                    data_class,
-                    None,
-                    Enforcement.OBSERVE if observed else Enforcement.ENFORCE,
-                    receiver_class=for_receiver or data_class,
-                )
-            )
-    return sources
-
-
 def send_plan(
     *, configuration: Configuration, request: SendRequest, content: SendContent | None = None
 ) -> SendPlan:
@@ -256,12 +174,63 @@ def routes_to_trusted(decision: ContextDecision) -> bool:
     return any(not item.by_receiver for item in decision.refused)
 
 
+@dataclass(frozen=True)
+class Serving:
+    """The models a send may call: the active ones in order (the first serves, the rest are its
+    fallbacks), those switched off, and the send's zone over the ones it may call."""
+
+    active: tuple[LlmModel, ...]
+    inactive: tuple[LlmModel, ...]
+    model: LlmModel
+    zone: TrustZone
+
+
+def serving(configuration: Configuration, models: Sequence[LlmModel]) -> Serving:
+    """``models`` as a send of ``configuration`` may call them (every configured one when none is
+    active, the stricter reading of the zone; nothing is then sent)."""
+    active, inactive = active_targets(models)
+    called = active or tuple(models)
+    zone = configuration_zone(configuration, serving_model=called[0], fallbacks=called[1:])
+    return Serving(active, inactive, called[0], zone)
+
+
+def plan_of(
+    *,
+    configuration: Configuration,
+    serving: Serving,
+    inputs: AssemblyInputs,
+    request: SendRequest,
+    redactions: Redactions,
+    offered: Sequence[Tool] = (),
+    denied: Sequence[ToolVerdict] = (),
+    pinned: PinnedContent | None = None,
+) -> SendPlan:
+    """The plan of a send of ``inputs`` (already redacted by ``redactions``) by ``serving``: every
+    send's plan is made here, a step's and a completion's (:func:`send_plan`) as a summary's
+    (``agents/runtime/summary.py``)."""
+    return SendPlan(
+        configuration=configuration,
+        model=serving.model,
+        profile=inputs.profile,
+        zone=serving.zone,
+        fallbacks=serving.active[1:],
+        targets=tuple(Target(provider_config(m), m.model_id, m.capabilities) for m in serving.active),
+        assembled=assemble(inputs),
+        offered_tools=tuple(offered),
+        denied_tools=tuple(denied),
+        options=redactions.options(request.options),
+        redactions=dict(redactions.counts),
+        pinned=pinned,
+        inactive=tuple(str(m) for m in serving.inactive),
+        receiver=send_receiver(configuration, request),
+    )
+
+
 def _send_plan(content: SendContent, request: SendRequest, models: tuple[LlmModel, ...]) -> SendPlan:
     configuration, selection, skills = content.configuration, content.selection, content.skills
     snippets = selection.snippets
-    active, inactive = active_targets(models)
-    model = (active or models)[0]
-    zone = configuration_zone(configuration, serving_model=model, fallbacks=(active or models)[1:])
+    served = serving(configuration, models)
+    zone = served.zone
     if request.client_tools is None:
         receiver = send_receiver(configuration, request)
         offered, denied = tools_offered(tool_policy(configuration, zone, content.disabled_tools, receiver))
@@ -274,7 +243,7 @@ def _send_plan(content: SendContent, request: SendRequest, models: tuple[LlmMode
         else tuple(redactions.tool_spec(spec) for spec in request.client_tools)
     )
     inputs = AssemblyInputs(
-        profile=model_profile(model),
+        profile=model_profile(served.model),
         task_input=redactions.text(request.task_input),
         task_input_data_class=request.input_data_class,
         task_input_identifier=request.task_input_identifier,
@@ -287,36 +256,24 @@ def _send_plan(content: SendContent, request: SendRequest, models: tuple[LlmMode
             )
             for item in request.caller_context
         ),
-        transcript=tuple(redactions.message(message) for message in request.transcript),
+        transcript=tuple(redactions.message(entry.message) for entry in request.transcript),
         tool_specs=tool_specs,
         tail_note=request.tail_note,
         sources=(
             *_configuration_sources(configuration, request, snippets, skills.included),
-            *_transcript_sources(request),
+            *transcript_sources(request.transcript),
             *_caller_sources(request),
         ),
     )
-    return SendPlan(
+    return plan_of(
         configuration=configuration,
-        model=model,
-        profile=inputs.profile,
-        zone=zone,
-        fallbacks=tuple(active[1:]),
-        targets=tuple(Target(provider_config(m), m.model_id, m.capabilities) for m in active),
-        assembled=assemble(inputs),
-        offered_tools=tuple(offered),
-        denied_tools=tuple(denied),
-        unknown_tags=selection.unknown_tags,
-        empty_tags=selection.empty_tags,
-        dropped_skills=skills.dropped,
-        options=redactions.options(request.options),
-        redactions=dict(redactions.counts),
+        serving=served,
+        inputs=inputs,
         request=request,
-        content=content,
-        snippets=tuple(snippets),
-        skills=skills,
-        inactive=tuple(str(m) for m in inactive),
-        receiver=send_receiver(configuration, request),
+        redactions=redactions,
+        offered=offered,
+        denied=denied,
+        pinned=content.pinned,
     )
 
 

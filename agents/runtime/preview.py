@@ -18,9 +18,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from agents.runtime.content import SendContent
-from agents.runtime.plan import SendPlan, SendRequest, send_plan
+from agents.runtime.content import SendContent, live_content
+from agents.runtime.plan import SendPlan, send_plan
 from agents.runtime.redactions import Redactions
+from agents.runtime.request import SendRequest
 from agents.runtime.targets import reply_limit, reply_limit_check
 from catalog.errors import ModelInactive
 from catalog.models import Configuration
@@ -37,8 +38,9 @@ from governance.policy import (
 )
 from governance.services import decision_as_dict
 from governance.vocabulary import Enforcement, Outcome, SourceKind, TrustZone
-from skills.composition import END_MARKER, SECTION_SEPARATOR, SkillMode, skill_section
+from skills.composition import END_MARKER, SECTION_SEPARATOR, SkillBlock, SkillMode, skill_section
 from snippets.composition import snippet_block
+from snippets.models import Snippet
 
 FRAMING = "framing"  # the kind of a part the assembly writes itself (the skill block's fences)
 
@@ -57,8 +59,39 @@ class PreviewPart:
 
 
 @dataclass(frozen=True)
+class SendProvenance:
+    """What a previewed send was assembled from, part by part: the request, and the content (the
+    configuration as sent, its snippet selection with the tags that matched nothing, and its skill
+    block with the skills left out). A send needs none of it once planned; a preview lists it."""
+
+    request: SendRequest
+    content: SendContent
+
+    @property
+    def snippets(self) -> tuple[Snippet, ...]:
+        return tuple(self.content.selection.snippets)
+
+    @property
+    def skills(self) -> SkillBlock:
+        return self.content.skills
+
+    @property
+    def unknown_tags(self) -> tuple[str, ...]:
+        return tuple(self.content.selection.unknown_tags)
+
+    @property
+    def empty_tags(self) -> tuple[str, ...]:
+        return tuple(self.content.selection.empty_tags)
+
+    @property
+    def dropped_skills(self) -> tuple[tuple[str, str], ...]:
+        return tuple(self.content.skills.dropped)
+
+
+@dataclass(frozen=True)
 class ContextPreview:
     plan: SendPlan
+    provenance: SendProvenance
     decision: ContextDecision
     fitted: FitResult
 
@@ -68,7 +101,7 @@ class ContextPreview:
 
     def as_dict(self, *, receiver_zone: TrustZone) -> dict[str, Any]:
         """The preview as a receiver in ``receiver_zone`` may see it (see the module docstring)."""
-        plan = self.plan
+        plan, provenance = self.plan, self.provenance
         return {
             "configuration": plan.configuration.identifier,
             "model": plan.model.model_id,
@@ -78,13 +111,17 @@ class ContextPreview:
             "answers_deliverable_to": plan.configuration.answers_deliverable_to or None,
             "would_send": self.would_send,
             "overflow": self.fitted.overflow,
-            "messages": shown_messages(preview_parts(plan), send_zone=plan.zone, receiver_zone=receiver_zone),
+            "messages": shown_messages(
+                preview_parts(plan, provenance), send_zone=plan.zone, receiver_zone=receiver_zone
+            ),
             "tools": [spec.to_openai() for spec in plan.assembled.tool_specs],
             "decision": decision_as_dict(self.decision),
             "breakdown": self.fitted.breakdown.as_dict(),
-            "unknown_tags": list(plan.unknown_tags),
-            "empty_tags": list(plan.empty_tags),
-            "dropped_skills": [{"skill": skill, "reason": reason} for skill, reason in plan.dropped_skills],
+            "unknown_tags": list(provenance.unknown_tags),
+            "empty_tags": list(provenance.empty_tags),
+            "dropped_skills": [
+                {"skill": skill, "reason": reason} for skill, reason in provenance.dropped_skills
+            ],
             "denied_tools": [{"tool": v.name, "reason": v.denial.value} for v in plan.denied_tools],
             "redactions": plan.redactions,
         }
@@ -98,6 +135,8 @@ def context_preview(
     content: SendContent | None = None,
 ) -> ContextPreview:
     """Assemble, decide and fit for ``configuration`` and ``request``; messages are redacted."""
+    if content is None:
+        content = live_content(configuration, request.request_skills)
     plan = send_plan(configuration=configuration, request=request, content=content)
     if not plan.targets:
         raise ModelInactive(
@@ -108,20 +147,22 @@ def context_preview(
     decision = decide(plan.sources, plan.zone, enforcement_mode(), plan.receiver)
     limit, _ = reply_limit(max_tokens, plan.model)
     fitted = fit(plan.assembled, estimator=Estimator(plan.profile), max_tokens=limit)
-    return ContextPreview(plan=plan, decision=decision, fitted=fitted)
+    provenance = SendProvenance(request=request, content=content)
+    return ContextPreview(plan=plan, provenance=provenance, decision=decision, fitted=fitted)
 
 
-def preview_parts(plan: SendPlan) -> tuple[PreviewPart, ...]:
+def preview_parts(plan: SendPlan, provenance: SendProvenance) -> tuple[PreviewPart, ...]:
     """The parts of the head, then of the tail note, in wire order, each redacted as the send redacts
     it, with its source. A preview request has no transcript; the tail note is our own text."""
     redactions = Redactions()
-    system = list(_system_parts(plan, redactions))
+    system = list(_system_parts(plan, provenance, redactions))
     user = 1 if system else 0
-    transcript = list(_transcript_parts(plan, redactions, user + 1))
-    parts = [*system, *_user_parts(plan, redactions, user), *transcript]
-    if plan.request.tail_note:
-        tail = user + 1 + len(plan.request.transcript)
-        parts.append(PreviewPart(tail, "user", FRAMING, "tail_note", plan.request.tail_note, None))
+    transcript = list(_transcript_parts(provenance.request, redactions, user + 1))
+    parts = [*system, *_user_parts(plan, provenance, redactions, user), *transcript]
+    request = provenance.request
+    if request.tail_note:
+        tail = user + 1 + len(request.transcript)
+        parts.append(PreviewPart(tail, "user", FRAMING, "tail_note", request.tail_note, None))
     return tuple(parts)
 
 
@@ -158,61 +199,68 @@ def _part_dict(part: PreviewPart, shown: bool) -> dict[str, Any]:
     return {**listed, "withheld": True}
 
 
-def _system_parts(plan: SendPlan, redactions: Redactions) -> Iterator[PreviewPart]:
+def _system_parts(
+    plan: SendPlan, provenance: SendProvenance, redactions: Redactions
+) -> Iterator[PreviewPart]:
     configuration = plan.configuration
     prompt = configuration.system_prompt.strip()
-    for item in plan.request.system_override:  # the caller's system text in place of the prompt
+    for item in provenance.request.system_override:  # the caller's system text in place of the prompt
         identifier = item.identifier or "system"
         source = Source(SourceKind.CALLER_CONTEXT, identifier, item.data_class, None, Enforcement.ENFORCE)
         yield PreviewPart(
             0, "system", SourceKind.CALLER_CONTEXT, identifier, redactions.text(item.text), source
         )
-    if prompt and not plan.request.system_override:
+    if prompt and not provenance.request.system_override:
         [source] = configuration.prompt_sources()
         text = redactions.text(prompt)
         yield PreviewPart(0, "system", SourceKind.SYSTEM_PROMPT, source.identifier, text, source)
-    for snippet in plan.snippets:
+    for snippet in provenance.snippets:
         source = snippet.as_source()
         text = redactions.text(snippet_block([snippet]))
         yield PreviewPart(0, "system", SourceKind.SNIPPET, source.identifier, text, source)
 
 
-def _user_parts(plan: SendPlan, redactions: Redactions, message: int) -> Iterator[PreviewPart]:
-    yield from _skill_parts(plan, redactions, message)
-    for position, item in enumerate(plan.request.caller_context):
+def _user_parts(
+    plan: SendPlan, provenance: SendProvenance, redactions: Redactions, message: int
+) -> Iterator[PreviewPart]:
+    yield from _skill_parts(plan, provenance, redactions, message)
+    request = provenance.request
+    for position, item in enumerate(request.caller_context):
         identifier = item.identifier or caller_context_identifier(position)
         source = Source(SourceKind.CALLER_CONTEXT, identifier, item.data_class, None, Enforcement.ENFORCE)
         labelled = context_item_text(
             ContextItem(redactions.text(item.name), redactions.text(item.text), item.data_class)
         )
         yield PreviewPart(message, "user", SourceKind.CALLER_CONTEXT, identifier, labelled, source)
-    task_input = plan.request.task_input
+    task_input = request.task_input
     if task_input:
-        identifier = plan.request.task_input_identifier
+        identifier = request.task_input_identifier
         source = Source(
-            SourceKind.TASK_INPUT, identifier, plan.request.input_data_class, None, Enforcement.ENFORCE
+            SourceKind.TASK_INPUT, identifier, request.input_data_class, None, Enforcement.ENFORCE
         )
         text = redactions.text(task_input)
         yield PreviewPart(message, "user", SourceKind.TASK_INPUT, identifier, text, source)
 
 
-def _transcript_parts(plan: SendPlan, redactions: Redactions, first: int) -> Iterator[PreviewPart]:
+def _transcript_parts(request: SendRequest, redactions: Redactions, first: int) -> Iterator[PreviewPart]:
     """A caller conversation's messages after the task, one part each (content, then any tool calls
     as JSON), at message ``first`` on. A run's transcript is not previewed."""
-    sources = plan.request.transcript_sources or ()
-    for offset, (message, source) in enumerate(zip(plan.request.transcript, sources, strict=False)):
-        redacted = redactions.message(message)
+    for offset, entry in enumerate(request.transcript):
+        source = entry.source(offset)
+        if source is None:
+            continue
+        redacted = redactions.message(entry.message)
         content = redacted.content if isinstance(redacted.content, str) else ""
         calls = [json.dumps(call.to_openai()["function"], ensure_ascii=False) for call in redacted.tool_calls]
         text = "\n".join(text for text in (content, *calls) if text)
-        yield PreviewPart(
-            first + offset, message.role, SourceKind.CALLER_CONTEXT, source.identifier, text, source
-        )
+        yield PreviewPart(first + offset, entry.message.role, source.kind, source.identifier, text, source)
 
 
-def _skill_parts(plan: SendPlan, redactions: Redactions, message: int) -> Iterator[PreviewPart]:
+def _skill_parts(
+    plan: SendPlan, provenance: SendProvenance, redactions: Redactions, message: int
+) -> Iterator[PreviewPart]:
     """The skill block as its fences (framing) around one part per included skill."""
-    block = plan.skills
+    block = provenance.skills
     if not block.included:
         return
     progressive = plan.configuration.skill_mode == SkillMode.PROGRESSIVE

@@ -91,7 +91,7 @@ def _sources(decision: ContextDecision, versions: dict[tuple[str, str], int]) ->
 
 def _pinned_versions(plan: SendPlan) -> dict[tuple[str, str], int]:
     """(source kind, identifier) → the history record a run's step built the source from."""
-    pinned = plan.content.pinned
+    pinned = plan.pinned
     if pinned is None:
         return {}
     by_kind = {kind: source_kind for source_kind, kind in _PINNED_KINDS.items()}

@@ -127,7 +127,7 @@ def step_record(record: StepRecord) -> AgentStep:
         max_tokens=record.fitted.breakdown.reserve if record.fitted else None,
         max_tokens_clamped=record.outcome.clamped,
         skipped_targets=[skipped.as_dict() for skipped in record.outcome.skipped],
-        pins=pinned.used_dicts() if (pinned := record.plan.content.pinned) is not None else [],
+        pins=pinned.used_dicts() if (pinned := record.plan.pinned) is not None else [],
         finish_reason=record.reply.finish_reason if record.reply else "",
         calibration_ratio=run_ratio(reported, record.uncalibrated),
         duration_ms=int((time.monotonic() - record.started) * 1000),

@@ -29,18 +29,16 @@ from agents.errors import BudgetExhausted
 from agents.models import AgentRun, AgentStep, RunMessage, StepStatus, TerminationReason
 from agents.runtime.approvals import Pause, run_pause
 from agents.runtime.compaction import run_compact
-from agents.runtime.content import pinned_send_content
 from agents.runtime.heartbeat import lease_kept
 from agents.runtime.leases import HeldLease, LeaseLost, lease_claim, lease_hold, run_advance, run_finish
 from agents.runtime.live import streamed_send
 from agents.runtime.outcome import Ended, SendError
-from agents.runtime.pins import pinned_content, run_pins
-from agents.runtime.plan import SendPlan, send_plan
+from agents.runtime.plan import SendPlan
 from agents.runtime.queue import step_enqueue
 from agents.runtime.record import StepRecord, completed_step_record, step_record
 from agents.runtime.send import GovernedCall
 from agents.runtime.tool_calls import execute_tool_calls
-from agents.runtime.transcript import run_context, run_request
+from agents.runtime.transcript import run_send
 from agents.selectors import run_client_name
 from catalog.errors import ModelInactive
 from config.logs import log_context_update
@@ -171,11 +169,7 @@ def _event_context(run: AgentRun, plan: SendPlan, step_index: int) -> EventConte
 def _model_phase(run: AgentRun, step_index: int, worker: str) -> StepOutcome | RunMessage:
     """The model call and its record; the assistant message it stored, or how the run ended."""
     started = time.monotonic()
-    pins = run_pins(run)
-    pinned = pinned_content(configuration=run.configuration, pins=pins) if pins else None
-    request = run_request(run, run_context(run), pinned)
-    content = pinned_send_content(run.configuration, pinned) if pinned is not None else None
-    plan = send_plan(configuration=run.configuration, request=request, content=content)
+    request, plan = run_send(run)
     context = _event_context(run, plan, step_index)
     call = GovernedCall(plan, context, client_id=run.api_client_id, max_tokens=run.max_tokens)
     outcome = streamed_send(call, run_id=str(run.id), step_index=step_index)

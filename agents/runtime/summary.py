@@ -16,29 +16,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agents.models import AgentRun
-from agents.runtime.content import SendContent
-from agents.runtime.plan import (
-    SendPlan,
-    SendRequest,
-    active_targets,
-    model_profile,
-    provider_config,
-    receiver_name,
-    run_transcript_sources,
-    send_receiver,
-)
+from agents.runtime.plan import SendPlan, model_profile, plan_of, receiver_name, serving
 from agents.runtime.redactions import Redactions
+from agents.runtime.request import SendRequest, TranscriptEntry, transcript_sources
 from agents.selectors import run_client_name
 from catalog.models import Configuration, LlmModel
-from catalog.selectors import configuration_zone
-from context_assembly.assembly import AssemblyInputs, assemble
+from context_assembly.assembly import AssemblyInputs
 from context_assembly.messages import Message, TextPart
 from governance.policy import Source
 from governance.services import EventContext
 from governance.vocabulary import DataClass, Enforcement, SourceKind, TrustZone
-from providers.dispatch import Target
-from skills.composition import SkillBlock
-from snippets.selectors import SnippetSelection
 
 SUMMARY_INSTRUCTIONS = (
     "You compact the working memory of an agent. Summarise the conversation below so that the agent "
@@ -47,7 +34,6 @@ SUMMARY_INSTRUCTIONS = (
     "Reply with the summary only."
 )
 INSTRUCTIONS_IDENTIFIER = "compaction_instructions"
-_NO_SKILLS = SkillBlock(text="", included=(), dropped=(), sources=())
 
 
 def summary_model(configuration: Configuration) -> LlmModel:
@@ -81,19 +67,13 @@ def summary_plan(
     *,
     run: AgentRun,
     configuration: Configuration,
-    messages: Sequence[Message],
-    classes: Sequence[str],
-    labels: Sequence[tuple[str, bool]],
+    entries: Sequence[TranscriptEntry],
 ) -> SendPlan:
-    """The plan of the send that summarises ``messages`` (a prefix of the run's compacted transcript,
-    with their classes and receiver labels) for ``run``, served by the configuration's summary model
-    alone."""
-    model = summary_model(configuration)
-    active, inactive = active_targets((model,))
+    """The plan of the send that summarises ``entries`` (a prefix of the run's compacted transcript,
+    with their labels) for ``run``, served by the configuration's summary model alone."""
+    served = serving(configuration, (summary_model(configuration),))
     redactions = Redactions()
-    task = (
-        f"The agent's task:\n{run.input_text}\n\nThe conversation to summarise:\n\n{rendered_turns(messages)}"
-    )
+    task = f"The agent's task:\n{run.input_text}\n\nThe conversation to summarise:\n\n{rendered_turns([entry.message for entry in entries])}"
     request = SendRequest(
         task_input=task,
         input_data_class=run.input_data_class,
@@ -108,41 +88,17 @@ def summary_plan(
             None,
             Enforcement.ENFORCE,
         ),
-        *run_transcript_sources(messages, classes, labels),
+        *transcript_sources(entries),
     )
     inputs = AssemblyInputs(
-        profile=model_profile(model),
+        profile=model_profile(served.model),
         task_input=redactions.text(task),
         task_input_data_class=run.input_data_class,
         system_prompt=SUMMARY_INSTRUCTIONS,
         sources=sources,
     )
-    return SendPlan(
-        configuration=configuration,
-        model=model,
-        profile=inputs.profile,
-        zone=configuration_zone(configuration, serving_model=model, fallbacks=()),
-        fallbacks=(),
-        targets=tuple(Target(provider_config(m), m.model_id, m.capabilities) for m in active),
-        assembled=assemble(inputs),
-        offered_tools=(),
-        denied_tools=(),
-        unknown_tags=(),
-        empty_tags=(),
-        dropped_skills=(),
-        redactions=dict(redactions.counts),
-        request=request,
-        content=SendContent(
-            configuration=configuration,
-            fallbacks=(),
-            selection=SnippetSelection(snippets=(), unknown_tags=(), empty_tags=()),
-            skills=_NO_SKILLS,
-            disabled_tools=frozenset(),
-        ),
-        snippets=(),
-        skills=_NO_SKILLS,
-        inactive=tuple(str(m) for m in inactive),
-        receiver=send_receiver(configuration, request),
+    return plan_of(
+        configuration=configuration, serving=served, inputs=inputs, request=request, redactions=redactions
     )
 
 

@@ -1,4 +1,5 @@
-"""A run's stored request and transcript, as the seam's types; and its run context."""
+"""A run's next send built top to bottom (:func:`run_send`): its stored request and transcript, as the
+seam's types, with its pins and content; and its run context."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from django.db import connections, router
 
 from agents.models import AgentRun, AgentStep, RunMessage, StepKind, StepStatus
 from agents.runtime.compacted import compacted, compaction_records
-from agents.runtime.pins import PinnedContent
-from agents.runtime.plan import SendRequest, model_profile, receiver_name, run_transcript_sources
+from agents.runtime.content import pinned_send_content
+from agents.runtime.pins import PinnedContent, pinned_content, run_pins
+from agents.runtime.plan import SendPlan, model_profile, receiver_name, send_plan
+from agents.runtime.request import SendRequest, TranscriptEntry
 from catalog.models import ContextStrategy, ContextUsageNote, LlmModel
 from catalog.models.sql import Table, converted_rows
 from config.caches import cache_register
@@ -18,8 +21,7 @@ from config.lru import LruCache
 from context_assembly.assembly import ContextItem, render_tail_note
 from context_assembly.messages import Message, ToolCall
 from context_assembly.usage import UNAVAILABLE, ContextUsage, RunContext, usage_from_step
-from governance.policy import Source
-from governance.vocabulary import Enforcement, SourceKind, TrustZone
+from governance.vocabulary import TrustZone
 from skills.selectors import skills_in_order
 
 
@@ -79,8 +81,6 @@ def _message(role: str, content: str, tool_calls: list[dict[str, str]], tool_cal
 
 
 _WIRE_KEYS = frozenset({"role", "content", "name", "tool_calls", "tool_call_id"})
-# Messages, and per message its data class (a reply's: its label) and a reply's label for the receiver.
-Transcript = tuple[tuple[Message, ...], tuple[str, ...], tuple[tuple[str, bool], ...]]
 
 
 class TranscriptCache:
@@ -92,27 +92,25 @@ class TranscriptCache:
     """
 
     def __init__(self, max_runs: int = 256) -> None:
-        self.runs: LruCache[str, Transcript] = LruCache(max_runs)
+        self.runs: LruCache[str, tuple[TranscriptEntry, ...]] = LruCache(max_runs)
 
-    def read(self, run: AgentRun) -> Transcript:
+    def read(self, run: AgentRun) -> tuple[TranscriptEntry, ...]:
         key = str(run.id)
-        messages, classes, labels = self.runs.get(key) or ((), (), ())
-        rows = _rows_from(run, len(messages))
-        added: list[Message] = []
-        added_classes: list[str] = []
-        added_labels: list[tuple[str, bool]] = []
+        entries = self.runs.get(key) or ()
+        rows = _rows_from(run, len(entries))
+        added: list[TranscriptEntry] = []
         for position, role, content, tool_calls, tool_call_id, data_class, receiver_class, observed in rows:
-            if position != len(messages) + len(added):
-                held = len(messages) + len(added) - 1
+            if position != len(entries) + len(added):
+                held = len(entries) + len(added) - 1
                 raise RuntimeError(f"run {key}: transcript position {position} follows {held}")
-            added.append(_message(role, content, tool_calls, tool_call_id))
-            added_classes.append(data_class)
-            added_labels.append((receiver_class, bool(observed)))
+            message = _message(role, content, tool_calls, tool_call_id)
+            added.append(
+                TranscriptEntry(message, data_class, receiver_class=receiver_class, observed=bool(observed))
+            )
         if added:
-            messages, classes = messages + tuple(added), classes + tuple(added_classes)
-            labels += tuple(added_labels)
-            self.runs.put(key, (messages, classes, labels))
-        return messages, classes, labels
+            entries += tuple(added)
+            self.runs.put(key, entries)
+        return entries
 
 
 _ROW = (
@@ -157,12 +155,23 @@ cache_register(
 )
 
 
+def run_send(run: AgentRun) -> tuple[SendRequest, SendPlan]:
+    """A run's next send, resolved top to bottom: its pinned versions (a run that pinned them), its
+    request and transcript with their labels, the content as pinned (else the live rows), and the
+    plan. The step sends it; a compaction fits it to decide whether the step would drop turns."""
+    pins = run_pins(run)
+    pinned = pinned_content(configuration=run.configuration, pins=pins) if pins else None
+    request = run_request(run, run_context(run), pinned)
+    content = pinned_send_content(run.configuration, pinned) if pinned is not None else None
+    return request, send_plan(configuration=run.configuration, request=request, content=content)
+
+
 def run_request(run: AgentRun, context: RunContext, pinned: PinnedContent | None = None) -> SendRequest:
     """The send of a run's next step: its stored request and, after a conversation's messages (for a
     run started with messages), its own transcript; with ``pinned``, built from the run's pinned
     content. A configuration that compacts has its compactions applied to the run's own transcript
     (``agents/runtime/compacted.py``), and the tail note says what they replaced."""
-    transcript, classes, labels = TRANSCRIPTS.read(run)
+    transcript = TRANSCRIPTS.read(run)
     lines = []
     compacted_messages = 0
     note = run.configuration.context_usage_note
@@ -171,9 +180,9 @@ def run_request(run: AgentRun, context: RunContext, pinned: PinnedContent | None
     if note == ContextUsageNote.TAIL:
         lines.append(render_tail_note(context.context_usage))
     if run.configuration.context_strategy != ContextStrategy.DROP_OLDEST:
-        state = compacted((transcript, classes, labels), compaction_records(run))
-        compacted_messages = len(transcript) - len(state.messages)
-        transcript, classes, labels = state.transcript
+        state = compacted(transcript, compaction_records(run))
+        compacted_messages = len(transcript) - len(state.entries)
+        transcript = state.entries
         lines.append(state.note)
     tail_note = "\n".join(line for line in lines if line) or None
     request = SendRequest(
@@ -181,8 +190,6 @@ def run_request(run: AgentRun, context: RunContext, pinned: PinnedContent | None
         input_data_class=run.input_data_class,
         caller_context=tuple(_item(item) for item in run.caller_context),
         transcript=transcript,
-        transcript_classes=classes,
-        transcript_labels=labels,
         # A pinned run's skills are among its pins: the live rows are not read again.
         request_skills=tuple(skills_in_order(skill_ids=run.request_skills)) if pinned is None else (),
         tail_note=tail_note,
@@ -201,22 +208,18 @@ def _with_conversation(request: SendRequest, conversation: dict[str, Any]) -> Se
     """``request`` with a stored conversation (``AgentRun.conversation``): its messages come first in
     the transcript, each a caller context source; the run's own tool results stay tool outputs."""
     stored = conversation["transcript"]
-    messages = tuple(Message.from_openai({k: v for k, v in m.items() if k in _WIRE_KEYS}) for m in stored)
-    sources = [
-        Source(SourceKind.CALLER_CONTEXT, m["identifier"], m["data_class"], None, Enforcement.ENFORCE)
+    entries = tuple(
+        TranscriptEntry(
+            Message.from_openai({k: v for k, v in m.items() if k in _WIRE_KEYS}),
+            m["data_class"],
+            caller=True,
+            identifier=m["identifier"],
+        )
         for m in stored
-    ]
-    sources += run_transcript_sources(
-        request.transcript,
-        request.transcript_classes,
-        request.transcript_labels,
-        offset=len(messages),
     )
     return replace(
         request,
         task_input_identifier=conversation["task_input"],
         system_override=tuple(_item(item) for item in conversation["system_override"]),
-        transcript=messages + request.transcript,
-        transcript_sources=tuple(sources),
-        caller_messages=len(messages),
+        transcript=entries + request.transcript,
     )

@@ -15,9 +15,10 @@ from agents.runtime.budget import budget_require
 from agents.runtime.conversation import Conversation, conversation_request
 from agents.runtime.parts import snippet_selection
 from agents.runtime.pins import configuration_pins_take
-from agents.runtime.plan import SendRequest, active_targets, receiver_name
+from agents.runtime.plan import active_targets, receiver_name
 from agents.runtime.queue import step_enqueue
 from agents.runtime.redactions import Redactions, redaction_events_record
+from agents.runtime.request import SendRequest
 from agents.runtime.targets import reply_limit_check
 from agents.telemetry import run_span_attributes
 from catalog.errors import ConfigurationInactive, UnknownSkills
@@ -141,17 +142,16 @@ def _stored_item(item: ContextItem, redactions: Redactions) -> dict[str, str]:
 def stored_conversation(request: SendRequest, redactions: Redactions) -> dict[str, Any]:
     """The parts of a conversation's request a run keeps besides its input and caller context
     (the shape ``AgentRun.conversation`` documents), redacted."""
-    sources = request.transcript_sources or ()
     return {
         "task_input": request.task_input_identifier,
         "system_override": [_stored_item(item, redactions) for item in request.system_override],
         "transcript": [
             {
-                **redactions.message(message).to_openai(),
-                "data_class": source.data_class,
-                "identifier": source.identifier,
+                **redactions.message(entry.message).to_openai(),
+                "data_class": entry.data_class,
+                "identifier": entry.identifier or f"transcript[{index}]",
             }
-            for message, source in zip(request.transcript, sources, strict=True)
+            for index, entry in enumerate(request.transcript)
         ],
     }
 

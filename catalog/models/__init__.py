@@ -1,18 +1,14 @@
 """The catalogue: providers, their models, configurations and the API clients granted them."""
 
-from catalog.models.catalog import (
-    CatalogVersion,
+from catalog.models.catalog import CatalogVersion, LlmModel, Provider, ProviderKind, Tokenizer
+from catalog.models.clients import ApiClient
+from catalog.models.configurations import (
     Configuration,
     ConfigurationFallback,
     ConfigurationSkill,
     ContextStrategy,
     ContextUsageNote,
-    LlmModel,
-    Provider,
-    ProviderKind,
-    Tokenizer,
 )
-from catalog.models.clients import ApiClient
 
 __all__ = [
     "ApiClient",

@@ -5,7 +5,8 @@ from __future__ import annotations
 from django.core.validators import MinValueValidator
 from django.db import models
 
-from catalog.models.catalog import Configuration, InTrustZone
+from catalog.models.catalog import InTrustZone
+from catalog.models.configurations import Configuration
 from catalog.pricing import COST_DECIMAL_PLACES, COST_MAX_DIGITS
 from catalog.scopes import CLASSIFY_SCOPE
 from governance.actors import Actor

@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agents.runtime.content import edited_content
-from agents.runtime.plan import SendRequest
 from agents.runtime.preview import ContextPreview, context_preview, preview_parts
+from agents.runtime.request import SendRequest
 from catalog.models import Configuration
 from catalog.selectors import configuration_drafted
 from config.errors import ApplicationError
@@ -137,7 +137,7 @@ def snippet_tokens(preview: ContextPreview) -> dict[str, int]:
     estimator = Estimator(preview.plan.profile)
     return {
         part.identifier: estimator.count_text(part.text)
-        for part in preview_parts(preview.plan)
+        for part in preview_parts(preview.plan, preview.provenance)
         if part.kind == SourceKind.SNIPPET
     }
 

@@ -24,8 +24,8 @@ from django.forms import BaseFormSet, formset_factory
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.template.response import TemplateResponse
 
-from agents.runtime.plan import SendRequest
 from agents.runtime.preview import ContextPreview, PreviewPart, context_preview, decided_parts, preview_parts
+from agents.runtime.request import SendRequest
 from catalog.models import Configuration
 from config.errors import ApplicationError
 from context_assembly.assembly import ContextItem
@@ -256,9 +256,9 @@ def _preview_context(preview: ContextPreview) -> dict[str, Any]:
         "sources": preview.decision.sources,
         "bar": bar,
         "tools_offered": [spec.name for spec in plan.assembled.tool_specs],
-        "unknown_tags": plan.unknown_tags,
-        "empty_tags": plan.empty_tags,
-        "dropped_skills": plan.dropped_skills,
+        "unknown_tags": preview.provenance.unknown_tags,
+        "empty_tags": preview.provenance.empty_tags,
+        "dropped_skills": preview.provenance.dropped_skills,
         "denied_tools": [(verdict.name, verdict.denial.value) for verdict in plan.denied_tools],
         "redactions": sorted(plan.redactions.items()),
     }
@@ -266,7 +266,7 @@ def _preview_context(preview: ContextPreview) -> dict[str, Any]:
 
 def _messages_shown(preview: ContextPreview) -> list[ShownMessage]:
     """The fitted messages, each with its parts as the governance decision sees them."""
-    decided = decided_parts(preview_parts(preview.plan), send_zone=preview.plan.zone)
+    decided = decided_parts(preview_parts(preview.plan, preview.provenance), send_zone=preview.plan.zone)
     return [
         shown_message(message, tuple(item for item in decided if item[0].message == index))
         for index, message in enumerate(preview.fitted.messages)

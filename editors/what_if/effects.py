@@ -8,7 +8,8 @@ from dataclasses import dataclass, replace
 
 from agents.models import AgentRun
 from agents.runtime.pins import pinned_content, run_pins
-from agents.runtime.plan import SendRequest, receiver_name, routes_to_trusted, send_receiver, send_zone
+from agents.runtime.plan import receiver_name, routes_to_trusted, send_receiver, send_zone
+from agents.runtime.request import SendRequest
 from catalog.models import ApiClient, Configuration, Provider
 from catalog.selectors import configuration_fallbacks, configuration_sources, configuration_zone
 from context_assembly.assembly import TASK_INPUT_IDENTIFIER, caller_context_identifier

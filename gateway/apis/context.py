@@ -12,7 +12,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 
 from agents.runtime.parts import step_configuration
-from agents.runtime.plan import SendRequest
+from agents.runtime.request import SendRequest
 from agents.services import CallerContextItem, send_request_build, send_request_from_messages
 from catalog.errors import NotVisible
 from catalog.models import ApiClient, Configuration

@@ -23,11 +23,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from agents.runtime.conversation import DATA_CLASS_FIELD, Conversation, conversation_request, invalid
-from agents.runtime.plan import SendRequest
+from agents.runtime.request import SendRequest
 from context_assembly.assembly import ContextItem
 from context_assembly.errors import InvalidMessage
-from governance.policy import Source
-from governance.vocabulary import Enforcement, SourceKind
 
 CALLER = "caller"
 ASSISTANT_TURN = "assistant_turn"
@@ -133,30 +131,24 @@ def send_request(conversation: ResponsesConversation, chat: Conversation) -> Sen
         raise _renamed(exc, entries) from None
     names = {f"messages[{index}]": entry.name for index, entry in enumerate(entries)}
     first_user = next(i for i, entry in enumerate(entries) if entry.message["role"] == "user")
-    sources = []
-    for offset, source in enumerate(request.transcript_sources or ()):
+    transcript = []
+    for offset, sent in enumerate(request.transcript):
         entry = entries[first_user + 1 + offset]
-        sources.append(
-            _source(entry) if entry.kind == ASSISTANT_TURN else replace(source, identifier=entry.name)
-        )
+        if entry.kind == ASSISTANT_TURN:  # an earlier reply: sent at its labels, not as caller text
+            sent = replace(
+                sent,
+                caller=False,
+                data_class=entry.data_class,
+                receiver_class=entry.receiver_class or "",
+                observed=entry.observed,
+            )
+        transcript.append(replace(sent, identifier=entry.name))
     return replace(
         request,
         task_input_identifier=names.get(request.task_input_identifier, request.task_input_identifier),
         caller_context=tuple(_renamed_item(item, names) for item in request.caller_context),
         system_override=tuple(_renamed_item(item, names) for item in request.system_override),
-        transcript_sources=tuple(sources),
-    )
-
-
-def _source(entry: Entry) -> Source:
-    enforcement = Enforcement.OBSERVE if entry.observed else Enforcement.ENFORCE
-    return Source(
-        SourceKind.ASSISTANT_TURN,
-        entry.name,
-        entry.data_class,
-        None,
-        enforcement,
-        receiver_class=entry.receiver_class or entry.data_class,
+        transcript=tuple(transcript),
     )
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from django.db import models
 
-from catalog.models.catalog import Configuration
 from catalog.models.clients import ApiClient
+from catalog.models.configurations import Configuration
 from governance.vocabulary import DataClass
 
 

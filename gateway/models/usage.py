@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from django.db import models
 
-from catalog.models.catalog import Configuration, LlmModel
+from catalog.models.catalog import LlmModel
 from catalog.models.clients import ApiClient
+from catalog.models.configurations import Configuration
 from catalog.pricing import COST_DECIMAL_PLACES, COST_MAX_DIGITS
 
 

@@ -10,8 +10,9 @@ from typing import Any
 
 from agents.runtime.budget import client_limits
 from agents.runtime.outcome import Answered, Ended
-from agents.runtime.plan import SendRequest, receiver_name, send_plan
+from agents.runtime.plan import receiver_name, send_plan
 from agents.runtime.record import served_model_calibrate
+from agents.runtime.request import SendRequest
 from agents.runtime.send import GovernedCall
 from agents.runtime.targets import reply_limit_check
 from catalog.errors import ConfigurationInactive

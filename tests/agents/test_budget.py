@@ -10,7 +10,8 @@ import pytest
 
 from agents.models import ClientDailyUsage
 from agents.runtime.budget import SendEstimate, budget_day, budget_reserve
-from agents.runtime.plan import SendRequest, send_plan
+from agents.runtime.plan import send_plan
+from agents.runtime.request import SendRequest
 from agents.runtime.send import GovernedCall
 from agents.runtime.streaming import GovernedStream
 from agents.runtime.targets import TargetFits

@@ -8,8 +8,9 @@ import dataclasses
 import pytest
 
 from agents.runtime.outcome import Answered, Ended
-from agents.runtime.plan import SendRequest, send_plan
+from agents.runtime.plan import send_plan
 from agents.runtime.receipts import answer_receipt
+from agents.runtime.request import SendRequest
 from agents.runtime.send import GovernedCall
 from agents.runtime.streaming import GovernedStream
 from catalog.models import ProviderKind

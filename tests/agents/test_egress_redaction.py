@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from agents.runtime.plan import SendRequest, send_plan
+from agents.runtime.plan import send_plan
+from agents.runtime.request import SendRequest
 from agents.runtime.send import _over_budget
 from agents.services import CallerContextItem
 from context_assembly.estimator import Estimator

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agents.runtime.plan import SendRequest
 from agents.runtime.preview import context_preview
+from agents.runtime.request import SendRequest
 from context_assembly.assembly import ContextItem
 from governance.models import GovernanceEvent
 from governance.vocabulary import DataClass, TrustZone

@@ -9,8 +9,9 @@ import pytest
 from agents.models import AgentStep, RunMessage
 from agents.runtime.leases import lease_claim
 from agents.runtime.outcome import Ended
-from agents.runtime.plan import SendRequest, send_plan
+from agents.runtime.plan import send_plan
 from agents.runtime.record import StepRecord, completed_step_record, step_record
+from agents.runtime.request import SendRequest
 from agents.runtime.step import StepAction, step_run
 from agents.services import run_create
 from governance.errors import ContextRefused

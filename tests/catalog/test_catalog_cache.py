@@ -18,7 +18,8 @@ from agents.models import AgentRun
 from agents.runtime.caches import caches_clear
 from agents.runtime.leases import lease_claim
 from agents.runtime.parts import snippet_selection
-from agents.runtime.plan import SendRequest, send_plan
+from agents.runtime.plan import send_plan
+from agents.runtime.request import SendRequest
 from agents.runtime.step import step_run
 from agents.services import run_create
 from catalog.models import CatalogVersion, Configuration, ConfigurationFallback, LlmModel, Provider

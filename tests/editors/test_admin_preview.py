@@ -6,8 +6,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from agents.runtime.plan import SendRequest
 from agents.runtime.preview import context_preview
+from agents.runtime.request import SendRequest
 from context_assembly.assembly import ContextItem
 from governance.models import GovernanceEvent
 from governance.vocabulary import DataClass, TrustZone

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import User
 
-from agents.runtime.plan import SendRequest, send_plan
+from agents.runtime.plan import send_plan
+from agents.runtime.request import SendRequest
 from catalog.models import Configuration
 from governance.models import Draft, Publication
 from governance.vocabulary import DataClass, TrustZone
@@ -156,11 +157,11 @@ def test_the_preview_compares_a_drafted_skill_list(client, setting):
     )  # fmt: skip
 
     comparison = response.context["comparison"]
-    assert [s.name for s in comparison.drafted.preview.plan.skills.included] == [
+    assert [s.name for s in comparison.drafted.preview.provenance.skills.included] == [
         "house-style",
         "review-checklist",
     ]
-    assert [s.name for s in comparison.live.preview.plan.skills.included] == ["house-style"]
+    assert [s.name for s in comparison.live.preview.provenance.skills.included] == ["house-style"]
     skills = {row.key: row for row in comparison.rows}["skills"]
     drafted, live = comparison.drafted.preview.fitted.breakdown, comparison.live.preview.fitted.breakdown
     assert (skills.live, skills.drafted) == (live.skills, drafted.skills)

@@ -20,7 +20,7 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from tests.services.test_serve import VENV
+from tests.services.serving import VENV
 from tests.services.worker import ROOT
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]

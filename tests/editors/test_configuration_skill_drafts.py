@@ -10,7 +10,8 @@ from agents.runtime.plan import send_plan
 from agents.runtime.request import SendRequest
 from catalog.models import Configuration
 from governance.models import Draft, Publication
-from governance.vocabulary import DataClass, TrustZone
+from governance.vocabulary import DataClass, SourceKind, TrustZone
+from skills.models import Skill
 from tests.editor_accounts import editor_make
 from tests.factories import configuration_make, configuration_skills_set, skill_make
 
@@ -41,7 +42,12 @@ def live_plan(configuration: Configuration):
 
 
 def sent_skills(configuration: Configuration) -> list[str]:
-    return [skill.name for skill in live_plan(configuration).skills.included]
+    """The names of the skills a send would carry, in order, read from its sources."""
+    sent = [
+        source.identifier for source in live_plan(configuration).sources if source.kind == SourceKind.SKILL
+    ]
+    by_identifier = {skill.identifier: skill.name for skill in Skill.objects.all()}
+    return [by_identifier[identifier] for identifier in sent]
 
 
 def offered_tools(configuration: Configuration) -> list[str]:

@@ -650,6 +650,25 @@ def hide(value: str, how: str, at: int, length: int, mark: str) -> str:
     return value[:start] + middle + value[end:]
 
 
+def test_a_key_quoted_printable_from_its_armour_into_its_body_is_removed_whole():
+    canary = next(c for c in generate_canaries(0) if c.kind == "pkcs8_private_key")
+    hidden = hide(canary.value, "quoted_printable", 0, 53, "")
+    text = canary.context.replace(canary.value, hidden)
+    start = text.index(hidden)
+    first_line_end = text.index("\n", text.index("\n", start) + 1)
+    assert text[start:first_line_end].startswith("=2D=2D=2D=2D=2D=42=45=47=49=4E =50")
+
+    result = redact(text)
+
+    assert result.findings[0] == Finding(kind="private_key", start=start, end=first_line_end)
+    assert result.text == (
+        text[:start]
+        + "[REDACTED:private_key]\n[REDACTED:high_entropy_string]\n"
+        + text[text.index("-----END PRIVATE KEY-----") :]
+    )
+    assert canary.leaks(result.text) == []
+
+
 _NAMED_REFERENCES = {
     ":": "&colon;",
     "_": "&lowbar;",
@@ -733,6 +752,11 @@ HOWS = [
 # the assignment's value stood on a line of its own.
 @example(
     seed=0, index=47, how="soft_line_break", at=0, length=0, mark="\u200b", before="", after="", joiner=" "
+)
+# Quoted-printable escapes over a key's armour and into its first body line: the armour no longer read
+# as one and the first line no longer as base64, while each word alone spelt no shape.
+@example(
+    seed=0, index=30, how="quoted_printable", at=0, length=53, mark="\u200b", before="", after="", joiner=" "
 )
 @given(
     seed=st.integers(min_value=0, max_value=10_000),

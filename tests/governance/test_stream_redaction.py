@@ -80,6 +80,13 @@ KEY_BODIES = {
     "pkcs8_private_key",  # armoured: a hidden character may fall in the armour
 }
 EC_IN_YAML = next(c for c in generate_canaries(1) if c.kind == "ec_key_in_yaml_block")
+ARMOURED = {
+    "rsa_private_key",
+    "ec_private_key",
+    "openssh_private_key",
+    "pkcs8_private_key",
+    "pgp_private_key_block",
+}
 
 
 @pytest.mark.parametrize(
@@ -98,6 +105,23 @@ def test_a_key_with_a_hidden_character_streamed_is_redacted_as_in_the_whole_text
             out, _ = streamed(list(text))
             assert out == redact(text).text, (canary.kind, how, at)
             assert canary.leaks(out) == [], (canary.kind, how, at)
+
+
+def test_a_key_quoted_printable_from_its_armour_into_its_body_streamed_is_redacted_as_in_the_whole_text():
+    # The armour written in escapes opens a held block as the one written plainly does: handed on
+    # before the body line arrived, it would leave that line's secret characters unread.
+    for canary in [c for c in generate_canaries(0) if c.kind in ARMOURED]:
+        text = (
+            LEAD
+            + canary.context.replace(canary.value, hide(canary.value, "quoted_printable", 0, 53, ""))
+            + TAIL
+        )
+        assert "=2D=2D=2D=2D=2D=42=45=47=49=4E" in text
+
+        out, _ = streamed(list(text))
+
+        assert out == redact(text).text, canary.kind
+        assert canary.leaks(out) == [], canary.kind
 
 
 def test_a_key_line_ended_by_an_escaped_line_break_is_held_with_the_lines_after_it():

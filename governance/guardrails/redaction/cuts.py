@@ -13,11 +13,24 @@ from .spelled import SPLIT_SEPARATORS, joined_spans, open_chain, open_pair
 
 _BASE64_LINE = re.compile(r"[ \t]*[A-Za-z0-9+/_\-]{40,}[ \t\r]*")
 _BASE64_CHARS = re.compile(r"[ \t]*[A-Za-z0-9+/_\-]*={0,2}[ \t\r]*")
-_OPENINGS = re.compile(r"-{4,5} ?BEGIN |PuTTY-User-Key-File-")
-# A closing counts once something follows it that cannot extend it.
+
+
+def _escapable(literal: str) -> str:
+    """A pattern for ``literal`` with any of its printable characters written as a quoted-printable
+    escape (``=2D`` for ``-``), as the detectors read an armour (``spelled``)."""
+    return "".join(
+        re.escape(char) if char == " " else f"(?:{re.escape(char)}|=(?i:{ord(char):02x}))" for char in literal
+    )
+
+
+_OPENINGS = re.compile(
+    rf"(?P<pem>(?:{_escapable('-')}){{4,5}} ?{_escapable('BEGIN ')})|(?P<putty>{_escapable('PuTTY-User-Key-File-')})"
+)
+# A closing counts once something follows it that cannot extend it. One written in escapes is not
+# read: the block is held on, at most until the hold limit.
 _CLOSINGS = {
-    "-": re.compile(r"-{4,5} ?END [A-Z0-9 ]*?(?:KEY|BLOCK) ?-{4,5}(?=[^-])"),
-    "P": re.compile(r"Private-MAC: *[0-9A-Fa-f]+(?=[^0-9A-Fa-f])"),
+    "pem": re.compile(r"-{4,5} ?END [A-Z0-9 ]*?(?:KEY|BLOCK) ?-{4,5}(?=[^-])"),
+    "putty": re.compile(r"Private-MAC: *[0-9A-Fa-f]+(?=[^0-9A-Fa-f])"),
 }
 _PARTIAL_ESCAPE = re.compile(
     r"(?:%(?:25)*[0-9A-Fa-f]?"  # a percent-escape
@@ -39,7 +52,8 @@ _SPELLED_TAIL = re.compile(
     r"|(?:\\+[0-9A-Fa-f]{1,6}[ \t])+\\*[0-9A-Fa-f]{0,6})\Z"
 )
 _SPELLED_REACH = 4096
-_PARTIAL_ARMOUR = re.compile(r"-{4,5} ?[A-Z ]*\Z")
+# An armour still arriving, its dashes maybe escaped (``=2D``).
+_PARTIAL_ARMOUR = re.compile(rf"(?:{_escapable('-')}){{4,5}} ?[A-Z ]*\Z")
 _CONNECTION_PASSWORD = re.compile(r"(?:^|;)[ \t]*(?:password|pwd)[ \t]*=", re.I | re.M)
 # A quoted value under a secret-bearing key (the keys ``assignments`` reads), after its separator or,
 # for a command-line flag, after white space.
@@ -193,7 +207,7 @@ def _outside_blocks_of(text: str, cut: int, original: Callable[[int, int], tuple
         start = original(opening.start(), opening.end())[0]
         if start >= cut:
             break
-        closing = _CLOSINGS[opening.group()[0]].search(text, opening.end())
+        closing = _CLOSINGS[str(opening.lastgroup)].search(text, opening.end())
         if closing is None or cut < original(closing.start(), closing.end())[1]:
             return start
     partial = _PARTIAL_ARMOUR.search(text, max(0, len(text) - 64))

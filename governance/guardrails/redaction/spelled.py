@@ -8,7 +8,9 @@ A reader (or a model) reads a token through:
 - hexadecimal: a run of hex pairs (``6768705f…``), pairs apart (``67 68 70``, ``67:68:70``,
   ``0x67, 0x68``), or decimal character codes (``103, 104, 112``);
 - quoted-printable inside a token: ``=XX`` escapes (``ghp=5FAb…``) and soft line breaks (``=`` at a
-  line's end, maybe with spaces or tabs after it, joining it to the next);
+  line's end, maybe with spaces or tabs after it, joining it to the next), read a short line at a
+  time together with the lines after it that hold escapes too, so that a key's armour and body
+  escaped across words and lines read as one block;
 - split in two by one blank or line break (a space, a tab, a no-break space, a line break, a line or
   paragraph separator): ``AKIA…\u00a0…``, a key wrapped onto the next line. A first part that is a
   token of its own (``ghp_`` and 30 characters) is redacted as such, and the word after the split
@@ -93,6 +95,11 @@ _LITERAL_JOIN = re.compile(r"\s*(?:\+|\.\.?|\|\||&)?\s*")
 _OPEN_JOIN = re.compile(r"\s*(?:\+|\.\.?|\|\|?|&)?\s*(?:\\|\\?[\"'][A-Za-z0-9_+/=.:~\-]*\\?)?")
 _SHORTEST = 12  # characters: no catalogue shape is shorter
 _LONGEST_WORD = 4096
+# Quoted-printable text keeps its lines short (RFC 2045: 76 characters; RFC 5322: 998 at most): a
+# reader decodes such lines whole, so a shape written over words and lines (a key's armour and body)
+# is read across them. A longer line is no quoted-printable text: only its words are read.
+_QP_LINE = 998
+_QP_HEX = re.compile(r"=[0-9A-Fa-f]{2}")
 
 
 def spelled_spans(text: str) -> list[Span]:
@@ -261,7 +268,7 @@ def _candidates(text: str) -> Iterator[list[list[_Piece]]]:
     for start, end in decimal:
         yield from ([_codes(match, _CODE, 10)] for match in _DECIMAL_CODES.finditer(text, start, end))
     if "=" in text:
-        yield from ([word] for word in _quoted_printable_words(text))
+        yield from ([passage] for passage in _quoted_printable_passages(text))
 
 
 def _lines(text: str, line_filter: re.Pattern[str]) -> list[tuple[int, int]]:
@@ -302,26 +309,58 @@ def _codes(match: re.Match[str], code: re.Pattern[str], base: int) -> list[_Piec
     return pieces
 
 
-def _quoted_printable_words(text: str) -> Iterator[list[_Piece]]:
-    """Each word holding a quoted-printable escape or soft line break, decoded (an escape of anything
-    but printable ASCII is left as written). A soft line break joins a word to the next line's first."""
+def _quoted_printable_passages(text: str) -> Iterator[list[_Piece]]:
+    """Each passage holding a quoted-printable escape or soft line break, decoded (an escape of anything
+    but printable ASCII is left as written): the short lines holding one, read together (a key's
+    armour and body lines), or on a longer line, the word. A soft line break joins a line or a word
+    to the next line."""
     end = 0
     for escape in _QP_ESCAPE.finditer(text):
         if escape.start() < end:
-            continue  # inside the word just decoded
-        start = _word_start(text, escape.start())
-        end = _word_end(text, escape.start())
-        # Decoded at C speed first: a word spelling no shape (most are) is never split into pieces.
-        if end - start <= _LONGEST_WORD and _spells_a_shape(_QP_CODED.sub(_qp_character, text[start:end])):
-            yield _decoded_word(text, start, end)
+            continue  # inside the passage just decoded
+        start, end = _qp_passage(text, escape.start())
+        # Decoded at C speed first: a passage spelling no shape (most do not) is never split into pieces.
+        if _spells_a_new_shape(text[start:end], _QP_CODED.sub(_qp_character, text[start:end])):
+            yield _decoded_passage(text, start, end)
 
 
-def _spells_a_shape(decoded: str) -> bool:
-    return len(decoded) >= _SHORTEST and any(catalogue_spans(decoded, lower_ascii(decoded)))
+def _qp_passage(text: str, position: int) -> tuple[int, int]:
+    """The passage read around the escape at ``position``: its line and the lines after it that are
+    blank, hold an escape or continue a soft line break (trailing blank lines left out), when its line
+    is short; else its word, when not too long (else nothing, up to its end)."""
+    start = text.rfind("\n", 0, position) + 1
+    end = _line_end(text, position)
+    if end - start > _QP_LINE:
+        start, end = _word_start(text, position), _word_end(text, position)
+        return (start, end) if end - start <= _LONGEST_WORD else (end, end)
+    kept = end
+    while end < len(text):
+        following = _line_end(text, end + 1)
+        if _SOFT_BREAK_BEFORE.search(text, max(0, end - 64), end + 1) is not None or (
+            following - end - 1 <= _QP_LINE and _QP_HEX.search(text, end + 1, following) is not None
+        ):
+            kept = following
+        elif text[end + 1 : following].strip():
+            break
+        end = following
+    return start, kept
+
+
+def _line_end(text: str, position: int) -> int:
+    end = text.find("\n", position)
+    return len(text) if end < 0 else end
+
+
+def _spells_a_new_shape(written: str, decoded: str) -> bool:
+    """Whether ``decoded`` holds a shape that ``written`` does not show as it stands (one shown is
+    found in the text as written already)."""
+    return len(decoded) >= _SHORTEST and any(
+        decoded[start:end] not in written for start, end, _ in catalogue_spans(decoded, lower_ascii(decoded))
+    )
 
 
 def _qp_character(escape: re.Match[str]) -> str:
-    """What :func:`_decoded_word` reads for an escape or a soft line break, as one string."""
+    """What :func:`_decoded_passage` reads for an escape or a soft line break, as one string."""
     code = escape.group(1)
     if code is None:
         return ""
@@ -342,7 +381,7 @@ def _word_end(text: str, position: int) -> int:
     return position if match is None else match.end()
 
 
-def _decoded_word(text: str, start: int, end: int) -> list[_Piece]:
+def _decoded_passage(text: str, start: int, end: int) -> list[_Piece]:
     pieces = []
     for part in _QP_PIECE.finditer(text, start, end):
         value = part.group(1)

@@ -16,7 +16,8 @@ follows from the detectors (``catalogue``, ``assignments``, ``library``, ``block
 2. **An open PEM or PuTTY block** (``-----BEGIN …``, ``PuTTY-User-Key-File-``) is held from its
    opening until its closing line (``END …``, ``Private-MAC:``) has arrived; a trailing line of dashes
    followed by capitals only (an armour not yet complete) is held too. An armour with a hidden
-   character is found in the normalised view, as the detectors find it.
+   character is found in the normalised view, as the detectors find it; one written partly in
+   quoted-printable escapes (``=2D=2D…=42=45GIN``) opens a block too (``spelled`` reads it).
 3. **A quoted value after a secret-bearing key** on the current line (``password = "two words``) is
    held from its opening quote until the quote closes; a connection-string password
    (``;Password=…``, which may hold spaces) from its ``=`` until the ``;`` or the line break. A word

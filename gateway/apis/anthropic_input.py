@@ -123,7 +123,11 @@ def _tool_use(block: Mapping[str, Any], where: str) -> dict[str, Any]:
     if not isinstance(block.get("input"), Mapping):
         raise invalid(f"{where}.input", "expected an object")
     arguments = json.dumps(block["input"], separators=(",", ":"), ensure_ascii=False)
-    return {"id": block["id"], "type": "function", "function": {"name": block["name"], "arguments": arguments}}
+    return {
+        "id": block["id"],
+        "type": "function",
+        "function": {"name": block["name"], "arguments": arguments},
+    }
 
 
 def _tool_result(block: Mapping[str, Any], where: str) -> dict[str, Any]:
@@ -219,7 +223,9 @@ def chat_tool_choice(raw: Any) -> Any:
         return _TOOL_CHOICES[kind]
     if kind == "tool" and isinstance(raw.get("name"), str):
         return {"type": "function", "function": {"name": raw["name"]}}
-    raise invalid("tool_choice", 'expected {"type": "auto" | "any" | "none"} or {"type": "tool", "name": ...}')
+    raise invalid(
+        "tool_choice", 'expected {"type": "auto" | "any" | "none"} or {"type": "tool", "name": ...}'
+    )
 
 
 def output_format(raw: Any) -> dict[str, Any] | None:
@@ -227,8 +233,13 @@ def output_format(raw: Any) -> dict[str, Any] | None:
     form = raw.get("format") if isinstance(raw, Mapping) else None
     if form is None:
         return None
-    if not isinstance(form, Mapping) or form.get("type") != "json_schema" or not isinstance(
-        form.get("schema"), Mapping
+    if (
+        not isinstance(form, Mapping)
+        or form.get("type") != "json_schema"
+        or not isinstance(form.get("schema"), Mapping)
     ):
         raise invalid("output_config.format", 'expected {"type": "json_schema", "schema": {...}}')
-    return {"type": "json_schema", "json_schema": {"name": "output", "schema": form["schema"], "strict": True}}
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": "output", "schema": form["schema"], "strict": True},
+    }

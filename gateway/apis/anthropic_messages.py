@@ -90,7 +90,9 @@ class CountTokensInputSerializer(serializers.Serializer):
         "blocks). Extension: data_class per message.",
     )
     system = serializers.JSONField(
-        required=False, allow_null=True, help_text="A string or a list of text blocks (cache_control accepted)."
+        required=False,
+        allow_null=True,
+        help_text="A string or a list of text blocks (cache_control accepted).",
     )
     tools = serializers.ListField(
         child=serializers.DictField(), required=False, allow_null=True, max_length=MAX_TOOLS
@@ -155,7 +157,9 @@ class AnthropicMessageSerializer(serializers.Serializer):
         help_text="input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens, "
         "provenance (provider_reported or estimated)."
     )
-    context_usage = serializers.DictField(help_text="used_tokens (value, provenance), context_window, breakdown.")
+    context_usage = serializers.DictField(
+        help_text="used_tokens (value, provenance), context_window, breakdown."
+    )
     governance = serializers.DictField(help_text="request_id, served_model, decision, redactions.")
     governance_receipt = serializers.DictField(
         help_text="Extension: the answer's content-free receipt. When streamed, on message_delta."
@@ -209,7 +213,9 @@ _ERRORS = {
 
 def anthropic_errors(*statuses: int) -> dict[int, OpenApiResponse]:
     wanted = sorted(set(statuses) | {401, 403, 429})
-    return {status: OpenApiResponse(AnthropicErrorSerializer, description=_ERRORS[status]) for status in wanted}
+    return {
+        status: OpenApiResponse(AnthropicErrorSerializer, description=_ERRORS[status]) for status in wanted
+    }
 
 
 def _validated(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
@@ -260,7 +266,9 @@ class MessagesApi(AnthropicErrors, GovernedCallApi):
         request=MessageInputSerializer,
         parameters=[data_class_header("messages")],
         responses={
-            (200, "application/json"): OpenApiResponse(AnthropicMessageSerializer, description="stream: false"),
+            (200, "application/json"): OpenApiResponse(
+                AnthropicMessageSerializer, description="stream: false"
+            ),
             (200, "text/event-stream"): OpenApiResponse(
                 OpenApiTypes.STR, description="stream: true: message_start ... message_stop."
             ),

@@ -31,7 +31,12 @@ from providers.failures import ProviderError
 from providers.streams import StreamDelta, TextDelta
 from providers.values import ProviderReply
 
-_STOP_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens", "content_filter": "refusal"}
+_STOP_REASONS = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "refusal",
+}
 
 
 def new_message_id() -> str:
@@ -129,7 +134,7 @@ class MessageEvents:
         return sse_event({"type": kind, **fields}, event=kind)
 
     def opening(self) -> list[bytes]:
-        message = {
+        message: dict[str, Any] = {
             "id": self.message_id,
             "type": "message",
             "role": "assistant",

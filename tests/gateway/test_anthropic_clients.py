@@ -99,7 +99,11 @@ def test_the_sdk_creates_a_governed_message_and_the_wire_holds_no_secret(live_se
         'Context item "system":\nAnswer in one sentence.\n\n'
         "Summarise the release. Deploy key: [REDACTED:github_token]"
     )
-    assert (request.body["max_tokens"], request.body["temperature"], request.body["stop"]) == (200, 0.2, ["END"])
+    assert (request.body["max_tokens"], request.body["temperature"], request.body["stop"]) == (
+        200,
+        0.2,
+        ["END"],
+    )
     assert "cache_control" not in fake_provider.wire_text()
     assert GITHUB.value not in fake_provider.wire_text()
     assert CompletionRecord.objects.filter(request_id=extra["governance"]["request_id"]).count() == 1
@@ -151,7 +155,9 @@ def test_the_sdk_streams_anthropic_events_and_the_helper_assembles_the_message(
 
 def test_a_tool_use_round_trip_returns_tool_use_and_takes_the_tool_result(live_server, fake_provider, served):
     configuration, token = served
-    fake_provider.script(Reply.tools(("call_7", "get_weather", {"city": "Oslo"})), Reply(text="Sunny in Oslo."))
+    fake_provider.script(
+        Reply.tools(("call_7", "get_weather", {"city": "Oslo"})), Reply(text="Sunny in Oslo.")
+    )
     client = sdk(live_server, token)
     messages: list[dict] = [{"role": "user", "content": "Weather in Oslo?"}]
 
@@ -168,7 +174,12 @@ def test_a_tool_use_round_trip_returns_tool_use_and_takes_the_tool_result(live_s
     )
 
     assert first.stop_reason == "tool_use"
-    assert (call.type, call.id, call.name, call.input) == ("tool_use", "call_7", "get_weather", {"city": "Oslo"})
+    assert (call.type, call.id, call.name, call.input) == (
+        "tool_use",
+        "call_7",
+        "get_weather",
+        {"city": "Oslo"},
+    )
     assert second.content[0].text == "Sunny in Oslo."
     first_body, second_body = (request.body for request in fake_provider.requests)
     assert first_body["tools"] == [
@@ -183,7 +194,11 @@ def test_a_tool_use_round_trip_returns_tool_use_and_takes_the_tool_result(live_s
     ]
     assert [m["role"] for m in second_body["messages"]] == ["system", "user", "assistant", "tool"]
     assert second_body["messages"][2]["tool_calls"] == [
-        {"id": "call_7", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Oslo"}'}}
+        {
+            "id": "call_7",
+            "type": "function",
+            "function": {"name": "get_weather", "arguments": '{"city":"Oslo"}'},
+        }
     ]
     assert second_body["messages"][3] == {"role": "tool", "tool_call_id": "call_7", "content": "sunny"}
 
@@ -209,12 +224,19 @@ def test_a_streamed_tool_call_is_assembled_by_the_sdk_helper(live_server, fake_p
 def test_count_tokens_is_the_one_estimators_count_and_sends_nothing(live_server, fake_provider, served):
     configuration, token = served
     client = sdk(live_server, token)
-    body = {"model": configuration.identifier, "messages": [{"role": "user", "content": "Summarise the release."}]}
+    body = {
+        "model": configuration.identifier,
+        "messages": [{"role": "user", "content": "Summarise the release."}],
+    }
 
     counted = client.messages.count_tokens(**body)
     with_tools = client.messages.count_tokens(**body, tools=[WEATHER])
 
-    weather = {"name": "get_weather", "description": WEATHER["description"], "parameters": WEATHER["input_schema"]}
+    weather = {
+        "name": "get_weather",
+        "description": WEATHER["description"],
+        "parameters": WEATHER["input_schema"],
+    }
     tool_tokens = Estimator(model_profile(configuration.model)).count_tools([ToolSpec.from_openai(weather)])
     assert counted.input_tokens > 0
     assert with_tools.input_tokens - counted.input_tokens == tool_tokens
@@ -248,7 +270,10 @@ def test_a_secret_adjacent_message_is_refused_with_permission_error_and_nothing_
     ]
     assert "vault master" not in str(error.body)
     assert fake_provider.requests == []
-    assert GovernanceEvent.objects.filter(decision="context_blocked", source_identifier="messages[0]").count() == 1
+    assert (
+        GovernanceEvent.objects.filter(decision="context_blocked", source_identifier="messages[0]").count()
+        == 1
+    )
 
 
 def test_langchain_chat_anthropic_gets_a_governed_answer(live_server, fake_provider, served):

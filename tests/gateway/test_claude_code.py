@@ -109,8 +109,9 @@ def test_claude_code_is_refused_with_a_readable_message_when_the_prompt_is_above
     assert result["api_error_status"] == 403
     # Claude Code shows the 403's message as it came: which source, which zone, why.
     assert result["result"].startswith("Failed to authenticate. API Error: 403 "), result["result"]
-    assert "may not be sent to zone external_eu: external_eu is less trusted than ceiling local" in (
-        result["result"]
+    assert (
+        "may not be sent to zone external_eu: external_eu is less trusted than ceiling local"
+        in (result["result"])
     )
     assert fake_provider.requests == []
     assert GovernanceEvent.objects.filter(decision="context_blocked").count() >= 1

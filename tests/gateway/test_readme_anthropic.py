@@ -37,4 +37,6 @@ def test_the_anthropic_sdk_example_runs_against_a_live_server(live_server):
     answer, counted = result.stdout.splitlines()
     assert answer.startswith("end_turn [TextBlock(")
     assert "Local model (offline): received 2 messages (" in answer
-    assert re.fullmatch(r"MessageTokensCount\(input_tokens=\d+, context_window=\d+, breakdown=\{.*\}\)", counted)
+    assert re.fullmatch(
+        r"MessageTokensCount\(input_tokens=\d+, context_window=\d+, breakdown=\{.*\}\)", counted
+    )

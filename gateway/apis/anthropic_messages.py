@@ -38,6 +38,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agents.runtime.conversation import Conversation
+from agents.runtime.plan import SendRequest
 from agents.runtime.preview import context_preview
 from catalog.models import Configuration
 from gateway.apis.anthropic_errors import anthropic_exception_handler
@@ -224,7 +225,7 @@ def _validated(serializer_class: type[serializers.Serializer], request: Request)
     return dict(serializer.validated_data)
 
 
-def _completion_request(request: Request, data: dict[str, Any], configuration: Configuration) -> Any:
+def _completion_request(request: Request, data: dict[str, Any], configuration: Configuration) -> SendRequest:
     """The send of ``data``: its system and messages as the chat path's conversation."""
     default_class = declared_class(request, client_of(request))
     system = system_entry(data.get("system"), default_class)

@@ -23,6 +23,7 @@ import uuid
 from typing import Any
 
 from config.exception_handler import error_redacted
+from context_assembly.messages import ToolCall
 from gateway.apis.openai_shapes import context_usage_body, governance_body
 from gateway.apis.sse import sse_event
 from gateway.services import Completion
@@ -81,7 +82,7 @@ def extensions(completion: Completion) -> dict[str, Any]:
     }
 
 
-def tool_use_block(call: Any) -> dict[str, Any]:
+def tool_use_block(call: ToolCall) -> dict[str, Any]:
     """A tool call as a ``tool_use`` block: its arguments parsed (a model's malformed JSON is handed
     on as ``{}``, as Anthropic's own input is always an object)."""
     try:

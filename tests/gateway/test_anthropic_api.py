@@ -208,6 +208,20 @@ def test_the_stream_is_anthropics_event_sequence_with_tool_use_whole_after_the_t
     assert delta["governance_receipt"]["zone"] == "external_eu"
 
 
+def test_a_provider_failure_after_the_first_event_ends_the_stream_with_an_error_event(caller, fake_provider):
+    fake_provider.script(Reply(text="A long enough answer to be cut in the middle.", truncate_stream=True))
+
+    response = caller.post(MESSAGES, ask(stream=True))
+
+    assert response.status_code == 200
+    events = events_of(response)
+    assert events[0][0] == "message_start"
+    name, error = events[-1]
+    assert name == "error" and error["type"] == "error"
+    assert error["error"]["type"] == "api_error"
+    assert "message_stop" not in [name for name, _ in events]
+
+
 def test_a_mid_conversation_system_message_and_a_failed_tool_result_are_carried_as_caller_input(
     caller, fake_provider
 ):

@@ -15,7 +15,7 @@ SERVICES_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/govctx
 SERVICES_REDIS_URL ?= redis://127.0.0.1:6379/15
 SERVICES_RABBITMQ_URL ?= amqp://guest:guest@127.0.0.1:5672//
 
-.PHONY: run serve release test test-fast test-services lint format bench bench-quick fuzz screenshots clean
+.PHONY: run serve release test test-fast test-services lint format bench bench-quick fuzz screenshots coding-agents clean
 
 $(RUN_STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -96,5 +96,15 @@ bench-quick: $(STAMP)
 screenshots: $(STAMP)
 	DOCS_SCREENSHOTS=1 $(PY) -m pytest tests/browser -q -p no:cacheprovider -k "refused or window_fill or draft_until"
 
+# The coding agents the Anthropic API is proved with (tests/gateway/test_claude_code.py), from the npm
+# registry into .cache/coding-agents; the tests skip without them (fail under REQUIRE_SERVICES=1).
+CODING_AGENTS_DIR ?= $(CURDIR)/.cache/coding-agents
+CLAUDE_CODE_VERSION ?= 2.1.197
+
+coding-agents:
+	npm install --prefix $(CODING_AGENTS_DIR) --no-audit --no-fund --foreground-scripts \
+		@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION)
+	$(CODING_AGENTS_DIR)/node_modules/.bin/claude --version
+
 clean:
-	rm -rf $(VENV) var .pytest_cache .ruff_cache .mypy_cache .hypothesis
+	rm -rf $(VENV) var .cache .pytest_cache .ruff_cache .mypy_cache .hypothesis

@@ -15,4 +15,5 @@ urlpatterns = [
     path("api/v1/", include("skills.urls")),
     path("api/v1/", include("gateway.urls")),
     path("api/openai/v1/", include("gateway.openai_urls")),
+    path("api/anthropic/v1/", include("gateway.anthropic_urls")),
 ]

@@ -2,6 +2,8 @@
 
 - :class:`BearerTokenAuthentication`: ``Authorization: Bearer <token>``; the client is found by the
   SHA-256 digest of the token (only the digest is stored). An unknown or inactive token is 401.
+- :class:`ApiKeyHeaderAuthentication`: the same token in an ``x-api-key`` header, as Anthropic's
+  clients send it (Claude Code with ``ANTHROPIC_API_KEY``); only the Anthropic API's views accept it.
 - :class:`HasRequiredScope`: every API view names its ``required_scope`` (or one per method); a client without it gets
   403 ``permission_denied`` naming the scope. A view without one is refused (fail closed).
 - :class:`ClientRateThrottle`: ``API_RATE_LIMIT`` requests per client, counted in the cache.
@@ -29,6 +31,8 @@ from catalog.tokens import token_digest
 from config.logs import log_context_update
 
 KEYWORD = "Bearer"
+API_KEY_HEADER = "x-api-key"
+API_KEY_META = "HTTP_X_API_KEY"
 
 
 class BearerTokenAuthentication(BaseAuthentication):
@@ -40,19 +44,33 @@ class BearerTokenAuthentication(BaseAuthentication):
             return None
         if parts[0].decode("latin-1").lower() != KEYWORD.lower() or len(parts) != 2:
             raise exceptions.AuthenticationFailed("Use the header: Authorization: Bearer <token>.")
-        try:
-            token = parts[1].decode("ascii")
-        except UnicodeDecodeError:
-            raise exceptions.AuthenticationFailed("The token is not valid.") from None
-        client = ApiClient.objects.filter(token_digest=token_digest(token)).order_by("pk").first()
-        if client is None or not client.is_active:
-            raise exceptions.AuthenticationFailed("The token is not valid.")
-        log_context_update(client=client.name)
-        return client, token
+        return _client_of_token(parts[1])
 
     def authenticate_header(self, request: Request) -> str:
         # A WWW-Authenticate header makes DRF answer 401 rather than 403 when authentication fails.
         return f'{KEYWORD} realm="api"'
+
+
+class ApiKeyHeaderAuthentication(BaseAuthentication):
+    def authenticate(self, request: Request) -> tuple[ApiClient, str] | None:
+        """None without an ``x-api-key`` header; raises ``AuthenticationFailed`` for an unknown token
+        or an inactive client, as :class:`BearerTokenAuthentication` does."""
+        raw = request.META.get(API_KEY_META)
+        if raw is None:
+            return None
+        return _client_of_token(raw.strip().encode("latin-1", errors="replace"))
+
+
+def _client_of_token(raw: bytes) -> tuple[ApiClient, str]:
+    try:
+        token = raw.decode("ascii")
+    except UnicodeDecodeError:
+        raise exceptions.AuthenticationFailed("The token is not valid.") from None
+    client = ApiClient.objects.filter(token_digest=token_digest(token)).order_by("pk").first()
+    if client is None or not client.is_active:
+        raise exceptions.AuthenticationFailed("The token is not valid.")
+    log_context_update(client=client.name)
+    return client, token
 
 
 class HasRequiredScope(BasePermission):
@@ -117,4 +135,17 @@ class BearerTokenScheme(OpenApiAuthenticationExtension):
             "type": "http",
             "scheme": "bearer",
             "description": "A per-client API token (create_api_client prints it once).",
+        }
+
+
+class ApiKeyHeaderScheme(OpenApiAuthenticationExtension):
+    target_class = "gateway.authentication.ApiKeyHeaderAuthentication"
+    name = "ApiKeyHeader"
+
+    def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
+        return {
+            "type": "apiKey",
+            "in": "header",
+            "name": API_KEY_HEADER,
+            "description": "The client token in Anthropic's header (the Anthropic API only).",
         }

@@ -5,7 +5,8 @@ per-part redaction missed) fails the test that caused it, unless the test is mar
 ``late_redaction`` because it provokes one on purpose.
 
 Tests marked ``services`` need real PostgreSQL (as the default database), Redis and a Celery worker
-binary. Tests marked ``browser`` need Debian's Chromium and chromedriver and the selenium package.
+binary. Tests marked ``browser`` need Debian's Chromium and chromedriver and the selenium package;
+tests marked ``coding_agent`` need node and Claude Code (``make coding-agents``, tests/coding_agents.py).
 When one is missing they are skipped with the reason shown, unless ``REQUIRE_SERVICES=1``, which turns
 the same condition into a failure (CI sets it).
 """
@@ -27,6 +28,7 @@ from agents.runtime.caches import caches_clear
 from config import database
 from governance.models import GovernanceEvent
 from governance.vocabulary import Decision
+from tests.coding_agents import coding_agent_problem
 from tests.editor_accounts import editors_group_capture
 
 pytest_plugins = ["tests.fakes.fixtures", "tests.network_guard"]
@@ -148,6 +150,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     global _services_problem
     if item.get_closest_marker("browser") is not None:
         _gate(browser_problem(), "browser")
+    if item.get_closest_marker("coding_agent") is not None:
+        _gate(coding_agent_problem(), "coding agent")
     if item.get_closest_marker("services") is None:
         return
     if _services_problem is False:

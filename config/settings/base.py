@@ -106,8 +106,10 @@ MIDDLEWARE = [
     # First, so that every log record of a request carries its request id, and its span is the root.
     "config.logs.RequestLogContextMiddleware",
     "config.tracing.TraceContextMiddleware",
-    # Outside the API's error shape: /api/openai/v1 answers every error in OpenAI's instead.
+    # Outside the API's error shape: /api/openai/v1 and /api/anthropic/v1 answer every error in
+    # OpenAI's and Anthropic's shape instead.
     "gateway.apis.openai_errors.OpenAIErrorShapeMiddleware",
+    "gateway.apis.anthropic_errors.AnthropicErrorShapeMiddleware",
     # Outermost after them, so that it sees every response, including Django's own 404 and 500 pages.
     "config.errors.ApiErrorShapeMiddleware",
     "django.middleware.security.SecurityMiddleware",

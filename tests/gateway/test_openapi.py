@@ -72,12 +72,19 @@ def test_every_endpoint_is_documented_with_the_error_format(client):
         ("/api/openai/v1/responses", "post"),
         ("/api/openai/v1/models", "get"),
         ("/api/openai/v1/models/{model}", "get"),
+        ("/api/anthropic/v1/messages", "post"),
+        ("/api/anthropic/v1/messages/count_tokens", "post"),
     }
     for path, item in schema["paths"].items():
-        # The OpenAI-compatible API answers errors in OpenAI's shape, which its clients parse.
-        error = "OpenAIError" if path.startswith("/api/openai/") else "Error"
+        # The OpenAI and Anthropic APIs answer errors in their own shape, which their clients parse;
+        # Anthropic's clients may send the token as x-api-key.
+        error, security = "Error", [{"BearerToken": []}]
+        if path.startswith("/api/openai/"):
+            error = "OpenAIError"
+        elif path.startswith("/api/anthropic/"):
+            error, security = "AnthropicError", [{"BearerToken": []}, {"ApiKeyHeader": []}]
         for method, operation in item.items():
-            assert operation["security"] == [{"BearerToken": []}], (path, method)
+            assert operation["security"] == security, (path, method)
             for status in ("401", "403", "429"):
                 ref = operation["responses"][status]["content"]["application/json"]["schema"]["$ref"]
                 assert ref == f"#/components/schemas/{error}", (path, method, status)
@@ -91,6 +98,9 @@ def test_every_endpoint_is_documented_with_the_error_format(client):
     responses = schema["paths"]["/api/openai/v1/responses"]["post"]["responses"]
     assert set(responses["200"]["content"]) == {"application/json", "text/event-stream"}
     assert {"400", "404", "409", "502"} <= set(responses)
+    messages = schema["paths"]["/api/anthropic/v1/messages"]["post"]["responses"]
+    assert set(messages["200"]["content"]) == {"application/json", "text/event-stream"}
+    assert {"400", "404", "409", "413", "502"} <= set(messages)
 
 
 @pytest.mark.django_db
@@ -123,4 +133,4 @@ def test_fuzzed_requests_get_no_server_error_and_match_the_schema(
 
         exercise()
         tested += 1
-    assert tested == 28
+    assert tested == 30

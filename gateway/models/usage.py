@@ -8,6 +8,7 @@ from django.db import models
 from catalog.models.catalog import Configuration, LlmModel
 from catalog.models.clients import ApiClient
 from catalog.pricing import COST_DECIMAL_PLACES, COST_MAX_DIGITS
+from governance.vocabulary import DataClass
 
 
 class CompletionRecord(models.Model):
@@ -25,6 +26,8 @@ class CompletionRecord(models.Model):
     cost = models.DecimalField(
         max_digits=COST_MAX_DIGITS, decimal_places=COST_DECIMAL_PLACES, null=True, blank=True
     )
+    # The answer's label as delivered to the client (empty: abandoned before its finish, or older).
+    label = models.CharField(max_length=32, choices=DataClass.choices, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:

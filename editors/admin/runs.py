@@ -21,6 +21,7 @@ from context_assembly.usage import usage_from_step
 from editors.admin.budget_bar import budget_bar
 from editors.admin.charts import UsagePoint, usage_chart
 from editors.admin.costs import cost_view
+from editors.admin.scores import RunScoreFilter
 from governance.admin import ReadOnlyAdminMixin
 from governance.vocabulary import Provenance
 
@@ -117,7 +118,7 @@ class AgentRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = (
         "short_id", "configuration_name", "outcome", "step_count", "context_used", "tokens", "cost", "started",
     )  # fmt: skip
-    list_filter = ("status", "termination_reason", "configuration")
+    list_filter = ("status", "termination_reason", "configuration", RunScoreFilter)
     search_fields = ("id", "configuration__identifier", "error_code")
     date_hierarchy = "created_at"
     inlines = [AgentStepInline, ToolApprovalInline]

@@ -47,7 +47,9 @@ class EvaluationCaseAdmin(admin.ModelAdmin):
         "must_not_contain",
         "max_tokens",
         "must_be_permitted",
+        "source",
     )
+    readonly_fields = ("source",)
     list_display = ("name", "configuration", "data_class", "expectations", "position")
     list_filter = ("configuration", "data_class")
     search_fields = ("name", "configuration__identifier")

@@ -50,6 +50,8 @@ class EvaluationCase(models.Model):
         default=False, help_text="Governance must permit the send (a refusal fails the case)."
     )
     position = models.PositiveSmallIntegerField(default=0)
+    # Where the case came from when it was made from production ("run <id>"); empty: written by hand.
+    source = models.CharField(max_length=100, blank=True, editable=False)
 
     class Meta:
         db_table = "agents_evaluationcase"  # kept from before the split (decision 0031)

@@ -172,3 +172,22 @@ def test_a_judge_whose_zone_does_not_admit_the_case_is_refused_and_nothing_reach
     refusals = GovernanceEvent.objects.filter(decision=Decision.CONTEXT_BLOCKED, configuration="judge")
     assert list(refusals.values_list("data_class", flat=True)) == [DataClass.SYSTEM_DIAGNOSTICS] * 2
     assert result.passed is False
+
+
+def test_the_evaluation_page_shows_tool_calls_and_the_judges_score(
+    fake, judge_fake, django_capture_on_commit_callbacks, admin_client
+):
+    configuration = fake_configuration(fake, identifier="support")
+    judge = fake_configuration(judge_fake, identifier="judge", allowed_tool_groups=[])
+    case_make(configuration, judge=judge, judge_rubric="Looks up the tone.")
+    fake.script(Reply.tools(("c1", "snippets_by_tag", {"tags": ["tone"]})), Reply(text="Calm."))
+    judge_fake.script(Reply(text="SCORE: 8 Looks it up."))
+
+    result = live_result(configuration, django_capture_on_commit_callbacks)
+    html = admin_client.get(f"/admin/evaluations/evaluation/{result.evaluation_id}/change/").content.decode()
+
+    assert "tool call: snippets_by_tag({&quot;tags&quot;:[&quot;tone&quot;]})" in html
+    assert (
+        'judge judge scores at least 7: scored 8 <small class="judge-reason">SCORE: 8 Looks it up.</small>'
+        in html
+    )

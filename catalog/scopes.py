@@ -16,5 +16,7 @@ SCOPES = (
     # Approving or denying a tool call a run waits on (gateway/apis/approvals.py).
     "runs:approve",
     "governance:read",
+    # Scoring an answer the client received (gateway/apis/scores.py).
+    "scores:write",
     CLASSIFY_SCOPE,
 )

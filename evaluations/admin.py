@@ -47,11 +47,20 @@ class EvaluationCaseAdmin(admin.ModelAdmin):
         "must_not_contain",
         "max_tokens",
         "must_be_permitted",
+        "must_match",
+        "must_be_valid_json",
+        "must_call_tool",
+        "tool_arguments_match",
+        "judge",
+        "judge_rubric",
+        "judge_min_score",
+        "source",
     )
+    readonly_fields = ("source",)
     list_display = ("name", "configuration", "data_class", "expectations", "position")
     list_filter = ("configuration", "data_class")
     search_fields = ("name", "configuration__identifier")
-    list_select_related = ("configuration",)
+    list_select_related = ("configuration", "judge")
 
     @admin.display(description="Expectations")
     def expectations(self, obj: EvaluationCase) -> str:
@@ -60,6 +69,10 @@ class EvaluationCaseAdmin(admin.ModelAdmin):
             f"not “{obj.must_not_contain}”" if obj.must_not_contain else "",
             f"≤ {obj.max_tokens:,} tokens" if obj.max_tokens is not None else "",
             "permitted" if obj.must_be_permitted else "",
+            f"matches /{obj.must_match}/" if obj.must_match else "",
+            "valid JSON" if obj.must_be_valid_json is not None else "",
+            f"calls {obj.must_call_tool}" if obj.must_call_tool else "",
+            f"judged by {obj.judge.identifier}" if obj.judge is not None else "",
         ]
         return ", ".join(item for item in listed if item) or "—"
 

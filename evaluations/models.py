@@ -11,12 +11,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator
 from django.db import models
 
 from catalog.models.catalog import LlmModel
 from catalog.models.configurations import Configuration
 from catalog.pricing import COST_DECIMAL_PLACES, COST_MAX_DIGITS
+from evaluations.check_rules import json_object, json_schema_valid, pattern_valid
 from governance.vocabulary import DataClass
+
+JUDGE_SCALE = 10
+JUDGE_DEFAULT_MIN = 7
 
 
 class EvaluationCase(models.Model):
@@ -50,7 +56,44 @@ class EvaluationCase(models.Model):
     must_be_permitted = models.BooleanField(
         default=False, help_text="Governance must permit the send (a refusal fails the case)."
     )
+    must_match = models.CharField(
+        max_length=500,
+        blank=True,
+        validators=[pattern_valid],
+        help_text="The answer must match this regular expression (Python syntax, searched anywhere).",
+    )
+    must_be_valid_json = models.JSONField(
+        null=True,
+        blank=True,
+        validators=[json_schema_valid],
+        help_text="The answer must be JSON valid against this JSON schema ({} for any JSON).",
+    )
+    must_call_tool = models.CharField(max_length=100, blank=True, help_text="The answer must call this tool.")
+    tool_arguments_match = models.JSONField(
+        default=dict,
+        blank=True,
+        validators=[json_object],
+        help_text="…with arguments holding these keys and values (a JSON object; {}: any arguments).",
+    )
+    judge = models.ForeignKey(
+        Configuration,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="A configuration that scores the answer against the rubric, through the same governed "
+        "call: its zone must admit the case's class and the answer's label, or the check is refused.",
+    )
+    judge_rubric = models.TextField(blank=True, help_text="What the judge scores the answer against.")
+    judge_min_score = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        validators=[MaxValueValidator(JUDGE_SCALE)],
+        help_text=f"The judge's score (0 to {JUDGE_SCALE}) must be at least this (default {JUDGE_DEFAULT_MIN}).",
+    )
     position = models.PositiveSmallIntegerField(default=0)
+    # Where the case came from when it was made from production ("run <id>"); empty: written by hand.
+    source = models.CharField(max_length=100, blank=True, editable=False)
 
     class Meta:
         db_table = "agents_evaluationcase"  # kept from before the split (decision 0031)
@@ -64,6 +107,12 @@ class EvaluationCase(models.Model):
 
     def __str__(self) -> str:
         return f"{self.configuration.identifier}: {self.name}"
+
+    def clean(self) -> None:
+        if self.judge_id is not None and not self.judge_rubric.strip():
+            raise ValidationError({"judge_rubric": "A judge needs a rubric to score against."})
+        if self.tool_arguments_match and not self.must_call_tool:
+            raise ValidationError({"must_call_tool": "Name the tool whose arguments are to match."})
 
 
 class EvaluationStatus(models.TextChoices):
@@ -155,7 +204,8 @@ class EvaluationResult(models.Model):
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
     decision = models.JSONField(default=dict, blank=True)
     receipt = models.JSONField(default=dict, blank=True)
-    checks = models.JSONField(default=list, blank=True)  # [{"expectation", "held"}]
+    tool_calls = models.JSONField(default=list, blank=True)  # [{"name", "arguments"}], arguments as sent
+    checks = models.JSONField(default=list, blank=True)  # [{"expectation", "held"}, judges with more]
     passed = models.BooleanField()
 
     class Meta:

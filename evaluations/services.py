@@ -22,6 +22,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
+from decimal import Decimal
 from typing import Any
 
 from django.db import transaction
@@ -43,6 +44,7 @@ from context_assembly.fitting import ContextOverflow
 from evaluations.checks import expectations_checked
 from evaluations.drafts import drafted_side, with_model
 from evaluations.errors import EvaluationInvalid
+from evaluations.judges import judge_verdict
 from evaluations.models import (
     Evaluation,
     EvaluationCase,
@@ -167,7 +169,7 @@ def _sides(evaluation: Evaluation) -> tuple[_Side, _Side]:
 def _run(evaluation: Evaluation) -> bool:
     sides = _sides(evaluation)
     passed = True
-    cases = EvaluationCase.objects.in_bulk(evaluation.cases)
+    cases = EvaluationCase.objects.select_related("judge__model__provider").in_bulk(evaluation.cases)
     stored = {(r.position, r.side): r.passed for r in EvaluationResult.objects.filter(evaluation=evaluation)}
     for position, case_id in enumerate(evaluation.cases):
         case = cases.get(case_id)
@@ -221,6 +223,11 @@ def _case_result(
             decide(plan.sources, plan.zone, enforcement_mode(), plan.receiver)
         )
     checks = expectations_checked(case, fields, plan.profile)
+    if case.judge_id is not None:
+        verdict = judge_verdict(case=case, fields=fields)
+        checks.append(verdict.check)
+        if verdict.cost is not None:  # the judge's cost is the evaluation's too
+            fields["cost"] = (fields.get("cost") or Decimal(0)) + verdict.cost
     return EvaluationResult(
         evaluation=evaluation,
         case=case,
@@ -259,6 +266,7 @@ def _answered_fields(answered: Answered) -> dict[str, Any]:
     return {
         "outcome": ResultOutcome.ANSWERED,
         "answer": answered.reply.text,
+        "tool_calls": [{"name": c.name, "arguments": c.arguments} for c in answered.reply.tool_calls],
         "breakdown": answered.fitted.breakdown.as_dict(),
         "decision": decision_as_dict(answered.decision),
         "receipt": answered.receipt,

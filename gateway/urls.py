@@ -11,6 +11,7 @@ from gateway.apis.configurations import ConfigurationListApi, DeclassificationAp
 from gateway.apis.governance import GovernanceEventListApi, ReadinessApi
 from gateway.apis.run_events import RunEventsApi
 from gateway.apis.runs import RunCancelApi, RunCollectionApi, RunDetailApi
+from gateway.apis.scores import ScoreApi
 
 urlpatterns = [
     path("budget", BudgetApi.as_view(), name="budget"),
@@ -32,6 +33,7 @@ urlpatterns = [
         RunApprovalDecisionApi.as_view(),
         name="run-approval-decision",
     ),
+    path("scores", ScoreApi.as_view(), name="scores"),
     path("governance/events", GovernanceEventListApi.as_view(), name="governance-event-list"),
     path("governance/readiness", ReadinessApi.as_view(), name="governance-readiness"),
 ]

@@ -415,6 +415,8 @@ SPECTACULAR_SETTINGS = {
         "StepStatusEnum": "agents.models.StepStatus",
         "EnforcementEnum": "governance.vocabulary.Enforcement",
         "NewSnippetEnforcementEnum": "snippets.apis.NEW_SNIPPET_ENFORCEMENT",
+        "ScoreKindEnum": "gateway.models.scores.ScoreKind",
+        "KindEnum": "skills.models.SkillSourceKind",  # the name it had before scores had a kind too
     },
 }
 

@@ -7,7 +7,7 @@ Importing the submodules registers their model admins (admin autodiscovery impor
 
 from django.contrib import admin
 
-from editors.admin import catalog, events, readiness, runs, what_if
+from editors.admin import catalog, events, readiness, runs, scores, what_if
 
 PRODUCT_NAME = "Governed context assembly"
 
@@ -17,4 +17,4 @@ admin.site.site_title = PRODUCT_NAME
 admin.site.index_title = "Snippets, skills, configurations and runs"
 admin.site.index_template = "admin/editors/index.html"
 
-__all__ = ["catalog", "events", "readiness", "runs", "what_if"]
+__all__ = ["catalog", "events", "readiness", "runs", "scores", "what_if"]

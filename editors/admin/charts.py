@@ -94,6 +94,7 @@ class Chart:
     lines: tuple[str, ...]  # polylines through consecutive known points
     marks: tuple[Mark, ...]
     note: str  # said under the chart (the window above a zoomed scale), or ""
+    legend: bool = True  # the provenance legend (filled: provider reported; hollow: estimated)
 
     def html(self) -> SafeString:
         # The template escapes every value; render_to_string returns it marked safe.

@@ -1,7 +1,8 @@
 """Runs in admin: read-only, with each step's context usage drawn against the window.
 
-Runs are written by the runtime only. The one editor action is cancel, through
-:func:`agents.services.run_cancel`, honoured at the next step boundary.
+Runs are written by the runtime only. The editor actions are cancel, through
+:func:`agents.services.run_cancel`, honoured at the next step boundary, and making evaluation cases of
+runs (:func:`evaluations.datasets.evaluation_cases_from_runs`).
 """
 
 from __future__ import annotations
@@ -21,10 +22,13 @@ from context_assembly.usage import usage_from_step
 from editors.admin.budget_bar import budget_bar
 from editors.admin.charts import UsagePoint, usage_chart
 from editors.admin.costs import cost_view
+from editors.admin.scores import RunScoreFilter
+from evaluations.datasets import evaluation_cases_from_runs
 from governance.admin import ReadOnlyAdminMixin
 from governance.vocabulary import Provenance
 
 CANCEL_PERMISSION = "agents.change_agentrun"
+CASE_PERMISSION = "evaluations.add_evaluationcase"
 SHORT_ID = 8  # characters of a run's id in the list: enough to tell runs apart at a glance
 
 
@@ -117,11 +121,11 @@ class AgentRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = (
         "short_id", "configuration_name", "outcome", "step_count", "context_used", "tokens", "cost", "started",
     )  # fmt: skip
-    list_filter = ("status", "termination_reason", "configuration")
+    list_filter = ("status", "termination_reason", "configuration", RunScoreFilter)
     search_fields = ("id", "configuration__identifier", "error_code")
     date_hierarchy = "created_at"
     inlines = [AgentStepInline, ToolApprovalInline]
-    actions = ["cancel_runs"]
+    actions = ["cancel_runs", "make_evaluation_cases"]
     change_list_template = "admin/editors/agentrun/change_list.html"
     fieldsets = (
         (None, {"fields": ("id", "configuration", "api_client", "status", "termination_reason")}),
@@ -238,6 +242,20 @@ class AgentRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         if not points:
             return "No completed step yet."
         return usage_chart(points, run_usage(obj).context_window).html()
+
+    def has_make_cases_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm(CASE_PERMISSION)
+
+    @admin.action(description="Make evaluation cases of selected runs", permissions=["make_cases"])
+    def make_evaluation_cases(self, request: HttpRequest, queryset: QuerySet[AgentRun]) -> None:
+        """Each run becomes a case of its configuration, with its labels and its text as sent."""
+        outcome = evaluation_cases_from_runs(runs=queryset.order_by("created_at"))
+        for case in outcome.made:
+            self.message_user(request, f"Made the case “{case}” ({case.data_class}).", messages.SUCCESS)
+        if outcome.skipped:
+            self.message_user(
+                request, f"Already cases: {len(outcome.skipped)} run(s) left as they were.", messages.WARNING
+            )
 
     def has_cancel_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm(CANCEL_PERMISSION)

@@ -9,6 +9,7 @@ from catalog.models.catalog import LlmModel
 from catalog.models.clients import ApiClient
 from catalog.models.configurations import Configuration
 from catalog.pricing import COST_DECIMAL_PLACES, COST_MAX_DIGITS
+from governance.vocabulary import DataClass
 
 
 class CompletionRecord(models.Model):
@@ -26,6 +27,8 @@ class CompletionRecord(models.Model):
     cost = models.DecimalField(
         max_digits=COST_MAX_DIGITS, decimal_places=COST_DECIMAL_PLACES, null=True, blank=True
     )
+    # The answer's label as delivered to the client (empty: abandoned before its finish, or older).
+    label = models.CharField(max_length=32, choices=DataClass.choices, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:

@@ -109,6 +109,7 @@ class CompletionCall:
             configuration=plan.configuration,
             served=served,
             usage=usage,
+            label=answered.receiver_label,
         )
         return Completion(
             request_id=self.request_id,
@@ -130,8 +131,10 @@ def completion_record(
     configuration: Configuration,
     served: LlmModel,
     usage: Usage,
+    label: str = "",
 ) -> CompletionRecord:
-    """The ledger row of a served completion: its usage and its cost (for the reports)."""
+    """The ledger row of a served completion: its usage and its cost (for the reports), and the
+    answer's label as delivered (what a score of it is attached to; empty for an abandoned one)."""
     record = CompletionRecord(
         request_id=request_id,
         api_client=api_client,
@@ -142,6 +145,7 @@ def completion_record(
         cache_write_tokens=usage.cache_write_tokens,
         completion_tokens=usage.completion_tokens,
         cost=reply_cost(served, usage),
+        label=label,
     )
     record.save()
     return record

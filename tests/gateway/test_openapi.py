@@ -66,6 +66,7 @@ def test_every_endpoint_is_documented_with_the_error_format(client):
         ("/api/v1/runs/{run_id}/events", "get"),
         ("/api/v1/runs/{run_id}/approvals", "get"),
         ("/api/v1/runs/{run_id}/approvals/{approval_id}", "post"),
+        ("/api/v1/scores", "post"),
         ("/api/v1/governance/events", "get"),
         ("/api/v1/governance/readiness", "get"),
         ("/api/openai/v1/chat/completions", "post"),
@@ -133,4 +134,4 @@ def test_fuzzed_requests_get_no_server_error_and_match_the_schema(
 
         exercise()
         tested += 1
-    assert tested == 30
+    assert tested == 31

@@ -12,8 +12,8 @@ from __future__ import annotations
 from django.db import models
 
 from agents.models import AgentRun
-from catalog.models.catalog import Configuration
 from catalog.models.clients import ApiClient
+from catalog.models.configurations import Configuration
 from gateway.models.usage import CompletionRecord
 from governance.vocabulary import DataClass
 

@@ -20,13 +20,18 @@ Behaviour, so a run is reproducible and resumable:
   error.
 * Streamed, the text arrives a word at a time (each piece a word with the white space around it), then
   each tool call whole, the usage and the finish.
+* Embeddings: each input's vector is drawn from the SHA-256 of the input (its text, or its tokens),
+  ``dimensions`` long (default 256) and of unit length, so the same input always has the same vector;
+  the prompt tokens are the texts' tokens (``o200k_base``) plus the token arrays' lengths.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
+import struct
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -39,13 +44,22 @@ from providers.base import ProviderAdapter
 from providers.chat_body import chat_completions_body
 from providers.failures import FailureClass, ProviderError
 from providers.streams import StreamDelta, StreamFinish, TextDelta, ToolCallDelta, UsageDelta
-from providers.values import ProviderCall, ProviderConfig, ProviderReply, Usage
+from providers.values import (
+    EmbeddingCall,
+    EmbeddingInput,
+    EmbeddingReply,
+    ProviderCall,
+    ProviderConfig,
+    ProviderReply,
+    Usage,
+)
 
 DEFAULT_CONTEXT_WINDOW = 128_000
 PREVIEW_CHARS = 200
 OPTION_KEYS = frozenset({"script", "context_window", "latency"})
 SPEC_KEYS = frozenset({"text", "tool_calls"})
 CALL_KEYS = frozenset({"name", "arguments"})
+DEFAULT_EMBEDDING_DIMENSIONS = 256
 STREAM_PIECE = re.compile(r"\s*\S+\s*|\s+")  # a streamed reply arrives a word at a time
 
 
@@ -104,6 +118,19 @@ class LocalAdapter(ProviderAdapter):
         if self.latency:
             self._sleep(self.latency)
         return reply
+
+    def _embed(self, call: EmbeddingCall) -> EmbeddingReply:
+        dimensions = call.dimensions or DEFAULT_EMBEDDING_DIMENSIONS
+        tokens = sum(
+            len(item) if isinstance(item, tuple) else self.estimator.count_text(item) for item in call.inputs
+        )
+        if self.latency:
+            self._sleep(self.latency)
+        return EmbeddingReply(
+            vectors=tuple(embedding_vector(item, dimensions) for item in call.inputs),
+            usage=Usage.reported(tokens, None, 0),
+            model_id=call.model_id,
+        )
 
     def _open_stream(
         self, call: ProviderCall, body: dict[str, Any]
@@ -165,6 +192,21 @@ class LocalAdapter(ProviderAdapter):
 
 def _nothing() -> None:
     return None
+
+
+def embedding_vector(item: EmbeddingInput, dimensions: int) -> tuple[float, ...]:
+    """A unit vector of ``dimensions`` floats drawn from the SHA-256 of ``item``: the same input, the
+    same vector (a text and the token array that encodes it differ)."""
+    seed = item.encode() if isinstance(item, str) else json.dumps(list(item)).encode()
+    raw: list[float] = []
+    block = 0
+    while len(raw) < dimensions:
+        digest = hashlib.sha256(seed + block.to_bytes(4, "big")).digest()
+        raw.extend(value / 2**31 - 1.0 for value in struct.unpack(">8I", digest))
+        block += 1
+    values = raw[:dimensions]
+    norm = math.sqrt(sum(value * value for value in values)) or 1.0
+    return tuple(value / norm for value in values)
 
 
 def describe(call: ProviderCall, prompt_tokens: int) -> str:

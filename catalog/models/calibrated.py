@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Generic, TypeVar
 
 from django.db import connections, models
 
 from catalog.models.sql import Float, FloatFunctions, Table
 from context_assembly.calibration import CalibrationState, blended_factor, sample_ratio
 
-if TYPE_CHECKING:
-    from catalog.models.catalog import LlmModel  # noqa: F401 - the base class's type argument
+# The catalogue's model (``LlmModel``), which imports this module: named by the manager it builds.
+_Model = TypeVar("_Model", bound=models.Model)
 
 
-class LlmModelQuerySet(models.QuerySet["LlmModel"]):
+class LlmModelQuerySet(models.QuerySet[_Model], Generic[_Model]):
     def calibrate(
         self, *, model_id: int, reported: int, estimated: int, at: datetime
     ) -> CalibrationState | None:
@@ -50,5 +50,3 @@ class LlmModelQuerySet(models.QuerySet["LlmModel"]):
             cursor.execute(sql, params)
             row = cursor.fetchone()
         return None if row is None else CalibrationState(factor=float(row[0]), samples=int(row[1]))
-
-

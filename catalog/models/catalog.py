@@ -195,7 +195,7 @@ class LlmModel(models.Model):
     )
     is_active = models.BooleanField(default=True)
 
-    objects = LlmModelQuerySet.as_manager()
+    objects = LlmModelQuerySet["LlmModel"].as_manager()
 
     class Meta:
         db_table = "agents_llmmodel"  # kept from before the split (decision 0031)

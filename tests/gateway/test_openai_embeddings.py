@@ -12,10 +12,12 @@ from decimal import Decimal
 
 import openai
 import pytest
+from django.test import Client
 
 from agents.models import ClientDailyUsage
 from catalog.services import api_client_create
 from context_assembly.encodings import get_encoding
+from editors.demo import DEMO_EMBEDDINGS_CONFIGURATION, demo_seed
 from gateway.models import CompletionRecord
 from governance.models import GovernanceEvent
 from governance.vocabulary import DataClass, TrustZone
@@ -195,3 +197,18 @@ def test_a_token_array_for_a_model_without_a_known_tokenizer_is_not_sent_unscree
     assert refused.value.body["param"] == "input[1]"
     assert "cannot be screened" in refused.value.body["message"]
     assert fake_provider.requests == []
+
+
+def test_the_offline_demo_answers_embeddings_without_any_key():
+    token = demo_seed().api_token
+    response = Client().post(
+        "/api/openai/v1/embeddings",
+        {"model": DEMO_EMBEDDINGS_CONFIGURATION, "input": ["hello", "hello"], "dimensions": 8},
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {token}"},
+    )
+
+    assert response.status_code == 200, response.content
+    first, second = (item["embedding"] for item in response.json()["data"])
+    assert first == second and len(first) == 8
+    assert response.json()["governance"]["served_model"] == "local-embed"

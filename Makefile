@@ -15,7 +15,7 @@ SERVICES_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/govctx
 SERVICES_REDIS_URL ?= redis://127.0.0.1:6379/15
 SERVICES_RABBITMQ_URL ?= amqp://guest:guest@127.0.0.1:5672//
 
-.PHONY: run serve release test test-fast test-services lint format bench bench-quick fuzz screenshots clean
+.PHONY: run serve release test test-fast test-services lint format bench bench-quick fuzz screenshots codex clean
 
 $(RUN_STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,6 +35,12 @@ run: $(RUN_STAMP)
 	DJANGO_DEBUG=1 $(PY) manage.py seed_demo
 	@echo "Serving admin on http://$(HOST):$(PORT)/admin/ and the API on http://$(HOST):$(PORT)/api/v1/"
 	DJANGO_DEBUG=1 $(PY) manage.py runserver $(HOST):$(PORT)
+
+# OpenAI's Codex CLI, for the test that runs it against the service (tests/gateway/test_codex_cli.py);
+# npm installs it with its native binary (~300 MB) under var/node. Without it that test is skipped.
+CODEX_VERSION ?= 0.171.0
+codex:
+	npm install --no-audit --no-fund --prefix $(APP_VAR_DIR)/node @openai/codex@$(CODEX_VERSION)
 
 # The real mode (README, "Deploying"): the services named by DATABASE_URL, REDIS_URL and, optionally,
 # CELERY_BROKER_URL. The release step (the Procfile's), then web, worker and beat as one process group

@@ -20,6 +20,10 @@ Behaviour, so a run is reproducible and resumable:
   error.
 * Streamed, the text arrives a word at a time (each piece a word with the white space around it), then
   each tool call whole, the usage and the finish.
+* What a request asks of the reply is held (``providers/structured.py``): ``tool_choice`` ``none``
+  makes no call and a forced function calls only it; ``parallel_tool_calls`` false makes at most one;
+  with a ``json_object`` or ``json_schema`` response format, an unscripted reply is the smallest JSON
+  value the schema admits, and a scripted one that does not conform fails as ``malformed``.
 * Embeddings: each input's vector is drawn from the SHA-256 of the input (its text, or its tokens),
   ``dimensions`` long (default 256) and of unit length, so the same input always has the same vector;
   the prompt tokens are the texts' tokens (``o200k_base``) plus the token arrays' lengths.
@@ -44,6 +48,7 @@ from providers.base import ProviderAdapter
 from providers.chat_body import chat_completions_body
 from providers.failures import FailureClass, ProviderError
 from providers.streams import StreamDelta, StreamFinish, TextDelta, ToolCallDelta, UsageDelta
+from providers.structured import response_schema, structured_text, tool_calls_allowed
 from providers.values import (
     EmbeddingCall,
     EmbeddingInput,
@@ -160,8 +165,18 @@ class LocalAdapter(ProviderAdapter):
             )
         turn = sum(1 for message in call.messages if message.role == "assistant")
         text, calls = self._scripted(self.script[turn], turn, call) if turn < len(self.script) else ("", ())
+        calls = tool_calls_allowed(call.options, calls)
+        scripted = bool(text)
         if not text and not calls:
             text = describe(call, prompt_tokens)
+        schema = response_schema(call.options)
+        if schema is not None and not calls:
+            structured = structured_text(schema, text, scripted=scripted)
+            if structured is None:
+                raise self.error(
+                    FailureClass.MALFORMED, "the scripted reply does not hold the response format"
+                )
+            text = structured
         completion = self.estimator.count_text(text) + sum(
             self.estimator.count_text(c.arguments) for c in calls
         )

@@ -203,7 +203,7 @@ class OpenAICompatibleAdapter(SdkAdapter[openai.OpenAI, openai.AsyncOpenAI, _Str
             body["tools"] = [spec.to_openai() for spec in call.tool_specs]
         if call.temperature is not None and capabilities.sampling:
             body["temperature"] = call.temperature
-        body.update(openai_options(call.options, sampling=capabilities.sampling))
+        body.update(openai_options(call.options, sampling=capabilities.sampling, tools=bool(call.tool_specs)))
         if call.stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}

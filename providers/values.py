@@ -125,7 +125,8 @@ class CallOptions:
 
     ``tool_choice`` is OpenAI's: a mode or ``{"type": "function", "function": {"name": ...}}``;
     ``response_format`` is OpenAI's object (``{"type": "json_object"}``, ``{"type": "json_schema", ...}``);
-    ``user`` identifies the caller's end user to the provider.
+    ``user`` identifies the caller's end user to the provider; ``parallel_tool_calls`` False asks for
+    at most one tool call per reply (None: the provider's default).
     """
 
     top_p: float | None = None
@@ -134,6 +135,7 @@ class CallOptions:
     response_format: Mapping[str, Any] | None = None
     tool_choice: ToolChoice | None = None
     user: str | None = None
+    parallel_tool_calls: bool | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "stop", tuple(self.stop))

@@ -242,7 +242,11 @@ class ResponsesApi(OpenAIErrors, GovernedCallApi):
             allow_system_override=configuration.allow_system_override,
             tools=tools.offered or [],  # the configuration's tools are never offered here
             tool_choice=chat_tool_choice(data.get("tool_choice")),
-            options=CallOptions(top_p=data.get("top_p"), response_format=response_format(data.get("text"))),
+            options=CallOptions(
+                top_p=data.get("top_p"),
+                response_format=response_format(data.get("text")),
+                parallel_tool_calls=data.get("parallel_tool_calls"),
+            ),
         )
         frame = ResponseFrame(new_id("resp"), int(time.time()), configuration.identifier, _echo(data, tools))
         keep = partial(

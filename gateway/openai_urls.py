@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from django.urls import path
 
-from gateway.apis.openai_compat import ChatCompletionsApi, ModelDetailApi, ModelListApi
+from gateway.apis.openai_compat import ChatCompletionsApi
 from gateway.apis.openai_embeddings import EmbeddingsApi
+from gateway.apis.openai_models import ModelDetailApi, ModelListApi
 from gateway.apis.openai_responses import ResponsesApi
 
 urlpatterns = [

@@ -15,6 +15,7 @@ import pytest
 from django.test import Client
 
 from agents.models import ClientDailyUsage
+from catalog.models import LlmModel
 from catalog.services import api_client_create
 from context_assembly.encodings import get_encoding
 from editors.demo import DEMO_EMBEDDINGS_CONFIGURATION, demo_seed
@@ -24,6 +25,7 @@ from governance.vocabulary import DataClass, TrustZone
 from tests.agents.runs import fake_configuration
 from tests.canaries import generate_canaries
 from tests.fakes.provider_server import fake_vector
+from tests.gateway.test_metrics import Delta, scrape
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -49,6 +51,14 @@ def served(fake_provider, *, embeds: bool = True, **model_fields):
         trust_zone=TrustZone.EXTERNAL_GLOBAL,
     )
     return configuration, issued
+
+
+def fake_provider_identifier() -> str:
+    return (
+        CompletionRecord._meta.get_field("model")
+        .related_model.objects.get(model_id="gpt-4o")
+        .provider.identifier
+    )
 
 
 def sdk(live_server, token: str) -> openai.OpenAI:
@@ -111,10 +121,16 @@ def test_the_openai_sdk_gets_governed_embeddings_for_every_input_form(
 def test_a_secret_is_redacted_from_a_text_and_from_a_token_array_before_the_wire(live_server, fake_provider):
     _, issued = served(fake_provider)
     text = f"deploy key {GITHUB.value}"
+    before = scrape()
 
     answer = sdk(live_server, issued.token).embeddings.create(
         model="search-index", input=[text, O200K.encode_ordinary(text)], encoding_format="float"
     )
+
+    delta = Delta(before, scrape())
+    provider = LlmModel.objects.get(model_id="gpt-4o").provider.identifier
+    assert delta("govctx_provider_calls_total", provider=provider, model="gpt-4o", outcome="ok") == 1
+    assert delta("govctx_tokens_total", model="gpt-4o", type="prompt") == answer.usage.prompt_tokens
 
     (request,) = fake_provider.requests
     redacted = "deploy key [REDACTED:github_token]"

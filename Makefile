@@ -100,11 +100,13 @@ screenshots: $(STAMP)
 # registry into .cache/coding-agents; the tests skip without them (fail under REQUIRE_SERVICES=1).
 CODING_AGENTS_DIR ?= $(CURDIR)/.cache/coding-agents
 CLAUDE_CODE_VERSION ?= 2.1.197
+CODEX_VERSION ?= 0.171.0
 
 coding-agents:
 	npm install --prefix $(CODING_AGENTS_DIR) --no-audit --no-fund --foreground-scripts \
-		@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION)
+		@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) @openai/codex@$(CODEX_VERSION)
 	$(CODING_AGENTS_DIR)/node_modules/.bin/claude --version
+	$(CODING_AGENTS_DIR)/node_modules/.bin/codex --version
 
 clean:
 	rm -rf $(VENV) var .cache .pytest_cache .ruff_cache .mypy_cache .hypothesis

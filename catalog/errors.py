@@ -19,6 +19,14 @@ class ModelInactive(ConflictError):
     code = "model_inactive"
 
 
+class ModalityUnsupported(ApplicationError):
+    """The configuration's model does not serve what was asked (the catalogue declares it): a chat
+    model asked for embeddings, or an embedding model for a completion. ``extra`` names the
+    ``model`` and the ``modality``; nothing was sent."""
+
+    code = "modality_unsupported"
+
+
 class UnknownSkills(ApplicationError):
     code = "unknown_skills"
 

@@ -85,7 +85,7 @@ def blended_factor(
 
     :func:`calibration_update` evaluates it on floats (``greatest=max, least=min``); the model
     store renders it as one SQL expression over the stored columns
-    (``catalog.models.catalog.LlmModelQuerySet.calibrate``), so concurrent steps blend in place
+    (``catalog.models.calibrated.LlmModelQuerySet.calibrate``), so concurrent steps blend in place
     without a read lock. Both are IEEE-754 double arithmetic in the same order, so they agree exactly.
     """
     alpha = greatest(MIN_ALPHA, 1.0 / (samples + 1.0))

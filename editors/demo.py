@@ -61,6 +61,8 @@ DEMO_CONFIGURATION = "demo-assistant"
 # Served by the offline model declared external_global: its "operations" snippet (internal
 # configuration) is refused there, in the admin preview and through the API alike.
 DEMO_EXTERNAL_CONFIGURATION = "demo-external"
+# Served by the offline provider's embedding model: /api/openai/v1/embeddings without any key.
+DEMO_EMBEDDINGS_CONFIGURATION = "demo-embeddings"
 
 
 @dataclass(frozen=True)
@@ -151,6 +153,32 @@ def _seed_catalogue() -> tuple[LlmModel, LlmModel]:
     return model, external_model
 
 
+def _seed_embeddings() -> Configuration:
+    """The offline embedding model (deterministic vectors, providers/local.py) and its configuration,
+    created when missing; an existing configuration is the editors' and stays as it is."""
+    model, _ = LlmModel.objects.update_or_create(
+        provider=Provider.objects.get(identifier="local"),
+        model_id="local-embed",
+        defaults={
+            "context_window": 8_192,
+            "max_output_tokens": 1,
+            "tokenizer": Tokenizer.O200K_BASE,
+            "embeds": True,
+            "embedding_dimensions": 256,
+        },
+    )
+    configuration, _ = Configuration.objects.get_or_create(
+        identifier=DEMO_EMBEDDINGS_CONFIGURATION,
+        defaults={
+            "name": "Demo embeddings (offline vectors)",
+            "model": model,
+            "system_prompt_data_class": DataClass.PUBLIC_CONTENT,
+            "system_prompt_ceiling": TrustZone.EXTERNAL_GLOBAL,
+        },
+    )
+    return configuration
+
+
 def _shipped_prices(model_id: str) -> dict[str, Decimal | None]:
     prices = catalogue_prices(model_id)
     return prices.as_fields() if prices is not None else {}
@@ -227,5 +255,5 @@ def demo_seed() -> DemoCredentials:
     _seed_snippets()
     _seed_skills(configuration, configuration_created=created)
     password = _seed_admin()
-    token = _seed_client([configuration, external])
+    token = _seed_client([configuration, external, _seed_embeddings()])
     return DemoCredentials(admin_username=DEMO_ADMIN, admin_password=password, api_token=token)

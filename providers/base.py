@@ -28,7 +28,7 @@ from providers.streams import (
     reply_of,
     threaded_stream,
 )
-from providers.values import ProviderCall, ProviderConfig, ProviderReply
+from providers.values import EmbeddingCall, EmbeddingReply, ProviderCall, ProviderConfig, ProviderReply
 
 KEYLESS_PLACEHOLDER = "no-key-configured"
 
@@ -83,6 +83,20 @@ class ProviderAdapter(ABC):
     def complete(self, call: ProviderCall) -> ProviderReply:
         """Build the body of ``call`` and send it once, without a guard pass. Raises :class:`ProviderError`."""
         return self.send(call, self.request_body(call))
+
+    def embed(self, call: EmbeddingCall) -> EmbeddingReply:
+        """The vectors of ``call``'s inputs, sent once (the dispatcher retries). An adapter whose
+        provider answers no embeddings refuses as ``client_error`` (the catalogue says which models
+        embed, so a governed call never gets here for one). Raises :class:`ProviderError`."""
+        try:
+            return self._embed(call)
+        except ProviderError:
+            raise
+        except Exception as exc:
+            raise provider_error_from(exc, provider=self.config.identifier, sdk=self.sdk_errors) from None
+
+    def _embed(self, call: EmbeddingCall) -> EmbeddingReply:
+        raise self.error(FailureClass.CLIENT_ERROR, "this provider kind answers no embeddings")
 
     def stream(self, call: ProviderCall, body: dict[str, Any]) -> ProviderStream:
         """Send ``body`` once and return the open stream of its reply (no retries here). ``call`` must

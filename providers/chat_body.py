@@ -21,13 +21,13 @@ def chat_completions_body(call: ProviderCall) -> dict[str, Any]:
         body["tools"] = [spec.to_openai() for spec in call.tool_specs]
     if call.temperature is not None:
         body["temperature"] = call.temperature
-    body.update(openai_options(call.options, sampling=True))
+    body.update(openai_options(call.options, sampling=True, tools=bool(call.tool_specs)))
     return body
 
 
-def openai_options(options: CallOptions, *, sampling: bool) -> dict[str, Any]:
+def openai_options(options: CallOptions, *, sampling: bool, tools: bool) -> dict[str, Any]:
     """The Chat Completions fields of ``options`` that are set (``top_p`` only when the model takes
-    sampling parameters)."""
+    sampling parameters; ``parallel_tool_calls`` only beside tools, as the API requires)."""
     fields: dict[str, Any] = {}
     if options.top_p is not None and sampling:
         fields["top_p"] = options.top_p
@@ -41,4 +41,6 @@ def openai_options(options: CallOptions, *, sampling: bool) -> dict[str, Any]:
         fields["tool_choice"] = thaw_json(options.tool_choice)
     if options.user is not None:
         fields["user"] = options.user
+    if options.parallel_tool_calls is not None and tools:
+        fields["parallel_tool_calls"] = options.parallel_tool_calls
     return fields

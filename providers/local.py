@@ -20,13 +20,22 @@ Behaviour, so a run is reproducible and resumable:
   error.
 * Streamed, the text arrives a word at a time (each piece a word with the white space around it), then
   each tool call whole, the usage and the finish.
+* What a request asks of the reply is held (``providers/structured.py``): ``tool_choice`` ``none``
+  makes no call and a forced function calls only it; ``parallel_tool_calls`` false makes at most one;
+  with a ``json_object`` or ``json_schema`` response format, an unscripted reply is the smallest JSON
+  value the schema admits, and a scripted one that does not conform fails as ``malformed``.
+* Embeddings: each input's vector is drawn from the SHA-256 of the input (its text, or its tokens),
+  ``dimensions`` long (default 256) and of unit length, so the same input always has the same vector;
+  the prompt tokens are the texts' tokens (``o200k_base``) plus the token arrays' lengths.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
+import struct
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -39,13 +48,23 @@ from providers.base import ProviderAdapter
 from providers.chat_body import chat_completions_body
 from providers.failures import FailureClass, ProviderError
 from providers.streams import StreamDelta, StreamFinish, TextDelta, ToolCallDelta, UsageDelta
-from providers.values import ProviderCall, ProviderConfig, ProviderReply, Usage
+from providers.structured import response_schema, structured_text, tool_calls_allowed
+from providers.values import (
+    EmbeddingCall,
+    EmbeddingInput,
+    EmbeddingReply,
+    ProviderCall,
+    ProviderConfig,
+    ProviderReply,
+    Usage,
+)
 
 DEFAULT_CONTEXT_WINDOW = 128_000
 PREVIEW_CHARS = 200
 OPTION_KEYS = frozenset({"script", "context_window", "latency"})
 SPEC_KEYS = frozenset({"text", "tool_calls"})
 CALL_KEYS = frozenset({"name", "arguments"})
+DEFAULT_EMBEDDING_DIMENSIONS = 256
 STREAM_PIECE = re.compile(r"\s*\S+\s*|\s+")  # a streamed reply arrives a word at a time
 
 
@@ -105,6 +124,19 @@ class LocalAdapter(ProviderAdapter):
             self._sleep(self.latency)
         return reply
 
+    def _embed(self, call: EmbeddingCall) -> EmbeddingReply:
+        dimensions = call.dimensions or DEFAULT_EMBEDDING_DIMENSIONS
+        tokens = sum(
+            len(item) if isinstance(item, tuple) else self.estimator.count_text(item) for item in call.inputs
+        )
+        if self.latency:
+            self._sleep(self.latency)
+        return EmbeddingReply(
+            vectors=tuple(embedding_vector(item, dimensions) for item in call.inputs),
+            usage=Usage.reported(tokens, None, 0),
+            model_id=call.model_id,
+        )
+
     def _open_stream(
         self, call: ProviderCall, body: dict[str, Any]
     ) -> tuple[Iterator[StreamDelta], Callable[[], None]]:
@@ -133,8 +165,18 @@ class LocalAdapter(ProviderAdapter):
             )
         turn = sum(1 for message in call.messages if message.role == "assistant")
         text, calls = self._scripted(self.script[turn], turn, call) if turn < len(self.script) else ("", ())
+        calls = tool_calls_allowed(call.options, calls)
+        scripted = bool(text)
         if not text and not calls:
             text = describe(call, prompt_tokens)
+        schema = response_schema(call.options)
+        if schema is not None and not calls:
+            structured = structured_text(schema, text, scripted=scripted)
+            if structured is None:
+                raise self.error(
+                    FailureClass.MALFORMED, "the scripted reply does not hold the response format"
+                )
+            text = structured
         completion = self.estimator.count_text(text) + sum(
             self.estimator.count_text(c.arguments) for c in calls
         )
@@ -165,6 +207,21 @@ class LocalAdapter(ProviderAdapter):
 
 def _nothing() -> None:
     return None
+
+
+def embedding_vector(item: EmbeddingInput, dimensions: int) -> tuple[float, ...]:
+    """A unit vector of ``dimensions`` floats drawn from the SHA-256 of ``item``: the same input, the
+    same vector (a text and the token array that encodes it differ)."""
+    seed = item.encode() if isinstance(item, str) else json.dumps(list(item)).encode()
+    raw: list[float] = []
+    block = 0
+    while len(raw) < dimensions:
+        digest = hashlib.sha256(seed + block.to_bytes(4, "big")).digest()
+        raw.extend(value / 2**31 - 1.0 for value in struct.unpack(">8I", digest))
+        block += 1
+    values = raw[:dimensions]
+    norm = math.sqrt(sum(value * value for value in values)) or 1.0
+    return tuple(value / norm for value in values)
 
 
 def describe(call: ProviderCall, prompt_tokens: int) -> str:

@@ -7,7 +7,7 @@ failure classes, token types. Never content.
 
 | series | labels | recorded by |
 |---|---|---|
-| ``govctx_provider_calls_total`` | ``provider``, ``model``, ``outcome`` (``ok``, the failure class, or ``closed`` for a stream its reader left) | the dispatcher, per attempt (through ``providers/telemetry.py``) |
+| ``govctx_provider_calls_total`` | ``provider``, ``model``, ``outcome`` (``ok``, the failure class, or ``closed`` for a stream its reader left) | the dispatcher, per attempt (through ``providers/telemetry.py``); embeddings alike (``providers/embeddings.py``) |
 | ``govctx_provider_call_duration_seconds`` | the same (histogram) | the dispatcher, per attempt |
 | ``govctx_tokens_total`` | ``model``, ``type`` (prompt, completion, cached) | the dispatcher, provider-reported usage; ``agents/runtime/budget.py``, what an abandoned send or a broken stream was charged |
 """
@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Protocol, TypeVar
 
 from prometheus_client import Counter, Histogram
 
-from providers.values import ProviderReply, Usage
+from providers.values import Usage
 
 # The GenAI semantic conventions' buckets for a client operation's duration: 10 ms to 82 s, doubling.
 DURATION_BUCKETS = tuple(0.01 * 2**n for n in range(14))
@@ -41,7 +42,15 @@ def failure_class(error: BaseException) -> str:
     return str(getattr(error, "failure_class", "") or "unknown")
 
 
-def provider_call_timed(complete: Callable[[], ProviderReply], *, provider: str, model: str) -> ProviderReply:
+class _Reported(Protocol):
+    @property
+    def usage(self) -> Usage: ...
+
+
+Reply = TypeVar("Reply", bound=_Reported)
+
+
+def provider_call_timed(complete: Callable[[], Reply], *, provider: str, model: str) -> Reply:
     """``complete()`` (one attempt of a provider call), counted and timed by provider, model and
     outcome (``ok``, or the ``failure_class`` of the ``ProviderError`` it raised); the reply's
     provider-reported tokens counted by model. Raises what ``complete`` raises."""

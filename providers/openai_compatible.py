@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import openai
-from openai.types import CompletionUsage
+from openai.types import CompletionUsage, CreateEmbeddingResponse
 from openai.types.chat import ChatCompletion
 
 from context_assembly.messages import Message, ToolCall
@@ -41,7 +41,7 @@ from providers.base import SdkAdapter
 from providers.chat_body import openai_options
 from providers.failures import FailureClass, SdkErrors
 from providers.streams import StreamDelta, StreamFinish, TextDelta, ToolCallDelta, UsageDelta
-from providers.values import FinishReason, ProviderCall, ProviderReply, Usage
+from providers.values import EmbeddingCall, EmbeddingReply, FinishReason, ProviderCall, ProviderReply, Usage
 
 _FINISH_REASONS: dict[str | None, FinishReason] = {
     "stop": "stop",
@@ -203,7 +203,7 @@ class OpenAICompatibleAdapter(SdkAdapter[openai.OpenAI, openai.AsyncOpenAI, _Str
             body["tools"] = [spec.to_openai() for spec in call.tool_specs]
         if call.temperature is not None and capabilities.sampling:
             body["temperature"] = call.temperature
-        body.update(openai_options(call.options, sampling=capabilities.sampling))
+        body.update(openai_options(call.options, sampling=capabilities.sampling, tools=bool(call.tool_specs)))
         if call.stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
@@ -218,6 +218,20 @@ class OpenAICompatibleAdapter(SdkAdapter[openai.OpenAI, openai.AsyncOpenAI, _Str
     async def _send_whole_async(self, call: ProviderCall, body: dict[str, Any]) -> ProviderReply:
         completion = await self.async_client().post("/chat/completions", body=body, cast_to=ChatCompletion)
         return self._reply(call, completion)
+
+    def _embed(self, call: EmbeddingCall) -> EmbeddingReply:
+        """``POST /embeddings`` with floats asked for; the vectors put back in the inputs' order (a
+        server may answer them in any order, each with its ``index``)."""
+        answer = self._client.post("/embeddings", body=call.body(), cast_to=CreateEmbeddingResponse)
+        by_index = {item.index: tuple(float(x) for x in item.embedding) for item in answer.data}
+        if sorted(by_index) != list(range(len(call.inputs))):
+            raise self.error(FailureClass.MALFORMED, "the reply does not hold one vector per input")
+        usage = answer.usage
+        return EmbeddingReply(
+            vectors=tuple(by_index[index] for index in range(len(call.inputs))),
+            usage=Usage.reported(usage.prompt_tokens, None, 0) if usage is not None else Usage.unavailable(),
+            model_id=answer.model or call.model_id,
+        )
 
     def _reply(self, call: ProviderCall, completion: ChatCompletion) -> ProviderReply:
         if not completion.choices:

@@ -125,7 +125,8 @@ class CallOptions:
 
     ``tool_choice`` is OpenAI's: a mode or ``{"type": "function", "function": {"name": ...}}``;
     ``response_format`` is OpenAI's object (``{"type": "json_object"}``, ``{"type": "json_schema", ...}``);
-    ``user`` identifies the caller's end user to the provider.
+    ``user`` identifies the caller's end user to the provider; ``parallel_tool_calls`` False asks for
+    at most one tool call per reply (None: the provider's default).
     """
 
     top_p: float | None = None
@@ -134,6 +135,7 @@ class CallOptions:
     response_format: Mapping[str, Any] | None = None
     tool_choice: ToolChoice | None = None
     user: str | None = None
+    parallel_tool_calls: bool | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "stop", tuple(self.stop))
@@ -233,3 +235,42 @@ class ProviderReply:
     def __post_init__(self) -> None:
         if self.finish_reason not in FINISH_REASONS:
             raise ValueError(f"finish_reason must be one of {', '.join(FINISH_REASONS)}")
+
+
+EmbeddingInput = str | tuple[int, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class EmbeddingCall:
+    """One embeddings request in wire-neutral form: ``inputs`` in order (texts or token arrays), and
+    the vector length asked for (None: the model's own)."""
+
+    model_id: str
+    inputs: tuple[EmbeddingInput, ...]
+    dimensions: int | None = None
+
+    def __post_init__(self) -> None:
+        if not self.model_id:
+            raise ValueError("model_id must be a non-empty string")
+        if not self.inputs:
+            raise ValueError("an embedding call needs at least one input")
+
+    def body(self) -> dict[str, Any]:
+        """OpenAI's ``POST /embeddings`` body: floats asked for, so every server answers alike."""
+        body: dict[str, Any] = {
+            "model": self.model_id,
+            "input": [item if isinstance(item, str) else list(item) for item in self.inputs],
+            "encoding_format": "float",
+        }
+        if self.dimensions is not None:
+            body["dimensions"] = self.dimensions
+        return body
+
+
+@dataclass(frozen=True)
+class EmbeddingReply:
+    """One vector per input, in the inputs' order; the usage counts prompt tokens only."""
+
+    vectors: tuple[tuple[float, ...], ...]
+    usage: Usage
+    model_id: str

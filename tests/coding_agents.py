@@ -1,7 +1,7 @@
 """Where the coding agents the API is proved with are installed, and what is missing when they are not.
 
-``make coding-agents`` installs the npm package ``@anthropic-ai/claude-code`` (pinned in the
-Makefile) into ``.cache/coding-agents``; ``CODING_AGENTS_DIR`` names another folder. Tests marked
+``make coding-agents`` installs the npm packages ``@anthropic-ai/claude-code`` and ``@openai/codex``
+(pinned in the Makefile) into ``.cache/coding-agents``; ``CODING_AGENTS_DIR`` names another folder. Tests marked
 ``coding_agent`` are gated on :func:`coding_agent_problem` in tests/conftest.py, as browser tests are
 on Chromium.
 """
@@ -23,10 +23,15 @@ def claude_code_executable() -> str:
     return str(agents_dir() / "node_modules" / ".bin" / "claude")
 
 
+def codex_executable() -> str:
+    return str(agents_dir() / "node_modules" / ".bin" / "codex")
+
+
 def coding_agent_problem() -> str | None:
-    """Why Claude Code cannot run here, or None."""
+    """Why the coding agents (Claude Code, Codex CLI) cannot run here, or None."""
     if shutil.which("node") is None:
         return "node is missing (apt-get install nodejs npm)"
-    if not os.access(claude_code_executable(), os.X_OK):
-        return f"Claude Code is not installed in {agents_dir()} (make coding-agents)"
+    for name, executable in (("Claude Code", claude_code_executable()), ("Codex CLI", codex_executable())):
+        if not os.access(executable, os.X_OK):
+            return f"{name} is not installed in {agents_dir()} (make coding-agents)"
     return None

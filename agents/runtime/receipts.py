@@ -1,6 +1,7 @@
 """The receipt of an answer: what was decided for it, for whom, and from what, never its content.
 
-Every completion (native and OpenAI-compatible, whole or streamed) and every run step returns one
+Every completion (native and OpenAI-compatible, whole or streamed), every embedding call and every run
+step returns one
 (docs/governance.md, "What leaves this service"). It names the decision (its id; the decision's
 events share the send's correlation id), the call's zone and the receiver's, the reply's labels, each
 source by kind, identifier (redacted as events are), class and pinned version (a run's history record;
@@ -18,7 +19,7 @@ from agents.runtime.plan import SendPlan
 from catalog.models import LlmModel
 from governance.policy import ContextDecision
 from governance.services import identifiers_redacted
-from governance.vocabulary import DataClass, Outcome, SourceKind
+from governance.vocabulary import DataClass, Outcome, SourceKind, TrustZone
 
 _PINNED_KINDS = {
     SourceKind.SYSTEM_PROMPT: CONFIGURATION,
@@ -35,8 +36,29 @@ def answer_receipt(
     reply_redactions: Mapping[str, int],
 ) -> dict[str, Any]:
     """The receipt of a permitted send that ``served`` answered (a JSON object, content-free)."""
+    return decision_receipt(
+        decision=decision,
+        served=served,
+        sent_redactions=plan.redactions,
+        reply_redactions=reply_redactions,
+        routed_from=plan.routed_from,
+        versions=_pinned_versions(plan),
+    )
+
+
+def decision_receipt(
+    *,
+    decision: ContextDecision,
+    served: LlmModel,
+    sent_redactions: Mapping[str, int],
+    reply_redactions: Mapping[str, int],
+    routed_from: TrustZone | None = None,
+    versions: dict[tuple[str, str], int] | None = None,
+) -> dict[str, Any]:
+    """The receipt of any permitted call that ``served`` answered (a completion's send plan, or an
+    embedding call that has none), from its decision, the redactions by kind in what was sent and in
+    the reply, the zone it was routed from and the history records its sources were pinned to."""
     receiver = decision.receiver
-    versions = _pinned_versions(plan)
     return {
         "decision_id": decision.id,
         "zone": decision.zone.value,
@@ -46,11 +68,11 @@ def answer_receipt(
         else None,
         "label": decision.label.value,
         "receiver_label": decision.receiver_label.value,
-        "sources": _sources(decision, versions),
-        "redactions": {"sent": dict(plan.redactions), "reply": dict(reply_redactions)},
+        "sources": _sources(decision, versions or {}),
+        "redactions": {"sent": dict(sent_redactions), "reply": dict(reply_redactions)},
         "model": served.model_id,
         "provider": served.provider.identifier,
-        "routed_from": plan.routed_from.value if plan.routed_from is not None else None,
+        "routed_from": routed_from.value if routed_from is not None else None,
     }
 
 

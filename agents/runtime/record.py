@@ -80,7 +80,7 @@ def served_model_calibrate(
 ) -> CalibrationState | None:
     """Blend one call's provider-reported prompt tokens into the serving model's calibration: the one
     path for run steps and completions alike, one ``UPDATE … RETURNING`` statement
-    (:meth:`catalog.models.catalog.LlmModelQuerySet.calibrate`), atomic on its own and inside a step's
+    (:meth:`catalog.models.calibrated.LlmModelQuerySet.calibrate`), atomic on its own and inside a step's
     transaction. No sample when the provider reported no prompt tokens, or when a fallback served the
     call: only the configuration's own model has its calibration read fresh with every claim, so only
     its factor is kept. Returns the state after the sample, None when none was taken."""

@@ -2,7 +2,7 @@
 
 The step's claim (``AgentRunQuerySet.claim`` in ``agents/models/runs.py``), its addition to the run's
 totals (``AgentRunQuerySet.totals_add``), its transcript read (``agents/runtime/transcript.py``) and
-calibration update (``LlmModelQuerySet.calibrate`` in ``catalog/models/catalog.py``) run once per step. The ORM cannot
+calibration update (``LlmModelQuerySet.calibrate`` in ``catalog/models/calibrated.py``) run once per step. The ORM cannot
 express either as one statement (it has no ``UPDATE … RETURNING``), and compiling an ORM expression
 tree costs more at every step than the statement it compiles to (about 1 ms against 0.08 ms for the
 calibration update on SQLite). Every other statement is an ordinary ORM call: the reads a request

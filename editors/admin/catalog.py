@@ -65,6 +65,8 @@ class LlmModelForm(forms.ModelForm):
             "accepts_sampling",
             "system_role",
             "prompt_cache_min_tokens",
+            "embeds",
+            "embedding_dimensions",
             "input_price_per_million",
             "cached_input_price_per_million",
             "cache_write_price_per_million",

@@ -9,8 +9,11 @@ configuration's system prompt, snippets and skills first, the caller's messages 
 never run here: a reply that calls one ends with ``finish_reason: "tool_calls"`` and the caller runs
 it and sends the result back as a ``tool`` message.
 
-Unknown body fields are ignored, as OpenAI-compatible servers do; known ones this service cannot
-honour (``n`` > 1, ``logprobs``, ``top_logprobs``) are a 400 naming the parameter. Errors are in
+Unknown body fields are ignored, as OpenAI-compatible servers do; known ones are each forwarded
+(``response_format``, ``tool_choice``, ``seed``, ``parallel_tool_calls``, ``stop``, ``top_p``),
+accepted and never forwarded (``user``, ``metadata``: the caller's data) or, where this service cannot
+honour them (``n`` > 1, ``logprobs``, ``top_logprobs``, a ``service_tier`` other than the default), a
+400 naming the parameter. Errors are in
 OpenAI's shape (:mod:`gateway.apis.openai_errors`). ``X-Data-Class`` sets the class of every message
 that does not declare its own ``data_class``; without it, the client's default class applies.
 """
@@ -32,7 +35,6 @@ from rest_framework.views import APIView
 
 from agents.runtime.conversation import Conversation, conversation_request
 from catalog.models import ApiClient
-from catalog.selectors import configuration_list_for_client
 from config.errors import ApplicationError
 from config.exception_handler import api_exception_handler
 from gateway.apis.context import MAX_OUTPUT_TOKENS, ReceiptSerializer, client_configuration, client_of
@@ -51,6 +53,8 @@ MAX_TOOLS = 128
 MAX_STOP_SEQUENCES = 4  # OpenAI's limit
 # Stop sequences end a reply at a delimiter; none needs more. Bounded, so a parameter cannot carry text.
 MAX_STOP_CHARS = 64
+# The tiers a request may name: the provider's default, which the catalogue's prices are for.
+DEFAULT_SERVICE_TIERS = ("auto", "default")
 
 
 class UnsupportedParameter(ApplicationError):
@@ -104,7 +108,25 @@ class ChatCompletionInputSerializer(serializers.Serializer):
         help_text=f"A string or up to {MAX_STOP_SEQUENCES} strings of at most {MAX_STOP_CHARS} characters; "
         "classified as caller input (the X-Data-Class header's class, else the client's default).",
     )
-    seed = serializers.IntegerField(required=False, allow_null=True, min_value=-(2**63), max_value=2**63 - 1)
+    seed = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=-(2**63),
+        max_value=2**63 - 1,
+        help_text="Forwarded to OpenAI-compatible providers (Anthropic has no seed).",
+    )
+    parallel_tool_calls = serializers.BooleanField(
+        required=False,
+        allow_null=True,
+        help_text="Forwarded beside tools; false is also held by the local provider (one call per reply).",
+    )
+    service_tier = serializers.CharField(
+        max_length=32,
+        required=False,
+        allow_null=True,
+        help_text="Only auto or default (the provider's default tier): another tier is priced otherwise, "
+        "which the budget's estimate would not hold.",
+    )
     response_format = serializers.DictField(required=False, allow_null=True)
     stream = serializers.BooleanField(required=False, allow_null=True, default=False)
     stream_options = serializers.DictField(required=False, allow_null=True)
@@ -148,6 +170,12 @@ class ChatCompletionInputSerializer(serializers.Serializer):
         for name in ("logprobs", "top_logprobs"):
             if attrs.get(name):
                 raise UnsupportedParameter(f"{name} is not supported.", extra={"param": name})
+        if attrs.get("service_tier") not in (None, *DEFAULT_SERVICE_TIERS):
+            raise UnsupportedParameter(
+                f"service_tier {attrs['service_tier']!r} is not supported: only auto or default, the tier "
+                "the configuration's prices are for.",
+                extra={"param": "service_tier"},
+            )
         return attrs
 
 
@@ -195,24 +223,6 @@ class ChatCompletionSerializer(serializers.Serializer):
 
     class Meta:
         ref_name = "ChatCompletion"
-
-
-class ModelSerializer(serializers.Serializer):
-    id = serializers.CharField(help_text="A configuration identifier.")
-    object = serializers.CharField()
-    created = serializers.IntegerField()
-    owned_by = serializers.CharField()
-
-    class Meta:
-        ref_name = "OpenAIModel"
-
-
-class ModelListSerializer(serializers.Serializer):
-    object = serializers.CharField()
-    data = ModelSerializer(many=True)
-
-    class Meta:
-        ref_name = "OpenAIModelList"
 
 
 def openai_errors(*statuses: int) -> dict[int, OpenApiResponse]:
@@ -328,34 +338,8 @@ def _options(data: dict[str, Any]) -> CallOptions:
         stop=tuple(data.get("stop") or ()),
         seed=data.get("seed"),
         response_format=data.get("response_format"),
+        parallel_tool_calls=data.get("parallel_tool_calls"),
         # ``user`` is never forwarded: an end user's identifier (often an e-mail address) is the
         # caller's data, and as a parameter it would reach the provider outside every classified
         # source. ``metadata`` is not forwarded either (docs/governance.md lists what is).
     )
-
-
-class ModelListApi(OpenAIApiView):
-    @extend_schema(
-        tags=[TAG],
-        summary="List the configurations this client may use, as OpenAI models",
-        operation_id="openai_models_list",
-        responses={200: ModelListSerializer, **openai_errors()},
-    )
-    def get(self, request: Request) -> Response:
-        configurations = configuration_list_for_client(api_client=client_of(request)).filter(is_active=True)
-        return Response({"object": "list", "data": [_model(c) for c in configurations]})
-
-
-class ModelDetailApi(OpenAIApiView):
-    @extend_schema(
-        tags=[TAG],
-        summary="One configuration this client may use, as an OpenAI model",
-        operation_id="openai_models_retrieve",
-        responses={200: ModelSerializer, **openai_errors(404)},
-    )
-    def get(self, request: Request, model: str) -> Response:
-        return Response(_model(client_configuration(request, model)))
-
-
-def _model(configuration: Any) -> dict[str, Any]:
-    return {"id": configuration.identifier, "object": "model", "created": 0, "owned_by": "governed"}

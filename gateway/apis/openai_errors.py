@@ -35,6 +35,8 @@ _ERROR_TYPES: dict[str, tuple[str, str | None]] = {
     "transcript_invalid": ("invalid_request_error", "invalid_value"),
     "parse_error": ("invalid_request_error", "invalid_json"),
     "unsupported_parameter": ("invalid_request_error", None),
+    "invalid_value": ("invalid_request_error", None),
+    "modality_unsupported": ("invalid_request_error", None),
     "max_tokens_too_large": ("invalid_request_error", "invalid_value"),
     "not_authenticated": ("authentication_error", "invalid_api_key"),
     "authentication_failed": ("authentication_error", "invalid_api_key"),
@@ -109,11 +111,11 @@ def _param(code: str, extra: dict[str, Any]) -> str | None:
     if code == "invalid_input":
         fields = extra.get("fields")
         return next(iter(fields), None) if isinstance(fields, dict) and fields else None
-    if code == "unsupported_parameter":
+    if code in ("unsupported_parameter", "invalid_value"):
         return extra.get("param")
     if code == "max_tokens_too_large":
         return "max_tokens"
-    if code in ("not_found", "configuration_inactive", "model_inactive"):
+    if code in ("not_found", "configuration_inactive", "model_inactive", "modality_unsupported"):
         return "model"
     if code == "context_overflow":
         return "messages"

@@ -40,6 +40,7 @@ from gateway.apis.openai_compat import (
 from gateway.apis.responses_input import (
     Entry,
     ResponsesConversation,
+    Tools,
     chat_tool_choice,
     chat_tools,
     input_entries,
@@ -55,6 +56,11 @@ from gateway.services import Completion, CompletionCall, stored_response_create
 from providers.values import CallOptions
 
 MAX_INPUT_ITEMS = 1000
+# What a Responses request may ask to include, and the reasoning summaries it may ask for: this
+# service answers no reasoning item (its replies are messages and function calls), so asking for
+# either changes nothing in the answer (Codex CLI always asks for both).
+INCLUDABLE = ("reasoning.encrypted_content",)
+REASONING_SUMMARIES = ("auto", "concise", "detailed")
 MAX_INSTRUCTIONS_CHARS = 1_000_000
 
 
@@ -103,7 +109,11 @@ class ResponseInputSerializer(serializers.Serializer):
     store = serializers.BooleanField(required=False, allow_null=True, default=True)
     truncation = serializers.ChoiceField(choices=["auto", "disabled"], required=False, allow_null=True)
     include = serializers.ListField(
-        child=serializers.CharField(max_length=100), required=False, allow_null=True, help_text="Only empty."
+        child=serializers.CharField(max_length=100),
+        required=False,
+        allow_null=True,
+        help_text=f"Only {', '.join(INCLUDABLE)} (Codex CLI asks for it): no reasoning item is answered, so "
+        "there is nothing encrypted to include.",
     )
     metadata = serializers.DictField(
         child=serializers.CharField(max_length=512),
@@ -114,7 +124,12 @@ class ResponseInputSerializer(serializers.Serializer):
     user = serializers.CharField(
         max_length=256, required=False, allow_null=True, allow_blank=True, help_text="Never forwarded."
     )
-    reasoning = serializers.DictField(required=False, allow_null=True, help_text="Not supported.")
+    reasoning = serializers.DictField(
+        required=False,
+        allow_null=True,
+        help_text="Only summary (auto, concise, detailed): no reasoning item is answered, so there is nothing "
+        "to summarise. effort is not supported.",
+    )
     background = serializers.BooleanField(required=False, allow_null=True, help_text="Not supported.")
     top_logprobs = serializers.IntegerField(required=False, allow_null=True, help_text="Not supported.")
     max_tool_calls = serializers.IntegerField(required=False, allow_null=True, help_text="Not supported.")
@@ -128,11 +143,18 @@ class ResponseInputSerializer(serializers.Serializer):
         return value
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        for name in ("background", "top_logprobs", "max_tool_calls", "include"):
+        for name in ("background", "top_logprobs", "max_tool_calls"):
             if attrs.get(name):
                 raise UnsupportedParameter(f"{name} is not supported.", extra={"param": name})
-        if any(value is not None for value in (attrs.get("reasoning") or {}).values()):
-            raise UnsupportedParameter("reasoning is not supported.", extra={"param": "reasoning"})
+        for value in attrs.get("include") or ():
+            if value not in INCLUDABLE:
+                raise UnsupportedParameter(f"include {value!r} is not supported.", extra={"param": "include"})
+        reasoning = {key: value for key, value in (attrs.get("reasoning") or {}).items() if value is not None}
+        if set(reasoning) - {"summary"} or reasoning.get("summary", "auto") not in REASONING_SUMMARIES:
+            raise UnsupportedParameter(
+                "reasoning is not supported beyond summary (auto, concise, detailed).",
+                extra={"param": "reasoning"},
+            )
         return attrs
 
 
@@ -214,14 +236,19 @@ class ResponsesApi(OpenAIErrors, GovernedCallApi):
             previous=previous,
             new=input_entries(data["input"], default_class),
         )
+        tools = chat_tools(data.get("tools"))
         chat = Conversation(
             default_class=default_class,
             allow_system_override=configuration.allow_system_override,
-            tools=chat_tools(data.get("tools")) or [],  # the configuration's tools are never offered here
+            tools=tools.offered or [],  # the configuration's tools are never offered here
             tool_choice=chat_tool_choice(data.get("tool_choice")),
-            options=CallOptions(top_p=data.get("top_p"), response_format=response_format(data.get("text"))),
+            options=CallOptions(
+                top_p=data.get("top_p"),
+                response_format=response_format(data.get("text")),
+                parallel_tool_calls=data.get("parallel_tool_calls"),
+            ),
         )
-        frame = ResponseFrame(new_id("resp"), int(time.time()), configuration.identifier, _echo(data))
+        frame = ResponseFrame(new_id("resp"), int(time.time()), configuration.identifier, _echo(data, tools))
         keep = partial(
             _kept, frame=frame, conversation=conversation, api_client=client, configuration=configuration
         )
@@ -274,12 +301,16 @@ def _previous(client: ApiClient, response_id: str) -> tuple[Entry, ...]:
     )
 
 
-def _echo(data: dict[str, Any]) -> dict[str, Any]:
-    """What a response echoes of its request, its caller text redacted as everything that leaves is."""
+def _echo(data: dict[str, Any], tools: Tools) -> dict[str, Any]:
+    """What a response echoes of its request, its caller text redacted as everything that leaves is:
+    its tools as offered (function tools), and those not offered under ``tools_not_offered``."""
     redactions = Redactions()
     keys = ("instructions", "max_output_tokens", "previous_response_id", "store", "temperature", "top_p")
     echo = {key: data.get(key) for key in keys}
-    echo |= {"tools": data.get("tools"), "tool_choice": data.get("tool_choice"), "text": data.get("text")}
+    offered = [tool for tool in data.get("tools") or [] if tool.get("type") == "function"]
+    echo |= {"tools": offered, "tool_choice": data.get("tool_choice"), "text": data.get("text")}
+    if tools.not_offered:
+        echo["tools_not_offered"] = list(tools.not_offered)
     echo |= {"parallel_tool_calls": data.get("parallel_tool_calls"), "truncation": data.get("truncation")}
     echo["metadata"] = data.get("metadata")
     return _redacted_json(echo, redactions)

@@ -210,22 +210,39 @@ def _function_output(item: Mapping[str, Any], where: str) -> dict[str, Any]:
     }
 
 
-def chat_tools(raw: Any) -> list[dict[str, Any]] | None:
-    """Responses function tools in chat form; any other tool type is a 400 naming it."""
+@dataclass(frozen=True)
+class Tools:
+    """A request's tools: its function tools in chat form (None: the request named none), and the
+    tools that are not offered (a ``namespace`` of functions, hosted tools such as ``web_search``:
+    this service runs none), each named by type and name for the response to list."""
+
+    offered: list[dict[str, Any]] | None
+    not_offered: tuple[dict[str, Any], ...] = ()
+
+
+def chat_tools(raw: Any) -> Tools:
+    """Responses tools: function tools in chat form; every other tool listed as not offered (Codex
+    CLI sends a ``namespace`` and ``web_search`` with its function tools). A tool that is not an
+    object with a ``type`` is a 400 naming it."""
     if raw is None:
-        return None
-    tools = []
+        return Tools(None)
+    tools, not_offered = [], []
     for index, tool in enumerate(raw):
-        if not isinstance(tool, Mapping) or tool.get("type") != "function":
-            kind = tool.get("type") if isinstance(tool, Mapping) else None
-            raise invalid(f"tools[{index}].type", f"only function tools are supported, not {kind!r}")
+        kind = tool.get("type") if isinstance(tool, Mapping) else None
+        if not isinstance(kind, str) or not kind:
+            raise invalid(f"tools[{index}].type", "expected a tool object with a type")
+        if kind != "function":
+            not_offered.append(
+                {"type": kind, "name": tool.get("name") if isinstance(tool.get("name"), str) else None}
+            )
+            continue
         function = {
             key: tool[key]
             for key in ("name", "description", "parameters", "strict")
             if tool.get(key) is not None
         }
         tools.append({"type": "function", "function": function})
-    return tools
+    return Tools(tools, tuple(not_offered))
 
 
 def chat_tool_choice(raw: Any) -> Any:

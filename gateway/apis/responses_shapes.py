@@ -66,6 +66,7 @@ class ResponseFrame:
             "usage": None,
             "user": None,
             "metadata": data.get("metadata") or {},
+            **({"tools_not_offered": data["tools_not_offered"]} if data.get("tools_not_offered") else {}),
             **extra,
         }
 

@@ -15,7 +15,7 @@ from agents.runtime.record import served_model_calibrate
 from agents.runtime.request import SendRequest
 from agents.runtime.send import GovernedCall
 from agents.runtime.targets import reply_limit_check
-from catalog.errors import ConfigurationInactive
+from catalog.errors import ConfigurationInactive, ModalityUnsupported
 from catalog.models import ApiClient, Configuration, LlmModel
 from catalog.pricing import reply_cost
 from config.logs import log_context_update
@@ -66,6 +66,12 @@ class CompletionCall:
     ) -> None:
         if not configuration.is_active:
             raise ConfigurationInactive(f"Configuration {configuration.identifier!r} is not active.")
+        if configuration.model.embeds:
+            raise ModalityUnsupported(
+                f"Model {configuration.model} of configuration {configuration.identifier!r} is an embedding "
+                "model: it answers /embeddings, never a completion. Nothing was sent.",
+                extra={"model": str(configuration.model), "modality": "text"},
+            )
         self.request_id = request_id = uuid.uuid4().hex
         self.api_client = api_client
         log_context_update(correlation_id=request_id)  # the id of this call's governance events

@@ -40,6 +40,7 @@ def test_seed_demo_creates_the_offline_demo_and_prints_working_credentials():
     assert sorted(client.scopes) == sorted(SCOPES)
     assert sorted(client.configurations.values_list("identifier", flat=True)) == [
         "demo-assistant",
+        "demo-embeddings",
         "demo-external",
     ]
     configuration = Configuration.objects.get(identifier="demo-assistant")
@@ -54,7 +55,7 @@ def test_seed_demo_is_idempotent_and_rotates_the_credentials():
     assert (
         authenticate(HttpRequest(), username="admin", password=printed(second, "admin password")) is not None
     )
-    assert (Provider.objects.count(), LlmModel.objects.count(), Configuration.objects.count()) == (3, 3, 2)
+    assert (Provider.objects.count(), LlmModel.objects.count(), Configuration.objects.count()) == (3, 4, 3)
     assert ApiClient.objects.count() == 1
     assert sorted(Snippet.objects.values_list("identifier", flat=True)) == [
         "incident-runbook",

@@ -81,7 +81,11 @@ def test_a_second_start_rotates_the_credentials_and_keeps_runs_edits_and_clients
     assert Skill.objects.get(name="house-style").is_enabled is False
     assert sorted(ApiClient.objects.values_list("name", flat=True)) == ["demo-client", "shop"]
     listing = api(second["API token"]).get("/api/v1/configurations")
-    assert [row["identifier"] for row in listing.json()["results"]] == [DEMO_CONFIGURATION, "demo-external"]
+    assert [row["identifier"] for row in listing.json()["results"]] == [
+        DEMO_CONFIGURATION,
+        "demo-embeddings",
+        "demo-external",
+    ]
     assert sorted(Snippet.objects.values_list("identifier", flat=True)) == [
         "incident-runbook",
         "legal-disclaimer",

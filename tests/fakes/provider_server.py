@@ -4,7 +4,8 @@ Tests point the official SDKs at it (``OpenAI(base_url=fake.openai_base_url)``,
 ``Anthropic(base_url=fake.anthropic_base_url)``) and assert on what actually reached the wire.
 
 Served: ``POST /v1/chat/completions`` (OpenAI) and ``POST /v1/messages`` (Anthropic), as JSON or, when the
-body has ``"stream": true``, as server-sent events over a chunked response. Scripted replies are consumed
+body has ``"stream": true``, as server-sent events over a chunked response; ``POST /v1/embeddings``
+(OpenAI) answers one vector per input (:func:`fake_vector`) unless an error is scripted. Scripted replies are consumed
 in order by either path; when none is queued the default reply answers. Reported usage is computed from
 what was received (see :func:`count_prompt_tokens`) unless a reply overrides it. With
 ``prompt_cache=True`` the Anthropic path caches prompt prefixes at ``cache_control`` breakpoints and
@@ -17,6 +18,7 @@ answers 500 and is kept in :attr:`FakeProvider.errors`; it never stops the serve
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import socket
 import threading
@@ -32,7 +34,13 @@ from context_assembly.encodings import get_encoding
 from tests.fakes.prompt_cache import PrefixCache
 
 WireName = Literal["openai", "anthropic"]
-PATHS: dict[str, WireName] = {"/v1/chat/completions": "openai", "/v1/messages": "anthropic"}
+EMBEDDINGS_PATH = "/v1/embeddings"
+PATHS: dict[str, WireName] = {
+    "/v1/chat/completions": "openai",
+    "/v1/messages": "anthropic",
+    EMBEDDINGS_PATH: "openai",
+}
+EMBEDDING_DIMENSIONS = 8
 ENCODING = "o200k_base"
 # The OpenAI cookbook's chat overheads ("How to count tokens with tiktoken").
 TOKENS_PER_MESSAGE, TOKENS_PER_NAME, REPLY_PRIMING = 3, 1, 3
@@ -188,6 +196,12 @@ def _as_reply(item: ScriptItem) -> Reply | RawReply:
 
 
 # --- token counting -----------------------------------------------------------------------------------
+
+
+def fake_vector(item: Any, size: int) -> list[float]:
+    """The fake's vector of one embedding input: the same input, the same vector."""
+    digest = hashlib.sha256(json.dumps(item).encode()).digest()
+    return [round(digest[position % len(digest)] / 255, 6) for position in range(size)]
 
 
 def count_text_tokens(text: str) -> int:
@@ -546,6 +560,8 @@ class _Handler(BaseHTTPRequestHandler):
         if not body:
             return self._send_json(400, error_body(wire, HttpError(400, "The body is not a JSON object.")))
         reply = fake._next_reply()
+        if path == EMBEDDINGS_PATH:
+            return self._embeddings(body, reply)
         if isinstance(reply, Reply) and reply.echo:
             reply = replace(reply, text="\n".join([reply.text, *_message_texts(body)]))
         latency = reply.latency if isinstance(reply, Reply) else 0.0
@@ -553,6 +569,22 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True  # shutting down: drop the connection instead of answering
             return None
         self._answer(wire, body, reply)
+
+    def _embeddings(self, body: dict[str, Any], reply: Reply | RawReply) -> None:
+        """OpenAI's embeddings: a scripted error as scripted, else one vector per input (drawn from
+        the input's SHA-256, ``dimensions`` long), the prompt tokens counted as the fake counts text."""
+        if isinstance(reply, RawReply) or reply.error is not None:
+            return self._answer("openai", body, reply)
+        inputs = body.get("input")
+        inputs = [inputs] if isinstance(inputs, str) else list(inputs or [])
+        size = int(body.get("dimensions") or EMBEDDING_DIMENSIONS)
+        data = [
+            {"object": "embedding", "index": index, "embedding": fake_vector(item, size)}
+            for index, item in enumerate(inputs)
+        ]
+        tokens = sum(count_text_tokens(i) if isinstance(i, str) else len(i) for i in inputs)
+        usage = {"prompt_tokens": tokens, "total_tokens": tokens}
+        self._send_json(200, {"object": "list", "data": data, "model": body.get("model", ""), "usage": usage})
 
     def _read_body(self, limit: int) -> bytes | None:
         length = self.headers.get("Content-Length")

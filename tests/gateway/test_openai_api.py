@@ -553,7 +553,17 @@ def test_models_lists_active_configurations_and_reads_one(setup, fake_provider, 
 
     assert listed.json() == {
         "object": "list",
-        "data": [{"id": configuration.identifier, "object": "model", "created": 0, "owned_by": "governed"}],
+        "data": [
+            {
+                "id": configuration.identifier,
+                "object": "model",
+                "created": 0,
+                "owned_by": "governed",
+                "modalities": {"input": ["text"], "output": ["text"]},
+                "context_window": configuration.model.context_window,
+                "max_output_tokens": configuration.model.max_output_tokens,
+            }
+        ],
     }
     assert one.json()["id"] == configuration.identifier
     openai_error(missing, 404, "model_not_found")

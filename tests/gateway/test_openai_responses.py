@@ -315,9 +315,10 @@ def test_unsupported_items_and_parameters_are_bad_requests_naming_them(live_serv
             {"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}]},
             "input[0].content[0].type",
         ),
-        ({"input": "Hi", "tools": [{"type": "web_search"}]}, "tools[0].type"),
+        ({"input": "Hi", "tools": [{"name": "typeless"}]}, "tools[0].type"),
         ({"input": "Hi", "background": True}, "background"),
-        ({"input": "Hi", "include": ["reasoning.encrypted_content"]}, "include"),
+        ({"input": "Hi", "include": ["file_search_call.results"]}, "include"),
+        ({"input": "Hi", "reasoning": {"effort": "high"}}, "reasoning"),
     ]
 
     params = []

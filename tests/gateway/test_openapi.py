@@ -71,6 +71,7 @@ def test_every_endpoint_is_documented_with_the_error_format(client):
         ("/api/v1/governance/readiness", "get"),
         ("/api/openai/v1/chat/completions", "post"),
         ("/api/openai/v1/responses", "post"),
+        ("/api/openai/v1/embeddings", "post"),
         ("/api/openai/v1/models", "get"),
         ("/api/openai/v1/models/{model}", "get"),
         ("/api/anthropic/v1/messages", "post"),
@@ -134,4 +135,4 @@ def test_fuzzed_requests_get_no_server_error_and_match_the_schema(
 
         exercise()
         tested += 1
-    assert tested == 31
+    assert tested == 32

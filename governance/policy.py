@@ -19,9 +19,11 @@ from governance.vocabulary import (
     DataClass,
     Enforcement,
     EnforcementMode,
+    Integrity,
     Outcome,
     SourceKind,
     TrustZone,
+    least_integrity,
     most_sensitive,
     stricter_ceiling,
 )
@@ -33,6 +35,20 @@ RECEIVER_SUPPLIED = frozenset({SourceKind.TASK_INPUT, SourceKind.CALLER_CONTEXT}
 # Secret-adjacent material (keys, credentials, what sits next to them) is never declassified: a
 # recorded act may widen who reads internal material, not launder secrets into public answers.
 MOST_DECLASSIFIABLE = DataClass.SYSTEM_DIAGNOSTICS
+
+
+# The integrity a source of each kind has unless it says otherwise (DESIGN §4, "Content and integrity"):
+# editor-published material is trusted, what the caller sends is the caller's, a tool's result is
+# untrusted (a trusted tool's says ``trusted``) and an earlier turn carries its stored level.
+KIND_INTEGRITY = {
+    SourceKind.SYSTEM_PROMPT: Integrity.TRUSTED,
+    SourceKind.SNIPPET: Integrity.TRUSTED,
+    SourceKind.SKILL: Integrity.UNTRUSTED,
+    SourceKind.CALLER_CONTEXT: Integrity.CALLER,
+    SourceKind.TASK_INPUT: Integrity.CALLER,
+    SourceKind.TOOL_OUTPUT: Integrity.UNTRUSTED,
+    SourceKind.ASSISTANT_TURN: Integrity.UNTRUSTED,
+}
 
 
 # Slots: a run's step builds one per message of its transcript, and a decision one per source; a
@@ -53,6 +69,13 @@ class Source:
     # An earlier assistant turn only: its label for the receiver it was made for (what that receiver
     # did not supply itself). None: the receiver reads it at ``data_class``.
     receiver_class: str | None = None
+    # Its integrity level as stored; empty: the level its kind implies (:data:`KIND_INTEGRITY`). An
+    # unknown value is ``untrusted``.
+    integrity: str = ""
+
+    @property
+    def integrity_level(self) -> Integrity:
+        return _integrity(self.kind, self.integrity)
 
 
 @dataclass(frozen=True)
@@ -114,6 +137,7 @@ class SourceGroup:
     kind: SourceKind
     verdict: _Outcome
     positions: tuple[int, ...]
+    integrity: Integrity = Integrity.UNTRUSTED
 
     @property
     def data_class(self) -> DataClass | None:
@@ -143,6 +167,8 @@ class ContextDecision:
     receiver: Receiver | None = None
     label: DataClass = DataClass.SECRET_ADJACENT
     receiver_label: DataClass = DataClass.SECRET_ADJACENT
+    # The least trusted integrity level among the sources: what a reply to them is derived from.
+    integrity: Integrity = Integrity.UNTRUSTED
     id: str = ""  # set when the decision is recorded (assert_permitted); the receipt names it
     # The label comes from a source sent under observe (a legacy row): an earlier turn carrying it is
     # observed, not refused, where that row was (DESIGN §3, "Enforcement").
@@ -169,6 +195,13 @@ class ContextDecision:
     def acted_on(self) -> tuple[SourceDecision, ...]:
         """The sources a rule acted on (refused or observed), in order."""
         return self._decided(g for g in self.groups if g.outcome != Outcome.ALLOWED)
+
+    @property
+    def untrusted(self) -> tuple[Source, ...]:
+        """The sources of ``untrusted`` integrity, in order: what a consequential tool call made
+        from this context is held for."""
+        positions = sorted(p for g in self.groups if g.integrity == Integrity.UNTRUSTED for p in g.positions)
+        return tuple(self.inputs[position] for position in positions)
 
     def count(self, outcome: Outcome) -> int:
         """How many sources have ``outcome``."""
@@ -258,6 +291,7 @@ def decide(
     did not supply is also decided for the receiver's zone, under ``enforce_all`` as every receiver
     reads (observe never widens what a receiver is shown), unless a declassification covers that
     zone and the source's class (:meth:`Receiver.lifts`); a refusal there names the receiver.
+    The decision's ``integrity`` is the least trusted level among the sources (none: ``trusted``).
     """
     # A receiver no less trusted than the call's zone adds nothing where the call's zone allows.
     below = receiver is not None and receiver.zone.rank > zone.rank
@@ -265,7 +299,14 @@ def decide(
     # its sources' positions kept beside its verdict.
     outcomes: dict[_Key, tuple[_Outcome, list[int]]] = {}
     for position, source in enumerate(sources):
-        key = (source.data_class, source.ceiling, source.enforcement, source.receiver_class, source.kind)
+        key = (
+            source.data_class,
+            source.ceiling,
+            source.enforcement,
+            source.receiver_class,
+            source.kind,
+            source.integrity,
+        )
         entry = outcomes.get(key)
         if entry is None:
             entry = outcomes[key] = (_decide_one(source, zone, mode, receiver, below), [])
@@ -282,7 +323,8 @@ def decide(
         label, receiver_label, allowed = (receiver.lowered(c) for c in (label, receiver_label, allowed))
     observed = label.rank > allowed.rank
     groups = tuple(
-        SourceGroup(key[4], outcome, tuple(positions)) for key, (outcome, positions) in outcomes.items()
+        SourceGroup(key[4], outcome, tuple(positions), _integrity(key[4], key[5]))
+        for key, (outcome, positions) in outcomes.items()
     )
     return ContextDecision(
         zone,
@@ -292,8 +334,15 @@ def decide(
         receiver,
         label,
         receiver_label,
+        least_integrity([group.integrity for group in groups]),
         label_observed=observed,
     )
+
+
+def _integrity(kind: SourceKind, stored: str) -> Integrity:
+    if not stored:
+        return KIND_INTEGRITY.get(kind, Integrity.UNTRUSTED)
+    return Integrity.parse(stored)
 
 
 def _most_sensitive_of(raw_classes: set[str | None]) -> DataClass:
@@ -312,8 +361,8 @@ def receiver_may_read(sources: list[Source] | tuple[Source, ...], zone: TrustZon
 
 Verdict = tuple[DataClass | None, TrustZone, Enforcement, Outcome, str]
 # A source's classification, as decide() tells sources apart: class, ceiling, enforcement, the class a
-# receiver reads it at, kind.
-_Key = tuple[str | None, str | None, str, str | None, SourceKind]
+# receiver reads it at, kind, integrity.
+_Key = tuple[str | None, str | None, str, str | None, SourceKind, str]
 # A source's decision without its kind and identifier: the verdict and whether the receiver refused it.
 _Outcome = tuple[DataClass | None, TrustZone, Enforcement, Outcome, str, bool]
 

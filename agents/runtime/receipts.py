@@ -5,7 +5,8 @@ Every completion (native and OpenAI-compatible, whole or streamed) and every run
 events share the send's correlation id), the call's zone and the receiver's, the reply's labels, each
 source by kind, identifier (redacted as events are), class and pinned version (a run's history record;
 null for live rows), the redactions by kind in what was sent and in the reply, and the model that
-served, with the zone the send was routed from when the configuration's trusted model served it.
+served, with the zone the send was routed from when the configuration's trusted model served it; and
+the reply's integrity level with the untrusted sources it was derived from.
 """
 
 from __future__ import annotations
@@ -46,6 +47,9 @@ def answer_receipt(
         else None,
         "label": decision.label.value,
         "receiver_label": decision.receiver_label.value,
+        "integrity": decision.integrity.value,
+        # What a consequential tool call made from this context is held for (agents/runtime/tool_calls.py).
+        "untrusted_sources": _untrusted(decision),
         "sources": _sources(decision, versions),
         "redactions": {"sent": dict(plan.redactions), "reply": dict(reply_redactions)},
         "model": served.model_id,
@@ -87,6 +91,13 @@ def _sources(decision: ContextDecision, versions: dict[tuple[str, str], int]) ->
             }
         )
     return receipt
+
+
+def _untrusted(decision: ContextDecision) -> list[str]:
+    """The untrusted sources as ``kind:identifier`` (redacted as events are), in order."""
+    sources = decision.untrusted
+    identifiers = identifiers_redacted([source.identifier for source in sources])
+    return [f"{source.kind}:{identifier}" for source, identifier in zip(sources, identifiers, strict=True)]
 
 
 def _pinned_versions(plan: SendPlan) -> dict[tuple[str, str], int]:

@@ -31,7 +31,7 @@ import re
 import time
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.conf import settings
@@ -146,7 +146,8 @@ def _listing(server: McpServer) -> Listing:
     # A server's descriptions and schemas are text from outside that goes to every provider offered
     # its tools: redacted here like any other part (the guard pass checks the whole body again).
     redacted = tuple(
-        McpToolInfo(info.name, redact(info.description).text, _redacted(info.input_schema)) for info in infos
+        replace(info, description=redact(info.description).text, input_schema=_redacted(info.input_schema))
+        for info in infos
     )
     findings = {info.name: found for info in redacted if (found := _injection_findings(info)) is not None}
     _findings_record(server, findings)

@@ -92,6 +92,7 @@ class ConfigurationForm(forms.ModelForm):
             "skill_trust_floor",
             "allowed_tool_groups",
             "allowed_tools",
+            "untrusted_action",
             "max_iterations",
             "context_usage_note",
             "context_strategy",

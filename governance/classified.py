@@ -168,7 +168,7 @@ class ClassifiedBase(models.Model):
     @property
     def source_integrity(self) -> str:
         """The row's integrity level as a source; empty: the level its kind implies
-        (:data:`governance.policy.KIND_INTEGRITY`)."""
+        (:data:`governance.integrity.KIND_INTEGRITY`)."""
         return ""
 
 

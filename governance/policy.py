@@ -9,12 +9,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
 from config.caches import cache_register
+from governance.integrity import source_integrity
 from governance.vocabulary import (
     DataClass,
     Enforcement,
@@ -37,20 +38,6 @@ RECEIVER_SUPPLIED = frozenset({SourceKind.TASK_INPUT, SourceKind.CALLER_CONTEXT}
 MOST_DECLASSIFIABLE = DataClass.SYSTEM_DIAGNOSTICS
 
 
-# The integrity a source of each kind has unless it says otherwise (DESIGN §4, "Content and integrity"):
-# editor-published material is trusted, what the caller sends is the caller's, a tool's result is
-# untrusted (a trusted tool's says ``trusted``) and an earlier turn carries its stored level.
-KIND_INTEGRITY = {
-    SourceKind.SYSTEM_PROMPT: Integrity.TRUSTED,
-    SourceKind.SNIPPET: Integrity.TRUSTED,
-    SourceKind.SKILL: Integrity.UNTRUSTED,
-    SourceKind.CALLER_CONTEXT: Integrity.CALLER,
-    SourceKind.TASK_INPUT: Integrity.CALLER,
-    SourceKind.TOOL_OUTPUT: Integrity.UNTRUSTED,
-    SourceKind.ASSISTANT_TURN: Integrity.UNTRUSTED,
-}
-
-
 # Slots: a run's step builds one per message of its transcript, and a decision one per source; a
 # slotted frozen dataclass is built in about two thirds of the time.
 @dataclass(frozen=True, slots=True)
@@ -69,13 +56,7 @@ class Source:
     # An earlier assistant turn only: its label for the receiver it was made for (what that receiver
     # did not supply itself). None: the receiver reads it at ``data_class``.
     receiver_class: str | None = None
-    # Its integrity level as stored; empty: the level its kind implies (:data:`KIND_INTEGRITY`). An
-    # unknown value is ``untrusted``.
-    integrity: str = ""
-
-    @property
-    def integrity_level(self) -> Integrity:
-        return _integrity(self.kind, self.integrity)
+    integrity: str = ""  # its integrity level as stored; empty: its kind's (governance/integrity.py)
 
 
 @dataclass(frozen=True)
@@ -167,7 +148,6 @@ class ContextDecision:
     receiver: Receiver | None = None
     label: DataClass = DataClass.SECRET_ADJACENT
     receiver_label: DataClass = DataClass.SECRET_ADJACENT
-    # The least trusted integrity level among the sources: what a reply to them is derived from.
     integrity: Integrity = Integrity.UNTRUSTED
     id: str = ""  # set when the decision is recorded (assert_permitted); the receipt names it
     # The label comes from a source sent under observe (a legacy row): an earlier turn carrying it is
@@ -195,13 +175,6 @@ class ContextDecision:
     def acted_on(self) -> tuple[SourceDecision, ...]:
         """The sources a rule acted on (refused or observed), in order."""
         return self._decided(g for g in self.groups if g.outcome != Outcome.ALLOWED)
-
-    @property
-    def untrusted(self) -> tuple[Source, ...]:
-        """The sources of ``untrusted`` integrity, in order: what a consequential tool call made
-        from this context is held for."""
-        positions = sorted(p for g in self.groups if g.integrity == Integrity.UNTRUSTED for p in g.positions)
-        return tuple(self.inputs[position] for position in positions)
 
     def count(self, outcome: Outcome) -> int:
         """How many sources have ``outcome``."""
@@ -299,14 +272,7 @@ def decide(
     # its sources' positions kept beside its verdict.
     outcomes: dict[_Key, tuple[_Outcome, list[int]]] = {}
     for position, source in enumerate(sources):
-        key = (
-            source.data_class,
-            source.ceiling,
-            source.enforcement,
-            source.receiver_class,
-            source.kind,
-            source.integrity,
-        )
+        key: _Key = _classification(source)
         entry = outcomes.get(key)
         if entry is None:
             entry = outcomes[key] = (_decide_one(source, zone, mode, receiver, below), [])
@@ -323,7 +289,7 @@ def decide(
         label, receiver_label, allowed = (receiver.lowered(c) for c in (label, receiver_label, allowed))
     observed = label.rank > allowed.rank
     groups = tuple(
-        SourceGroup(key[4], outcome, tuple(positions), _integrity(key[4], key[5]))
+        SourceGroup(key[4], outcome, tuple(positions), source_integrity(key[4], key[5]))
         for key, (outcome, positions) in outcomes.items()
     )
     return ContextDecision(
@@ -337,12 +303,6 @@ def decide(
         least_integrity([group.integrity for group in groups]),
         label_observed=observed,
     )
-
-
-def _integrity(kind: SourceKind, stored: str) -> Integrity:
-    if not stored:
-        return KIND_INTEGRITY.get(kind, Integrity.UNTRUSTED)
-    return Integrity.parse(stored)
 
 
 def _most_sensitive_of(raw_classes: set[str | None]) -> DataClass:
@@ -363,6 +323,7 @@ Verdict = tuple[DataClass | None, TrustZone, Enforcement, Outcome, str]
 # A source's classification, as decide() tells sources apart: class, ceiling, enforcement, the class a
 # receiver reads it at, kind, integrity.
 _Key = tuple[str | None, str | None, str, str | None, SourceKind, str]
+_classification = attrgetter("data_class", "ceiling", "enforcement", "receiver_class", "kind", "integrity")
 # A source's decision without its kind and identifier: the verdict and whether the receiver refused it.
 _Outcome = tuple[DataClass | None, TrustZone, Enforcement, Outcome, str, bool]
 

@@ -19,7 +19,7 @@ from agents.runtime.plan import SendPlan
 from catalog.models import LlmModel
 from governance.policy import ContextDecision
 from governance.services import identifiers_redacted
-from governance.vocabulary import DataClass, Outcome, SourceKind
+from governance.vocabulary import DataClass, Integrity, Outcome, SourceKind
 
 _PINNED_KINDS = {
     SourceKind.SYSTEM_PROMPT: CONFIGURATION,
@@ -94,8 +94,10 @@ def _sources(decision: ContextDecision, versions: dict[tuple[str, str], int]) ->
 
 
 def _untrusted(decision: ContextDecision) -> list[str]:
-    """The untrusted sources as ``kind:identifier`` (redacted as events are), in order."""
-    sources = decision.untrusted
+    """The untrusted sources as ``kind:identifier`` (redacted as events are), in order: what a
+    consequential tool call made from this context is held for."""
+    untrusted = (g.positions for g in decision.groups if g.integrity == Integrity.UNTRUSTED)
+    sources = [decision.inputs[position] for position in sorted(p for group in untrusted for p in group)]
     identifiers = identifiers_redacted([source.identifier for source in sources])
     return [f"{source.kind}:{identifier}" for source, identifier in zip(sources, identifiers, strict=True)]
 

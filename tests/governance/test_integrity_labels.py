@@ -35,7 +35,7 @@ def source(kind: SourceKind, integrity: str = "") -> Source:
 )
 def test_each_source_has_the_integrity_of_its_kind_or_its_stored_level(kind, stored, level):
     decision = decide([source(kind, stored)], TrustZone.LOCAL, EnforcementMode.ENFORCE_ALL)
-    assert (source(kind, stored).integrity_level, decision.integrity) == (level, level)
+    assert decision.integrity == level
 
 
 @pytest.mark.parametrize(
@@ -51,17 +51,6 @@ def test_each_source_has_the_integrity_of_its_kind_or_its_stored_level(kind, sto
 def test_derived_content_takes_the_least_trusted_level_sent_for_it(kinds, level):
     decision = decide([source(kind) for kind in kinds], TrustZone.LOCAL, EnforcementMode.ENFORCE_ALL)
     assert decision.integrity == level
-
-
-def test_a_decision_names_its_untrusted_sources_in_order():
-    sources = [
-        source(SourceKind.SYSTEM_PROMPT),
-        Source(SourceKind.TOOL_OUTPUT, "c1", PUBLIC),
-        source(SourceKind.TASK_INPUT),
-        Source(SourceKind.TOOL_OUTPUT, "c2", "source_code"),
-    ]
-    decision = decide(sources, TrustZone.LOCAL, EnforcementMode.ENFORCE_ALL)
-    assert [s.identifier for s in decision.untrusted] == ["c1", "c2"]
 
 
 @pytest.mark.parametrize(

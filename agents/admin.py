@@ -44,8 +44,8 @@ class ToolApprovalInline(ReadOnlyAdminMixin, admin.TabularInline):
     extra = 0
     ordering = ("requested_at",)
     fields = (
-        "step_index", "tool_name", "call_id", "decision", "decided_by", "reason", "requested_at", "expires_at",
-        "decide",
+        "step_index", "tool_name", "call_id", "untrusted_sources", "decision", "decided_by", "reason",
+        "requested_at", "expires_at", "decide",
     )  # fmt: skip
     readonly_fields = fields
 
@@ -69,8 +69,8 @@ class ToolApprovalAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_filter = ("decision", "tool_name")
     search_fields = ("run__id", "tool_name", "call_id")
     fields = (
-        "run", "step_index", "call_id", "tool_name", "arguments", "label", "tool_class", "decision", "decided_by",
-        "reason", "requested_at", "expires_at", "decided_at",
+        "run", "step_index", "call_id", "tool_name", "arguments", "label", "tool_class", "untrusted_context",
+        "untrusted_sources", "decision", "decided_by", "reason", "requested_at", "expires_at", "decided_at",
     )  # fmt: skip
     readonly_fields = fields
 

@@ -83,6 +83,8 @@ SNIPPETS_BY_TAG = Tool(
     effect=ToolEffect.READ_ONLY,
     handler=snippets_by_tag,
     data_class=DataClass.EDITOR_CONTENT,
+    consequential=False,
+    trusted=True,  # published snippets, as the system message holds them
 )
 
 
@@ -142,6 +144,9 @@ LOAD_SKILL = Tool(
     effect=ToolEffect.READ_ONLY,
     handler=load_skill,
     data_class=DataClass.EDITOR_CONTENT,
+    consequential=False,
+    # Not trusted: a skill's body may come from a source nobody reviewed (the skill block fences it
+    # as untrusted data for the same reason).
 )
 
 
@@ -168,6 +173,7 @@ NOTIFY_EDITORS = Tool(
     handler=notify_editors,
     data_class=DataClass.EDITOR_CONTENT,
     requires_approval=True,
+    consequential=True,  # it posts to people
 )
 
 

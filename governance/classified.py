@@ -162,7 +162,14 @@ class ClassifiedBase(models.Model):
             data_class=current.data_class,
             ceiling=current.ceiling,
             enforcement=current.enforcement,
+            integrity=self.source_integrity,
         )
+
+    @property
+    def source_integrity(self) -> str:
+        """The row's integrity level as a source; empty: the level its kind implies
+        (:data:`governance.integrity.KIND_INTEGRITY`)."""
+        return ""
 
 
 class ClassifiedModel(ClassifiedBase):

@@ -9,19 +9,22 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
 from config.caches import cache_register
+from governance.integrity import source_integrity
 from governance.vocabulary import (
     DataClass,
     Enforcement,
     EnforcementMode,
+    Integrity,
     Outcome,
     SourceKind,
     TrustZone,
+    least_integrity,
     most_sensitive,
     stricter_ceiling,
 )
@@ -53,6 +56,7 @@ class Source:
     # An earlier assistant turn only: its label for the receiver it was made for (what that receiver
     # did not supply itself). None: the receiver reads it at ``data_class``.
     receiver_class: str | None = None
+    integrity: str = ""  # its integrity level as stored; empty: its kind's (governance/integrity.py)
 
 
 @dataclass(frozen=True)
@@ -114,6 +118,7 @@ class SourceGroup:
     kind: SourceKind
     verdict: _Outcome
     positions: tuple[int, ...]
+    integrity: Integrity = Integrity.UNTRUSTED
 
     @property
     def data_class(self) -> DataClass | None:
@@ -143,6 +148,7 @@ class ContextDecision:
     receiver: Receiver | None = None
     label: DataClass = DataClass.SECRET_ADJACENT
     receiver_label: DataClass = DataClass.SECRET_ADJACENT
+    integrity: Integrity = Integrity.UNTRUSTED
     id: str = ""  # set when the decision is recorded (assert_permitted); the receipt names it
     # The label comes from a source sent under observe (a legacy row): an earlier turn carrying it is
     # observed, not refused, where that row was (DESIGN §3, "Enforcement").
@@ -258,6 +264,7 @@ def decide(
     did not supply is also decided for the receiver's zone, under ``enforce_all`` as every receiver
     reads (observe never widens what a receiver is shown), unless a declassification covers that
     zone and the source's class (:meth:`Receiver.lifts`); a refusal there names the receiver.
+    The decision's ``integrity`` is the least trusted level among the sources (none: ``trusted``).
     """
     # A receiver no less trusted than the call's zone adds nothing where the call's zone allows.
     below = receiver is not None and receiver.zone.rank > zone.rank
@@ -265,7 +272,7 @@ def decide(
     # its sources' positions kept beside its verdict.
     outcomes: dict[_Key, tuple[_Outcome, list[int]]] = {}
     for position, source in enumerate(sources):
-        key = (source.data_class, source.ceiling, source.enforcement, source.receiver_class, source.kind)
+        key: _Key = _classification(source)
         entry = outcomes.get(key)
         if entry is None:
             entry = outcomes[key] = (_decide_one(source, zone, mode, receiver, below), [])
@@ -282,7 +289,8 @@ def decide(
         label, receiver_label, allowed = (receiver.lowered(c) for c in (label, receiver_label, allowed))
     observed = label.rank > allowed.rank
     groups = tuple(
-        SourceGroup(key[4], outcome, tuple(positions)) for key, (outcome, positions) in outcomes.items()
+        SourceGroup(key[4], outcome, tuple(positions), source_integrity(key[4], key[5]))
+        for key, (outcome, positions) in outcomes.items()
     )
     return ContextDecision(
         zone,
@@ -292,6 +300,7 @@ def decide(
         receiver,
         label,
         receiver_label,
+        least_integrity([group.integrity for group in groups]),
         label_observed=observed,
     )
 
@@ -312,8 +321,9 @@ def receiver_may_read(sources: list[Source] | tuple[Source, ...], zone: TrustZon
 
 Verdict = tuple[DataClass | None, TrustZone, Enforcement, Outcome, str]
 # A source's classification, as decide() tells sources apart: class, ceiling, enforcement, the class a
-# receiver reads it at, kind.
-_Key = tuple[str | None, str | None, str, str | None, SourceKind]
+# receiver reads it at, kind, integrity.
+_Key = tuple[str | None, str | None, str, str | None, SourceKind, str]
+_classification = attrgetter("data_class", "ceiling", "enforcement", "receiver_class", "kind", "integrity")
 # A source's decision without its kind and identifier: the verdict and whether the receiver refused it.
 _Outcome = tuple[DataClass | None, TrustZone, Enforcement, Outcome, str, bool]
 

@@ -73,6 +73,31 @@ class TrustZone(RankedChoices):
         return cls.EXTERNAL_GLOBAL
 
 
+class Integrity(RankedChoices):
+    """How far a source may steer what a model does; declaration order is the rank (0 most trusted).
+    Derived content takes the least trusted level of what was sent for it (DESIGN §4, "Content and
+    integrity"), as its class takes the most sensitive."""
+
+    TRUSTED = "trusted", "Trusted"  # published editor material, configuration prompts, reviewed skills
+    CALLER = "caller", "Caller"  # the API client's own input and context
+    UNTRUSTED = "untrusted", "Untrusted"  # tool and MCP results, fetched content, documents as data
+
+    @classmethod
+    def parse(cls, raw: object) -> Integrity:
+        """Fail-closed: an empty or unknown level is ``untrusted``."""
+        if isinstance(raw, str):
+            return _INTEGRITY_BY_VALUE.get(raw, cls.UNTRUSTED)
+        return cls.UNTRUSTED
+
+
+class UntrustedActionPolicy(models.TextChoices):
+    """What a configuration does with a consequential tool call made while untrusted content is in the
+    step's context: it is never executed on the model's word."""
+
+    APPROVE = "approve", "Wait for a person's approval"
+    REFUSE = "refuse", "Refuse the call"
+
+
 class Enforcement(models.TextChoices):
     """Per-row enforcement. New rows enforce; rows that predate classification observe."""
 
@@ -159,6 +184,7 @@ class SourceKind(models.TextChoices):
 # Parsing runs for every source of every step; Choices.values builds a new list on each access.
 _DATA_CLASS_BY_VALUE = {member.value: member for member in DataClass}
 _TRUST_ZONE_BY_VALUE = {member.value: member for member in TrustZone}
+_INTEGRITY_BY_VALUE = {member.value: member for member in Integrity}
 _ZONE_ACCEPTS = {
     TrustZone.LOCAL: DataClass.SECRET_ADJACENT,
     TrustZone.PRIVATE_HOSTED: DataClass.SYSTEM_DIAGNOSTICS,
@@ -175,6 +201,11 @@ def least_trusted(zones: list[TrustZone] | tuple[TrustZone, ...]) -> TrustZone:
 def most_sensitive(classes: list[DataClass] | tuple[DataClass, ...]) -> DataClass:
     """The most sensitive of ``classes``; none at all is ``public_content`` (nothing was read)."""
     return max(classes, key=lambda data_class: data_class.rank, default=DataClass.PUBLIC_CONTENT)
+
+
+def least_integrity(levels: list[Integrity] | tuple[Integrity, ...]) -> Integrity:
+    """The least trusted of ``levels``; none at all is ``trusted`` (nothing was read)."""
+    return max(levels, key=lambda level: level.rank, default=Integrity.TRUSTED)
 
 
 def stricter_ceiling(a: TrustZone, b: TrustZone) -> TrustZone:

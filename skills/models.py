@@ -15,7 +15,7 @@ from simple_history.models import HistoricalRecords
 from governance.classified import ClassifiedModel
 from governance.models import AppendOnlyModel
 from governance.policy import validate_classification
-from governance.vocabulary import DataClass, Enforcement, RankedChoices, SourceKind, TrustZone
+from governance.vocabulary import DataClass, Enforcement, Integrity, RankedChoices, SourceKind, TrustZone
 from skills.parsing import WARNING_FRONT_MATTER_LENIENT
 from skills.tokens import validate_token_env
 
@@ -195,6 +195,13 @@ class Skill(ClassifiedModel):
     def identifier(self) -> str:
         """Stable across syncs and unique: the upsert key, without a join."""
         return f"{self.source_id}:{self.path}"
+
+    @property
+    def source_integrity(self) -> str:
+        """A skill from a reviewed source (``verified`` or ``first_party``) is trusted; any other is
+        untrusted: its text came from outside and nobody vouched for it."""
+        reviewed = SkillTrustLevel.parse(self.trust_level).satisfies(SkillTrustLevel.VERIFIED)
+        return Integrity.TRUSTED if reviewed else Integrity.UNTRUSTED
 
     @property
     def lenient_warnings(self) -> list[str]:

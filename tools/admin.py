@@ -43,6 +43,7 @@ class McpServerForm(forms.ModelForm):
             "args",
             "trust_zone",
             "data_class",
+            "annotations_trusted",
             "timeout_seconds",
             "is_active",
         )
@@ -70,7 +71,7 @@ class McpServerAdmin(admin.ModelAdmin):
     fieldsets = (
         (None, {"fields": ("name", "transport", "is_active")}),
         ("Where", {"fields": ("url", "command", "args", "timeout_seconds")}),
-        ("Governance", {"fields": ("trust_zone", "data_class")}),
+        ("Governance", {"fields": ("trust_zone", "data_class", "annotations_trusted")}),
         ("Tools", {"fields": ("tools", "updated_at")}),
     )
 

@@ -4,6 +4,11 @@ Checks, cheapest and least revealing first: registered → enabled → allowed b
 the trust zone permits the tool's class → so does the receiver's zone, unless the configuration's
 declassification covers it and the class (never ``secret_adjacent``): a result above it would make
 every later reply undeliverable to that receiver. Observe mode never applies to tools.
+
+Then, for a call only (the policy carries the asking reply's integrity): a consequential tool asked for
+while untrusted content was in the step's context is never run on the model's word. By the
+configuration's policy it is refused (``untrusted_context``) or held for a person's approval
+(:attr:`ToolVerdict.held`), with the untrusted sources named. Read-only tools run as before.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from dataclasses import dataclass
 from django.db import models
 
 from governance.policy import Receiver
-from governance.vocabulary import DataClass, TrustZone
+from governance.vocabulary import DataClass, Integrity, TrustZone, UntrustedActionPolicy
 from tools.registry import REGISTRY, Tool, ToolRegistry
 
 
@@ -24,6 +29,7 @@ class ToolDenial(models.TextChoices):
     NOT_ALLOWED = "not_allowed", "Not allowed by the configuration"
     TRUST_ZONE = "trust_zone", "Class above the zone's ceiling"
     RECEIVER = "receiver", "Class above the receiver's zone"
+    UNTRUSTED_CONTEXT = "untrusted_context", "Consequential call from an untrusted context"
 
 
 @dataclass(frozen=True)
@@ -35,6 +41,10 @@ class ToolPolicy:
     allowed_tools: frozenset[str]
     disabled_tools: frozenset[str]
     receiver: Receiver | None = None  # who the run's answers are for; None: no reply is delivered
+    # The integrity of the reply asking for a call (offering: trusted, nothing asked yet), and what
+    # the configuration does with a consequential call from an untrusted one.
+    integrity: Integrity = Integrity.TRUSTED
+    untrusted_action: str = UntrustedActionPolicy.APPROVE  # as stored: anything else refuses
 
 
 @dataclass(frozen=True)
@@ -43,10 +53,17 @@ class ToolVerdict:
     denial: ToolDenial
     data_class: DataClass  # the class governance saw; secret_adjacent for an unknown tool
     tool: Tool | None
+    # Allowed, but only once a person approves: a consequential call from an untrusted context.
+    held: bool = False
 
     @property
     def allowed(self) -> bool:
         return self.denial == ToolDenial.NONE
+
+    @property
+    def requires_approval(self) -> bool:
+        """Whether an allowed call waits for a person: its tool says so, or the context was untrusted."""
+        return self.allowed and (self.held or (self.tool is not None and self.tool.requires_approval))
 
 
 def tool_gate(name: str, policy: ToolPolicy, *, registry: ToolRegistry = REGISTRY) -> ToolVerdict:
@@ -65,9 +82,15 @@ def _verdict(name: str, tool: Tool | None, policy: ToolPolicy) -> ToolVerdict:
         denial = ToolDenial.TRUST_ZONE
     elif _receiver_refuses(policy.receiver, data_class):
         denial = ToolDenial.RECEIVER
+    elif _untrusted_call(tool, policy) and policy.untrusted_action != UntrustedActionPolicy.APPROVE:
+        denial = ToolDenial.UNTRUSTED_CONTEXT  # any policy but an exact "approve" refuses
     else:
-        denial = ToolDenial.NONE
+        return ToolVerdict(name, ToolDenial.NONE, data_class, tool, held=_untrusted_call(tool, policy))
     return ToolVerdict(name, denial, data_class, tool)
+
+
+def _untrusted_call(tool: Tool, policy: ToolPolicy) -> bool:
+    return tool.consequential and policy.integrity == Integrity.UNTRUSTED
 
 
 def _receiver_refuses(receiver: Receiver | None, data_class: DataClass) -> bool:

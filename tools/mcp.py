@@ -2,7 +2,9 @@
 
 A server's tool ``t`` is the registry's tool ``mcp__<server>__t`` in the group ``mcp:<server>``, of the
 server's data class and effect ``non_idempotent_write`` (nothing says a server's tool is safe to run
-twice). A configuration allows it the way it allows any tool: by that name in ``allowed_tools`` or by
+twice). Every such tool acts on the world (it is consequential) unless an editor trusts the server's
+annotations and the tool's say it only reads and reaches nothing outside; its results are untrusted
+either way. A configuration allows it the way it allows any tool: by that name in ``allowed_tools`` or by
 the group in ``allowed_tool_groups``; the one tool gate then offers it only for a zone and a receiver
 its class may go to, and checks it again when the model calls it.
 
@@ -29,7 +31,7 @@ import re
 import time
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.conf import settings
@@ -144,7 +146,8 @@ def _listing(server: McpServer) -> Listing:
     # A server's descriptions and schemas are text from outside that goes to every provider offered
     # its tools: redacted here like any other part (the guard pass checks the whole body again).
     redacted = tuple(
-        McpToolInfo(info.name, redact(info.description).text, _redacted(info.input_schema)) for info in infos
+        replace(info, description=redact(info.description).text, input_schema=_redacted(info.input_schema))
+        for info in infos
     )
     findings = {info.name: found for info in redacted if (found := _injection_findings(info)) is not None}
     _findings_record(server, findings)
@@ -217,6 +220,7 @@ def server_tools(server: McpServer) -> tuple[list[Tool], list[tuple[str, str]]]:
                     effect=ToolEffect.NON_IDEMPOTENT_WRITE,
                     handler=_Handler(server.pk, info.name),
                     data_class=server.output_class,
+                    consequential=not (server.annotations_trusted and info.claims_read_only),
                 )
             )
     if skipped:

@@ -62,6 +62,10 @@ class McpToolInfo:
     name: str
     description: str
     input_schema: Mapping[str, Any]
+    # The server's own claim (its annotations) that the tool only reads and reaches nothing outside:
+    # ``readOnlyHint`` true and ``openWorldHint`` false, both said (the protocol's defaults are the
+    # opposite). Believed only for a server an editor trusts (tools/mcp.py).
+    claims_read_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -82,7 +86,9 @@ def tools_list(target: McpTarget) -> list[McpToolInfo]:
         for _ in range(MAX_LIST_PAGES):
             page = await client.list_tools(cursor=cursor)
             tools.extend(
-                McpToolInfo(tool.name, tool.description or "", dict(tool.input_schema or {}))
+                McpToolInfo(
+                    tool.name, tool.description or "", dict(tool.input_schema or {}), _claims_read_only(tool)
+                )
                 for tool in page.tools
             )
             cursor = page.next_cursor
@@ -91,6 +97,11 @@ def tools_list(target: McpTarget) -> list[McpToolInfo]:
         return tools
 
     return _session(target, go)
+
+
+def _claims_read_only(tool: Any) -> bool:
+    hints = getattr(tool, "annotations", None)
+    return hints is not None and hints.read_only_hint is True and hints.open_world_hint is False
 
 
 def tool_call(target: McpTarget, name: str, arguments: dict[str, Any]) -> McpCallResult:

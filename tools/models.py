@@ -90,6 +90,15 @@ class McpServer(InTrustZone, models.Model):
         default=10.0, validators=[MinValueValidator(0.1), MaxValueValidator(120)]
     )
     is_active = models.BooleanField(default=True)
+    # docs/decisions/0040-integrity-labels-and-consequential-tools.md: a server's own annotations are
+    # claims by the server; they count only once an editor vouches for it.
+    annotations_trusted = models.BooleanField(
+        default=False,
+        verbose_name="trust its tool annotations",
+        help_text="Believe the server's tool annotations: a tool it marks read-only and closed-world "
+        "(readOnlyHint true, openWorldHint false) then runs from an untrusted context like any "
+        "read-only tool. Otherwise every tool of this server counts as acting on the world.",
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

@@ -1,4 +1,5 @@
-"""A code registry of tools; each declares its group, data class and effect (docs/architecture.md)."""
+"""A code registry of tools; each declares its group, data class, effect, whether it acts on the world
+and whether its results are trusted (docs/architecture.md)."""
 
 from __future__ import annotations
 
@@ -85,6 +86,13 @@ class Tool:
     data_class: DataClass | None = None  # None: the group default
     # A call waits for a person's decision before it runs (agents/runtime/approvals.py).
     requires_approval: bool = False
+    # Whether a call acts on the world (sends, writes, pays, deletes, calls out) rather than only
+    # reading; a tool that does not say is consequential (fail closed). Apart from ``effect``, which
+    # says whether a call may be repeated: a fetch of a URL repeats safely and still calls out. Such a
+    # call is never executed on the model's word while untrusted content is in the step's context.
+    consequential: bool = True
+    # Whether its results are trusted (editor-published material it reads); else they are untrusted.
+    trusted: bool = False
 
     @property
     def effective_class(self) -> DataClass:

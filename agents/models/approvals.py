@@ -34,6 +34,11 @@ class ToolApproval(models.Model):
     arguments = models.TextField(blank=True)
     label = models.CharField(max_length=32, choices=DataClass.choices)
     tool_class = models.CharField(max_length=32, choices=DataClass.choices)
+    # Asked for because the call acts on the world and untrusted content was in the step's context
+    # (not because the tool always asks): the untrusted sources, named for the approver
+    # (``kind:identifier``, a tool result with its tool), never their content.
+    untrusted_context = models.BooleanField(default=False)
+    untrusted_sources = models.JSONField(default=list, blank=True)
     decision = models.CharField(
         max_length=16, choices=ApprovalDecision.choices, default=ApprovalDecision.PENDING
     )

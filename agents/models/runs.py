@@ -16,7 +16,7 @@ from catalog.models.clients import ApiClient
 from catalog.models.configurations import Configuration
 from catalog.models.sql import Read, Table, converted_row
 from catalog.pricing import COST_DECIMAL_PLACES, COST_MAX_DIGITS
-from governance.vocabulary import DataClass, Provenance, TrustZone
+from governance.vocabulary import DataClass, Integrity, Provenance, TrustZone
 
 
 class RunStatus(models.TextChoices):
@@ -320,6 +320,8 @@ class AgentStep(models.Model):
     # receiver (what the receiver did not supply itself); blank for a step that sent nothing.
     label = models.CharField(max_length=32, choices=DataClass.choices, blank=True)
     receiver_label = models.CharField(max_length=32, choices=DataClass.choices, blank=True)
+    # The least trusted integrity level of what the reply was derived from (blank: sent nothing).
+    integrity = models.CharField(max_length=16, choices=Integrity.choices, blank=True)
     receipt = models.JSONField(default=dict, blank=True)  # content-free (agents/runtime/receipts.py)
     # A compaction step's record (agents/runtime/compaction.py): strategy, what it replaced and, for a
     # summary, its text (redacted; shown only to a reader its receiver label admits). Empty otherwise.
@@ -350,6 +352,9 @@ class RunMessage(models.Model):
     data_class = models.CharField(max_length=32, choices=DataClass.choices, blank=True)
     receiver_class = models.CharField(max_length=32, choices=DataClass.choices, blank=True)
     label_observed = models.BooleanField(default=False)  # the label came from a row sent under observe
+    # A tool result: trusted for a tool declared trusted, else untrusted. An assistant turn: its step's.
+    # Blank (a row from before levels were kept) reads as untrusted.
+    integrity = models.CharField(max_length=16, choices=Integrity.choices, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

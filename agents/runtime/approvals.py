@@ -1,7 +1,8 @@
 """Tool calls that wait for a person's decision (docs/architecture.md, "Tool approvals").
 
-A tool registered with ``requires_approval`` is gated like any other (tools/gate.py). A call
-the gate allows does not run at once: the tool phase asks :func:`approval_hold`, which stores a
+A tool registered with ``requires_approval`` is gated like any other (tools/gate.py), and so is a
+consequential call the gate held because untrusted content was in the step's context (its approval
+names that content). A call the gate allows does not run at once: the tool phase asks :func:`approval_hold`, which stores a
 pending :class:`~agents.models.ToolApproval` (arguments redacted) and records an
 ``approval_requested`` event the first time, and answers *wait* while no decision is in. The step
 then pauses the run (:func:`run_pause`): status ``awaiting_approval``, lease released, no message
@@ -29,6 +30,7 @@ from django.utils import timezone
 
 from agents.models import AgentRun, ApprovalDecision, RunMessage, RunStatus, ToolApproval
 from agents.models.runs import TERMINAL_STATUSES
+from agents.runtime.untrusted import untrusted_named
 from agents.selectors import run_client_name
 from governance.guardrails.redaction import redact
 from governance.services import EventContext, enforced_event_record
@@ -60,16 +62,25 @@ WAIT = Hold(waiting=True)
 
 
 def approval_hold(
-    *, run: AgentRun, step_index: int, call: dict[str, Any], verdict: ToolVerdict, assistant: RunMessage
+    *,
+    run: AgentRun,
+    step_index: int,
+    call: dict[str, Any],
+    verdict: ToolVerdict,
+    assistant: RunMessage,
+    untrusted: list[str] | None = None,
 ) -> Hold:
-    """Whether ``call`` may run now. A call the gate denies, or of a tool that needs no approval,
-    proceeds (the gate's denial is answered as usual). The first time a call needs approval, its
-    pending approval and the ``approval_requested`` event are stored in one transaction."""
-    if not verdict.allowed or verdict.tool is None or not verdict.tool.requires_approval:
+    """Whether ``call`` may run now. A call the gate denies, or that needs no approval (its tool does
+    not ask for one and it was not held for an untrusted context), proceeds (the gate's denial is
+    answered as usual). The first time a call needs approval, its pending approval (naming
+    ``untrusted``, the untrusted sources of the step's context, for a held call) and the
+    ``approval_requested`` event are stored in one transaction."""
+    if not verdict.requires_approval:
         return PROCEED
     approval = ToolApproval.objects.filter(run=run, call_id=call["id"]).first()
     if approval is None:
-        approval = _approval_request(run, step_index, call, verdict, assistant)
+        named = list(untrusted or []) if verdict.held else []
+        approval = _approval_request(run, step_index, call, verdict, assistant, named)
     if approval.decision == ApprovalDecision.APPROVED:
         return PROCEED
     if approval.decision in (ApprovalDecision.DENIED, ApprovalDecision.EXPIRED):
@@ -86,7 +97,12 @@ def refusal_text(approval: ToolApproval) -> str:
 
 
 def _approval_request(
-    run: AgentRun, step_index: int, call: dict[str, Any], verdict: ToolVerdict, assistant: RunMessage
+    run: AgentRun,
+    step_index: int,
+    call: dict[str, Any],
+    verdict: ToolVerdict,
+    assistant: RunMessage,
+    untrusted: list[str],
 ) -> ToolApproval:
     now = timezone.now()
     approval = ToolApproval(
@@ -97,6 +113,8 @@ def _approval_request(
         arguments=redact(_arguments_text(call)).text,
         label=DataClass.parse(assistant.receiver_class) or DataClass.SECRET_ADJACENT,
         tool_class=verdict.data_class,
+        untrusted_context=verdict.held,
+        untrusted_sources=untrusted,
         requested_at=now,
         expires_at=now + timedelta(seconds=approval_timeout_seconds()),
     )
@@ -127,6 +145,8 @@ def approval_event_record(approval: ToolApproval, *, actor: str) -> None:
     call = f"{approval.tool_name} ({approval.call_id})"
     if approval.is_pending:
         reason = f"{call} waits for approval until {approval.expires_at:%Y-%m-%dT%H:%M:%SZ}"
+        if approval.untrusted_context:
+            reason += f"; untrusted context: {untrusted_named(approval.untrusted_sources)}"
     else:
         reason = f"{call} {approval.decision} by {actor}"
     enforced_event_record(

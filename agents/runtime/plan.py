@@ -25,7 +25,7 @@ from context_assembly.assembly import (
 )
 from context_assembly.profiles import ModelProfile
 from governance.policy import ContextDecision, Receiver, Source, decide, enforcement_mode
-from governance.vocabulary import Enforcement, SourceKind, TrustZone
+from governance.vocabulary import Enforcement, Integrity, SourceKind, TrustZone
 from providers.dispatch import Target
 from providers.values import NO_OPTIONS, CallOptions, ProviderConfig
 from skills.composition import SkillMode
@@ -124,10 +124,12 @@ def tool_policy(
     zone: TrustZone,
     disabled: Iterable[str],
     receiver: Receiver | None = None,
+    integrity: Integrity = Integrity.TRUSTED,
 ) -> ToolPolicy:
-    """The gate's inputs for ``configuration``, for a step whose answers go to ``receiver``.
-    Progressive skill mode needs ``load_skill``, so it is allowed there (it still passes the rest of
-    the gate like any tool)."""
+    """The gate's inputs for ``configuration``, for a step whose answers go to ``receiver``, for a
+    call asked for by a reply of ``integrity`` (offering: none asked yet). Progressive skill mode
+    needs ``load_skill``, so it is allowed there (it still passes the rest of the gate like any
+    tool)."""
     allowed_tools = set(configuration.allowed_tools)
     if configuration.skill_mode == SkillMode.PROGRESSIVE:
         allowed_tools.add(LOAD_SKILL_TOOL)
@@ -137,6 +139,8 @@ def tool_policy(
         allowed_tools=frozenset(allowed_tools),
         disabled_tools=frozenset(disabled),
         receiver=receiver,
+        integrity=integrity,
+        untrusted_action=configuration.untrusted_action,
     )
 
 

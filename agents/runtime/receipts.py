@@ -6,7 +6,8 @@ step returns one
 events share the send's correlation id), the call's zone and the receiver's, the reply's labels, each
 source by kind, identifier (redacted as events are), class and pinned version (a run's history record;
 null for live rows), the redactions by kind in what was sent and in the reply, and the model that
-served, with the zone the send was routed from when the configuration's trusted model served it.
+served, with the zone the send was routed from when the configuration's trusted model served it; and
+the reply's integrity level with the untrusted sources it was derived from.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from agents.runtime.plan import SendPlan
 from catalog.models import LlmModel
 from governance.policy import ContextDecision
 from governance.services import identifiers_redacted
-from governance.vocabulary import DataClass, Outcome, SourceKind, TrustZone
+from governance.vocabulary import DataClass, Integrity, Outcome, SourceKind, TrustZone
 
 _PINNED_KINDS = {
     SourceKind.SYSTEM_PROMPT: CONFIGURATION,
@@ -68,6 +69,9 @@ def decision_receipt(
         else None,
         "label": decision.label.value,
         "receiver_label": decision.receiver_label.value,
+        "integrity": decision.integrity.value,
+        # What a consequential tool call made from this context is held for (agents/runtime/tool_calls.py).
+        "untrusted_sources": _untrusted(decision),
         "sources": _sources(decision, versions or {}),
         "redactions": {"sent": dict(sent_redactions), "reply": dict(reply_redactions)},
         "model": served.model_id,
@@ -109,6 +113,15 @@ def _sources(decision: ContextDecision, versions: dict[tuple[str, str], int]) ->
             }
         )
     return receipt
+
+
+def _untrusted(decision: ContextDecision) -> list[str]:
+    """The untrusted sources as ``kind:identifier`` (redacted as events are), in order: what a
+    consequential tool call made from this context is held for."""
+    untrusted = (g.positions for g in decision.groups if g.integrity == Integrity.UNTRUSTED)
+    sources = [decision.inputs[position] for position in sorted(p for group in untrusted for p in group)]
+    identifiers = identifiers_redacted([source.identifier for source in sources])
+    return [f"{source.kind}:{identifier}" for source, identifier in zip(sources, identifiers, strict=True)]
 
 
 def _pinned_versions(plan: SendPlan) -> dict[tuple[str, str], int]:

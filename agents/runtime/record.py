@@ -147,7 +147,12 @@ def _labels(record: StepRecord) -> dict[str, object]:
     answered = record.outcome
     if not isinstance(answered, Answered):
         return {}
-    return {"label": answered.label, "receiver_label": answered.receiver_label, "receipt": answered.receipt}
+    return {
+        "label": answered.label,
+        "receiver_label": answered.receiver_label,
+        "integrity": answered.decision.integrity,
+        "receipt": answered.receipt,
+    }
 
 
 @transaction.atomic
@@ -173,6 +178,7 @@ def completed_step_record(record: StepRecord, *, worker: str, position: int) -> 
         data_class=step.label,
         receiver_class=step.receiver_label,
         label_observed=answered.decision.label_observed,
+        integrity=step.integrity,
         tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls],
     )
     usage = reply.usage

@@ -31,7 +31,9 @@ class TranscriptEntry:
     (``receiver_class``; blank: the same) and whether that label came from a row sent under observe. A
     reply stored without a label (before labels were kept) reads as ``secret_adjacent`` downstream.
     ``identifier`` names the entry's source; None: by its place (a tool result by its call id, a reply
-    by its position in the transcript sent)."""
+    by its position in the transcript sent). ``integrity``: the level the row was stored with (a tool
+    result's, a reply's); empty: the level its kind implies, ``untrusted`` for a run's own rows stored
+    before levels were kept."""
 
     message: Message
     data_class: str
@@ -39,6 +41,7 @@ class TranscriptEntry:
     identifier: str | None = None
     receiver_class: str = ""
     observed: bool = False
+    integrity: str = ""
 
     def source(self, index: int) -> Source | None:
         """The entry's source at position ``index`` of the transcript sent; None for a message of the
@@ -48,7 +51,15 @@ class TranscriptEntry:
             return Source(SourceKind.CALLER_CONTEXT, identifier, self.data_class, None, Enforcement.ENFORCE)
         if self.message.role == "tool":
             identifier = self.identifier or self.message.tool_call_id or ""
-            return Source(SourceKind.TOOL_OUTPUT, identifier, self.data_class, None, Enforcement.ENFORCE)
+            return Source(
+                SourceKind.TOOL_OUTPUT,
+                identifier,
+                self.data_class,
+                None,
+                Enforcement.ENFORCE,
+                None,
+                self.integrity,
+            )
         if self.message.role == "assistant":
             return Source(
                 SourceKind.ASSISTANT_TURN,
@@ -57,6 +68,7 @@ class TranscriptEntry:
                 None,
                 Enforcement.OBSERVE if self.observed else Enforcement.ENFORCE,
                 receiver_class=self.receiver_class or self.data_class,
+                integrity=self.integrity,
             )
         return None
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -26,12 +27,13 @@ from agents.runtime.parts import configuration_parts
 from agents.runtime.plan import configuration_receiver, send_zone, tool_policy
 from agents.runtime.redactions import Redactions, redaction_events_record
 from agents.runtime.transcript import run_context
+from agents.runtime.untrusted import untrusted_named, untrusted_sources
 from agents.selectors import run_client_name
 from catalog.models import Configuration
 from catalog.selectors import catalog_token_of, configuration_zone
 from governance.services import EventContext, enforced_event_record
-from governance.vocabulary import DataClass, Decision, TrustZone
-from tools.gate import ToolVerdict, tool_gate
+from governance.vocabulary import DataClass, Decision, Integrity, TrustZone
+from tools.gate import ToolDenial, ToolVerdict, tool_gate
 from tools.registry import ToolContext, ToolEffect, ToolFailed, ToolOutput
 
 logger = logging.getLogger(__name__)
@@ -63,9 +65,12 @@ def execute_tool_calls(
         )
     configuration = run.configuration
     parts = configuration_parts(configuration)
-    zone = _step_zone(run, step_index, configuration) or send_zone(configuration, parts.fallbacks)
+    receipt = AgentStep.objects.filter(run=run, index=step_index).values_list("receipt", flat=True).first()
+    zone = _step_zone(receipt, configuration) or send_zone(configuration, parts.fallbacks)
     receiver = configuration_receiver(configuration, TrustZone.parse(run.receiver_zone))
-    policy = tool_policy(configuration, zone, parts.disabled_tools, receiver)
+    # The reply's integrity: a reply stored without one (before levels were kept) reads as untrusted.
+    integrity = Integrity.parse(assistant.integrity)
+    policy = tool_policy(configuration, zone, parts.disabled_tools, receiver, integrity)
     tool_context = ToolContext(
         run=run_context(run),
         zone=zone,
@@ -78,28 +83,40 @@ def execute_tool_calls(
         if call["id"] in answered:
             continue
         verdict = tool_gate(call["name"], policy)
-        hold = approval_hold(run=run, step_index=step_index, call=call, verdict=verdict, assistant=assistant)
+        untrusted = untrusted_sources(run, receipt) if verdict.held or _refused_untrusted(verdict) else []
+        hold = approval_hold(
+            run=run,
+            step_index=step_index,
+            call=call,
+            verdict=verdict,
+            assistant=assistant,
+            untrusted=untrusted,
+        )
         if hold.waiting:
             return False
+        # Only a result the tool returned carries the tool's integrity; the service's own answers
+        # (a refusal, a denial) are trusted.
+        result_integrity = Integrity.TRUSTED
         if hold.refusal is not None:
             content, data_class = hold.refusal, verdict.data_class
         elif verdict.allowed:
             content, data_class = _execute(run, lease, call, verdict, tool_context)
+            result_integrity = _result_integrity(verdict)
         else:
-            _record_denial(run, step_index, verdict, zone.value)
-            content, data_class = f"Tool '{call['name']}' is not available.", DataClass.PUBLIC_CONTENT
+            _record_denial(run, step_index, verdict, zone.value, untrusted)
+            content, data_class = _denial_text(verdict), DataClass.PUBLIC_CONTENT
         redactions = Redactions()
-        _store_result(run, lease, call, redactions.text(content), data_class, position)
+        result = _Result(redactions.text(content), data_class, result_integrity)
+        _store_result(run, lease, call, result, position)
         position = position + 1 if position is not None else None
         redaction_events_record(counts=redactions.counts, context=_events(run, step_index), zone=zone)
     return True
 
 
-def _step_zone(run: AgentRun, step_index: int, configuration: Configuration) -> TrustZone | None:
+def _step_zone(receipt: dict[str, Any] | None, configuration: Configuration) -> TrustZone | None:
     """The zone of a step that was routed to its configuration's trusted model (its receipt names the
     zone it left): its tools were offered for the trusted model's zone, so they run for it too. None
     for a step that was not routed."""
-    receipt = AgentStep.objects.filter(run=run, index=step_index).values_list("receipt", flat=True).first()
     trusted = configuration.trusted_model
     if not receipt or not receipt.get("routed_from") or trusted is None:
         return None
@@ -181,21 +198,39 @@ def _events(run: AgentRun, step_index: int) -> EventContext:
     )
 
 
-def _record_denial(run: AgentRun, step_index: int, verdict: ToolVerdict, zone: str) -> None:
-    enforced_event_record(
-        context=_events(run, step_index),
-        decision=Decision.TOOL_DENIED,
-        reason=f"{verdict.name}: {verdict.denial.value} ({verdict.data_class.value} in {zone})",
-    )
+def _refused_untrusted(verdict: ToolVerdict) -> bool:
+    return verdict.denial == ToolDenial.UNTRUSTED_CONTEXT
+
+
+def _result_integrity(verdict: ToolVerdict) -> Integrity:
+    return Integrity.TRUSTED if verdict.tool is not None and verdict.tool.trusted else Integrity.UNTRUSTED
+
+
+def _denial_text(verdict: ToolVerdict) -> str:
+    if _refused_untrusted(verdict):
+        return f"The call to '{verdict.name}' was not run: it acts on the world and untrusted content is in this context."
+    return f"Tool '{verdict.name}' is not available."
+
+
+def _record_denial(
+    run: AgentRun, step_index: int, verdict: ToolVerdict, zone: str, untrusted: list[str]
+) -> None:
+    if _refused_untrusted(verdict):
+        reason = f"{verdict.name}: {verdict.denial.value} (untrusted: {untrusted_named(untrusted)})"
+    else:
+        reason = f"{verdict.name}: {verdict.denial.value} ({verdict.data_class.value} in {zone})"
+    enforced_event_record(context=_events(run, step_index), decision=Decision.TOOL_DENIED, reason=reason)
+
+
+@dataclass(frozen=True)
+class _Result:
+    content: str  # redacted
+    data_class: DataClass
+    integrity: Integrity
 
 
 def _store_result(
-    run: AgentRun,
-    lease: HeldLease,
-    call: dict[str, Any],
-    content: str,
-    data_class: DataClass,
-    position: int | None,
+    run: AgentRun, lease: HeldLease, call: dict[str, Any], result: _Result, position: int | None
 ) -> None:
     """Store the result at ``position``, or (None) after every message of the run: the transcript's
     length, counted in the same transaction as the insert, after the lease check."""
@@ -206,8 +241,9 @@ def _store_result(
             position=RunMessage.objects.filter(run=run).count() if position is None else position,
             step_index=lease.step_index,
             role="tool",
-            content=content,
+            content=result.content,
             tool_call_id=call["id"],
             tool_name=call["name"],
-            data_class=data_class,
+            data_class=result.data_class,
+            integrity=result.integrity,
         )

@@ -99,13 +99,25 @@ class TranscriptCache:
         entries = self.runs.get(key) or ()
         rows = _rows_from(run, len(entries))
         added: list[TranscriptEntry] = []
-        for position, role, content, tool_calls, tool_call_id, data_class, receiver_class, observed in rows:
+        for (
+            position,
+            role,
+            content,
+            tool_calls,
+            tool_call_id,
+            data_class,
+            receiver,
+            observed,
+            integrity,
+        ) in rows:
             if position != len(entries) + len(added):
                 held = len(entries) + len(added) - 1
                 raise RuntimeError(f"run {key}: transcript position {position} follows {held}")
             message = _message(role, content, tool_calls, tool_call_id)
             added.append(
-                TranscriptEntry(message, data_class, receiver_class=receiver_class, observed=bool(observed))
+                TranscriptEntry(
+                    message, data_class, receiver_class=receiver, observed=bool(observed), integrity=integrity
+                )
             )
         if added:
             entries += tuple(added)
@@ -122,6 +134,7 @@ _ROW = (
     "data_class",
     "receiver_class",
     "label_observed",
+    "integrity",
 )
 
 

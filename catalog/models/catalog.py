@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from decimal import Decimal
-from typing import cast
+from typing import Any, cast
 
 from django.core.validators import MaxValueValidator, MinValueValidator
-from django.db import models
+from django.db import connections, models
 
-from catalog.models.calibrated import LlmModelQuerySet
+from catalog.models.sql import Float, FloatFunctions, Table
+from context_assembly.calibration import CalibrationState, blended_factor, sample_ratio
 from context_assembly.profiles import ModelCapabilities, capabilities_for
 from context_assembly.profiles import SystemRole as ProfileSystemRole
 from context_assembly.profiles import TokenParameter as ProfileTokenParameter
@@ -100,6 +102,44 @@ class Provider(InTrustZone, models.Model):
         return self.identifier
 
 
+class LlmModelQuerySet(models.QuerySet["LlmModel"]):
+    def calibrate(
+        self, *, model_id: int, reported: int, estimated: int, at: datetime
+    ) -> CalibrationState | None:
+        """Blend one sample (``reported`` prompt tokens of a call we estimated at ``estimated``) into
+        the model's stored calibration, in one ``UPDATE … RETURNING`` statement.
+
+        The database applies :func:`~context_assembly.calibration.blended_factor` (rendered as SQL
+        from that one definition) to the stored state, so concurrent steps on the same model neither
+        lose a sample nor wait on a read lock. Returns the state after the sample; None when the
+        figures are no sample (nothing is written) or the model is gone.
+        """
+        ratio = sample_ratio(reported=reported, estimated=estimated)
+        if ratio is None:
+            return None
+        connection = connections[self.db]
+        table = Table(self.model, connection)
+        factor, samples = table.column("calibration_factor"), table.column("calibration_samples")
+        functions = FloatFunctions(connection)
+        blended = blended_factor(
+            Float.column(factor),
+            Float.column(samples),
+            Float.of(ratio),
+            greatest=functions.greatest,
+            least=functions.least,
+        )
+        sql = (
+            f"UPDATE {table.name} SET {factor} = {blended.sql}, {samples} = {samples} + 1, "
+            f"{table.column('calibration_updated_at')} = %s WHERE {table.column('pk')} = %s "
+            f"RETURNING {factor}, {samples}"
+        )
+        params: list[Any] = [*blended.params, table.value("calibration_updated_at", at), model_id]
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            row = cursor.fetchone()
+        return None if row is None else CalibrationState(factor=float(row[0]), samples=int(row[1]))
+
+
 def _cache_price(what: str) -> models.DecimalField[Decimal | None, Decimal | None]:
     """A price of cached prompt tokens: optional, and when empty the input price applies."""
     return models.DecimalField(
@@ -170,7 +210,7 @@ class LlmModel(models.Model):
     )
     is_active = models.BooleanField(default=True)
 
-    objects = LlmModelQuerySet["LlmModel"].as_manager()
+    objects = LlmModelQuerySet.as_manager()
 
     class Meta:
         db_table = "agents_llmmodel"  # kept from before the split (decision 0031)

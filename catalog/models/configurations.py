@@ -11,7 +11,7 @@ from simple_history.models import HistoricalRecords
 from catalog.models.catalog import LlmModel
 from governance.classified import ClassifiedPromptModel
 from governance.policy import Source
-from governance.vocabulary import SourceKind, TrustZone
+from governance.vocabulary import SourceKind, TrustZone, UntrustedActionPolicy
 from skills.models import Skill, SkillTrustLevel
 from skills.vocabulary import SkillMode
 from snippets.models import normalise_tag
@@ -66,6 +66,16 @@ class Configuration(ClassifiedPromptModel):
     )
     allowed_tool_groups = models.JSONField(default=list, blank=True)
     allowed_tools = models.JSONField(default=list, blank=True)
+    # docs/decisions/0040-integrity-labels-and-consequential-tools.md
+    untrusted_action = models.CharField(
+        max_length=16,
+        choices=UntrustedActionPolicy.choices,
+        default=UntrustedActionPolicy.APPROVE,
+        verbose_name="consequential calls from untrusted context",
+        help_text="A tool call that acts on the world, asked for while tool results, untrusted skills "
+        "or other untrusted content were in the step's context, is never run on the model's word: "
+        "it waits for a person's approval, or is refused.",
+    )
     max_iterations = models.PositiveSmallIntegerField(
         default=5, validators=[MinValueValidator(1), MaxValueValidator(20)]
     )

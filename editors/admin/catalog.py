@@ -207,7 +207,7 @@ class ConfigurationAdmin(DeclassifyActions, DraftAdmin, ClassifiedAdmin):
             },
         ),
         ("Skills", {"fields": ("skill_list", "skill_mode", "skill_trust_floor")}),
-        ("Tools", {"fields": ("allowed_tool_groups", "allowed_tools")}),
+        ("Tools", {"fields": ("allowed_tool_groups", "allowed_tools", "untrusted_action")}),
         ("Run limits", {"fields": ("max_iterations", "context_usage_note")}),
         (
             "Compaction",

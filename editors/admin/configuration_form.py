@@ -16,6 +16,7 @@ from django import forms
 
 from catalog.models import Configuration
 from governance.drafts_admin import form_field_initial
+from governance.vocabulary import UntrustedActionPolicy
 from skills.models import Skill
 from skills.selectors import skills_in_order
 
@@ -92,6 +93,7 @@ class ConfigurationForm(forms.ModelForm):
             "skill_trust_floor",
             "allowed_tool_groups",
             "allowed_tools",
+            "untrusted_action",
             "max_iterations",
             "context_usage_note",
             "context_strategy",
@@ -108,6 +110,9 @@ class ConfigurationForm(forms.ModelForm):
         for name in LIST_FIELDS:
             if name in self.fields:
                 self.fields[name].help_text = 'A JSON list of strings, e.g. ["a", "b"]; empty: none.'
+        if "untrusted_action" in self.fields:
+            # A form that does not send it (an older page, a script) keeps the stored policy.
+            self.fields["untrusted_action"].required = False
 
     def _live_skill_ids(self) -> list[int]:
         return list(self.instance.skill_links.order_by("position").values_list("skill_id", flat=True))
@@ -124,3 +129,7 @@ class ConfigurationForm(forms.ModelForm):
 
     def clean_allowed_tools(self) -> Any:
         return self._empty_list("allowed_tools")
+
+    def clean_untrusted_action(self) -> str:
+        value = self.cleaned_data.get("untrusted_action")
+        return str(value or self.instance.untrusted_action or UntrustedActionPolicy.APPROVE)

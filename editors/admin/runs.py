@@ -294,8 +294,8 @@ class AgentStepAdmin(StepColumnsMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
         "run", "index", "kind", "status", "model", "provider", "used_tokens", "reported_prompt_tokens",
         "estimated_prompt_tokens", "cached_tokens", "cache_write_tokens", "completion_tokens", "cost",
         "usage_provenance", "context_window", "max_tokens", "max_tokens_clamped", "skipped", "versions",
-        "breakdown_bar", "finish_reason", "calibration_ratio", "duration_ms", "error_code", "compaction",
-        "created_at",
+        "breakdown_bar", "finish_reason", "calibration_ratio", "duration_ms", "error_code", "label",
+        "receiver_label", "integrity", "compaction", "created_at",
     )  # fmt: skip
     readonly_fields = fields
 

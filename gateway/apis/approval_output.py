@@ -23,6 +23,14 @@ class ToolApprovalSerializer(serializers.Serializer):
         help_text="The label of the assistant turn that asked for the call, for the run's receiver."
     )
     tool_class = serializers.CharField(help_text="The class of what the tool returns.")
+    untrusted_context = serializers.BooleanField(
+        help_text="True: asked for because the call acts on the world and untrusted content was in the "
+        "context of the turn that asked for it (its instructions may not be the caller's)."
+    )
+    untrusted_sources = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="That untrusted content, named (kind:identifier, a tool result with its tool).",
+    )
     withheld = serializers.BooleanField(
         help_text="True: the call was asked for by a turn labelled above this client's trust zone; "
         "its arguments are left out, and only a denial is open to the client."
@@ -56,6 +64,8 @@ def approval_body(approval: ToolApproval, shown: bool) -> dict[str, Any]:
         "tool_name": approval.tool_name,
         "label": approval.label,
         "tool_class": approval.tool_class,
+        "untrusted_context": approval.untrusted_context,
+        "untrusted_sources": approval.untrusted_sources,
         "withheld": not shown,
         "decision": approval.decision,
         "decided_by": approval.decided_by,

@@ -175,6 +175,14 @@ class ReceiptSerializer(serializers.Serializer):
     declassified_to = serializers.CharField(allow_null=True)
     label = serializers.CharField()
     receiver_label = serializers.CharField()
+    integrity = serializers.CharField(
+        required=False, help_text="trusted, caller or untrusted: the least trusted level it derives from."
+    )
+    untrusted_sources = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="The untrusted sources it derives from, as kind:identifier.",
+    )
     sources = ReceiptSourceSerializer(many=True)
     redactions = serializers.DictField(child=serializers.DictField(child=serializers.IntegerField()))
     model = serializers.CharField()

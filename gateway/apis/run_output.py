@@ -114,6 +114,12 @@ class StepSerializer(serializers.Serializer):
     receiver_label = serializers.CharField(
         allow_blank=True, help_text="The reply's label for the run's receiver (what it did not supply)."
     )
+    integrity = serializers.CharField(
+        allow_blank=True,
+        help_text="The reply's integrity: trusted, caller, or untrusted when untrusted content (a tool "
+        "result, an unreviewed skill) was in its context; then a consequential tool call it asks for "
+        "waits for approval or is refused.",
+    )
     governance_receipt = ReceiptSerializer(allow_null=True, help_text="Null for a step that sent nothing.")
     compaction = CompactionSerializer(
         allow_null=True, help_text="A compaction step's record; null otherwise."
@@ -131,6 +137,11 @@ class RunMessageSerializer(serializers.Serializer):
     tool_name = serializers.CharField(allow_blank=True)
     data_class = serializers.CharField(
         allow_blank=True, help_text="A tool result's class; an assistant turn's label; blank otherwise."
+    )
+    integrity = serializers.CharField(
+        allow_blank=True,
+        help_text="A tool result's or an assistant turn's integrity (trusted, caller, untrusted); blank "
+        "for one stored before levels were kept, which reads as untrusted.",
     )
     withheld = serializers.BooleanField(
         help_text="True: a tool result, or an assistant turn, classified above this client's trust zone; "
@@ -208,6 +219,7 @@ def step_body(
         "error_code": step.error_code,
         "label": step.label,
         "receiver_label": step.receiver_label,
+        "integrity": step.integrity,
         "governance_receipt": step.receipt or None,
         "compaction": compaction_body(step, receiver_zone),
         "created_at": step.created_at,
@@ -301,6 +313,7 @@ def message_body(message: RunMessage, shown: bool) -> dict[str, Any]:
         "tool_call_id": message.tool_call_id,
         "tool_name": message.tool_name,
         "data_class": message.data_class,
+        "integrity": message.integrity,
         "withheld": not shown,
     }
     if shown:

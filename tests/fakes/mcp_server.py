@@ -2,7 +2,8 @@
 
 ``python tests/fakes/mcp_server.py --port N`` serves streamable HTTP on 127.0.0.1:N (endpoint ``/mcp``);
 without ``--port`` it speaks stdio. ``read_config`` returns the text of ``--secret-file`` (canaries
-the test builds: no secret-shaped literal lives here). Tools: ``add``, ``read_config``, ``slow`` (sleeps),
+the test builds: no secret-shaped literal lives here). Tools: ``add`` (annotated read-only and
+closed-world), ``read_config``, ``slow`` (sleeps),
 ``echo`` (returns its argument), and two tools never offered: ``bad.name`` (a name no provider
 accepts as a function name) and ``shady`` (its description reads as a prompt injection).
 ``--extra-tools FILE`` adds the tools a test writes there: a JSON list of ``{"name", "description",
@@ -19,13 +20,19 @@ from typing import Annotated
 
 import anyio
 from mcp.server.mcpserver import MCPServer
+from mcp.types import ToolAnnotations
 from pydantic import Field
 
 
 def build(secret: str, extra_tools: Sequence[Mapping[str, str]] = ()) -> MCPServer:
     server = MCPServer("test-tools")
 
-    @server.tool(description="Add two integers.")
+    # The one tool that says it only reads and reaches nothing outside (believed only for a server an
+    # editor trusts).
+    @server.tool(
+        description="Add two integers.",
+        annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
+    )
     def add(a: int, b: int) -> int:
         return a + b
 

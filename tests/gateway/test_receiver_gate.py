@@ -144,6 +144,8 @@ def test_a_receiver_in_a_zone_that_admits_every_source_is_served_with_a_labelled
         "declassified_to": None,
         "label": "internal_configuration",
         "receiver_label": "internal_configuration",
+        "integrity": "caller",
+        "untrusted_sources": [],
         "sources": [
             {
                 "kind": "system_prompt",

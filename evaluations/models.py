@@ -109,6 +109,9 @@ class Evaluation(models.Model):
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # When its results' content (inputs, answers) was purged past RETENTION_EVALUATION_RESULTS_DAYS
+    # (evaluations/retention.py); verdicts, usage and receipts stay.
+    content_purged_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         db_table = "agents_evaluation"  # kept from before the split (decision 0031)

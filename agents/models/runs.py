@@ -252,6 +252,9 @@ class AgentRun(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # When its content (request, transcript) was purged past RETENTION_RUN_TRANSCRIPTS_DAYS
+    # (agents/services/retention.py); its steps, receipts and governance events stay.
+    content_purged_at = models.DateTimeField(null=True, blank=True)
 
     objects = AgentRunQuerySet.as_manager()
 

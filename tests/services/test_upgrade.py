@@ -6,8 +6,9 @@ archive``; a clone without that history skips with the reason). The old code mig
 and fills it (its ``seed_demo``, a run through its ``run_agent``, an anchor of the governance log,
 keyed as the old real mode keyed it: by ``DJANGO_SECRET_KEY``). The new code then migrates it as the
 release step does, with ``GOVERNANCE_LOG_KEY`` set and the old key listed as the README's upgrade
-says, and the smoke checks run on it: admin pages, a completion through the API with the token the old
-code issued, the old run, and ``verify_governance_log`` over what both wrote.
+says. The old code then runs once more on the migrated database (the migrations are safe while it
+still serves), and the smoke checks run: admin pages, a completion through the API with the token the
+old code issued, the old runs, and ``verify_governance_log`` over what both wrote.
 """
 
 from __future__ import annotations
@@ -128,16 +129,12 @@ def test_the_previous_release_upgrades_with_its_data(upgrade_database, tmp_path)
         ["sh", "-c", release[1]], cwd=ROOT, env=new, capture_output=True, text=True, timeout=300
     )
     assert released.returncode == 0, released.stderr[-3000:]
-    smoke = json.loads(
-        manage(
-            ROOT,
-            new,
-            "shell",
-            "--no-imports",
-            "-c",
-            f"from tests.services.upgrade_smoke import main; main({token!r})",
-        )
-    )
+    # The old code still serving once the release step has migrated: its runs and events are written.
+    serving = manage(old, base, "run_agent", "--configuration", "demo-assistant", "--input", canary.context)
+    assert "Status: completed" in serving
+    late_run = re.search(r"^Run (\S+) ", serving, re.MULTILINE)[1]  # type: ignore[index]
+    code = f"from tests.services.upgrade_smoke import main; main({token!r}, {late_run!r})"
+    smoke = json.loads(manage(ROOT, new, "shell", "--no-imports", "-c", code))
 
     assert smoke["pages"] == {
         "/admin/": 200,
@@ -160,4 +157,5 @@ def test_the_previous_release_upgrades_with_its_data(upgrade_database, tmp_path)
     assert verified == 0, output
     assert output.startswith("Governance log intact: ")
     assert smoke["unapplied"] == 0
+    assert smoke["late_run"] == ["completed", [""]]  # its event has no key id, and verifies
     assert " 1 anchors in " in output

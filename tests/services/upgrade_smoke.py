@@ -14,6 +14,7 @@ from django.db.migrations.executor import MigrationExecutor
 from django.test import Client
 
 from agents.models import AgentRun, RunMessage
+from governance.models import GovernanceEvent
 
 ADMIN_PAGES = (
     "/admin/",
@@ -25,7 +26,7 @@ ADMIN_PAGES = (
 )
 
 
-def smoke(token: str) -> dict[str, object]:
+def smoke(token: str, late_run: str) -> dict[str, object]:
     admin = Client()
     admin.force_login(User.objects.filter(is_superuser=True).order_by("pk").first())
     pages = {page: admin.get(page).status_code for page in ADMIN_PAGES}
@@ -52,9 +53,15 @@ def smoke(token: str) -> dict[str, object]:
             bool(answer.get("governance_receipt")),
         ],
         "old_run": [old_run.status, RunMessage.objects.filter(run=old_run).count()],
+        "late_run": [
+            AgentRun.objects.get(pk=late_run).status,
+            sorted(
+                set(GovernanceEvent.objects.filter(correlation_id=late_run).values_list("key_id", flat=True))
+            ),
+        ],
         "verify": [verified, verify.getvalue()],
     }
 
 
-def main(token: str) -> None:
-    print(json.dumps(smoke(token)))
+def main(token: str, late_run: str) -> None:
+    print(json.dumps(smoke(token, late_run)))

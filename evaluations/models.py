@@ -59,6 +59,7 @@ class EvaluationCase(models.Model):
     must_match = models.CharField(
         max_length=500,
         blank=True,
+        db_default="",
         validators=[pattern_valid],
         help_text="The answer must match this regular expression (Python syntax, searched anywhere).",
     )
@@ -68,10 +69,13 @@ class EvaluationCase(models.Model):
         validators=[json_schema_valid],
         help_text="The answer must be JSON valid against this JSON schema ({} for any JSON).",
     )
-    must_call_tool = models.CharField(max_length=100, blank=True, help_text="The answer must call this tool.")
+    must_call_tool = models.CharField(
+        max_length=100, blank=True, db_default="", help_text="The answer must call this tool."
+    )
     tool_arguments_match = models.JSONField(
         default=dict,
         blank=True,
+        db_default={},
         validators=[json_object],
         help_text="…with arguments holding these keys and values (a JSON object; {}: any arguments).",
     )
@@ -84,7 +88,9 @@ class EvaluationCase(models.Model):
         help_text="A configuration that scores the answer against the rubric, through the same governed "
         "call: its zone must admit the case's class and the answer's label, or the check is refused.",
     )
-    judge_rubric = models.TextField(blank=True, help_text="What the judge scores the answer against.")
+    judge_rubric = models.TextField(
+        blank=True, db_default="", help_text="What the judge scores the answer against."
+    )
     judge_min_score = models.PositiveSmallIntegerField(
         null=True,
         blank=True,
@@ -93,7 +99,7 @@ class EvaluationCase(models.Model):
     )
     position = models.PositiveSmallIntegerField(default=0)
     # Where the case came from when it was made from production ("run <id>"); empty: written by hand.
-    source = models.CharField(max_length=100, blank=True, editable=False)
+    source = models.CharField(max_length=100, blank=True, editable=False, db_default="")
 
     class Meta:
         db_table = "agents_evaluationcase"  # kept from before the split (decision 0031)
@@ -159,6 +165,9 @@ class Evaluation(models.Model):
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # When its results' content (inputs, answers) was purged past RETENTION_EVALUATION_RESULTS_DAYS
+    # (evaluations/retention.py); verdicts, usage and receipts stay.
+    content_purged_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         db_table = "agents_evaluation"  # kept from before the split (decision 0031)
@@ -204,7 +213,7 @@ class EvaluationResult(models.Model):
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
     decision = models.JSONField(default=dict, blank=True)
     receipt = models.JSONField(default=dict, blank=True)
-    tool_calls = models.JSONField(default=list, blank=True)  # [{"name", "arguments"}], arguments as sent
+    tool_calls = models.JSONField(default=list, blank=True, db_default=[])  # [{"name", "arguments"}]
     checks = models.JSONField(default=list, blank=True)  # [{"expectation", "held"}, judges with more]
     passed = models.BooleanField()
 

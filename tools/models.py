@@ -94,6 +94,7 @@ class McpServer(InTrustZone, models.Model):
     # claims by the server; they count only once an editor vouches for it.
     annotations_trusted = models.BooleanField(
         default=False,
+        db_default=False,
         verbose_name="trust its tool annotations",
         help_text="Believe the server's tool annotations: a tool it marks read-only and closed-world "
         "(readOnlyHint true, openWorldHint false) then runs from an untrusted context like any "

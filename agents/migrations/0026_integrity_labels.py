@@ -13,6 +13,7 @@ class Migration(migrations.Migration):
             model_name="agentstep",
             name="integrity",
             field=models.CharField(
+                db_default="",
                 blank=True,
                 choices=[("trusted", "Trusted"), ("caller", "Caller"), ("untrusted", "Untrusted")],
                 max_length=16,
@@ -22,6 +23,7 @@ class Migration(migrations.Migration):
             model_name="runmessage",
             name="integrity",
             field=models.CharField(
+                db_default="",
                 blank=True,
                 choices=[("trusted", "Trusted"), ("caller", "Caller"), ("untrusted", "Untrusted")],
                 max_length=16,
@@ -30,11 +32,11 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="toolapproval",
             name="untrusted_context",
-            field=models.BooleanField(default=False),
+            field=models.BooleanField(db_default=False, default=False),
         ),
         migrations.AddField(
             model_name="toolapproval",
             name="untrusted_sources",
-            field=models.JSONField(blank=True, default=list),
+            field=models.JSONField(db_default=[], blank=True, default=list),
         ),
     ]

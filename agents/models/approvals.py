@@ -37,8 +37,8 @@ class ToolApproval(models.Model):
     # Asked for because the call acts on the world and untrusted content was in the step's context
     # (not because the tool always asks): the untrusted sources, named for the approver
     # (``kind:identifier``, a tool result with its tool), never their content.
-    untrusted_context = models.BooleanField(default=False)
-    untrusted_sources = models.JSONField(default=list, blank=True)
+    untrusted_context = models.BooleanField(default=False, db_default=False)
+    untrusted_sources = models.JSONField(default=list, blank=True, db_default=[])
     decision = models.CharField(
         max_length=16, choices=ApprovalDecision.choices, default=ApprovalDecision.PENDING
     )

@@ -276,10 +276,31 @@ def runs_reap(*, now: datetime | None = None) -> ReapResult:
 def _reapable(now: datetime) -> Iterator[tuple[AgentRun, Q, ReapCause]]:
     """Each run to reap, with the condition that it is still as it was read, and why. The lost runs
     are read after the expired ones are requeued (a generator), so a run is never reaped twice."""
-    expired = AgentRun.objects.filter(status=RunStatus.RUNNING, lease_expires_at__lt=now)
+    # Queued runs hold a lease only after a restore (:func:`runs_release_restored`).
+    expired = AgentRun.objects.filter(
+        status__in=(RunStatus.QUEUED, RunStatus.RUNNING), lease_expires_at__lt=now
+    )
     for run in expired.only("id", "requeue_count", "next_step_index", "lease_owner"):
         yield run, Q(lease_owner=run.lease_owner, lease_expires_at__lt=now), ReapCause.LEASE_EXPIRED
     stale_before = now - timedelta(seconds=queued_stale_seconds())
     lost = AgentRun.objects.waiting().filter(updated_at__lt=stale_before)
     for run in lost.only("id", "status", "requeue_count", "next_step_index", "updated_at"):
         yield run, Q(status=run.status, lease_owner="", updated_at=run.updated_at), ReapCause.LOST
+
+
+# The owner a restore gives the leases of the runs it found in flight (no worker has that name).
+RESTORED_OWNER = "restored"
+
+
+def runs_release_restored(*, now: datetime) -> int:
+    """After a restore, hand every run that was queued or running at the backup to the reaper's next
+    sweep; how many. Their leases and waits belong to workers and messages of the database before
+    the restore: a lease may still look live and a wait look recent, and the broker may hold none of
+    their messages. Each such run gets a lease owned by nobody that expired at ``now``, so the next
+    sweep (the embedded server's as it starts, Celery beat's as it starts) requeues it at its step,
+    counted like any requeue: it resumes, or ends ``retries_exhausted`` past the bound. A message of
+    the old broker that arrives first claims the expired lease as usual; the sweep then finds a live
+    one and leaves the run alone. Runs awaiting an approval keep waiting for it."""
+    return AgentRun.objects.filter(status__in=(RunStatus.QUEUED, RunStatus.RUNNING)).update(
+        lease_owner=RESTORED_OWNER, lease_expires_at=now, updated_at=now
+    )

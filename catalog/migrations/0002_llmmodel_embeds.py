@@ -48,6 +48,7 @@ class Migration(migrations.Migration):
             model_name="llmmodel",
             name="embeds",
             field=models.BooleanField(
+                db_default=False,
                 default=False,
                 help_text="An embedding model: it answers /embeddings (vectors), never a completion.",
             ),

@@ -22,6 +22,7 @@ class Migration(migrations.Migration):
             model_name="configuration",
             name="untrusted_action",
             field=models.CharField(
+                db_default="approve",
                 choices=[("approve", "Wait for a person's approval"), ("refuse", "Refuse the call")],
                 default="approve",
                 help_text="A tool call that acts on the world, asked for while tool results, untrusted skills or other untrusted content were in the step's context, is never run on the model's word: it waits for a person's approval, or is refused.",
@@ -33,6 +34,7 @@ class Migration(migrations.Migration):
             model_name="historicalconfiguration",
             name="untrusted_action",
             field=models.CharField(
+                db_default="approve",
                 choices=[("approve", "Wait for a person's approval"), ("refuse", "Refuse the call")],
                 default="approve",
                 help_text="A tool call that acts on the world, asked for while tool results, untrusted skills or other untrusted content were in the step's context, is never run on the model's word: it waits for a person's approval, or is refused.",

@@ -199,6 +199,7 @@ class LlmModel(models.Model):
     # completions, an embedding model answers /embeddings and nothing else.
     embeds = models.BooleanField(
         default=False,
+        db_default=False,
         help_text="An embedding model: it answers /embeddings (vectors), never a completion.",
     )
     embedding_dimensions = models.PositiveIntegerField(

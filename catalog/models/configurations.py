@@ -71,6 +71,7 @@ class Configuration(ClassifiedPromptModel):
         max_length=16,
         choices=UntrustedActionPolicy.choices,
         default=UntrustedActionPolicy.APPROVE,
+        db_default=UntrustedActionPolicy.APPROVE,
         verbose_name="consequential calls from untrusted context",
         help_text="A tool call that acts on the world, asked for while tool results, untrusted skills "
         "or other untrusted content were in the step's context, is never run on the model's word: "

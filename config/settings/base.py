@@ -357,6 +357,20 @@ CELERY_BEAT_SCHEDULE["anchor-governance-log"] = {
     "schedule": GOVERNANCE_LOG_ANCHOR_SECONDS,
 }
 
+# --- Retention (editors/retention.py, README "Retention") ------------------------------------
+# Days each kind of stored content is kept after it ends; 0 keeps it forever (the default: nothing is
+# purged that a deployment did not ask to purge). A purge removes content and keeps governance events,
+# receipts and usage. Celery beat purges every RETENTION_PURGE_INTERVAL_SECONDS; `manage.py
+# purge_expired` purges at once (the embedded default has no beat: run it from cron there).
+RETENTION_STORED_RESPONSES_DAYS = env_int("RETENTION_STORED_RESPONSES_DAYS", 0, minimum=0)
+RETENTION_RUN_TRANSCRIPTS_DAYS = env_int("RETENTION_RUN_TRANSCRIPTS_DAYS", 0, minimum=0)
+RETENTION_EVALUATION_RESULTS_DAYS = env_int("RETENTION_EVALUATION_RESULTS_DAYS", 0, minimum=0)
+RETENTION_PURGE_INTERVAL_SECONDS = env_int("RETENTION_PURGE_INTERVAL_SECONDS", 3600, minimum=60)
+CELERY_BEAT_SCHEDULE["purge-expired-content"] = {
+    "task": "editors.tasks.purge_expired_task",
+    "schedule": RETENTION_PURGE_INTERVAL_SECONDS,
+}
+
 # The skill block's bound in UTF-8 bytes (the tail is dropped first, each drop reported).
 SKILL_BLOCK_MAX_BYTES = env_int("SKILL_BLOCK_MAX_BYTES", 24_000, minimum=1_000)
 

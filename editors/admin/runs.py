@@ -22,6 +22,7 @@ from context_assembly.usage import usage_from_step
 from editors.admin.budget_bar import budget_bar
 from editors.admin.charts import UsagePoint, usage_chart
 from editors.admin.costs import cost_view
+from editors.admin.retention import retention_view
 from editors.admin.scores import RunScoreFilter
 from evaluations.datasets import evaluation_cases_from_runs
 from governance.admin import ReadOnlyAdminMixin
@@ -145,21 +146,37 @@ class AgentRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
                 )
             },
         ),
-        ("Outcome", {"fields": ("error_code", "error_message", "created_at", "updated_at", "finished_at")}),
+        (
+            "Outcome",
+            {
+                "fields": (
+                    "error_code",
+                    "error_message",
+                    "created_at",
+                    "updated_at",
+                    "finished_at",
+                    "content_purged_at",
+                )
+            },
+        ),
     )
     readonly_fields = (
         "id", "configuration", "api_client", "status", "termination_reason", "context_usage", "usage_chart",
         "input_data_class", "request_skills", "max_tokens", "cancel_requested", "versions", "prompt_tokens_total",
         "cached_tokens_total", "cache_write_tokens_total", "completion_tokens_total", "cost_total", "requeue_count",
-        "error_code", "error_message", "created_at", "updated_at", "finished_at",
+        "error_code", "error_message", "created_at", "updated_at", "finished_at", "content_purged_at",
     )  # fmt: skip
 
     def get_urls(self) -> list[URLPattern]:
         costs = path("costs/", self.admin_site.admin_view(self.costs), name="agents_cost_report")
-        return [costs, *super().get_urls()]
+        retention = path("retention/", self.admin_site.admin_view(self.retention), name="agents_retention")
+        return [costs, retention, *super().get_urls()]
 
     def costs(self, request: HttpRequest) -> HttpResponse:
         return cost_view(self, request)
+
+    def retention(self, request: HttpRequest) -> HttpResponse:
+        return retention_view(self, request)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[AgentRun]:
         return (

@@ -39,7 +39,9 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="evaluationcase",
             name="judge_rubric",
-            field=models.TextField(blank=True, help_text="What the judge scores the answer against."),
+            field=models.TextField(
+                db_default="", blank=True, help_text="What the judge scores the answer against."
+            ),
         ),
         migrations.AddField(
             model_name="evaluationcase",
@@ -54,12 +56,15 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="evaluationcase",
             name="must_call_tool",
-            field=models.CharField(blank=True, help_text="The answer must call this tool.", max_length=100),
+            field=models.CharField(
+                db_default="", blank=True, help_text="The answer must call this tool.", max_length=100
+            ),
         ),
         migrations.AddField(
             model_name="evaluationcase",
             name="must_match",
             field=models.CharField(
+                db_default="",
                 blank=True,
                 help_text="The answer must match this regular expression (Python syntax, searched anywhere).",
                 max_length=500,
@@ -70,6 +75,7 @@ class Migration(migrations.Migration):
             model_name="evaluationcase",
             name="tool_arguments_match",
             field=models.JSONField(
+                db_default={},
                 blank=True,
                 default=dict,
                 help_text="…with arguments holding these keys and values (a JSON object; {}: any arguments).",
@@ -79,6 +85,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="evaluationresult",
             name="tool_calls",
-            field=models.JSONField(blank=True, default=list),
+            field=models.JSONField(db_default=[], blank=True, default=list),
         ),
     ]

@@ -16,6 +16,7 @@ class Migration(migrations.Migration):
             model_name="completionrecord",
             name="label",
             field=models.CharField(
+                db_default="",
                 blank=True,
                 choices=[
                     ("public_content", "Public content"),

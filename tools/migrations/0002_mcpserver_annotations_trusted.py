@@ -13,6 +13,7 @@ class Migration(migrations.Migration):
             model_name="mcpserver",
             name="annotations_trusted",
             field=models.BooleanField(
+                db_default=False,
                 default=False,
                 help_text="Believe the server's tool annotations: a tool it marks read-only and closed-world (readOnlyHint true, openWorldHint false) then runs from an untrusted context like any read-only tool. Otherwise every tool of this server counts as acting on the world.",
                 verbose_name="trust its tool annotations",

@@ -1,4 +1,6 @@
-"""The one settings module. Production differs from the embedded default only by environment values.
+"""The settings. Production differs from the embedded default only by environment values. This module
+reads the infrastructure's (modes, security, apps, database, Celery, governance, logging) and takes the
+API's (``api.py``) and the content's (``content.py``: skills, token badges, retention) from their own.
 
 Run modes:
 - embedded default: no ``DATABASE_URL`` (SQLite under ``var/``) and no ``REDIS_URL`` (Celery tasks run
@@ -29,13 +31,12 @@ from config.env import (
     env_choice,
     env_int,
     env_list,
-    env_names,
-    env_networks,
-    env_rate,
     env_str,
     env_url,
 )
 from config.logs import LOG_FORMATS, logging_config
+from config.settings.api import *  # noqa: F403  (the API's settings: limits, proxies, DRF, OpenAPI)
+from config.settings.content import *  # noqa: F403  (skills, token badges, retention)
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(env_str("APP_VAR_DIR", str(BASE_DIR / "var")) or BASE_DIR / "var")
@@ -356,82 +357,9 @@ CELERY_BEAT_SCHEDULE["anchor-governance-log"] = {
     "task": "governance.tasks.governance_log_anchor_task",
     "schedule": GOVERNANCE_LOG_ANCHOR_SECONDS,
 }
-
-# --- Retention (editors/retention.py, README "Retention") ------------------------------------
-# Days each kind of stored content is kept after it ends; 0 keeps it forever (the default: nothing is
-# purged that a deployment did not ask to purge). A purge removes content and keeps governance events,
-# receipts and usage. Celery beat purges every RETENTION_PURGE_INTERVAL_SECONDS; `manage.py
-# purge_expired` purges at once (the embedded default has no beat: run it from cron there).
-RETENTION_STORED_RESPONSES_DAYS = env_int("RETENTION_STORED_RESPONSES_DAYS", 0, minimum=0)
-RETENTION_RUN_TRANSCRIPTS_DAYS = env_int("RETENTION_RUN_TRANSCRIPTS_DAYS", 0, minimum=0)
-RETENTION_EVALUATION_RESULTS_DAYS = env_int("RETENTION_EVALUATION_RESULTS_DAYS", 0, minimum=0)
-RETENTION_PURGE_INTERVAL_SECONDS = env_int("RETENTION_PURGE_INTERVAL_SECONDS", 3600, minimum=60)
 CELERY_BEAT_SCHEDULE["purge-expired-content"] = {
     "task": "editors.tasks.purge_expired_task",
-    "schedule": RETENTION_PURGE_INTERVAL_SECONDS,
-}
-
-# The skill block's bound in UTF-8 bytes (the tail is dropped first, each drop reported).
-SKILL_BLOCK_MAX_BYTES = env_int("SKILL_BLOCK_MAX_BYTES", 24_000, minimum=1_000)
-
-# The only variable names a skill source's token_env may name (skills.tokens): a source must not be
-# able to send any other server variable to GitHub as a token.
-SKILL_SOURCE_TOKEN_ENVS = env_names("SKILL_SOURCE_TOKEN_ENVS", ["GITHUB_TOKEN"])
-
-# Token badges in admin count for this catalogue model (context_assembly.profiles.CATALOGUE).
-TOKEN_BADGE_MODEL = env_str("TOKEN_BADGE_MODEL", "gpt-4o")
-
-# --- API --------------------------------------------------------------------------------------
-# A request body above this is refused with 413 before parsing (config.limits). The largest valid
-# request is 50 context items and the input at 100,000 characters each, so the default leaves room.
-DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("API_MAX_REQUEST_BYTES", 8 * 1024 * 1024, minimum=1024)
-# Requests per API client, "<count>/<s|min|h|day>"; counted in the cache (Redis in the real mode).
-API_RATE_LIMIT = env_rate("API_RATE_LIMIT", "600/min")
-# Per client address: requests without a valid token, and those refused 401 or 403 permission_denied
-# (config.throttling). Low, because a legitimate client needs none of them.
-API_ANON_RATE_LIMIT = env_rate("API_ANON_RATE_LIMIT", "60/min")
-# How many proxies in front of the service append to X-Forwarded-For. 0: the peer address is the
-# client's, and the header (which any client can write) is ignored.
-API_TRUSTED_PROXIES = env_int("API_TRUSTED_PROXIES", 0, minimum=0)
-# The proxies' own addresses (networks): the header is read only from a peer in them, or from a Unix
-# socket (config.client_address). Default: none, so a proxy count alone trusts no peer: a client that
-# reaches the service directly, from this host or a private network, cannot write its own address
-# (it would escape the admin login lockout). Name exactly the addresses your proxies connect from.
-API_TRUSTED_PROXY_NETWORKS = env_networks("API_TRUSTED_PROXY_NETWORKS", [])
-REST_FRAMEWORK = {
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "config.exception_handler.api_exception_handler",
-    "DEFAULT_AUTHENTICATION_CLASSES": ["gateway.authentication.BearerTokenAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["gateway.authentication.HasRequiredScope"],
-    "DEFAULT_THROTTLE_CLASSES": [
-        "gateway.authentication.ClientRateThrottle",
-        "config.throttling.AddressRateThrottle",
-    ],
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    # JSON only, nested at most config.limits.MAX_JSON_DEPTH levels.
-    "DEFAULT_PARSER_CLASSES": ["config.limits.BoundedJSONParser"],
-    "UNAUTHENTICATED_USER": None,
-}
-SPECTACULAR_SETTINGS = {
-    "TITLE": "Governed context assembly API",
-    "DESCRIPTION": "Preview governed context, run completions and agent runs.",
-    "VERSION": "1",
-    "SERVE_INCLUDE_SCHEMA": False,
-    # Swagger UI assets are served from the installed sidecar package, never from a CDN.
-    "SWAGGER_UI_DIST": "SIDECAR",
-    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    "REDOC_DIST": "SIDECAR",
-    "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {
-        "DataClassEnum": "governance.vocabulary.DataClass",
-        "TrustZoneEnum": "governance.vocabulary.TrustZone",
-        "RunStatusEnum": "agents.models.RunStatus",
-        "StepStatusEnum": "agents.models.StepStatus",
-        "EnforcementEnum": "governance.vocabulary.Enforcement",
-        "NewSnippetEnforcementEnum": "snippets.apis.NEW_SNIPPET_ENFORCEMENT",
-        "ScoreKindEnum": "gateway.models.scores.ScoreKind",
-        "KindEnum": "skills.models.SkillSourceKind",  # the name it had before scores had a kind too
-    },
+    "schedule": RETENTION_PURGE_INTERVAL_SECONDS,  # noqa: F405,
 }
 
 # --- Static files, i18n, logging --------------------------------------------------------------

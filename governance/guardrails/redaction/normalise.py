@@ -59,6 +59,7 @@ from governance.guardrails.redaction.characters import (
     hiding,
     in_view,
 )
+from governance.guardrails.redaction.literals import escaped_literal_edge
 
 # %20-%7E (printable ASCII) and %09, %0A, %0D, after any number of %25 (an escaped '%'). Only escapes
 # of token characters (letters, digits, + - . / = _) call for a view: %20 hides no token, nor does a
@@ -156,6 +157,7 @@ def normalised_view(text: str) -> View | None:
         ("%" in text and _TOKEN_ESCAPE.search(text))
         or _hiding_characters(text)
         or _JOINED_COLON.search(text)
+        or escaped_literal_edge(text)
         or ("%" in text and _INDENT_ESCAPE.search(text))
         or (("\\" in text or "%u" in text) and any(map(_read_escape, _BACKSLASH_ESCAPES.findall(text))))
         or ("=" in text and "\n" in text and _SOFT_BREAKS.search(text))

@@ -77,3 +77,24 @@ def test_a_token_concatenated_with_an_escaped_quote_streamed_is_redacted_as_in_t
     for position in range(len(text) + 1):
         assert streamed([text[:position], text[position:]])[0] == whole, position
     assert streamed(list(text))[0] == whole
+
+
+# A quoted-printable soft line break ("=" at a line's end) inside the join: a decoder joins the lines.
+SOFT_BREAK_JOINS = {"after_the_quote": ("'", "=\n + "), "after_the_operator": ("'", " +=\n ")}
+
+
+@pytest.mark.parametrize("closing, join", SOFT_BREAK_JOINS.values(), ids=SOFT_BREAK_JOINS.keys())
+def test_a_token_concatenated_across_a_soft_line_break_is_redacted_whole_and_streamed(closing, join):
+    text = "Here it is:\n" + concatenated(closing=closing, join=join) + "\nrotate it soon."
+
+    whole = redact(text).text
+
+    assert whole == f"Here it is:\n{GITHUB_REDACTED}\nrotate it soon."
+    for position in range(len(text) + 1):
+        assert streamed([text[:position], text[position:]])[0] == whole, position
+
+
+def test_a_key_in_adjacent_literals_across_a_soft_line_break_is_removed_whole():
+    text = ADJACENT.context.replace(ADJACENT.value, ADJACENT.value.replace('" "', '"=\n "'))
+
+    assert redact(text).text == AWS_REDACTED

@@ -103,9 +103,9 @@ _REFERENCE = r"&(?:#[xX][0-9A-Fa-f]{1,6};?|#[0-9]{1,7};?|[A-Za-z][A-Za-z0-9]{1,3
 _HTML_REFERENCE = re.compile(_REFERENCE)
 # A quoted-printable soft line break: "=" at a line's end, after a token character or a space within
 # the line (an encoder breaks wherever the line is full, also right before a token), before a token
-# character (not base64 padding "==", not a line of its own, not before an armour's dashes). It joins
-# the two lines.
-_SOFT_BREAK = r"(?<=[^\r\n=])=[ \t]*\r?\n(?=[^\s\-]|-(?!---))"
+# character (not base64 padding "==", not a line of its own, not before an armour's dashes) or before
+# the join and the quote of a string literal (``'ghs_…'=\n + '…'``). It joins the two lines.
+_SOFT_BREAK = r"(?<=[^\r\n=])=[ \t]*\r?\n(?=[^\s\-]|-(?!---)|[ \t]+(?:[+.|&]{1,2}[ \t]*)?\\?[\"'])"
 _SOFT_BREAKS = re.compile(_SOFT_BREAK)
 _SPECIAL = re.compile(
     _BACKSLASH_ESCAPE + "|" + _SOFT_BREAK + "|" + _ESCAPE + "|" + _REFERENCE + r"|[^\x00-\x7f]+"

@@ -41,6 +41,8 @@ def escaped_literal_edge(text: str) -> bool:
     escaped join right after a literal's closing quote or right before its opening one. C-speed
     searches for the escapes; Python work per escape found (``It%27s`` in a URL counts: rare, and it
     costs only the view)."""
+    if "%" not in text and "\\" not in text and text.isascii():
+        return False  # most of a stream's held texts: no escape and no fullwidth quote
     edges: list[re.Match[str]] = []
     if "%" in text:
         edges.extend(_PERCENT.finditer(text))

@@ -59,6 +59,7 @@ from governance.guardrails.redaction.characters import (
     hiding,
     in_view,
 )
+from governance.guardrails.redaction.literals import escaped_literal_edge
 
 # %20-%7E (printable ASCII) and %09, %0A, %0D, after any number of %25 (an escaped '%'). Only escapes
 # of token characters (letters, digits, + - . / = _) call for a view: %20 hides no token, nor does a
@@ -102,9 +103,9 @@ _REFERENCE = r"&(?:#[xX][0-9A-Fa-f]{1,6};?|#[0-9]{1,7};?|[A-Za-z][A-Za-z0-9]{1,3
 _HTML_REFERENCE = re.compile(_REFERENCE)
 # A quoted-printable soft line break: "=" at a line's end, after a token character or a space within
 # the line (an encoder breaks wherever the line is full, also right before a token), before a token
-# character (not base64 padding "==", not a line of its own, not before an armour's dashes). It joins
-# the two lines.
-_SOFT_BREAK = r"(?<=[^\r\n=])=[ \t]*\r?\n(?=[^\s\-]|-(?!---))"
+# character (not base64 padding "==", not a line of its own, not before an armour's dashes) or before
+# the join and the quote of a string literal (``'ghs_…'=\n + '…'``). It joins the two lines.
+_SOFT_BREAK = r"(?<=[^\r\n=])=[ \t]*\r?\n(?=[^\s\-]|-(?!---)|[ \t]+(?:[+.|&]{1,2}[ \t]*)?\\?[\"'])"
 _SOFT_BREAKS = re.compile(_SOFT_BREAK)
 _SPECIAL = re.compile(
     _BACKSLASH_ESCAPE + "|" + _SOFT_BREAK + "|" + _ESCAPE + "|" + _REFERENCE + r"|[^\x00-\x7f]+"
@@ -156,6 +157,7 @@ def normalised_view(text: str) -> View | None:
         ("%" in text and _TOKEN_ESCAPE.search(text))
         or _hiding_characters(text)
         or _JOINED_COLON.search(text)
+        or escaped_literal_edge(text)
         or ("%" in text and _INDENT_ESCAPE.search(text))
         or (("\\" in text or "%u" in text) and any(map(_read_escape, _BACKSLASH_ESCAPES.findall(text))))
         or ("=" in text and "\n" in text and _SOFT_BREAKS.search(text))

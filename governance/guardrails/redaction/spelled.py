@@ -35,6 +35,7 @@ import string
 from collections.abc import Iterator
 
 from .catalogue import catalogue_spans, lower_ascii, may_cross
+from .literals import OPEN_JOIN
 
 Span = tuple[int, int, str]
 # One decoded character and the original span it was written in.
@@ -90,9 +91,6 @@ _SPLIT_SHORTEST = 15  # characters: no token shape is shorter
 # literals into one string: nothing but white space, or a concatenation operator.
 _LITERAL = re.compile(r"\\?([\"'])([A-Za-z0-9_+/=.:~\-]+)\\?\1")
 _LITERAL_JOIN = re.compile(r"\s*(?:\+|\.\.?|\|\||&)?\s*")
-# What may still become a join and the next literal, at the end of a text: a join arriving (``|`` of
-# ``||``), then maybe the start of a literal (an escaping backslash, a quote, its first characters).
-_OPEN_JOIN = re.compile(r"\s*(?:\+|\.\.?|\|\|?|&)?\s*(?:\\|\\?[\"'][A-Za-z0-9_+/=.:~\-]*\\?)?")
 _SHORTEST = 12  # characters: no catalogue shape is shorter
 _LONGEST_WORD = 4096
 # Quoted-printable text keeps its lines short (RFC 2045: 76 characters; RFC 5322: 998 at most): a
@@ -240,7 +238,7 @@ def open_chain(text: str) -> int:
         if chain and _LITERAL_JOIN.fullmatch(text, chain[-1].end(), literal.start()) is None:
             chain = []
         chain.append(literal)
-    if chain and _OPEN_JOIN.fullmatch(text, chain[-1].end()):
+    if chain and OPEN_JOIN.fullmatch(text, chain[-1].end()):
         return chain[0].start()
     return len(text)
 

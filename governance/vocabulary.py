@@ -32,6 +32,8 @@ class DataClass(RankedChoices):
     PUBLIC_CONTENT = "public_content", "Public content"
     EDITOR_CONTENT = "editor_content", "Editor content"
     SOURCE_CODE = "source_code", "Source code"
+    # Found, not declared (decision 0032): a part holding personal data is sent at least at this class.
+    PERSONAL_DATA = "personal_data", "Personal data"
     INTERNAL_CONFIGURATION = "internal_configuration", "Internal configuration"
     SYSTEM_DIAGNOSTICS = "system_diagnostics", "System diagnostics"
     SECRET_ADJACENT = "secret_adjacent", "Secret-adjacent"

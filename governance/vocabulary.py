@@ -140,6 +140,16 @@ class Decision(models.TextChoices):
     APPROVAL_EXPIRED = "approval_expired", "Tool approval expired"
 
 
+class PersonalDataOutcome(models.TextChoices):
+    """What a configuration does with personal data that a send's zone, or its receiver, may not
+    receive (decision 0039): refuse the send, route it to the configuration's trusted model, or send
+    the values as placeholders and restore them in the reply for a receiver that may see them."""
+
+    REFUSE = "refuse", "Refuse"
+    ROUTE = "route", "Route to the trusted model"
+    PSEUDONYMIZE = "pseudonymize", "Pseudonymize and restore"
+
+
 class EventOutcome(models.TextChoices):
     ENFORCED = "enforced", "Enforced"
     OBSERVED = "observed", "Observed"

@@ -4,7 +4,9 @@ Every completion (native and OpenAI-compatible, whole or streamed) and every run
 (docs/governance.md, "What leaves this service"). It names the decision (its id; the decision's
 events share the send's correlation id), the call's zone and the receiver's, the reply's labels, each
 source by kind, identifier (redacted as events are), class and pinned version (a run's history record;
-null for live rows), the redactions by kind in what was sent and in the reply, and the model that
+null for live rows), the redactions by kind in what was sent and in the reply, the personal data found by kind (in what
+was sent, sent as placeholders, in the reply, and each source it raised above its declared class;
+never a value: decision 0039), and the model that
 served, with the zone the send was routed from when the configuration's trusted model served it.
 """
 
@@ -33,9 +35,14 @@ def answer_receipt(
     decision: ContextDecision,
     served: LlmModel,
     reply_redactions: Mapping[str, int],
+    reply_personal_data: Mapping[str, int] | None = None,
+    labels: tuple[DataClass, DataClass] | None = None,
 ) -> dict[str, Any]:
-    """The receipt of a permitted send that ``served`` answered (a JSON object, content-free)."""
+    """The receipt of a permitted send that ``served`` answered (a JSON object, content-free).
+    ``labels``: the reply's label and receiver label where the reply raised them (the decision's
+    otherwise)."""
     receiver = decision.receiver
+    label, receiver_label = labels or (decision.label, decision.receiver_label)
     versions = _pinned_versions(plan)
     return {
         "decision_id": decision.id,
@@ -44,10 +51,16 @@ def answer_receipt(
         "declassified_to": receiver.declassified_to.value
         if receiver is not None and receiver.declassified_to is not None
         else None,
-        "label": decision.label.value,
-        "receiver_label": decision.receiver_label.value,
+        "label": label.value,
+        "receiver_label": receiver_label.value,
         "sources": _sources(decision, versions),
         "redactions": {"sent": dict(plan.redactions), "reply": dict(reply_redactions)},
+        "personal_data": {
+            "sent": dict(plan.personal_data),
+            "pseudonymized": dict(plan.pseudonyms.counts) if plan.pseudonyms is not None else {},
+            "reply": dict(reply_personal_data or {}),
+            "raised": _raised(decision),
+        },
         "model": served.model_id,
         "provider": served.provider.identifier,
         "routed_from": plan.routed_from.value if plan.routed_from is not None else None,
@@ -87,6 +100,23 @@ def _sources(decision: ContextDecision, versions: dict[tuple[str, str], int]) ->
             }
         )
     return receipt
+
+
+def _raised(decision: ContextDecision) -> list[dict[str, Any]]:
+    """The sources sent at a stricter class than they declared, with what was found in each (kinds
+    and counts, never a value): found personal data raised them (decision 0032)."""
+    raised = [source for source in decision.inputs if source.declared_class is not None]
+    identifiers = identifiers_redacted([source.identifier for source in raised])
+    return [
+        {
+            "kind": source.kind,
+            "identifier": identifier,
+            "declared_class": source.declared_class,
+            "data_class": source.data_class,
+            "found": dict(source.personal_data),
+        }
+        for source, identifier in zip(raised, identifiers, strict=True)
+    ]
 
 
 def _pinned_versions(plan: SendPlan) -> dict[tuple[str, str], int]:

@@ -65,7 +65,7 @@ def counted(findings: Iterable[Finding]) -> dict[str, int]:
 def raised(source: Source, found: dict[str, int]) -> Source:
     """``source`` as it is sent when its text holds ``found`` (kinds and counts): at the stricter of
     its declared class and ``personal_data`` (its receiver's class too, for an earlier turn), the
-    declared class kept in ``declared_class``. Nothing found: ``source`` itself. A class that cannot be
+    declared class kept in ``declared_class`` where it was raised. Nothing found: ``source`` itself. A class that cannot be
     read is left as it is: the gate reads it as the strictest class anyway (an observe row's missing
     class is its own rule)."""
     if not found:
@@ -82,7 +82,7 @@ def raised(source: Source, found: dict[str, int]) -> Source:
         source,
         data_class=data_class,
         receiver_class=receiver_class,
-        declared_class=source.data_class,
+        declared_class=source.data_class if data_class != source.data_class else None,
         personal_data=tuple(sorted(found.items())),
     )
 

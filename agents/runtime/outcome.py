@@ -90,14 +90,19 @@ class Answered:
 
     @property
     def label(self) -> DataClass:
-        """The decision's label, raised to ``personal_data`` when the reply holds personal data (found
-        in it, or restored into it): derived content keeps the class of what it holds."""
-        return _with_personal_data(self.decision.label, bool(self.reply_personal_data) or self.restored)
+        """The decision's label, raised to ``personal_data`` when the provider's reply holds personal
+        data (derived content keeps the class of what it holds). A pseudonymizing send's reply is
+        not raised by it, nor by the values restored into it: where it re-enters a later send it is
+        screened and pseudonymized again, as every part is (decision 0039)."""
+        return _with_personal_data(self.decision.label, self._raises)
 
     @property
     def receiver_label(self) -> DataClass:
-        """The label for the receiver: values restored from what it supplied do not raise it."""
-        return _with_personal_data(self.decision.receiver_label, bool(self.reply_personal_data))
+        return _with_personal_data(self.decision.receiver_label, self._raises)
+
+    @property
+    def _raises(self) -> bool:
+        return bool(self.reply_personal_data) and self.plan.pseudonyms is None
 
     @property
     def receipt(self) -> dict[str, Any]:

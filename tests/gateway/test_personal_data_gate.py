@@ -217,7 +217,7 @@ def test_pseudonymize_sends_placeholders_and_gives_the_caller_its_values_back(fa
     receipt = body["governance_receipt"]
     assert receipt["personal_data"]["pseudonymized"] == {"email": 2, "us_ssn": 1}
     assert receipt["personal_data"]["raised"] == []
-    assert receipt["label"] == "personal_data"  # the answer holds the values again
+    assert receipt["label"] == "public_content"  # sent at its declared class
     stored = (
         every_event_text()
         + json.dumps(receipt)
@@ -270,3 +270,18 @@ def test_pseudonymize_restores_a_streamed_answer(fake_provider, global_caller):
     assert EMAIL.text in "".join(deltas)
     assert PLACEHOLDER.search("".join(deltas)) is None
     assert EMAIL.value not in json.dumps(fake_provider.requests[0].body)
+
+
+def test_a_reply_holding_personal_data_takes_the_class(fake_provider, make_caller):
+    configuration = fake_configuration(fake_provider, zone=TrustZone.EXTERNAL_EU)
+    caller = make_caller(
+        "configurations:use", configurations=(configuration,), trust_zone=TrustZone.EXTERNAL_EU
+    )
+    fake_provider.script(Reply(text=f"Write to {EMAIL.value} for help."))
+
+    body = caller.post(COMPLETIONS, {"configuration": configuration.identifier, "input": "Who helps?"}).json()
+
+    receipt = body["governance_receipt"]
+    assert receipt["personal_data"]["reply"] == {"email": 1}
+    assert receipt["personal_data"]["sent"] == {}
+    assert (receipt["label"], receipt["receiver_label"]) == ("personal_data", "personal_data")

@@ -138,6 +138,10 @@ class Decision(models.TextChoices):
     APPROVAL_GRANTED = "approval_granted", "Tool call approved"
     APPROVAL_DENIED = "approval_denied", "Tool call denied"
     APPROVAL_EXPIRED = "approval_expired", "Tool approval expired"
+    # Personal data found in a send: parts raised to personal_data, values sent as placeholders, or
+    # found in a reply (kinds and counts only: decision 0039).
+    PERSONAL_DATA_FOUND = "personal_data_found", "Personal data found"
+    PSEUDONYMIZED = "pseudonymized", "Personal data pseudonymized"
 
 
 class PersonalDataOutcome(models.TextChoices):

@@ -36,6 +36,7 @@ from agents.runtime.outcome import SEND_ERRORS, Answered, CallOutcome, Ended, Se
 from agents.runtime.plan import SendPlan
 from agents.runtime.redactions import Redactions, redaction_events_record
 from agents.runtime.screening import reply_screened
+from agents.runtime.screening_events import reply_screening_record, screening_events_record
 from agents.runtime.streaming import GovernedStream
 from agents.runtime.targets import TargetFits, enforced_event
 from catalog.errors import ModelInactive
@@ -178,7 +179,13 @@ class GovernedCall:
             raise
         if plan.routed_from is not None:
             route_event_record(plan=plan, context=events)
-        redaction_events_record(counts=plan.redactions, context=events, zone=plan.zone)
+        screening_events_record(
+            redacted=plan.redactions,
+            raised=plan.personal_data,
+            pseudonymized=plan.pseudonyms.counts if plan.pseudonyms is not None else {},
+            context=events,
+            zone=plan.zone,
+        )
         fits = self._fits = TargetFits(plan, events, self.max_tokens, temperature=self.temperature)
         primary = fits.fit(0)
         self._fitted, self._clamped = primary.fitted, primary.clamped
@@ -268,6 +275,7 @@ class GovernedCall:
         calls = redactions.tool_calls(reply.tool_calls)
         redaction_events_record(counts=redactions.counts, context=self.events, zone=self.plan.zone)
         screened = reply_screened(self.plan.pseudonyms, text, calls)
+        reply_screening_record(found=screened.found, context=self.events, zone=self.plan.zone)
         assert self._decision is not None and self._fitted is not None and self._served is not None
         return Answered(
             plan=self.plan,

@@ -11,6 +11,7 @@ import json
 
 import pytest
 from django.test import override_settings
+from prometheus_client import REGISTRY
 
 from agents.runtime.pseudonyms import PLACEHOLDER
 from catalog.models import ProviderKind
@@ -285,3 +286,22 @@ def test_a_reply_holding_personal_data_takes_the_class(fake_provider, make_calle
     assert receipt["personal_data"]["reply"] == {"email": 1}
     assert receipt["personal_data"]["sent"] == {}
     assert (receipt["label"], receipt["receiver_label"]) == ("personal_data", "personal_data")
+
+
+def test_each_screening_action_is_an_event_and_a_metric_without_values(fake_provider, global_caller):
+    def counted(action: str) -> float:
+        labels = {"screener": "personal_data", "action": action, "kind": "email"}
+        return REGISTRY.get_sample_value("govctx_screening_actions_total", labels) or 0.0
+
+    configuration, caller = global_caller
+    configuration.personal_data_outcome = PersonalDataOutcome.PSEUDONYMIZE
+    configuration.save()
+    fake_provider.script(Reply(text="Done."))
+    before = counted("pseudonymize")
+
+    caller.post(COMPLETIONS, {"configuration": configuration.identifier, "input": EMAIL.text})
+
+    assert counted("pseudonymize") - before == 1.0
+    events = list(GovernanceEvent.objects.filter(decision="pseudonymized").values_list("reason", "zone"))
+    assert events == [("1 x email (pseudonymize)", "external_global")]
+    assert EMAIL.value not in every_event_text()

@@ -142,6 +142,8 @@ class Decision(models.TextChoices):
     # found in a reply (kinds and counts only: decision 0039).
     PERSONAL_DATA_FOUND = "personal_data_found", "Personal data found"
     PSEUDONYMIZED = "pseudonymized", "Personal data pseudonymized"
+    # An editor kept a class below personal_data on a row whose text holds personal data.
+    PERSONAL_DATA_OVERRIDE = "personal_data_override", "Personal data class overridden"
 
 
 class PersonalDataOutcome(models.TextChoices):

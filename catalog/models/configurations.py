@@ -40,6 +40,7 @@ class Configuration(ClassifiedPromptModel):
     """What a consumer runs: a model with fallbacks, a classified system prompt, and limits."""
 
     source_kind = SourceKind.SYSTEM_PROMPT
+    screened_fields = ("system_prompt",)
 
     identifier = models.SlugField(max_length=100, unique=True)
     name = models.CharField(max_length=200)

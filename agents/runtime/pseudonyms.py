@@ -20,6 +20,7 @@ import json
 import re
 import secrets
 from collections.abc import Sequence
+from typing import Any
 
 from django.conf import settings
 
@@ -55,7 +56,7 @@ class Pseudonyms:
     def __repr__(self) -> str:
         return f"Pseudonyms({len(self._values)} values)"
 
-    def __reduce__(self) -> object:
+    def __reduce__(self) -> str | tuple[Any, ...]:
         raise TypeError("a pseudonym mapping is never serialised")
 
     def replaced(self, text: str, findings: Sequence[Finding], *, restorable: bool) -> str:

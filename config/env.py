@@ -8,6 +8,7 @@ be parsed is a start-up error naming the variable, never a silent fallback to a 
 from __future__ import annotations
 
 import ipaddress
+import json
 import os
 import re
 import secrets
@@ -118,6 +119,35 @@ def env_networks(name: str, default: list[str]) -> list[str]:
         except ValueError:
             raise ImproperlyConfigured(f"{name} must list IP networks or addresses, got {item!r}") from None
     return networks
+
+
+_PATTERN_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
+
+
+def env_patterns(name: str) -> dict[str, str]:
+    """A JSON object of named regular expressions, ``{"employee_id": "EMP-[0-9]{6}"}``: each name
+    lower case (letters, digits, ``_``), each pattern one that compiles and never matches the empty
+    string everywhere. Empty when unset."""
+
+    def parse(value: str) -> dict[str, str]:
+        try:
+            patterns = json.loads(value)
+        except ValueError:
+            raise ImproperlyConfigured(f"{name} must be a JSON object of name: regex") from None
+        if not isinstance(patterns, dict):
+            raise ImproperlyConfigured(f"{name} must be a JSON object of name: regex")
+        for key, pattern in patterns.items():
+            if not _PATTERN_NAME.fullmatch(key) or not isinstance(pattern, str):
+                raise ImproperlyConfigured(f"{name}: {key!r} must name (a-z, 0-9, _) a regex string")
+            try:
+                compiled = re.compile(pattern)
+            except re.error as error:
+                raise ImproperlyConfigured(f"{name}: {key!r} does not compile ({error})") from None
+            if compiled.fullmatch(""):
+                raise ImproperlyConfigured(f"{name}: {key!r} matches the empty text")
+        return patterns
+
+    return _read(name, {}, parse)
 
 
 def env_url(name: str, *, schemes: tuple[str, ...]) -> str | None:

@@ -117,6 +117,8 @@ class ClassifiedBase(models.Model):
 
     classification_prefix: ClassVar[str] = ""
     source_kind: ClassVar[SourceKind]
+    # The texts of the row that a send carries, screened for personal data when an editor saves it.
+    screened_fields: ClassVar[tuple[str, ...]] = ()
 
     if TYPE_CHECKING:
 

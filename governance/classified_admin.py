@@ -22,6 +22,7 @@ from django.http import HttpRequest
 
 from governance.actors import Actor, request_actor
 from governance.classified import FIELDS, Classification, ClassifiedBase
+from governance.personal_data_admin import OVERRIDE_FIELD, PersonalDataForm, personal_data_saved
 from governance.services import (
     NEW_ROWS_ENFORCE,
     PromotionResult,
@@ -95,9 +96,25 @@ class ClassifiedAdmin(admin.ModelAdmin):
     rules; list ``"promote_to_enforce"`` in ``actions`` for the promote action."""
 
     def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
+        if self.model.screened_fields and "form" not in kwargs:
+            # Declared on the form before the fields are listed: the override is no model field.
+            kwargs["form"] = type(self.form.__name__, (PersonalDataForm, self.form), {"__module__": __name__})
         form = super().get_form(request, obj, change=change, **kwargs)
-        attrs = {"classification_actor": request_actor(request), "__module__": __name__}
+        actor = request_actor(request)
+        attrs = {"classification_actor": actor, "personal_data_actor": actor, "__module__": __name__}
         return type(form.__name__, (ClassificationForm, form), attrs)
+
+    def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> Any:
+        fieldsets = super().get_fieldsets(request, obj)
+        if not self.model.screened_fields:
+            return fieldsets
+        return [*fieldsets, ("Personal data", {"fields": (OVERRIDE_FIELD,)})]
+
+    def save_form(self, request: HttpRequest, form: Any, change: bool) -> Any:
+        obj = super().save_form(request, form, change)
+        if isinstance(form, PersonalDataForm):
+            personal_data_saved(self, request, form, obj)
+        return obj
 
     @admin.action(description="Promote selected %(verbose_name_plural)s to enforce", permissions=["change"])
     def promote_to_enforce(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:

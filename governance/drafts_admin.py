@@ -49,6 +49,7 @@ from governance.drafts import (
 )
 from governance.errors import ReclassifyForbidden
 from governance.models import Draft
+from governance.personal_data_admin import OVERRIDE_FIELD
 
 SAVED_AS_DRAFT = "Saved as a draft: the live {name} is unchanged until the draft is published."
 CREATED_INACTIVE = (
@@ -128,6 +129,8 @@ class DraftAdmin(admin.ModelAdmin, metaclass=_AbstractAdminMetaclass):
     def draft_values(self, form: forms.ModelForm) -> dict[str, Any]:
         values = {}
         for name in form.fields:
+            if name == OVERRIDE_FIELD:
+                continue  # an answer to this save's review, recorded as an event, never a value
             if name in form.cleaned_data:
                 value = form.cleaned_data[name]
                 values[name] = value.pk if isinstance(value, models.Model) else value

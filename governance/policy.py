@@ -57,6 +57,10 @@ class Source:
     # did not supply itself). None: the receiver reads it at ``data_class``.
     receiver_class: str | None = None
     integrity: str = ""  # its integrity level as stored; empty: its kind's (governance/integrity.py)
+    # Set when personal data found in the source's text raised ``data_class`` (decision 0032): the
+    # class it declared, and what was found by kind and count (never a value).
+    declared_class: str | None = None
+    personal_data: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ of its decision span (``config/tracing.py``).
 | ``govctx_governance_decisions_total`` | ``outcome`` (permitted, observed, refused) | every decision before a send (:func:`governance.services.assert_permitted`) |
 | ``govctx_governance_events_total`` | ``decision`` (the event's kind), ``outcome`` (enforced, observed) | every governance event written |
 | ``govctx_redactions_total`` | ``kind`` (the redaction catalogue's kind, e.g. ``github_token``) | the redaction counts a send records |
+| ``govctx_screening_actions_total`` | ``screener`` (``secrets``, ``personal_data``), ``action`` (``redact``, ``raise``, ``pseudonymize``, ``found_in_reply``), ``kind`` | every span a screener acted on in a send or its reply (``agents/runtime/screening_events.py``) |
 
 A decision is ``permitted`` when every source was allowed, ``observed`` when it was permitted with
 sources sent under ``observe``, and ``refused`` when nothing was sent (a refused source, or an observed
@@ -68,6 +69,19 @@ def redactions_counted(counts: Mapping[str, int]) -> None:
     """``counts``: how many spans of each kind one send redacted."""
     for kind, count in counts.items():
         REDACTIONS.labels(kind=kind).inc(count)
+
+
+SCREENING = Counter(
+    "govctx_screening_actions_total",
+    "Spans a screener acted on, by screener, action and kind (counts only, never content).",
+    ["screener", "action", "kind"],
+)
+
+
+def screening_counted(screener: str, action: str, counts: Mapping[str, int]) -> None:
+    """``counts``: how many spans of each kind ``screener`` acted on with ``action`` in one send."""
+    for kind, count in counts.items():
+        SCREENING.labels(screener=screener, action=action, kind=kind).inc(count)
 
 
 def decision_span_attributes(decision: ContextDecision) -> Mapping[str, AttributeValue]:

@@ -32,6 +32,8 @@ class DataClass(RankedChoices):
     PUBLIC_CONTENT = "public_content", "Public content"
     EDITOR_CONTENT = "editor_content", "Editor content"
     SOURCE_CODE = "source_code", "Source code"
+    # Found, not declared (decision 0032): a part holding personal data is sent at least at this class.
+    PERSONAL_DATA = "personal_data", "Personal data"
     INTERNAL_CONFIGURATION = "internal_configuration", "Internal configuration"
     SYSTEM_DIAGNOSTICS = "system_diagnostics", "System diagnostics"
     SECRET_ADJACENT = "secret_adjacent", "Secret-adjacent"
@@ -161,6 +163,22 @@ class Decision(models.TextChoices):
     APPROVAL_GRANTED = "approval_granted", "Tool call approved"
     APPROVAL_DENIED = "approval_denied", "Tool call denied"
     APPROVAL_EXPIRED = "approval_expired", "Tool approval expired"
+    # Personal data found in a send: parts raised to personal_data, values sent as placeholders, or
+    # found in a reply (kinds and counts only: decision 0039).
+    PERSONAL_DATA_FOUND = "personal_data_found", "Personal data found"
+    PSEUDONYMIZED = "pseudonymized", "Personal data pseudonymized"
+    # An editor kept a class below personal_data on a row whose text holds personal data.
+    PERSONAL_DATA_OVERRIDE = "personal_data_override", "Personal data class overridden"
+
+
+class PersonalDataOutcome(models.TextChoices):
+    """What a configuration does with personal data that a send's zone, or its receiver, may not
+    receive (decision 0039): refuse the send, route it to the configuration's trusted model, or send
+    the values as placeholders and restore them in the reply for a receiver that may see them."""
+
+    REFUSE = "refuse", "Refuse"
+    ROUTE = "route", "Route to the trusted model"
+    PSEUDONYMIZE = "pseudonymize", "Pseudonymize and restore"
 
 
 class EventOutcome(models.TextChoices):

@@ -153,6 +153,7 @@ class Skill(ClassifiedModel):
     composer re-derives the checksum from it."""
 
     source_kind = SourceKind.SKILL
+    screened_fields = ("description", "body")
 
     source = models.ForeignKey(SkillSource, on_delete=models.PROTECT, related_name="skills")
     path = models.CharField(max_length=1000)

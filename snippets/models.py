@@ -34,6 +34,7 @@ class Tag(models.Model):
 
 class Snippet(ClassifiedModel):
     source_kind = SourceKind.SNIPPET
+    screened_fields = ("name", "description", "text")
 
     identifier = models.SlugField(max_length=100, unique=True)
     name = models.CharField(max_length=200)

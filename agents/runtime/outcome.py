@@ -29,7 +29,7 @@ from catalog.pricing import reply_cost
 from context_assembly.fitting import ContextOverflow, FitResult
 from governance.errors import ContextRefused
 from governance.policy import ContextDecision
-from governance.vocabulary import DataClass
+from governance.vocabulary import DataClass, most_sensitive
 from providers.failures import ProviderError
 from providers.values import ProviderReply, Usage
 
@@ -74,6 +74,10 @@ class Answered:
     clamped: bool = False
     skipped: tuple[SkippedTarget, ...] = ()
     reply_redactions: Mapping[str, int] = field(default_factory=dict)
+    # Personal data the provider's reply held, by kind (before any restore), and whether values were
+    # put back in place of its placeholders (agents/runtime/pseudonyms.py).
+    reply_personal_data: Mapping[str, int] = field(default_factory=dict)
+    restored: bool = False
 
     @property
     def usage(self) -> Usage:
@@ -86,17 +90,30 @@ class Answered:
 
     @property
     def label(self) -> DataClass:
-        return self.decision.label
+        """The decision's label, raised to ``personal_data`` when the provider's reply holds personal
+        data (derived content keeps the class of what it holds). A pseudonymizing send's reply is
+        not raised by it, nor by the values restored into it: where it re-enters a later send it is
+        screened and pseudonymized again, as every part is (decision 0039)."""
+        return _with_personal_data(self.decision.label, self._raises)
 
     @property
     def receiver_label(self) -> DataClass:
-        return self.decision.receiver_label
+        return _with_personal_data(self.decision.receiver_label, self._raises)
+
+    @property
+    def _raises(self) -> bool:
+        return bool(self.reply_personal_data) and self.plan.pseudonyms is None
 
     @property
     def receipt(self) -> dict[str, Any]:
         """The answer's receipt (content-free: ``agents/runtime/receipts.py``)."""
         return answer_receipt(
-            plan=self.plan, decision=self.decision, served=self.served, reply_redactions=self.reply_redactions
+            plan=self.plan,
+            decision=self.decision,
+            served=self.served,
+            reply_redactions=self.reply_redactions,
+            reply_personal_data=self.reply_personal_data,
+            labels=(self.label, self.receiver_label),
         )
 
 
@@ -115,3 +132,7 @@ class Ended:
 
 
 CallOutcome = Answered | Ended
+
+
+def _with_personal_data(label: DataClass, holds: bool) -> DataClass:
+    return most_sensitive((label, DataClass.PERSONAL_DATA)) if holds else label

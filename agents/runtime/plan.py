@@ -9,26 +9,28 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from agents.runtime.content import SendContent, live_content
 from agents.runtime.pins import PinnedContent
+from agents.runtime.pseudonyms import Pseudonyms
 from agents.runtime.redactions import Redactions
-from agents.runtime.request import SendRequest, transcript_sources
+from agents.runtime.request import SendRequest
+from agents.runtime.screening import PartScreen, caller_context_screened, caller_sources, part_screen
 from catalog.models import Configuration, LlmModel
 from catalog.selectors import configuration_sources, configuration_zone
 from context_assembly.assembly import (
     AssembledContext,
     AssemblyInputs,
-    ContextItem,
     assemble,
 )
 from context_assembly.profiles import ModelProfile
 from governance.policy import ContextDecision, Receiver, Source, decide, enforcement_mode
-from governance.vocabulary import Enforcement, Integrity, SourceKind, TrustZone
+from governance.screening import declared, raised
+from governance.vocabulary import Integrity, PersonalDataOutcome, SourceKind, TrustZone
 from providers.dispatch import Target
 from providers.values import NO_OPTIONS, CallOptions, ProviderConfig
-from skills.composition import SkillMode
+from skills.composition import SkillMode, skill_section
 from skills.models import Skill
 from snippets.composition import snippet_block
 from snippets.models import Snippet
@@ -67,6 +69,10 @@ class SendPlan:
     # Set when the sources exceeded the primary model's zone and the send goes to the configuration's
     # trusted model alone: the zone it was routed from (the routing is recorded as an event).
     routed_from: TrustZone | None = None
+    # Personal data found in what is sent, by kind (the parts it raised; never a value), and the
+    # placeholders sent instead where the configuration pseudonymizes (agents/runtime/pseudonyms.py).
+    personal_data: dict[str, int] = field(default_factory=dict)
+    pseudonyms: Pseudonyms | None = None
 
     @property
     def sources(self) -> tuple[Source, ...]:
@@ -169,6 +175,10 @@ def send_plan(
     decision = decide(plan.sources, plan.zone, enforcement_mode(), plan.receiver)
     if not routes_to_trusted(decision):
         return plan
+    if configuration.personal_data_outcome == PersonalDataOutcome.REFUSE and not routes_to_trusted(
+        decide(tuple(map(declared, plan.sources)), plan.zone, enforcement_mode(), plan.receiver)
+    ):
+        return plan  # only the personal data found exceeds the zone, and the configuration refuses it
     return replace(_send_plan(content, request, (trusted,)), routed_from=plan.zone)
 
 
@@ -208,10 +218,19 @@ def plan_of(
     offered: Sequence[Tool] = (),
     denied: Sequence[ToolVerdict] = (),
     pinned: PinnedContent | None = None,
+    screen: PartScreen | None = None,
+    added_found: Sequence[dict[str, int]] = (),
 ) -> SendPlan:
-    """The plan of a send of ``inputs`` (already redacted by ``redactions``) by ``serving``: every
-    send's plan is made here, a step's and a completion's (:func:`send_plan`) as a summary's
-    (``agents/runtime/summary.py``)."""
+    """The plan of a send of ``inputs`` (already redacted by ``redactions`` and screened by
+    ``screen``) by ``serving``: every send's plan is made here, a step's and a completion's
+    (:func:`send_plan`) as a summary's (``agents/runtime/summary.py``). ``added_found`` is what each
+    source assembly adds (the caller's context items, then the task input) holds."""
+    assembled = assemble(inputs)
+    if any(added_found):
+        given = len(inputs.sources)
+        added = zip(assembled.sources[given:], added_found, strict=True)
+        assembled = replace(assembled, sources=inputs.sources + tuple(raised(s, f) for s, f in added))
+    screen = screen or PartScreen()
     return SendPlan(
         configuration=configuration,
         model=serving.model,
@@ -219,7 +238,7 @@ def plan_of(
         zone=serving.zone,
         fallbacks=serving.active[1:],
         targets=tuple(Target(provider_config(m), m.model_id, m.capabilities) for m in serving.active),
-        assembled=assemble(inputs),
+        assembled=assembled,
         offered_tools=tuple(offered),
         denied_tools=tuple(denied),
         options=redactions.options(request.options),
@@ -227,6 +246,8 @@ def plan_of(
         pinned=pinned,
         inactive=tuple(str(m) for m in serving.inactive),
         receiver=send_receiver(configuration, request),
+        personal_data=dict(screen.found),
+        pseudonyms=screen.pseudonyms,
     )
 
 
@@ -235,38 +256,53 @@ def _send_plan(content: SendContent, request: SendRequest, models: tuple[LlmMode
     snippets = selection.snippets
     served = serving(configuration, models)
     zone = served.zone
+    receiver = send_receiver(configuration, request)
     if request.client_tools is None:
-        receiver = send_receiver(configuration, request)
         offered, denied = tools_offered(tool_policy(configuration, zone, content.disabled_tools, receiver))
     else:
         offered, denied = [], []  # the caller's own tools replace the configuration's
     redactions = Redactions()
+    screen = part_screen(configuration, zone, receiver, request.pseudonym_scope)
     tool_specs = (
         tuple(tool.spec() for tool in offered)
         if request.client_tools is None
         else tuple(redactions.tool_spec(spec) for spec in request.client_tools)
     )
+    own_prompt = bool(request.system_override)
+    system_prompt, prompt_found = screen.text(
+        redactions.text(_system_prompt(configuration, request)), own=own_prompt
+    )
+    snippet_text, snippets_found = screen.block(
+        redactions.text(snippet_block(snippets)), [redactions.text(s.text) for s in snippets]
+    )
+    progressive = configuration.skill_mode == SkillMode.PROGRESSIVE
+    skill_text, skills_found = screen.block(
+        redactions.text(skills.text),
+        [redactions.text(skill_section(skill, progressive=progressive)) for skill in skills.included],
+    )
+    caller_context, context_found = caller_context_screened(request, redactions, screen)
+    task_input, task_found = screen.text(redactions.text(request.task_input), own=True)
+    transcript, transcript_sources = screen.entries(
+        request.transcript, [redactions.message(entry.message) for entry in request.transcript]
+    )
+    configured = _configuration_sources(configuration, request, snippets, skills.included)
+    found = ([] if own_prompt or not system_prompt else [prompt_found]) + snippets_found + skills_found
     inputs = AssemblyInputs(
         profile=model_profile(served.model),
-        task_input=redactions.text(request.task_input),
+        task_input=task_input,
         task_input_data_class=request.input_data_class,
         task_input_identifier=request.task_input_identifier,
-        system_prompt=redactions.text(_system_prompt(configuration, request)),
-        snippet_block=redactions.text(snippet_block(snippets)),
-        skill_block=redactions.text(skills.text),
-        caller_context=tuple(
-            ContextItem(
-                redactions.text(item.name), redactions.text(item.text), item.data_class, item.identifier
-            )
-            for item in request.caller_context
-        ),
-        transcript=tuple(redactions.message(entry.message) for entry in request.transcript),
+        system_prompt=system_prompt,
+        snippet_block=snippet_text,
+        skill_block=skill_text,
+        caller_context=caller_context,
+        transcript=transcript,
         tool_specs=tool_specs,
         tail_note=request.tail_note,
         sources=(
-            *_configuration_sources(configuration, request, snippets, skills.included),
-            *transcript_sources(request.transcript),
-            *_caller_sources(request),
+            *(raised(source, counts) for source, counts in zip(configured, found, strict=True)),
+            *transcript_sources,
+            *caller_sources(request, screen, prompt_found),
         ),
     )
     return plan_of(
@@ -278,6 +314,8 @@ def _send_plan(content: SendContent, request: SendRequest, models: tuple[LlmMode
         offered=offered,
         denied=denied,
         pinned=content.pinned,
+        screen=screen,
+        added_found=(*context_found, *([task_found] if task_input else [])),
     )
 
 
@@ -298,30 +336,6 @@ def _configuration_sources(
     sources = configuration_sources(configuration, snippets=snippets, skills=skills)
     if request.system_override:
         return [source for source in sources if source.kind != SourceKind.SYSTEM_PROMPT]
-    return sources
-
-
-def _caller_sources(request: SendRequest) -> list[Source]:
-    """The caller's system text that overrides the prompt, and the caller's tool specs, response
-    format and stop sequences (caller text sent to the provider, classified like the rest of the
-    request)."""
-    sources = [
-        Source(
-            SourceKind.CALLER_CONTEXT, item.identifier or "system", item.data_class, None, Enforcement.ENFORCE
-        )
-        for item in request.system_override
-    ]
-    if request.client_tools:
-        sources.append(
-            Source(SourceKind.CALLER_CONTEXT, "tools", request.client_tools_class, None, Enforcement.ENFORCE)
-        )
-    option_class = request.client_tools_class or request.input_data_class
-    for name, present in (
-        ("response_format", request.options.response_format is not None),
-        ("stop", bool(request.options.stop)),
-    ):
-        if present:
-            sources.append(Source(SourceKind.CALLER_CONTEXT, name, option_class, None, Enforcement.ENFORCE))
     return sources
 
 

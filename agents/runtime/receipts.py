@@ -1,13 +1,14 @@
 """The receipt of an answer: what was decided for it, for whom, and from what, never its content.
 
 Every completion (native and OpenAI-compatible, whole or streamed), every embedding call and every run
-step returns one
-(docs/governance.md, "What leaves this service"). It names the decision (its id; the decision's
-events share the send's correlation id), the call's zone and the receiver's, the reply's labels, each
-source by kind, identifier (redacted as events are), class and pinned version (a run's history record;
-null for live rows), the redactions by kind in what was sent and in the reply, and the model that
-served, with the zone the send was routed from when the configuration's trusted model served it; and
-the reply's integrity level with the untrusted sources it was derived from.
+step returns one (docs/governance.md, "What leaves this service"). It names the decision (its id; the
+decision's events share the send's correlation id), the call's zone and the receiver's, the reply's
+labels, its integrity level with the untrusted sources it was derived from, each source by kind,
+identifier (redacted as events are), class and pinned version (a run's history record; null for live
+rows), the redactions by kind in what was sent and in the reply, the personal data found by kind (in
+what was sent, sent as placeholders, in the reply, and each source it raised above its declared class;
+never a value: decision 0039), and the model that served, with the zone the send was routed from when
+the configuration's trusted model served it.
 """
 
 from __future__ import annotations
@@ -35,8 +36,12 @@ def answer_receipt(
     decision: ContextDecision,
     served: LlmModel,
     reply_redactions: Mapping[str, int],
+    reply_personal_data: Mapping[str, int] | None = None,
+    labels: tuple[DataClass, DataClass] | None = None,
 ) -> dict[str, Any]:
-    """The receipt of a permitted send that ``served`` answered (a JSON object, content-free)."""
+    """The receipt of a permitted send that ``served`` answered (a JSON object, content-free).
+    ``labels``: the reply's label and receiver label where the reply raised them (the decision's
+    otherwise)."""
     return decision_receipt(
         decision=decision,
         served=served,
@@ -44,6 +49,13 @@ def answer_receipt(
         reply_redactions=reply_redactions,
         routed_from=plan.routed_from,
         versions=_pinned_versions(plan),
+        labels=labels,
+        personal_data={
+            "sent": dict(plan.personal_data),
+            "pseudonymized": dict(plan.pseudonyms.counts) if plan.pseudonyms is not None else {},
+            "reply": dict(reply_personal_data or {}),
+            "raised": _raised(decision),
+        },
     )
 
 
@@ -55,11 +67,15 @@ def decision_receipt(
     reply_redactions: Mapping[str, int],
     routed_from: TrustZone | None = None,
     versions: dict[tuple[str, str], int] | None = None,
+    labels: tuple[DataClass, DataClass] | None = None,
+    personal_data: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The receipt of any permitted call that ``served`` answered (a completion's send plan, or an
     embedding call that has none), from its decision, the redactions by kind in what was sent and in
-    the reply, the zone it was routed from and the history records its sources were pinned to."""
+    the reply, the zone it was routed from, the history records its sources were pinned to, the
+    reply's labels where it raised them, and the personal data found (none listed: none found)."""
     receiver = decision.receiver
+    label, receiver_label = labels or (decision.label, decision.receiver_label)
     return {
         "decision_id": decision.id,
         "zone": decision.zone.value,
@@ -67,13 +83,15 @@ def decision_receipt(
         "declassified_to": receiver.declassified_to.value
         if receiver is not None and receiver.declassified_to is not None
         else None,
-        "label": decision.label.value,
-        "receiver_label": decision.receiver_label.value,
+        "label": label.value,
+        "receiver_label": receiver_label.value,
         "integrity": decision.integrity.value,
         # What a consequential tool call made from this context is held for (agents/runtime/tool_calls.py).
         "untrusted_sources": _untrusted(decision),
         "sources": _sources(decision, versions or {}),
         "redactions": {"sent": dict(sent_redactions), "reply": dict(reply_redactions)},
+        "personal_data": personal_data
+        or {"sent": {}, "pseudonymized": {}, "reply": {}, "raised": _raised(decision)},
         "model": served.model_id,
         "provider": served.provider.identifier,
         "routed_from": routed_from.value if routed_from is not None else None,
@@ -122,6 +140,23 @@ def _untrusted(decision: ContextDecision) -> list[str]:
     sources = [decision.inputs[position] for position in sorted(p for group in untrusted for p in group)]
     identifiers = identifiers_redacted([source.identifier for source in sources])
     return [f"{source.kind}:{identifier}" for source, identifier in zip(sources, identifiers, strict=True)]
+
+
+def _raised(decision: ContextDecision) -> list[dict[str, Any]]:
+    """The sources sent at a stricter class than they declared, with what was found in each (kinds
+    and counts, never a value): found personal data raised them (decision 0032)."""
+    raised = [source for source in decision.inputs if source.declared_class is not None]
+    identifiers = identifiers_redacted([source.identifier for source in raised])
+    return [
+        {
+            "kind": source.kind,
+            "identifier": identifier,
+            "declared_class": source.declared_class,
+            "data_class": source.data_class,
+            "found": dict(source.personal_data),
+        }
+        for source, identifier in zip(raised, identifiers, strict=True)
+    ]
 
 
 def _pinned_versions(plan: SendPlan) -> dict[tuple[str, str], int]:

@@ -107,6 +107,9 @@ class SendRequest:
     # operator named. None only where no reply is delivered to anyone (an edit's cost, a comparison).
     receiver_zone: TrustZone | None = None
     receiver_name: str = ""
+    # Whose placeholders a pseudonymizing configuration sends (agents/runtime/pseudonyms.py): a run's
+    # id, so every step of it uses the same ones; empty: this send's own.
+    pseudonym_scope: str = ""
 
     @property
     def caller_messages(self) -> int:

@@ -35,6 +35,8 @@ from agents.runtime.budget import ClientLimits, Reservation
 from agents.runtime.outcome import SEND_ERRORS, Answered, CallOutcome, Ended, SendError, SkippedTarget
 from agents.runtime.plan import SendPlan
 from agents.runtime.redactions import Redactions, redaction_events_record
+from agents.runtime.screening import reply_screened
+from agents.runtime.screening_events import reply_screening_record, screening_events_record
 from agents.runtime.streaming import GovernedStream
 from agents.runtime.targets import TargetFits, enforced_event
 from catalog.errors import ModelInactive
@@ -94,7 +96,8 @@ class GovernedCall:
     def send(self) -> CallOutcome:
         """The call made whole: the sources checked against the zone (events recorded), the fit, the
         send's estimate reserved from the client's budget, the call with its retries and fallbacks,
-        the reservation settled with the reported usage, and the reply redacted."""
+        the reservation settled with the reported usage, and the reply redacted, screened and its
+        placeholders restored where the send pseudonymized."""
         try:
             fits = self._governed()
             result = self._dispatched(
@@ -176,7 +179,13 @@ class GovernedCall:
             raise
         if plan.routed_from is not None:
             route_event_record(plan=plan, context=events)
-        redaction_events_record(counts=plan.redactions, context=events, zone=plan.zone)
+        screening_events_record(
+            redacted=plan.redactions,
+            raised=plan.personal_data,
+            pseudonymized=plan.pseudonyms.counts if plan.pseudonyms is not None else {},
+            context=events,
+            zone=plan.zone,
+        )
         fits = self._fits = TargetFits(plan, events, self.max_tokens, temperature=self.temperature)
         primary = fits.fit(0)
         self._fitted, self._clamped = primary.fitted, primary.clamped
@@ -251,7 +260,13 @@ class GovernedCall:
         ended = self._reservation.stream_ended(
             served, prompt_tokens=fitted.fitted.breakdown.estimated, count=fitted.estimator.count_text
         )
-        return GovernedStream(dispatch.answer, finish=self._answer, broken=self._ended, ended=ended)
+        return GovernedStream(
+            dispatch.answer,
+            finish=self._answer,
+            broken=self._ended,
+            ended=ended,
+            pseudonyms=self.plan.pseudonyms,
+        )
 
     def _answer(self, reply: ProviderReply) -> Answered:
         """The call answered with ``reply``, redacted (its redaction events recorded)."""
@@ -259,16 +274,20 @@ class GovernedCall:
         text = redactions.text(reply.text)
         calls = redactions.tool_calls(reply.tool_calls)
         redaction_events_record(counts=redactions.counts, context=self.events, zone=self.plan.zone)
+        screened = reply_screened(self.plan.pseudonyms, text, calls)
+        reply_screening_record(found=screened.found, context=self.events, zone=self.plan.zone)
         assert self._decision is not None and self._fitted is not None and self._served is not None
         return Answered(
             plan=self.plan,
-            reply=replace(reply, text=text, tool_calls=calls),
+            reply=replace(reply, text=screened.text, tool_calls=screened.tool_calls),
             decision=self._decision,
             fitted=self._fitted,
             served=self._served,
             clamped=self._clamped,
             skipped=self._skipped,
             reply_redactions=redactions.counts,
+            reply_personal_data=screened.found,
+            restored=screened.restored,
         )
 
     def _ended(self, error: SendError) -> Ended:

@@ -4,7 +4,9 @@
 send; this module only reads the open stream. Text and each tool call's arguments pass through their
 own :class:`~governance.guardrails.redaction.streaming.StreamRedactor`, so a secret split across
 deltas never comes out (arguments are read as JSON text, so what comes out joins into valid JSON);
-ids and names are redacted whole. At the provider's finish, what the
+ids and names are redacted whole. Where the send pseudonymized personal data, what leaves the
+redactors has its placeholders restored for the receiver (a placeholder split across deltas is held
+back until it is whole: ``agents/runtime/pseudonyms.py``). At the provider's finish, what the
 redactors still hold is handed on, then the call's outcome: :class:`~agents.runtime.outcome.Answered`
 with the whole reply, redacted as a reply that did not stream is (its redaction events recorded then,
 once). A provider stream that breaks after its first delta ends it with the call's
@@ -29,6 +31,7 @@ from typing import Literal
 from asgiref.sync import sync_to_async
 
 from agents.runtime.outcome import Answered, Ended
+from agents.runtime.pseudonyms import Pseudonyms, StreamRestorer
 from governance.guardrails.redaction import redact
 from governance.guardrails.redaction.streaming import StreamRedactor
 from providers.failures import ProviderError
@@ -66,6 +69,7 @@ StreamPiece = TextDelta | ToolCallDelta | UsageDelta | Answered | Ended
 @dataclass
 class _ToolCallFilter:
     redactor: StreamRedactor = field(default_factory=lambda: StreamRedactor(json_text=True))
+    restorer: StreamRestorer | None = None
     opened: bool = False
     id: str | None = None
     name: str | None = None
@@ -90,12 +94,16 @@ class GovernedStream(Iterator[StreamPiece], AsyncIterator[StreamPiece]):
         finish: Callable[[ProviderReply], Answered],
         broken: Callable[[ProviderError], Ended],
         ended: Callable[[StreamEnd], None] | None = None,
+        pseudonyms: Pseudonyms | None = None,
     ) -> None:
         self._stream = stream
         self._finish = finish
         self._broken = broken
         self._ended = ended
         self._text = StreamRedactor()
+        # Where the send pseudonymized: placeholders restored after redaction, split ones held back.
+        self._pseudonyms = pseudonyms if pseudonyms is not None and pseudonyms.restoring else None
+        self._restorer = StreamRestorer(self._pseudonyms) if self._pseudonyms is not None else None
         self._calls: dict[int, _ToolCallFilter] = {}
         self._pending: list[StreamPiece] = []
         self._over = False  # the outcome was handed on
@@ -185,7 +193,7 @@ class GovernedStream(Iterator[StreamPiece], AsyncIterator[StreamPiece]):
     def _redacted(self, delta: StreamDelta) -> list[StreamPiece]:
         if isinstance(delta, TextDelta):
             self._streamed.append(delta.text)
-            return _text(self._text.feed(delta.text))
+            return _text(self._restored(self._text.feed(delta.text)))
         if isinstance(delta, ToolCallDelta):
             self._streamed.append(delta.arguments)
             return self._tool_call(delta)
@@ -194,13 +202,23 @@ class GovernedStream(Iterator[StreamPiece], AsyncIterator[StreamPiece]):
             return [delta]
         return self._finished(delta)
 
+    def _restored(self, text: str) -> str:
+        return self._restorer.feed(text) if self._restorer is not None else text
+
     def _tool_call(self, delta: ToolCallDelta) -> list[StreamPiece]:
-        call = self._calls.setdefault(delta.index, _ToolCallFilter())
+        call = self._calls.get(delta.index)
+        if call is None:
+            call = self._calls[delta.index] = _ToolCallFilter()
+            if self._pseudonyms is not None:
+                call.restorer = StreamRestorer(self._pseudonyms, json_text=True)
         if delta.id is not None:
             call.id = redact(delta.id).text
         if delta.name is not None:
             call.name = redact(delta.name).text
-        return self._call_piece(delta.index, call, call.redactor.feed(delta.arguments))
+        arguments = call.redactor.feed(delta.arguments)
+        if call.restorer is not None:
+            arguments = call.restorer.feed(arguments)
+        return self._call_piece(delta.index, call, arguments)
 
     def _call_piece(self, index: int, call: _ToolCallFilter, arguments: str) -> list[StreamPiece]:
         if call.opened and not arguments:
@@ -210,9 +228,15 @@ class GovernedStream(Iterator[StreamPiece], AsyncIterator[StreamPiece]):
         return [ToolCallDelta(index, call.id if first else None, call.name if first else None, arguments)]
 
     def _finished(self, finish: StreamFinish) -> list[StreamPiece]:
-        rest: list[StreamPiece] = _text(self._text.finish())
+        text = self._restored(self._text.finish())
+        if self._restorer is not None:
+            text += self._restorer.finish()
+        rest: list[StreamPiece] = _text(text)
         for index, call in sorted(self._calls.items()):
-            rest += self._call_piece(index, call, call.redactor.finish())
+            arguments = call.redactor.finish()
+            if call.restorer is not None:
+                arguments = call.restorer.feed(arguments) + call.restorer.finish()
+            rest += self._call_piece(index, call, arguments)
         self._end(finish.reply)
         return [*rest, self._outcome(self._finish(finish.reply))]
 

@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from agents.models import AgentRun
 from agents.runtime.plan import SendPlan, model_profile, plan_of, receiver_name, serving
 from agents.runtime.redactions import Redactions
-from agents.runtime.request import SendRequest, TranscriptEntry, transcript_sources
+from agents.runtime.request import SendRequest, TranscriptEntry
+from agents.runtime.screening import PartScreen
 from agents.selectors import run_client_name
 from catalog.models import Configuration, LlmModel
 from context_assembly.assembly import AssemblyInputs
@@ -80,6 +81,11 @@ def summary_plan(
         receiver_zone=TrustZone.parse(run.receiver_zone),
         receiver_name=receiver_name(run.api_client),
     )
+    # What the summary model reads is screened as every send is: a turn holding personal data is
+    # raised (a summary never pseudonymizes: its output replaces what it read).
+    screen = PartScreen()
+    _, turns = screen.entries(entries, [redactions.message(entry.message) for entry in entries])
+    task_input, task_found = screen.text(redactions.text(task), own=False)
     sources = (
         Source(
             SourceKind.SYSTEM_PROMPT,
@@ -88,17 +94,23 @@ def summary_plan(
             None,
             Enforcement.ENFORCE,
         ),
-        *transcript_sources(entries),
+        *turns,
     )
     inputs = AssemblyInputs(
         profile=model_profile(served.model),
-        task_input=redactions.text(task),
+        task_input=task_input,
         task_input_data_class=run.input_data_class,
         system_prompt=SUMMARY_INSTRUCTIONS,
         sources=sources,
     )
     return plan_of(
-        configuration=configuration, serving=served, inputs=inputs, request=request, redactions=redactions
+        configuration=configuration,
+        serving=served,
+        inputs=inputs,
+        request=request,
+        redactions=redactions,
+        screen=screen,
+        added_found=(task_found,),
     )
 
 

@@ -209,6 +209,7 @@ def run_request(run: AgentRun, context: RunContext, pinned: PinnedContent | None
         compacted_messages=compacted_messages,
         receiver_zone=TrustZone.parse(run.receiver_zone),
         receiver_name=receiver_name(run.api_client),
+        pseudonym_scope=str(run.id),
     )
     return _with_conversation(request, run.conversation) if run.conversation else request
 

@@ -11,7 +11,7 @@ from simple_history.models import HistoricalRecords
 from catalog.models.catalog import LlmModel
 from governance.classified import ClassifiedPromptModel
 from governance.policy import Source
-from governance.vocabulary import SourceKind, TrustZone, UntrustedActionPolicy
+from governance.vocabulary import PersonalDataOutcome, SourceKind, TrustZone, UntrustedActionPolicy
 from skills.models import Skill, SkillTrustLevel
 from skills.vocabulary import SkillMode
 from snippets.models import normalise_tag
@@ -40,6 +40,7 @@ class Configuration(ClassifiedPromptModel):
     """What a consumer runs: a model with fallbacks, a classified system prompt, and limits."""
 
     source_kind = SourceKind.SYSTEM_PROMPT
+    screened_fields = ("system_prompt",)
 
     identifier = models.SlugField(max_length=100, unique=True)
     name = models.CharField(max_length=200)
@@ -131,6 +132,16 @@ class Configuration(ClassifiedPromptModel):
         help_text="Serves, alone, the sends whose sources exceed the model's zone. Empty: they are refused.",
     )
 
+    personal_data_outcome = models.CharField(
+        max_length=16,
+        choices=PersonalDataOutcome.choices,
+        default=PersonalDataOutcome.REFUSE,
+        db_default=PersonalDataOutcome.REFUSE,
+        help_text="What a send does with personal data found in a part that its zone, or its receiver, "
+        "may not receive: refuse it, route it to the trusted model, or send placeholders and put the "
+        "values back in the answer for a receiver that may see them (decision 0039).",
+    )
+
     require_passing_evaluation = models.BooleanField(
         default=False,
         help_text="Publishing a draft that changes what this configuration sends needs an evaluation "
@@ -164,6 +175,8 @@ class Configuration(ClassifiedPromptModel):
         self.snippet_tags = list(
             dict.fromkeys(normalise_tag(t) for t in self.snippet_tags if normalise_tag(t))
         )
+        if self.personal_data_outcome == PersonalDataOutcome.ROUTE and self.trusted_model_id is None:
+            raise ValidationError({"personal_data_outcome": "Routing personal data needs a trusted model."})
         super().clean()
 
     def prompt_sources(self) -> list[Source]:

@@ -31,6 +31,7 @@ from config.env import (
     env_choice,
     env_int,
     env_list,
+    env_patterns,
     env_str,
     env_url,
 )
@@ -338,6 +339,9 @@ GOVERNANCE_ENFORCEMENT = env_str("GOVERNANCE_ENFORCEMENT", "per_row")
 # signed. `manage.py rotate_governance_log_key` prints the next pair. Required in the real mode: a key
 # derived from DJANGO_SECRET_KEY would make rotating that key look like every event was edited.
 # The embedded default derives its key from its generated secret key.
+# Personal data (docs/governance.md, "Personal data"): the operator's own kinds, a JSON object of
+# name: regex, found beside the built-in kinds as `custom` (named by their pattern in receipts).
+PERSONAL_DATA_PATTERNS = env_patterns("PERSONAL_DATA_PATTERNS")
 GOVERNANCE_LOG_CHAINS = env_int("GOVERNANCE_LOG_CHAINS", 16, minimum=1)
 GOVERNANCE_LOG_ANCHOR_SECONDS = env_int("GOVERNANCE_LOG_ANCHOR_SECONDS", 60, minimum=1)
 GOVERNANCE_LOG_KEY = env_str("GOVERNANCE_LOG_KEY", "")

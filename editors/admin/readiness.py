@@ -101,6 +101,7 @@ def readiness_view(model_admin: ModelAdmin, request: HttpRequest) -> HttpRespons
         "opts": model_admin.model._meta,
         "rows": shown_rows(report.rows, request),
         "summary": report.summary,
+        "personal_data": report.personal_data,
         "mode": enforcement_mode().value,
     }
     return TemplateResponse(request, "admin/editors/readiness/report.html", context)

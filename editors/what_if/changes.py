@@ -146,6 +146,9 @@ class WhatIf:
     runs_unreadable: int  # recent runs whose pinned versions are gone: not decided
     run_limit: int = RUN_LIMIT
     selections: tuple[SelectionEffect, ...] = ()  # by configuration; only changed selections
+    # Values of personal data found in the configurations' editor-owned sources: each raises its source
+    # to personal_data in every send, whatever the change declares.
+    personal_data_findings: int = 0
 
     @property
     def has_effect(self) -> bool:

@@ -4,13 +4,14 @@ package's docstring says how)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from agents.models import AgentRun
 from agents.runtime.pins import pinned_content, run_pins
 from agents.runtime.plan import receiver_name, routes_to_trusted, send_receiver, send_zone
 from agents.runtime.request import SendRequest
 from catalog.models import ApiClient, Configuration, Provider
+from catalog.readiness import source_findings
 from catalog.selectors import configuration_fallbacks, configuration_sources, configuration_zone
 from context_assembly.assembly import TASK_INPUT_IDENTIFIER, caller_context_identifier
 from editors.what_if.changes import (
@@ -31,6 +32,7 @@ from editors.what_if.changes import (
     WhatIf,
 )
 from governance.policy import Receiver, Source, decide, enforcement_mode
+from governance.screening import raised
 from governance.vocabulary import Enforcement, SourceKind, TrustZone
 from snippets.models import Snippet, normalise_tag
 from snippets.selectors import snippet_select
@@ -66,6 +68,9 @@ def what_if(change: Change | Sequence[Change], *, run_limit: int = RUN_LIMIT) ->
                     now,
                 )
             )
+    findings = sum(
+        count for found in after.findings.values() for counts in found.values() for count in counts.values()
+    )
     return WhatIf(
         tuple(sends),
         tuple(run_effects),
@@ -73,6 +78,7 @@ def what_if(change: Change | Sequence[Change], *, run_limit: int = RUN_LIMIT) ->
         runs_unreadable=unreadable,
         run_limit=run_limit,
         selections=tuple(_selection_effects(before, after)),
+        personal_data_findings=findings,
     )
 
 
@@ -118,6 +124,8 @@ class _World:
     changed: dict[tuple[str, str], Source]  # changed rows by (kind, identifier)
     stored_sources: dict[int, list[Source]]  # by configuration, read once
     selection_changes: tuple[TagChange | SnippetRemoval, ...] = ()
+    # Personal data found in each configuration's editor-owned sources, by (kind, identifier).
+    findings: dict[int, dict[tuple[str, str], dict[str, int]]] = field(default_factory=dict)
 
     @classmethod
     def load(cls, changes: Sequence[Change]) -> _World:
@@ -187,7 +195,21 @@ class _World:
                     configuration, snippets=snippets
                 )
             sources = self.stored_sources[configuration.pk]
-        return _decided(configuration, self.sources(sources), _receiver(configuration, zone, client))
+        return _decided(
+            configuration,
+            self.found_raised(configuration, self.sources(sources)),
+            _receiver(configuration, zone, client),
+        )
+
+    def found_raised(self, configuration: Configuration, sources: Sequence[Source]) -> list[Source]:
+        """``sources`` raised by the personal data their texts hold, as a send raises them (a
+        reclassification below ``personal_data`` cannot let such a text through)."""
+        if configuration.pk not in self.findings:
+            self.findings[configuration.pk] = source_findings(configuration)
+        found = self.findings[configuration.pk]
+        if not found:
+            return list(sources)
+        return [raised(source, found.get((str(source.kind), source.identifier), {})) for source in sources]
 
     def run_verdict(self, run: AgentRun) -> Verdict:
         configuration = self.configurations[run.configuration_id]

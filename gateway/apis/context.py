@@ -166,6 +166,27 @@ class ReceiptSourceSerializer(serializers.Serializer):
     identifiers = serializers.ListField(child=serializers.CharField(), help_text="Redacted; never content.")
 
 
+class ReceiptRaisedSerializer(serializers.Serializer):
+    """A source sent at a stricter class than it declared: personal data was found in it."""
+
+    kind = serializers.CharField()
+    identifier = serializers.CharField(help_text="Redacted; never content.")
+    declared_class = serializers.CharField(allow_null=True)
+    data_class = serializers.CharField(allow_null=True, help_text="The class it was sent at.")
+    found = serializers.DictField(child=serializers.IntegerField(), help_text="Kinds and counts.")
+
+
+class ReceiptPersonalDataSerializer(serializers.Serializer):
+    """Personal data by kind and count, never a value (decision 0039)."""
+
+    sent = serializers.DictField(child=serializers.IntegerField(), help_text="Found in what was sent.")
+    pseudonymized = serializers.DictField(
+        child=serializers.IntegerField(), help_text="Sent as placeholders instead of the values."
+    )
+    reply = serializers.DictField(child=serializers.IntegerField(), help_text="Found in the reply.")
+    raised = ReceiptRaisedSerializer(many=True)
+
+
 class ReceiptSerializer(serializers.Serializer):
     """The content-free receipt of an answer (agents/runtime/receipts.py)."""
 
@@ -185,6 +206,7 @@ class ReceiptSerializer(serializers.Serializer):
     )
     sources = ReceiptSourceSerializer(many=True)
     redactions = serializers.DictField(child=serializers.DictField(child=serializers.IntegerField()))
+    personal_data = ReceiptPersonalDataSerializer()
     model = serializers.CharField()
     provider = serializers.CharField()
     routed_from = serializers.CharField(allow_null=True)

@@ -94,12 +94,31 @@ class ReadinessApi(APIView):
         rows = RowSerializer(many=True)
         summary = named_serializer(
             "ReadinessSummary",
-            {"observe_rows": serializers.IntegerField(), "would_refuse": serializers.IntegerField()},
+            {
+                "observe_rows": serializers.IntegerField(),
+                "would_refuse": serializers.IntegerField(),
+                "personal_data_findings": serializers.IntegerField(),
+            },
         )()
         declassified_answers = named_serializer(
             "DeclassifiedAnswers",
             {"configuration": serializers.CharField(), "zone": serializers.CharField()},
         )(many=True, help_text="Configurations whose answers are declared deliverable down to a zone.")
+        personal_data = named_serializer(
+            "ReadinessPersonalData",
+            {
+                "kind": serializers.CharField(),
+                "identifier": serializers.CharField(),
+                "data_class": serializers.CharField(allow_blank=True),
+                "configuration": serializers.CharField(),
+                "zone": serializers.CharField(),
+                "found": serializers.DictField(child=serializers.IntegerField()),
+                "would_be": serializers.CharField(),
+            },
+        )(
+            many=True,
+            help_text="Sources whose text holds personal data (kinds and counts), as a send decides them.",
+        )
 
         class Meta:
             ref_name = "Readiness"

@@ -34,8 +34,9 @@ def stored_response_create(
     decision = completion.decision
     usage = completion.reply.usage
     reported = usage.provenance == Provenance.PROVIDER_REPORTED
-    label = decision.label.value if decision is not None else SECRET
-    receiver_label = decision.receiver_label.value if decision is not None else SECRET
+    # The receipt's labels: the decision's, raised where the reply holds personal data.
+    label = completion.receipt.get("label", SECRET) if decision is not None else SECRET
+    receiver_label = completion.receipt.get("receiver_label", SECRET) if decision is not None else SECRET
     observed = decision.label_observed if decision is not None else False
     reply = {
         "message": reply_message,

@@ -55,7 +55,7 @@ def observed_configurations():
 
 def test_json_report_lists_each_observe_row_with_its_verdict(observed_configurations):
     data = json.loads(report("--json"))
-    assert data["summary"] == {"observe_rows": 3, "would_refuse": 1}
+    assert data["summary"] == {"observe_rows": 3, "would_refuse": 1, "personal_data_findings": 0}
     assert [
         (r["identifier"], r["configuration"], r["zone"], r["data_class"], r["would_be"]) for r in data["rows"]
     ] == [
@@ -103,8 +103,9 @@ def test_report_without_observe_rows_says_so():
     assert report() == "No observe rows: every classified source is enforced.\n"
     assert json.loads(report("--json")) == {
         "rows": [],
-        "summary": {"observe_rows": 0, "would_refuse": 0},
+        "summary": {"observe_rows": 0, "would_refuse": 0, "personal_data_findings": 0},
         "declassified_answers": [],
+        "personal_data": [],
     }
 
 
@@ -140,4 +141,4 @@ def test_observe_snippets_are_reported_for_each_configuration_that_selects_them(
         ("snippet", "runbook", "internal", "allowed"),
         ("snippet", "runbook", "public", "refused"),
     ]
-    assert data["summary"] == {"observe_rows": 1, "would_refuse": 1}
+    assert data["summary"] == {"observe_rows": 1, "would_refuse": 1, "personal_data_findings": 0}

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_int, env_list, env_names, env_rate, env_str, env_url
+from config.env import env_bool, env_int, env_list, env_names, env_patterns, env_rate, env_str, env_url
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,6 +25,23 @@ def test_env_bool(monkeypatch):
     monkeypatch.setenv("FLAG", "ja")
     with pytest.raises(ImproperlyConfigured, match="FLAG must be one of"):
         env_bool("FLAG", False)
+
+
+def test_env_patterns(monkeypatch):
+    monkeypatch.delenv("PATTERNS", raising=False)
+    assert env_patterns("PATTERNS") == {}
+    monkeypatch.setenv("PATTERNS", '{"employee_id": "EMP-[0-9]{6}"}')
+    assert env_patterns("PATTERNS") == {"employee_id": "EMP-[0-9]{6}"}
+    for raw, message in [
+        ("EMP-1", "PATTERNS must be a JSON object of name: regex"),
+        ('["EMP"]', "PATTERNS must be a JSON object of name: regex"),
+        ('{"Employee": "EMP"}', "PATTERNS: 'Employee' must name"),
+        ('{"employee": "EMP-[0-9"}', "PATTERNS: 'employee' does not compile"),
+        ('{"anything": "x*"}', "PATTERNS: 'anything' matches the empty text"),
+    ]:
+        monkeypatch.setenv("PATTERNS", raw)
+        with pytest.raises(ImproperlyConfigured, match=message.replace("[", "\\[")):
+            env_patterns("PATTERNS")
 
 
 def test_env_int(monkeypatch):

@@ -98,7 +98,7 @@ def test_readiness_reports_observed_rows_that_would_be_refused(fake_provider, ma
     response = caller.get("/api/v1/governance/readiness")
     assert response.status_code == 200
     report = response.json()
-    assert report["summary"] == {"observe_rows": 1, "would_refuse": 1}
+    assert report["summary"] == {"observe_rows": 1, "would_refuse": 1, "personal_data_findings": 0}
     row = report["rows"][0]
     assert (row["identifier"], row["configuration"], row["would_be"]) == (
         "legacy",

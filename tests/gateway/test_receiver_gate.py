@@ -170,6 +170,7 @@ def test_a_receiver_in_a_zone_that_admits_every_source_is_served_with_a_labelled
             },
         ],
         "redactions": {"sent": {}, "reply": {}},
+        "personal_data": {"sent": {}, "pseudonymized": {}, "reply": {}, "raised": []},
         "model": "gpt-4o",
         "provider": configuration.model.provider.identifier,
         "routed_from": None,

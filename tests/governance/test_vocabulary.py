@@ -18,6 +18,7 @@ def test_stored_values_are_exactly_the_designed_vocabulary():
         "public_content",
         "editor_content",
         "source_code",
+        "personal_data",
         "internal_configuration",
         "system_diagnostics",
         "secret_adjacent",
@@ -29,7 +30,7 @@ def test_stored_values_are_exactly_the_designed_vocabulary():
 
 
 def test_ranks_follow_declaration_order():
-    assert [c.rank for c in DataClass] == [0, 1, 2, 3, 4, 5]
+    assert [c.rank for c in DataClass] == [0, 1, 2, 3, 4, 5, 6]
     assert [z.rank for z in TrustZone] == [0, 1, 2, 3]
 
 
@@ -52,6 +53,7 @@ def test_each_zone_accepts_up_to_its_designed_class(zone, accepts):
         (DataClass.PUBLIC_CONTENT, TrustZone.EXTERNAL_GLOBAL),
         (DataClass.EDITOR_CONTENT, TrustZone.EXTERNAL_GLOBAL),
         (DataClass.SOURCE_CODE, TrustZone.EXTERNAL_EU),
+        (DataClass.PERSONAL_DATA, TrustZone.EXTERNAL_EU),
         (DataClass.INTERNAL_CONFIGURATION, TrustZone.EXTERNAL_EU),
         (DataClass.SYSTEM_DIAGNOSTICS, TrustZone.PRIVATE_HOSTED),
         (DataClass.SECRET_ADJACENT, TrustZone.LOCAL),

@@ -357,6 +357,20 @@ CELERY_BEAT_SCHEDULE["anchor-governance-log"] = {
     "schedule": GOVERNANCE_LOG_ANCHOR_SECONDS,
 }
 
+# Images and PDFs in a caller's input (agents/runtime/media.py). Each part's bytes (inline base64, or
+# fetched from an http(s) URL where the configuration allows remote media) are at most
+# MEDIA_MAX_BYTES and of one of MEDIA_TYPES, checked against the bytes themselves. A fetch gives up
+# after MEDIA_FETCH_TIMEOUT_SECONDS, follows no redirect and never reaches a loopback, private,
+# link-local or reserved address, except inside MEDIA_FETCH_ALLOWED_NETWORKS (empty: none).
+# The types the service can read (context_assembly/media.py sniffs exactly these).
+KNOWN_MEDIA_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf")
+MEDIA_MAX_BYTES = env_int("MEDIA_MAX_BYTES", 10_485_760, minimum=1_024)
+MEDIA_TYPES = env_list("MEDIA_TYPES", list(KNOWN_MEDIA_TYPES))
+if unknown_media := sorted(set(MEDIA_TYPES) - set(KNOWN_MEDIA_TYPES)):
+    raise ImproperlyConfigured(f"MEDIA_TYPES must list only {', '.join(KNOWN_MEDIA_TYPES)}: {unknown_media}")
+MEDIA_FETCH_TIMEOUT_SECONDS = env_int("MEDIA_FETCH_TIMEOUT_SECONDS", 10, minimum=1)
+MEDIA_FETCH_ALLOWED_NETWORKS = env_networks("MEDIA_FETCH_ALLOWED_NETWORKS", [])
+
 # The skill block's bound in UTF-8 bytes (the tail is dropped first, each drop reported).
 SKILL_BLOCK_MAX_BYTES = env_int("SKILL_BLOCK_MAX_BYTES", 24_000, minimum=1_000)
 

@@ -12,10 +12,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from agents.runtime.content import SendContent, live_content
+from agents.runtime.modalities import modalities_check
 from agents.runtime.pins import PinnedContent
 from agents.runtime.redactions import Redactions
 from agents.runtime.request import SendRequest, transcript_sources
-from catalog.models import Configuration, LlmModel
+from catalog.models import Configuration, LlmModel, ProviderKind
 from catalog.selectors import configuration_sources, configuration_zone
 from context_assembly.assembly import (
     AssembledContext,
@@ -23,6 +24,7 @@ from context_assembly.assembly import (
     ContextItem,
     assemble,
 )
+from context_assembly.media_costs import ANTHROPIC_PIXELS, OPENAI_TILES
 from context_assembly.profiles import ModelProfile
 from governance.policy import ContextDecision, Receiver, Source, decide, enforcement_mode
 from governance.vocabulary import Enforcement, SourceKind, TrustZone
@@ -102,6 +104,7 @@ def model_profile(model: LlmModel) -> ModelProfile:
         max_output_tokens=model.max_output_tokens,
         tokenizer=model.tokenizer,
         calibration_factor=model.calibration_factor,
+        image_rule=ANTHROPIC_PIXELS if model.provider.kind == ProviderKind.ANTHROPIC else OPENAI_TILES,
     )
 
 
@@ -208,6 +211,7 @@ def plan_of(
     """The plan of a send of ``inputs`` (already redacted by ``redactions``) by ``serving``: every
     send's plan is made here, a step's and a completion's (:func:`send_plan`) as a summary's
     (``agents/runtime/summary.py``)."""
+    modalities_check(inputs, serving.active or (serving.model,))
     return SendPlan(
         configuration=configuration,
         model=serving.model,
@@ -247,6 +251,7 @@ def _send_plan(content: SendContent, request: SendRequest, models: tuple[LlmMode
         task_input=redactions.text(request.task_input),
         task_input_data_class=request.input_data_class,
         task_input_identifier=request.task_input_identifier,
+        task_input_parts=tuple(redactions.part(media.part) for media in request.task_input_media),
         system_prompt=redactions.text(_system_prompt(configuration, request)),
         snippet_block=redactions.text(snippet_block(snippets)),
         skill_block=redactions.text(skills.text),
@@ -263,6 +268,7 @@ def _send_plan(content: SendContent, request: SendRequest, models: tuple[LlmMode
             *_configuration_sources(configuration, request, snippets, skills.included),
             *transcript_sources(request.transcript),
             *_caller_sources(request),
+            *request.media_sources,
         ),
     )
     return plan_of(

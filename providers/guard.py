@@ -29,7 +29,15 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from context_assembly.estimator import Estimator
-from context_assembly.messages import ContentPart, FilePart, ImagePart, Message, TextPart, ToolCall, ToolSpec, thaw_json
+from context_assembly.messages import (
+    ContentPart,
+    FilePart,
+    Message,
+    TextPart,
+    ToolCall,
+    ToolSpec,
+    thaw_json,
+)
 from governance.guardrails.redaction import Redaction
 from providers.base import ProviderAdapter
 from providers.values import ProviderCall

@@ -91,7 +91,7 @@ class AssemblyInputs:
         if self.tail_note is not None and not isinstance(self.tail_note, str):
             raise ValueError("tail_note must be a string or None")
         for name, item_type in (
-            ("task_input_parts", MEDIA_PARTS),
+            ("task_input_parts", (TextPart, *MEDIA_PARTS)),
             ("caller_context", ContextItem),
             ("transcript", Message),
             ("tool_specs", ToolSpec),

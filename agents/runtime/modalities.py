@@ -18,7 +18,7 @@ from context_assembly.assembly import AssemblyInputs
 def modalities_check(inputs: AssemblyInputs, models: Sequence[LlmModel]) -> None:
     """Raise :class:`ModalityUnsupported` when a part of ``inputs`` needs a modality one of ``models``
     does not declare."""
-    needed = {part.modality for part in inputs.task_input_parts}
+    needed = {part.modality for part in inputs.task_input_parts if part.modality is not None}
     for message in inputs.transcript:
         needed |= message.modalities
     for modality in sorted(needed):

@@ -137,7 +137,10 @@ def test_a_private_address_is_never_fetched_and_nothing_is_sent(live_server, fak
         ask(live_server, token, {"type": "image_url", "image_url": {"url": server.url}})
     assert server.hits == 0
     assert fake_provider.requests == []
-    assert refused.value.code == "media_refused"
+    assert (refused.value.code, refused.value.param) == (
+        "media_refused",
+        "messages[0].content[1].image_url.url",
+    )
     assert "loopback, private or reserved address" in refused.value.message
 
 

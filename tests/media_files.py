@@ -16,7 +16,12 @@ def png(width: int, height: int) -> bytes:
 
     header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
     rows = b"".join(b"\x00" + b"\x80" * width for _ in range(height))
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
 
 
 def jpeg_header(width: int, height: int) -> bytes:
@@ -33,7 +38,14 @@ def gif_header(width: int, height: int) -> bytes:
 def webp_header(width: int, height: int) -> bytes:
     """A VP8X (extended) WebP header: the canvas size minus one, 24 bits each."""
     payload = b"\x00\x00\x00\x00" + (width - 1).to_bytes(3, "little") + (height - 1).to_bytes(3, "little")
-    return b"RIFF" + struct.pack("<I", 4 + 8 + len(payload)) + b"WEBP" + b"VP8X" + struct.pack("<I", 10) + payload
+    return (
+        b"RIFF"
+        + struct.pack("<I", 4 + 8 + len(payload))
+        + b"WEBP"
+        + b"VP8X"
+        + struct.pack("<I", 10)
+        + payload
+    )
 
 
 def pdf(*pages: str) -> bytes:

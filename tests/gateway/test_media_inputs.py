@@ -33,7 +33,7 @@ class ImageServer:
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802  (the stdlib's name)
+            def do_GET(self) -> None:
                 owner.hits += 1
                 self.send_response(200)
                 self.send_header("Content-Type", content_type)

@@ -99,10 +99,10 @@ def _user(content: Any, where: str, data_class: str) -> list[Entry]:
             )
     if not texts and not media:
         return results
-    content: Any = "\n".join(texts)
+    joined: Any = "\n".join(texts)
     if media:
-        content = ([{"type": "text", "text": content}] if texts else []) + media
-    return [*results, Entry({"role": "user", "content": content}, data_class, where)]
+        joined = ([{"type": "text", "text": joined}] if texts else []) + media
+    return [*results, Entry({"role": "user", "content": joined}, data_class, where)]
 
 
 def _media_part(block: Mapping[str, Any], where: str) -> dict[str, Any]:

@@ -45,3 +45,19 @@ class ApprovalWithheld(ForbiddenError):
     approve. Denying stays open to it."""
 
     code = "approval_withheld"
+
+
+class MediaRefused(ApplicationError):
+    """An image or file part cannot be accepted: a type or size outside the ``MEDIA_*`` limits, bytes
+    that are not what they claim, a remote URL the configuration does not let us fetch, or one that
+    leads to a private address, redirects or does not answer. ``extra["field"]`` names the part;
+    nothing was fetched from a refused address and nothing was sent."""
+
+    code = "media_refused"
+
+
+class ModalityUnsupported(ApplicationError):
+    """A part's modality (``image``, ``pdf``) is not declared by a model the send would call.
+    ``extra`` names the ``modality`` and the ``model``; nothing was sent."""
+
+    code = "modality_not_supported"

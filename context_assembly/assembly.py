@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from context_assembly.errors import InvalidMessage
 from context_assembly.messages import Message, ToolSpec
+from context_assembly.parts import MEDIA_PARTS, ContentPart, TextPart
 from context_assembly.profiles import ModelProfile
 from context_assembly.usage import ContextUsage
 from governance.policy import Source
@@ -52,10 +53,10 @@ class ContextItem:
             raise InvalidMessage("context.text: expected a string", extra={"field": "context.text"})
 
 
-def _as_tuple(value: object, item_type: type, field_name: str) -> tuple:
+def _as_tuple(value: object, item_type: type | tuple[type, ...], field_name: str) -> tuple:
     items = tuple(value) if isinstance(value, list | tuple) else value
     if not isinstance(items, tuple) or not all(isinstance(item, item_type) for item in items):
-        raise ValueError(f"{field_name} must be a sequence of {item_type.__name__}")
+        raise ValueError(f"{field_name} must be a sequence of {getattr(item_type, '__name__', 'parts')}")
     return items
 
 
@@ -64,7 +65,8 @@ class AssemblyInputs:
     """Everything one step's context is made of, already composed and classified by the caller.
 
     ``sources`` are the classified sources of the system prompt, snippets and skills; assembly adds
-    the caller context items and the task input. ``transcript`` is everything after the first user
+    the caller context items and the task input. ``task_input_parts`` (images, PDFs) follow the task
+    input's text in the first user message; their sources are the caller's to give. ``transcript`` is everything after the first user
     message. Lists are accepted and stored as tuples.
     """
 
@@ -72,6 +74,7 @@ class AssemblyInputs:
     task_input: str
     task_input_data_class: str | None = None
     task_input_identifier: str = TASK_INPUT_IDENTIFIER
+    task_input_parts: tuple[ContentPart, ...] = ()
     system_prompt: str = ""
     snippet_block: str = ""
     skill_block: str = ""
@@ -88,6 +91,7 @@ class AssemblyInputs:
         if self.tail_note is not None and not isinstance(self.tail_note, str):
             raise ValueError("tail_note must be a string or None")
         for name, item_type in (
+            ("task_input_parts", (TextPart, *MEDIA_PARTS)),
             ("caller_context", ContextItem),
             ("transcript", Message),
             ("tool_specs", ToolSpec),
@@ -171,12 +175,15 @@ def _system_message(inputs: AssemblyInputs) -> tuple[Message | None, Message | N
 
 def _first_user_message(inputs: AssemblyInputs) -> tuple[Message, Message | None, Message | None]:
     context_texts = [context_item_text(item) for item in inputs.caller_context]
-    content = _join(inputs.skill_block, *context_texts, inputs.task_input)
-    if not content:
+    text = _join(inputs.skill_block, *context_texts, inputs.task_input)
+    if not text and not inputs.task_input_parts:
         raise InvalidMessage(
             "task_input: the first user message would be empty (no skill block, context or task input)",
             extra={"field": "task_input"},
         )
+    content: str | tuple[ContentPart, ...] = text
+    if inputs.task_input_parts:
+        content = ((TextPart(text),) if text else ()) + inputs.task_input_parts
     message = Message(role="user", content=content)
     skills_probe = _probe(inputs.skill_block, message, "user")
     context_probe = (

@@ -18,11 +18,9 @@ Counting rules, and where each comes from:
 * Assistant tool calls and tool results: not documented by OpenAI. We charge
   :data:`TOKENS_PER_TOOL_CALL` plus the call id, function name and arguments per call, and the
   ``tool_call_id`` of a tool message, so that everything on the wire is counted (erring high).
-* Images, from OpenAI's vision guide ("Calculating costs"): ``low`` detail costs 85 tokens; ``high``
-  scales the image to fit 2048x2048, then its shortest side down to 768px, and costs 170 per 512px tile
-  plus 85. ``auto`` is charged as ``high``. When the size is unknown the documented maximum for the
-  detail level is charged: 85 for ``low``, 1445 (8 tiles, a 768x2048 image) for ``high``/``auto``.
-  (Some models, e.g. gpt-4o-mini, bill images at a different rate; calibration absorbs that.)
+* Images and PDFs, by the rule the profile's provider publishes (``profile.image_rule``): OpenAI's
+  tiles by detail, Anthropic's ``width * height / 750``, and a PDF's text plus one page image per
+  page. The rules and their sources are in ``context_assembly/media_costs.py``.
 
 Exactness and calibration: for ``o200k_base`` / ``cl100k_base`` profiles every ``count_*`` is the exact
 figure of those rules and the calibration factor is *not* applied; :meth:`Estimator.calibrated` applies
@@ -39,14 +37,14 @@ import math
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
 from config.caches import cache_register
 from config.lru import LruCache
 from context_assembly.encodings import EncodingUnavailable, get_encoding
 from context_assembly.errors import EstimatorUnavailable
-from context_assembly.messages import ImagePart, Message, ToolSpec, thaw_json
+from context_assembly.media_costs import OPENAI_TILES, media_tokens
+from context_assembly.messages import Message, TextPart, ToolSpec, thaw_json
 from context_assembly.profiles import ModelProfile
 
 TOKENS_PER_MESSAGE = 3
@@ -57,12 +55,6 @@ TOKENS_PER_TOOL_CALL = 3
 
 # The encoding used for profiles whose vendor tokenizer is not available.
 APPROXIMATION_ENCODING = "o200k_base"
-
-LOW_DETAIL_IMAGE_TOKENS = 85
-IMAGE_BASE_TOKENS = 85
-IMAGE_TILE_TOKENS = 170
-_IMAGE_MAX_TILES = 8  # a 768x2048 image after scaling: 2 x 4 tiles
-MAX_HIGH_DETAIL_IMAGE_TOKENS = IMAGE_BASE_TOKENS + IMAGE_TILE_TOKENS * _IMAGE_MAX_TILES
 
 
 @dataclass(frozen=True)
@@ -124,22 +116,6 @@ DEFAULT_CACHE = cache_register(
 )
 
 
-def image_tokens(part: ImagePart) -> int:
-    """Tokens charged for one image part by OpenAI's documented rule (see the module docstring)."""
-    if part.detail == "low":
-        return LOW_DETAIL_IMAGE_TOKENS
-    if part.width is None or part.height is None:
-        return MAX_HIGH_DETAIL_IMAGE_TOKENS
-    # Exact fractions: float scaling can land a hair above a tile boundary and add a whole tile.
-    width, height = Fraction(part.width), Fraction(part.height)
-    fit = min(Fraction(1), Fraction(2048) / max(width, height))
-    width, height = width * fit, height * fit
-    shrink = min(Fraction(1), Fraction(768) / min(width, height))
-    width, height = width * shrink, height * shrink
-    tiles = math.ceil(width / 512) * math.ceil(height / 512)
-    return IMAGE_BASE_TOKENS + IMAGE_TILE_TOKENS * tiles
-
-
 def _ceil_scaled(count: int, factor: float) -> int:
     # Rounding to 6 places first keeps 100 * 1.1 == 110.00000000000001 from becoming 111.
     return math.ceil(round(count * factor, 6))
@@ -173,6 +149,10 @@ class Estimator:
                 extra={"model_id": profile.model_id, "encoding": self.encoding_name},
             ) from exc
         self.cache = DEFAULT_CACHE if cache is None else cache
+        # Two profiles on one encoding count a message with media differently under different image
+        # rules, so the rule is part of the cache's key space.
+        rule = profile.image_rule
+        self._cache_space = self.encoding_name if rule == OPENAI_TILES else f"{self.encoding_name}/{rule}"
         self._overheads = TOOL_OVERHEADS[self.encoding_name]
 
     @property
@@ -201,7 +181,7 @@ class Estimator:
 
     def count_message(self, message: Message) -> int:
         """Tokens one message adds to a request: overhead, role, content, name, tool calls."""
-        key = (self.encoding_name, message.digest)
+        key = (self._cache_space, message.digest)
         raw = self.cache.get(key)
         if raw is None:
             raw = self._raw_message(message)
@@ -242,7 +222,10 @@ class Estimator:
             count += self._tokens(message.content)
         else:
             for part in message.content:
-                count += image_tokens(part) if isinstance(part, ImagePart) else self._tokens(part.text)
+                if isinstance(part, TextPart):
+                    count += self._tokens(part.text)
+                else:
+                    count += media_tokens(part, self.profile.image_rule, self._tokens)
         if message.name is not None:
             count += self._tokens(message.name) + TOKENS_PER_NAME
         for call in message.tool_calls:

@@ -6,15 +6,15 @@ OpenAI Chat Completions wire shape) and ``from_openai()`` (which validates untru
 
 Representation choices, because hashability shapes them:
 
-* ``Message.content`` is a ``str`` or a ``tuple`` of :class:`TextPart` / :class:`ImagePart` (a list
-  given to the constructor is normalised to a tuple).
+* ``Message.content`` is a ``str`` or a ``tuple`` of :class:`TextPart` / :class:`ImagePart` /
+  :class:`FilePart` (``context_assembly/parts.py``; a list given to the constructor becomes a tuple).
 * ``ToolSpec.parameters`` is stored as a read-only :class:`FrozenMapping` (JSON arrays become tuples),
   so a spec can be hashed and used as a cache key; ``to_openai()`` returns plain dicts and lists again.
 * An assistant message that only carries tool calls has ``content == ""``; on the wire that is
   ``"content": null``, as the API expects.
 
-Content the estimator could not count (audio, files, refusals, unknown part types) is rejected rather
-than carried along uncounted: an estimate that silently skips a part would under-report the window.
+Content the estimator could not count (audio, refusals, unknown part types, a file part without its
+bytes read) is rejected rather than carried along uncounted: an estimate that silently skips a part would under-report the window.
 """
 
 from __future__ import annotations
@@ -27,10 +27,14 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from context_assembly.errors import InvalidMessage
+from context_assembly.parts import IMAGE_DETAILS as IMAGE_DETAILS
+from context_assembly.parts import MEDIA_PARTS, ContentPart, FilePart, ImagePart, TextPart
+from context_assembly.parts import invalid as _invalid
+from context_assembly.parts import require_str as _require_str
+
+__all__ = ["ContentPart", "FilePart", "ImagePart", "Message", "TextPart", "ToolCall", "ToolSpec"]
 
 ROLES = ("system", "user", "assistant", "tool")
-IMAGE_DETAILS = ("auto", "low", "high")
 
 # OpenAI's rule for function names: letters, digits, underscores and dashes, at most 64 characters.
 _FUNCTION_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -50,18 +54,6 @@ def _fields_digest(message: Message, content: str) -> bytes:
         hasher.update(b"\x01" + len(data).to_bytes(8, "little"))
         hasher.update(data)
     return hasher.digest()
-
-
-def _invalid(field_path: str, problem: str) -> InvalidMessage:
-    return InvalidMessage(f"{field_path}: {problem}", extra={"field": field_path})
-
-
-def _require_str(value: object, field_path: str, *, allow_empty: bool = True) -> str:
-    if not isinstance(value, str):
-        raise _invalid(field_path, f"expected a string, got {type(value).__name__}")
-    if not allow_empty and not value:
-        raise _invalid(field_path, "must not be empty")
-    return value
 
 
 def _require_mapping(value: object, field_path: str) -> Mapping[str, Any]:
@@ -162,48 +154,6 @@ class ToolCall:
         )
 
 
-@dataclass(frozen=True)
-class TextPart:
-    """A text content part."""
-
-    text: str
-
-    def __post_init__(self) -> None:
-        _require_str(self.text, "content.text")
-
-    def to_openai(self) -> dict[str, Any]:
-        return {"type": "text", "text": self.text}
-
-
-@dataclass(frozen=True)
-class ImagePart:
-    """An image content part (user messages only).
-
-    ``width`` and ``height`` are not sent on the wire; when the caller knows them the estimator charges
-    the documented tile cost of that size, otherwise the documented maximum for the detail level.
-    """
-
-    url: str
-    detail: str = "auto"
-    width: int | None = None
-    height: int | None = None
-
-    def __post_init__(self) -> None:
-        _require_str(self.url, "content.image_url.url", allow_empty=False)
-        if self.detail not in IMAGE_DETAILS:
-            raise _invalid("content.image_url.detail", f"must be one of {', '.join(IMAGE_DETAILS)}")
-        for name in ("width", "height"):
-            size = getattr(self, name)
-            if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size <= 0):
-                raise _invalid(f"content.image_url.{name}", "must be a positive integer")
-
-    def to_openai(self) -> dict[str, Any]:
-        return {"type": "image_url", "image_url": {"url": self.url, "detail": self.detail}}
-
-
-ContentPart = TextPart | ImagePart
-
-
 def _part_from_openai(raw: object, field_path: str) -> ContentPart:
     data = _require_mapping(raw, field_path)
     kind = data.get("type")
@@ -218,6 +168,10 @@ def _part_from_openai(raw: object, field_path: str) -> ContentPart:
         if detail not in IMAGE_DETAILS:
             raise _invalid(f"{field_path}.image_url.detail", f"must be one of {', '.join(IMAGE_DETAILS)}")
         return ImagePart(url=_require_str(image.get("url"), f"{field_path}.image_url.url"), detail=detail)
+    if kind == "file":
+        # A file part is counted by its pages and extracted text, read from its bytes by whoever
+        # accepts it from a caller (agents/runtime/media.py); a bare wire part has neither.
+        raise _invalid(f"{field_path}.type", "a file part must be read from its bytes before it is sent")
     raise _invalid(f"{field_path}.type", f"unsupported content part type {kind!r}")
 
 
@@ -227,7 +181,7 @@ class Message:
 
     * ``role`` is one of :data:`ROLES`; ``tool_call_id`` is set exactly on ``tool`` messages;
     * ``tool_calls`` only on ``assistant`` messages; ``name`` never on ``tool`` messages;
-    * image parts only in ``user`` content; a part list is never empty.
+    * image and file parts only in ``user`` content; a part list is never empty.
     """
 
     role: str
@@ -254,10 +208,12 @@ class Message:
         if not self.content:
             raise _invalid("content", "a content part list must not be empty")
         for index, part in enumerate(self.content):
-            if not isinstance(part, TextPart | ImagePart):
-                raise _invalid(f"content[{index}]", "expected a text or image part")
-            if isinstance(part, ImagePart) and self.role != "user":
-                raise _invalid(f"content[{index}]", f"image parts are not allowed in {self.role} messages")
+            if not isinstance(part, TextPart | ImagePart | FilePart):
+                raise _invalid(f"content[{index}]", "expected a text, image or file part")
+            if isinstance(part, MEDIA_PARTS) and self.role != "user":
+                raise _invalid(
+                    f"content[{index}]", f"{part.modality} parts are not allowed in {self.role} messages"
+                )
 
     def _check_fields(self) -> None:
         if self.name is not None:
@@ -305,8 +261,16 @@ class Message:
             canonical["image_sizes"] = [
                 [part.width, part.height] for part in self.content if isinstance(part, ImagePart)
             ]
+            canonical["file_pages"] = [part.pages for part in self.content if isinstance(part, FilePart)]
         text = json.dumps(canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(b"json:" + text.encode("utf-8", "surrogatepass")).digest()
+
+    @property
+    def modalities(self) -> frozenset[str]:
+        """The input modalities the message's parts need (``image``, ``pdf``); empty for text."""
+        if isinstance(self.content, str):
+            return frozenset()
+        return frozenset(part.modality for part in self.content if isinstance(part, MEDIA_PARTS))
 
     @classmethod
     def from_openai(cls, raw: object) -> Message:

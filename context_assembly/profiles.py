@@ -23,6 +23,8 @@ from types import MappingProxyType
 from typing import Literal
 
 from context_assembly.errors import InvalidModelProfile
+from context_assembly.media_costs import IMAGE_RULES, OPENAI_TILES
+from context_assembly.parts import IMAGE, MODALITIES, PDF
 
 TOKENIZERS = ("o200k_base", "cl100k_base", "approximate")
 TOKEN_PARAMETERS = ("max_tokens", "max_completion_tokens")
@@ -48,6 +50,9 @@ class ModelProfile:
     max_output_tokens: int | None
     tokenizer: str
     calibration_factor: float = 1.0
+    # How images and PDF pages are counted: by OpenAI's tiles or Anthropic's pixels
+    # (context_assembly/media_costs.py); the serving provider's kind decides (agents/runtime/plan.py).
+    image_rule: str = OPENAI_TILES
 
     def __post_init__(self) -> None:
         if not isinstance(self.model_id, str) or not self.model_id:
@@ -63,6 +68,10 @@ class ModelProfile:
         if self.tokenizer not in TOKENIZERS:
             raise InvalidModelProfile(
                 f"tokenizer must be one of {', '.join(TOKENIZERS)}", extra={"field": "tokenizer"}
+            )
+        if self.image_rule not in IMAGE_RULES:
+            raise InvalidModelProfile(
+                f"image_rule must be one of {', '.join(IMAGE_RULES)}", extra={"field": "image_rule"}
             )
         factor = self.calibration_factor
         if isinstance(factor, bool) or not isinstance(factor, int | float) or not math.isfinite(factor):
@@ -95,6 +104,8 @@ class ModelCapabilities:
       that replaced it). Anthropic has a top-level ``system`` parameter and ignores this.
     * ``cache_min_tokens``: the shortest prefix the provider caches when asked to (Anthropic's
       ``cache_control``); None when the catalogue does not know it (the adapter has its own default).
+    * ``input_modalities``: what the model reads besides text (``image``, ``pdf``), sorted. A part
+      of a modality the model does not declare is refused before anything is sent.
 
     The defaults are what plain chat models and OpenAI-compatible servers accept, i.e. what a model
     outside the catalogue is sent.
@@ -104,8 +115,16 @@ class ModelCapabilities:
     sampling: bool = True
     system_role: SystemRole = "system"
     cache_min_tokens: int | None = None
+    input_modalities: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        modalities = self.input_modalities
+        if not isinstance(modalities, tuple | list) or any(m not in MODALITIES for m in modalities):
+            raise InvalidModelProfile(
+                f"input_modalities must hold only {', '.join(MODALITIES)}",
+                extra={"field": "input_modalities"},
+            )
+        object.__setattr__(self, "input_modalities", tuple(sorted(set(modalities))))
         if self.token_parameter not in TOKEN_PARAMETERS:
             raise InvalidModelProfile(
                 f"token_parameter must be one of {', '.join(TOKEN_PARAMETERS)}",
@@ -147,13 +166,31 @@ _META = "Meta Llama 3.1 model card (meta-llama/Llama-3.1-8B-Instruct)"
 
 # Capabilities, each with the vendor page that states it.
 _CHAT = (DEFAULT_CAPABILITIES, "")
+_MEDIA = (IMAGE, PDF)
+# OpenAI documentation, "Images and vision" (image inputs) and "File inputs" (PDF files, "models with
+# vision capabilities"); the Models page lists each model's input modalities.
+_OPENAI_MEDIA_SOURCE = "OpenAI documentation, Images and vision; File inputs; Models page (modalities)"
+_CHAT_MEDIA = (ModelCapabilities(input_modalities=_MEDIA), _OPENAI_MEDIA_SOURCE)
+_CHAT_IMAGES = (ModelCapabilities(input_modalities=(IMAGE,)), _OPENAI_MEDIA_SOURCE)
 # OpenAI API reference, "Create chat completion": max_tokens "is not compatible with o-series models"
 # (use max_completion_tokens); developer messages replace system messages "with o1 models and newer".
 # OpenAI documentation, "Reasoning models": temperature, top_p and the penalties are not supported.
-_REASONING = (
-    ModelCapabilities(token_parameter="max_completion_tokens", sampling=False, system_role="developer"),
+_REASONING_SOURCE = (
     "OpenAI API reference, Create chat completion (max_completion_tokens, developer messages); "
-    "OpenAI documentation, Reasoning models (no sampling parameters)",
+    "OpenAI documentation, Reasoning models (no sampling parameters)"
+)
+_REASONING_TEXT = (
+    ModelCapabilities(token_parameter="max_completion_tokens", sampling=False, system_role="developer"),
+    _REASONING_SOURCE,
+)
+_REASONING = (
+    ModelCapabilities(
+        token_parameter="max_completion_tokens",
+        sampling=False,
+        system_role="developer",
+        input_modalities=_MEDIA,
+    ),
+    f"{_REASONING_SOURCE}; {_OPENAI_MEDIA_SOURCE}",
 )
 
 
@@ -166,28 +203,29 @@ def _claude(model_id: str, max_output: int, name: str, *, cache_min_tokens: int)
     """A Claude model's row: every one has a 200K window and no published tokenizer."""
     # Anthropic documentation, "Prompt caching", section "Cache limitations": the minimum cacheable
     # prompt length per model; a shorter prefix is not cached (and no error is returned).
+    # Anthropic documentation, "Vision" and "PDF support" ("All active models support PDF processing").
     caching = (
-        ModelCapabilities(cache_min_tokens=cache_min_tokens),
-        "Anthropic documentation, Prompt caching (Cache limitations)",
+        ModelCapabilities(cache_min_tokens=cache_min_tokens, input_modalities=_MEDIA),
+        "Anthropic documentation, Prompt caching (Cache limitations); Vision; PDF support",
     )
     return (model_id, 200_000, max_output, "approximate", f"{_ANTHROPIC}: {name}", caching)
 
 
 _ROWS: tuple[_Row, ...] = (
-    ("gpt-4o", 128_000, 16_384, "o200k_base", f"{_OPENAI}: GPT-4o", _CHAT),
-    ("gpt-4o-2024-05-13", 128_000, 4_096, "o200k_base", f"{_OPENAI}: GPT-4o (gpt-4o-2024-05-13)", _CHAT),
-    ("gpt-4o-mini", 128_000, 16_384, "o200k_base", f"{_OPENAI}: GPT-4o mini", _CHAT),
-    ("gpt-4.1", 1_047_576, 32_768, "o200k_base", f"{_OPENAI}: GPT-4.1", _CHAT),
-    ("gpt-4.1-mini", 1_047_576, 32_768, "o200k_base", f"{_OPENAI}: GPT-4.1 mini", _CHAT),
-    ("gpt-4.1-nano", 1_047_576, 32_768, "o200k_base", f"{_OPENAI}: GPT-4.1 nano", _CHAT),
+    ("gpt-4o", 128_000, 16_384, "o200k_base", f"{_OPENAI}: GPT-4o", _CHAT_MEDIA),
+    ("gpt-4o-2024-05-13", 128_000, 4_096, "o200k_base", f"{_OPENAI}: GPT-4o (gpt-4o-2024-05-13)", _CHAT_MEDIA),
+    ("gpt-4o-mini", 128_000, 16_384, "o200k_base", f"{_OPENAI}: GPT-4o mini", _CHAT_MEDIA),
+    ("gpt-4.1", 1_047_576, 32_768, "o200k_base", f"{_OPENAI}: GPT-4.1", _CHAT_MEDIA),
+    ("gpt-4.1-mini", 1_047_576, 32_768, "o200k_base", f"{_OPENAI}: GPT-4.1 mini", _CHAT_MEDIA),
+    ("gpt-4.1-nano", 1_047_576, 32_768, "o200k_base", f"{_OPENAI}: GPT-4.1 nano", _CHAT_MEDIA),
     ("o1", 200_000, 100_000, "o200k_base", f"{_OPENAI}: o1", _REASONING),
-    ("o3-mini", 200_000, 100_000, "o200k_base", f"{_OPENAI}: o3-mini", _REASONING),
+    ("o3-mini", 200_000, 100_000, "o200k_base", f"{_OPENAI}: o3-mini", _REASONING_TEXT),
     ("o3", 200_000, 100_000, "o200k_base", f"{_OPENAI}: o3", _REASONING),
     ("o4-mini", 200_000, 100_000, "o200k_base", f"{_OPENAI}: o4-mini", _REASONING),
     ("gpt-5", 400_000, 128_000, "o200k_base", f"{_OPENAI}: GPT-5", _REASONING),
     ("gpt-5-mini", 400_000, 128_000, "o200k_base", f"{_OPENAI}: GPT-5 mini", _REASONING),
     ("gpt-5-nano", 400_000, 128_000, "o200k_base", f"{_OPENAI}: GPT-5 nano", _REASONING),
-    ("gpt-4-turbo", 128_000, 4_096, "cl100k_base", f"{_OPENAI}: GPT-4 Turbo", _CHAT),
+    ("gpt-4-turbo", 128_000, 4_096, "cl100k_base", f"{_OPENAI}: GPT-4 Turbo", _CHAT_IMAGES),
     ("gpt-4", 8_192, 8_192, "cl100k_base", f"{_OPENAI}: GPT-4", _CHAT),
     ("gpt-3.5-turbo", 16_385, 4_096, "cl100k_base", f"{_OPENAI}: GPT-3.5 Turbo", _CHAT),
     ("gpt-3.5-turbo-0613", 4_096, 4_096, "cl100k_base", f"{_OPENAI}: GPT-3.5 Turbo (0613)", _CHAT),
@@ -309,6 +347,7 @@ def capabilities_for(
     sampling: bool | None = None,
     system_role: SystemRole | None = None,
     cache_min_tokens: int | None = None,
+    input_modalities: tuple[str, ...] | list[str] | None = None,
 ) -> ModelCapabilities:
     """What the API of ``model_id`` accepts: each value given here (None: not declared) over the
     catalogue's value for the model (dated snapshots resolve to their family), else the default of a
@@ -321,4 +360,5 @@ def capabilities_for(
         sampling=base.sampling if sampling is None else sampling,
         system_role=base.system_role if system_role is None else system_role,
         cache_min_tokens=base.cache_min_tokens if cache_min_tokens is None else cache_min_tokens,
+        input_modalities=base.input_modalities if input_modalities is None else tuple(input_modalities),
     )

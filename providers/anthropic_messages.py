@@ -13,7 +13,7 @@ From the wire-neutral messages (OpenAI shape); the call's other parameters are t
 * ``tool`` messages become ``tool_result`` blocks inside a user message;
 * consecutive messages of the same role are merged into one (the API requires alternation), keeping
   block order, so tool results precede a following user text;
-* ``name`` is not sent (the Messages API has no such field); image parts become ``image`` blocks
+* ``name`` is not sent (the Messages API has no such field); image parts become ``image`` blocks and PDF file parts ``document`` blocks
   (``base64`` for data URLs, ``url`` otherwise) and their ``detail`` is dropped.
 
 The skill block is split off as the first block of the first user message (by the call's layout), so
@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from context_assembly.messages import ImagePart, Message, ToolCall, ToolSpec, thaw_json
+from context_assembly.messages import FilePart, ImagePart, Message, TextPart, ToolCall, ToolSpec, thaw_json
 from providers.anthropic_cache import BlockRef, WireMessages
 from providers.values import NO_LAYOUT, PromptLayout
 
@@ -43,7 +43,7 @@ class Untranslatable(Exception):
 def _text_of(message: Message) -> str:
     if isinstance(message.content, str):
         return message.content
-    return "".join(part.text for part in message.content if not isinstance(part, ImagePart))
+    return "".join(part.text for part in message.content if isinstance(part, TextPart))
 
 
 def _image_block(part: ImagePart, where: str) -> dict[str, Any]:
@@ -63,6 +63,9 @@ def _content_blocks(message: Message, where: str) -> list[dict[str, Any]]:
     for part in message.content:
         if isinstance(part, ImagePart):
             blocks.append(_image_block(part, where))
+        elif isinstance(part, FilePart):
+            source = {"type": "base64", "media_type": part.media_type, "data": part.data}
+            blocks.append({"type": "document", "source": source})
         elif part.text:
             blocks.append({"type": "text", "text": part.text})
     return blocks

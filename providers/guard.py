@@ -29,7 +29,15 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from context_assembly.estimator import Estimator
-from context_assembly.messages import ImagePart, Message, TextPart, ToolCall, ToolSpec, thaw_json
+from context_assembly.messages import (
+    ContentPart,
+    FilePart,
+    Message,
+    TextPart,
+    ToolCall,
+    ToolSpec,
+    thaw_json,
+)
 from governance.guardrails.redaction import Redaction
 from providers.base import ProviderAdapter
 from providers.values import ProviderCall
@@ -41,6 +49,7 @@ _STRUCTURE = frozenset((
     "model", "messages", "max_tokens", "max_completion_tokens", "developer", "tools", "temperature", "stream", "stream_options", "include_usage",
     "extra_body", "role", "content", "name", "tool_calls", "tool_call_id", "id", "type", "function",
     "arguments", "description", "parameters", "strict", "text", "image_url", "url", "detail", "system",
+    "file", "file_data", "filename", "document",
     "user", "assistant", "tool", "tool_use", "tool_use_id", "tool_result", "input", "input_schema", "source",
     "media_type", "data", "base64", "image", "object", "properties", "required", "string", "integer",
     "number", "boolean", "array", "items", "enum",
@@ -185,16 +194,11 @@ def _redacted_call(call: ProviderCall, redactor: _Redactor) -> ProviderCall:
 
 
 def _redacted_message(message: Message, redactor: _Redactor) -> Message:
-    content: str | tuple[TextPart | ImagePart, ...]
+    content: str | tuple[ContentPart, ...]
     if isinstance(message.content, str):
         content = redactor.text(message.content)
     else:
-        content = tuple(
-            TextPart(redactor.text(part.text))
-            if isinstance(part, TextPart)
-            else replace(part, url=redactor.text(part.url))
-            for part in message.content
-        )
+        content = tuple(_redacted_part(part, redactor) for part in message.content)
     return Message(
         role=message.role,
         content=content,
@@ -205,6 +209,16 @@ def _redacted_message(message: Message, redactor: _Redactor) -> Message:
         ),
         tool_call_id=redactor.optional(message.tool_call_id),
     )
+
+
+def _redacted_part(part: ContentPart, redactor: _Redactor) -> ContentPart:
+    if isinstance(part, TextPart):
+        return TextPart(redactor.text(part.text))
+    if isinstance(part, FilePart):
+        # The extracted text was redacted when the send was planned (agents/runtime/redactions.py); the
+        # bytes are a document's, which no detector reads as a secret.
+        return replace(part, filename=redactor.text(part.filename))
+    return replace(part, url=redactor.text(part.url))
 
 
 def _redacted_spec(spec: ToolSpec, redactor: _Redactor) -> ToolSpec:

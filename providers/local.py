@@ -42,7 +42,7 @@ from typing import Any
 
 from context_assembly.errors import EstimatorUnavailable
 from context_assembly.estimator import Estimator
-from context_assembly.messages import ImagePart, Message, ToolCall, thaw_json
+from context_assembly.messages import Message, TextPart, ToolCall, thaw_json
 from context_assembly.profiles import ModelProfile
 from providers.base import ProviderAdapter
 from providers.chat_body import chat_completions_body
@@ -253,7 +253,7 @@ def response_id(call: ProviderCall) -> str:
 def _text_of(message: Message) -> str:
     if isinstance(message.content, str):
         return message.content
-    return " ".join(part.text for part in message.content if not isinstance(part, ImagePart))
+    return " ".join(part.text for part in message.content if isinstance(part, TextPart))
 
 
 def _positive_int(value: Any) -> int | None:

@@ -18,8 +18,12 @@ governed alike. Where each message goes (the assembly's order, docs/architecture
   format and stop sequences are sources too (``tools``, ``response_format``, ``stop``), of the
   request's default class.
 
-Content is text: a string or a list of text parts (joined with a line break); image, audio and file
-parts are refused with :class:`InvalidMessage` naming the field, as is every unknown role or key.
+Content is a string or a list of parts: text parts (joined with a line break), and in ``user``
+messages ``image_url`` and ``file`` (PDF) parts, read into their bytes by :mod:`agents.runtime.media`
+(remote URLs only where the configuration allows it). Each image or file is a source of its own
+``data_class`` (an extension field on the part), else its message's, named by its place
+(``messages[0].content[1]``). Audio and other parts are refused with :class:`InvalidMessage` naming
+the field, as is every unknown role or key.
 The caller's ``tools`` are offered instead of the configuration's (the caller runs them; nothing here
 executes a tool), with ``tool_choice`` checked against them.
 """
@@ -30,7 +34,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from agents.runtime.request import SendRequest, TranscriptEntry
+from agents.runtime.media import file_part, image_part
+from agents.runtime.request import MediaInput, SendRequest, TranscriptEntry
 from context_assembly.assembly import ContextItem, context_item_text
 from context_assembly.errors import InvalidMessage
 from context_assembly.messages import Message, TextPart, ToolSpec
@@ -41,6 +46,7 @@ from skills.models import Skill
 SYSTEM_ROLES = ("system", "developer")
 DATA_CLASS_FIELD = "data_class"
 _CLASSES = frozenset(DataClass.values)
+_MEDIA_KINDS = ("image_url", "file")
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,7 @@ class Conversation:
     tool_choice: Any = None
     options: CallOptions = NO_OPTIONS
     request_skills: tuple[Skill, ...] = ()
+    allow_remote_media: bool = False
 
 
 def invalid(field_path: str, problem: str) -> InvalidMessage:
@@ -65,22 +72,26 @@ def conversation_request(messages: Sequence[Any], conversation: Conversation) ->
     :class:`InvalidMessage` naming the field (``messages[2].content[0].type``), never its content."""
     if not messages:
         raise invalid("messages", "must hold at least one message")
-    parsed = [_parse(raw, index, conversation.default_class) for index, raw in enumerate(messages)]
-    first_user = next((i for i, (message, _, _) in enumerate(parsed) if message.role == "user"), None)
-    if first_user is None or any(role not in SYSTEM_ROLES for _, role, _ in parsed[:first_user]):
+    parsed = [_parse(raw, index, conversation) for index, raw in enumerate(messages)]
+    first_user = next((i for i, (message, *_) in enumerate(parsed) if message.role == "user"), None)
+    if first_user is None or any(role not in SYSTEM_ROLES for _, role, *_ in parsed[:first_user]):
         raise invalid(
             "messages", "the conversation must start with a user message, after any system messages"
         )
     leading = [
         ContextItem(role, _text(message), data_class, identifier=f"messages[{index}]")
-        for index, (message, role, data_class) in enumerate(parsed[:first_user])
+        for index, (message, role, data_class, _) in enumerate(parsed[:first_user])
     ]
-    task, _, task_class = parsed[first_user]
+    task, _, task_class, task_media = parsed[first_user]
+    later = parsed[first_user + 1 :]
     transcript = tuple(
         TranscriptEntry(
-            _transcript_message(message, role), data_class, caller=True, identifier=f"messages[{index}]"
+            _transcript_message(message, role, media),
+            data_class,
+            caller=True,
+            identifier=f"messages[{index}]",
         )
-        for index, (message, role, data_class) in enumerate(parsed[first_user + 1 :], start=first_user + 1)
+        for index, (message, role, data_class, media) in enumerate(later, start=first_user + 1)
     )
     tools = _tools(conversation.tools)
     override = conversation.allow_system_override
@@ -95,12 +106,18 @@ def conversation_request(messages: Sequence[Any], conversation: Conversation) ->
         client_tools=tools,
         client_tools_class=conversation.default_class,
         options=_with_tool_choice(conversation.options, conversation.tool_choice, tools),
+        task_input_media=task_media,
+        transcript_media=tuple(media for *_, message_media in later for media in message_media),
     )
 
 
-def _parse(raw: Any, index: int, default_class: str) -> tuple[Message, str, str]:
-    """The message at ``index`` with its role as sent (``developer`` is a system message) and its class."""
+def _parse(
+    raw: Any, index: int, conversation: Conversation
+) -> tuple[Message, str, str, tuple[MediaInput, ...]]:
+    """The message at ``index`` with its role as sent (``developer`` is a system message), its class
+    and its images and files (only a user message may hold any)."""
     where = f"messages[{index}]"
+    default_class = conversation.default_class
     if not isinstance(raw, Mapping):
         raise invalid(where, f"expected an object, got {type(raw).__name__}")
     fields = dict(raw)
@@ -112,25 +129,50 @@ def _parse(raw: Any, index: int, default_class: str) -> tuple[Message, str, str]
     role = fields.get("role")
     if role == "developer":
         fields["role"] = "system"
+    media: tuple[MediaInput, ...] = ()
     if isinstance(fields.get("content"), list):
-        fields["content"] = _joined_text_parts(fields["content"], f"{where}.content")
+        fields["content"], media = _content_parts(
+            fields["content"], f"{where}.content", data_class, conversation, user=role == "user"
+        )
     try:
         message = Message.from_openai(fields)
     except InvalidMessage as exc:
         raise invalid(f"{where}.{exc.extra.get('field', 'message')}", _problem(exc)) from None
-    return message, str(role), data_class
+    return message, str(role), data_class, media
 
 
-def _joined_text_parts(parts: list[Any], where: str) -> str:
-    texts = []
+def _content_parts(
+    parts: list[Any], where: str, data_class: str, conversation: Conversation, *, user: bool
+) -> tuple[str, tuple[MediaInput, ...]]:
+    """The text of ``parts`` (text parts joined by a line break) and their images and files."""
+    texts, media = [], []
     for position, part in enumerate(parts):
+        at = f"{where}[{position}]"
         kind = part.get("type") if isinstance(part, Mapping) else None
-        if kind != "text" or not isinstance(part.get("text"), str):
-            raise invalid(f"{where}[{position}].type", "only text parts are accepted")
-        texts.append(part["text"])
-    if not texts:
+        if kind == "text" and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+            continue
+        if kind not in _MEDIA_KINDS:
+            raise invalid(f"{at}.type", "only text, image_url and file parts are accepted")
+        if not user:
+            raise invalid(f"{at}.type", f"{kind} parts are accepted in user messages only")
+        media.append(_media(part, at, data_class, conversation))
+    if not texts and not media:
         raise invalid(where, "a content part list must not be empty")
-    return "\n".join(texts)
+    return "\n".join(texts), tuple(media)
+
+
+def _media(part: Mapping[str, Any], at: str, data_class: str, conversation: Conversation) -> MediaInput:
+    declared = part.get(DATA_CLASS_FIELD)
+    if declared is not None and declared not in _CLASSES:
+        raise invalid(f"{at}.{DATA_CLASS_FIELD}", f"must be one of {', '.join(sorted(_CLASSES))}")
+    kind = part["type"]
+    body = part.get(kind)
+    if not isinstance(body, Mapping):
+        raise invalid(f"{at}.{kind}", "expected an object")
+    read = image_part if kind == "image_url" else file_part
+    media = read(body, f"{at}.{kind}", allow_remote=conversation.allow_remote_media)
+    return MediaInput(media, declared or data_class, at)
 
 
 def _problem(exc: InvalidMessage) -> str:
@@ -146,7 +188,10 @@ def _text(message: Message) -> str:
     return "\n".join(part.text for part in content if isinstance(part, TextPart))
 
 
-def _transcript_message(message: Message, role: str) -> Message:
+def _transcript_message(message: Message, role: str, media: tuple[MediaInput, ...] = ()) -> Message:
+    if media:
+        text = (TextPart(_text(message)),) if _text(message) else ()
+        return replace(message, content=text + tuple(item.part for item in media))
     if message.role != "system":
         return message
     return Message(role="user", content=context_item_text(ContextItem(role, _text(message), "")))

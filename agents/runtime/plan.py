@@ -12,18 +12,20 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from agents.runtime.content import SendContent, live_content
+from agents.runtime.modalities import modalities_check
 from agents.runtime.pins import PinnedContent
 from agents.runtime.pseudonyms import Pseudonyms
 from agents.runtime.redactions import Redactions
 from agents.runtime.request import SendRequest
 from agents.runtime.screening import PartScreen, caller_context_screened, caller_sources, part_screen
-from catalog.models import Configuration, LlmModel
+from catalog.models import Configuration, LlmModel, ProviderKind
 from catalog.selectors import configuration_sources, configuration_zone
 from context_assembly.assembly import (
     AssembledContext,
     AssemblyInputs,
     assemble,
 )
+from context_assembly.media_costs import ANTHROPIC_PIXELS, OPENAI_TILES
 from context_assembly.profiles import ModelProfile
 from governance.policy import ContextDecision, Receiver, Source, decide, enforcement_mode
 from governance.screening import declared, raised
@@ -108,6 +110,7 @@ def model_profile(model: LlmModel) -> ModelProfile:
         max_output_tokens=model.max_output_tokens,
         tokenizer=model.tokenizer,
         calibration_factor=model.calibration_factor,
+        image_rule=ANTHROPIC_PIXELS if model.provider.kind == ProviderKind.ANTHROPIC else OPENAI_TILES,
     )
 
 
@@ -225,6 +228,7 @@ def plan_of(
     ``screen``) by ``serving``: every send's plan is made here, a step's and a completion's
     (:func:`send_plan`) as a summary's (``agents/runtime/summary.py``). ``added_found`` is what each
     source assembly adds (the caller's context items, then the task input) holds."""
+    modalities_check(inputs, serving.active or (serving.model,))
     assembled = assemble(inputs)
     if any(added_found):
         given = len(inputs.sources)
@@ -292,6 +296,7 @@ def _send_plan(content: SendContent, request: SendRequest, models: tuple[LlmMode
         task_input=task_input,
         task_input_data_class=request.input_data_class,
         task_input_identifier=request.task_input_identifier,
+        task_input_parts=tuple(redactions.part(media.part) for media in request.task_input_media),
         system_prompt=system_prompt,
         snippet_block=snippet_text,
         skill_block=skill_text,
@@ -303,6 +308,7 @@ def _send_plan(content: SendContent, request: SendRequest, models: tuple[LlmMode
             *(raised(source, counts) for source, counts in zip(configured, found, strict=True)),
             *transcript_sources,
             *caller_sources(request, screen, prompt_found),
+            *request.media_sources,
         ),
     )
     return plan_of(

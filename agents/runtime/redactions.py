@@ -12,6 +12,7 @@ from typing import Any
 from config.caches import cache_register
 from config.lru import LruCache
 from context_assembly.messages import Message, ToolCall, ToolSpec
+from context_assembly.parts import ContentPart, FilePart, TextPart
 from governance.guardrails.redaction import Redaction, redact
 from governance.services import EventContext, enforced_event_record
 from governance.telemetry import redactions_counted
@@ -124,6 +125,21 @@ class Redactions:
         self._add(own.counts)
         return redacted
 
+    def part(self, part: ContentPart) -> ContentPart:
+        """A content part redacted (the same object when clean). A PDF's extracted text passes the
+        same redaction as any text; one that held a secret cannot be sent as its bytes (the secret
+        is in them), so it is sent as its redacted text instead, labelled with its file name."""
+        if isinstance(part, TextPart):
+            text = self.text(part.text)
+            return part if text is part.text else TextPart(text)
+        if isinstance(part, FilePart):
+            text = self.text(part.text)
+            name = self.text(part.filename)
+            if text is part.text and name is part.filename:
+                return part
+            return TextPart(f"Document {json.dumps(name, ensure_ascii=False)} (its text; redacted):\n{text}")
+        return part
+
     def _add(self, counts: dict[str, int]) -> None:
         for kind, count in counts.items():
             self.counts[kind] = self.counts.get(kind, 0) + count
@@ -132,7 +148,9 @@ class Redactions:
         """Every text of ``message``: its content, name, tool call ids, names and arguments, and the id
         of the call it answers. The same object when nothing changed."""
         content = message.content
-        redacted_content = self.text(content) if isinstance(content, str) else content
+        redacted_content = (
+            self.text(content) if isinstance(content, str) else tuple(self.part(part) for part in content)
+        )
         name = self.text(message.name) if message.name else message.name
         calls = self.tool_calls(message.tool_calls)
         call_id = self.text(message.tool_call_id) if message.tool_call_id else message.tool_call_id

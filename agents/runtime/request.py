@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from context_assembly.assembly import TASK_INPUT_IDENTIFIER, ContextItem
 from context_assembly.messages import Message, ToolSpec
+from context_assembly.parts import FilePart, ImagePart
 from governance.policy import Source
 from governance.vocabulary import Enforcement, SourceKind, TrustZone
 from providers.values import NO_OPTIONS, CallOptions
@@ -79,6 +80,19 @@ def transcript_sources(entries: Iterable[TranscriptEntry]) -> list[Source]:
 
 
 @dataclass(frozen=True)
+class MediaInput:
+    """An image or PDF the caller sent, and the source it is governed as: its own declared class, else
+    its message's (``identifier``: ``messages[0].content[1]``)."""
+
+    part: ImagePart | FilePart
+    data_class: str
+    identifier: str
+
+    def source(self) -> Source:
+        return Source(SourceKind.CALLER_CONTEXT, self.identifier, self.data_class, None, Enforcement.ENFORCE)
+
+
+@dataclass(frozen=True)
 class SendRequest:
     """The per-request part of a send: what the caller asked for, plus the transcript.
 
@@ -110,6 +124,14 @@ class SendRequest:
     # Whose placeholders a pseudonymizing configuration sends (agents/runtime/pseudonyms.py): a run's
     # id, so every step of it uses the same ones; empty: this send's own.
     pseudonym_scope: str = ""
+    # The caller's images and PDFs: those of the task input (sent after its text, in the first user
+    # message) and those already inside transcript messages (carried here for their sources).
+    task_input_media: tuple[MediaInput, ...] = ()
+    transcript_media: tuple[MediaInput, ...] = ()
+
+    @property
+    def media_sources(self) -> list[Source]:
+        return [media.source() for media in (*self.task_input_media, *self.transcript_media)]
 
     @property
     def caller_messages(self) -> int:

@@ -9,6 +9,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from agents.errors import MediaRefused
 from agents.models import AgentRun, RunStatus, TerminationReason
 from agents.models.runs import TERMINAL_STATUSES
 from agents.runtime.budget import budget_require
@@ -89,6 +90,13 @@ def run_create(
                 caller_context=items,
             ),
         )
+        if conversation.task_input_media or conversation.transcript_media:
+            # A run keeps its input as text (AgentRun.input_text and its conversation); an image or a
+            # PDF would be dropped from every step without a word.
+            raise MediaRefused(
+                "messages: a run takes text only; send images and files to a completion endpoint",
+                extra={"field": "messages"},
+            )
         input_text, data_class, items = (
             conversation.task_input,
             conversation.input_data_class,
@@ -213,6 +221,7 @@ def send_request_from_messages(
     conversation = Conversation(
         default_class=input_data_class or api_client.default_input_data_class,
         allow_system_override=configuration.allow_system_override,
+        allow_remote_media=configuration.allow_remote_media,
         caller_context=tuple(ContextItem(i.name, i.text, i.data_class) for i in caller_context),
         request_skills=tuple(skills),
     )

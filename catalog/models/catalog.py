@@ -7,11 +7,13 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, cast
 
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import connections, models
 
 from catalog.models.sql import Float, FloatFunctions, Table
 from context_assembly.calibration import CalibrationState, blended_factor, sample_ratio
+from context_assembly.parts import MODALITIES
 from context_assembly.profiles import ModelCapabilities, capabilities_for
 from context_assembly.profiles import SystemRole as ProfileSystemRole
 from context_assembly.profiles import TokenParameter as ProfileTokenParameter
@@ -140,6 +142,11 @@ class LlmModelQuerySet(models.QuerySet["LlmModel"]):
         return None if row is None else CalibrationState(factor=float(row[0]), samples=int(row[1]))
 
 
+def _modalities_valid(value: object) -> None:
+    if not isinstance(value, list) or any(item not in MODALITIES for item in value):
+        raise ValidationError(f"Expected a list of {', '.join(MODALITIES)}.")
+
+
 def _cache_price(what: str) -> models.DecimalField[Decimal | None, Decimal | None]:
     """A price of cached prompt tokens: optional, and when empty the input price applies."""
     return models.DecimalField(
@@ -209,6 +216,15 @@ class LlmModel(models.Model):
         help_text="The length of the model's vectors; a request's dimensions may shorten them. Empty: "
         "not declared (a request's dimensions is passed on unchecked).",
     )
+    input_modalities = models.JSONField(
+        null=True,
+        blank=True,
+        validators=[_modalities_valid],
+        help_text=(
+            'What the model reads besides text, a list of "image" and "pdf" ([]: text only). '
+            "Empty: the catalogue's."
+        ),
+    )
     is_active = models.BooleanField(default=True)
 
     objects = LlmModelQuerySet.as_manager()
@@ -244,4 +260,5 @@ class LlmModel(models.Model):
             sampling=self.accepts_sampling,
             system_role=cast(ProfileSystemRole | None, self.system_role or None),
             cache_min_tokens=self.prompt_cache_min_tokens,
+            input_modalities=self.input_modalities,
         )

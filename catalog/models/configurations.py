@@ -58,6 +58,15 @@ class Configuration(ClassifiedPromptModel):
         default=False,
         help_text="Whether a caller-supplied system message may replace the configured prompt.",
     )
+    allow_remote_media = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text=(
+            "Whether an image or PDF given by an http(s) URL is fetched by the service (within the "
+            "MEDIA_* limits, never from a private address). Off: such a part is refused; inline "
+            "(base64) media is always accepted."
+        ),
+    )
     skills = models.ManyToManyField(
         Skill, through="ConfigurationSkill", related_name="configurations", blank=True
     )

@@ -3,7 +3,9 @@ by ``config/settings/base.py``; every variable is listed in ``.env.example``).""
 
 from __future__ import annotations
 
-from config.env import env_int, env_networks, env_rate
+from django.core.exceptions import ImproperlyConfigured
+
+from config.env import env_int, env_list, env_networks, env_rate
 
 # --- API --------------------------------------------------------------------------------------
 # A request body above this is refused with 413 before parsing (config.limits). The largest valid
@@ -57,3 +59,17 @@ SPECTACULAR_SETTINGS = {
         "KindEnum": "skills.models.SkillSourceKind",  # the name it had before scores had a kind too
     },
 }
+
+# Images and PDFs in a caller's input (agents/runtime/media.py). Each part's bytes (inline base64, or
+# fetched from an http(s) URL where the configuration allows remote media) are at most
+# MEDIA_MAX_BYTES and of one of MEDIA_TYPES, checked against the bytes themselves. A fetch gives up
+# after MEDIA_FETCH_TIMEOUT_SECONDS, follows no redirect and never reaches a loopback, private,
+# link-local or reserved address, except inside MEDIA_FETCH_ALLOWED_NETWORKS (empty: none).
+# The types the service can read (context_assembly/media.py sniffs exactly these).
+KNOWN_MEDIA_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf")
+MEDIA_MAX_BYTES = env_int("MEDIA_MAX_BYTES", 10_485_760, minimum=1_024)
+MEDIA_TYPES = env_list("MEDIA_TYPES", list(KNOWN_MEDIA_TYPES))
+if unknown_media := sorted(set(MEDIA_TYPES) - set(KNOWN_MEDIA_TYPES)):
+    raise ImproperlyConfigured(f"MEDIA_TYPES must list only {', '.join(KNOWN_MEDIA_TYPES)}: {unknown_media}")
+MEDIA_FETCH_TIMEOUT_SECONDS = env_int("MEDIA_FETCH_TIMEOUT_SECONDS", 10, minimum=1)
+MEDIA_FETCH_ALLOWED_NETWORKS = env_networks("MEDIA_FETCH_ALLOWED_NETWORKS", [])

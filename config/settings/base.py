@@ -363,7 +363,7 @@ CELERY_BEAT_SCHEDULE["anchor-governance-log"] = {
 }
 CELERY_BEAT_SCHEDULE["purge-expired-content"] = {
     "task": "editors.tasks.purge_expired_task",
-    "schedule": RETENTION_PURGE_INTERVAL_SECONDS,  # noqa: F405,
+    "schedule": RETENTION_PURGE_INTERVAL_SECONDS,  # noqa: F405
 }
 
 # --- Static files, i18n, logging --------------------------------------------------------------

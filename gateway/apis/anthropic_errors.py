@@ -44,6 +44,7 @@ _PARAM_CODES = {
     "invalid_message": "field",
     "invalid_text": "field",
     "transcript_invalid": "field",
+    "media_refused": "field",
 }
 
 

@@ -20,8 +20,11 @@ point is governed alike.
   as given: where the serving provider is Anthropic the adapter places its own breakpoints on the
   governed prefix (providers/anthropic_cache.py); elsewhere the provider caches by prefix on its own.
 
-Blocks this service does not carry are a 400 naming the block: ``image`` and ``document`` (not yet
-accepted), ``thinking`` and ``redacted_thinking`` (no reply from here holds one), server tool blocks.
+``image`` and ``document`` blocks (base64 or URL sources; a document must be a PDF) in a user message
+become the chat path's ``image_url`` and ``file`` parts, after its text, each a source of its own
+``data_class`` (an extension field on the block), else its message's.
+
+Blocks this service does not carry are a 400 naming the block: ``thinking`` and ``redacted_thinking`` (no reply from here holds one), server tool blocks.
 """
 
 from __future__ import annotations
@@ -35,8 +38,6 @@ from gateway.apis.responses_input import Entry
 
 _ROLES = ("user", "assistant", "system")
 _NOT_CARRIED = {
-    "image": "image blocks are not accepted",
-    "document": "document blocks are not accepted",
     "thinking": "thinking blocks are not accepted: no reply from this service holds one",
     "redacted_thinking": "thinking blocks are not accepted: no reply from this service holds one",
 }
@@ -83,17 +84,49 @@ def _user(content: Any, where: str, data_class: str) -> list[Entry]:
     if isinstance(content, str):
         return [Entry({"role": "user", "content": content}, data_class, where)]
     blocks = _blocks(content, f"{where}.content")
-    results, texts = [], []
+    results, texts, media = [], [], []
     for position, block in enumerate(blocks):
         at = f"{where}.content[{position}]"
         if block["type"] == "tool_result":
             results.append(Entry(_tool_result(block, at), data_class, at))
         elif block["type"] == "text":
             texts.append(_block_text(block, at))
+        elif block["type"] in ("image", "document"):
+            media.append(_media_part(block, at))
         else:
-            raise invalid(f"{at}.type", _refused_block(block["type"], "text and tool_result"))
-    text = [Entry({"role": "user", "content": "\n".join(texts)}, data_class, where)] if texts else []
-    return results + text
+            raise invalid(
+                f"{at}.type", _refused_block(block["type"], "text, image, document and tool_result")
+            )
+    if not texts and not media:
+        return results
+    joined: Any = "\n".join(texts)
+    if media:
+        joined = ([{"type": "text", "text": joined}] if texts else []) + media
+    return [*results, Entry({"role": "user", "content": joined}, data_class, where)]
+
+
+def _media_part(block: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """An ``image`` or ``document`` block as the chat part the conversation reads (a data URL of a
+    base64 source, or the URL of a url source)."""
+    source = block.get("source")
+    kind = source.get("type") if isinstance(source, Mapping) else None
+    if kind == "base64" and isinstance(source, Mapping):
+        url = f"data:{source.get('media_type')};base64,{source.get('data')}"
+    elif kind == "url" and isinstance(source, Mapping) and isinstance(source.get("url"), str):
+        url = source["url"]
+    else:
+        raise invalid(f"{where}.source.type", "expected a base64 or url source")
+    part: dict[str, Any]
+    if block["type"] == "image":
+        part = {"type": "image_url", "image_url": {"url": url}}
+    else:
+        title = block.get("title")
+        part = {"type": "file", "file": {"file_data" if kind == "base64" else "file_url": url}}
+        if isinstance(title, str) and title:
+            part["file"]["filename"] = title
+    if block.get(DATA_CLASS_FIELD) is not None:
+        part[DATA_CLASS_FIELD] = block[DATA_CLASS_FIELD]
+    return part
 
 
 def _assistant(content: Any, where: str) -> dict[str, Any]:

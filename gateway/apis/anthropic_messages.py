@@ -236,6 +236,7 @@ def _completion_request(request: Request, data: dict[str, Any], configuration: C
     chat = Conversation(
         default_class=default_class,
         allow_system_override=configuration.allow_system_override,
+        allow_remote_media=configuration.allow_remote_media,
         tools=chat_tools(data.get("tools")) or [],  # the configuration's tools are never offered here
         tool_choice=chat_tool_choice(data.get("tool_choice")),
         options=CallOptions(

@@ -306,6 +306,7 @@ class ChatCompletionsApi(OpenAIErrors, GovernedCallApi):
         conversation = Conversation(
             default_class=declared_class(request, client_of(request)),
             allow_system_override=configuration.allow_system_override,
+            allow_remote_media=configuration.allow_remote_media,
             tools=data.get("tools") or [],  # the configuration's tools are never offered here
             tool_choice=data.get("tool_choice"),
             options=_options(data),

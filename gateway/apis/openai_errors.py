@@ -38,6 +38,8 @@ _ERROR_TYPES: dict[str, tuple[str, str | None]] = {
     "invalid_value": ("invalid_request_error", None),
     "modality_unsupported": ("invalid_request_error", None),
     "max_tokens_too_large": ("invalid_request_error", "invalid_value"),
+    "media_refused": ("invalid_request_error", None),
+    "modality_not_supported": ("invalid_request_error", None),
     "not_authenticated": ("authentication_error", "invalid_api_key"),
     "authentication_failed": ("authentication_error", "invalid_api_key"),
     "permission_denied": ("permission_error", None),
@@ -106,6 +108,8 @@ def openai_error(body: dict[str, Any], status: int) -> tuple[dict[str, Any], int
 
 
 def _param(code: str, extra: dict[str, Any]) -> str | None:
+    if code == "media_refused":
+        return str(extra.get("field") or "messages")
     if code in ("invalid_message", "transcript_invalid", "invalid_text"):
         return str(extra["field"]) if extra.get("field") else "messages"
     if code == "invalid_input":

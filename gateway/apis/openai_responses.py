@@ -240,6 +240,7 @@ class ResponsesApi(OpenAIErrors, GovernedCallApi):
         chat = Conversation(
             default_class=default_class,
             allow_system_override=configuration.allow_system_override,
+            allow_remote_media=configuration.allow_remote_media,
             tools=tools.offered or [],  # the configuration's tools are never offered here
             tool_choice=chat_tool_choice(data.get("tool_choice")),
             options=CallOptions(

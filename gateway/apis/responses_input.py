@@ -5,7 +5,8 @@ governs: the same :func:`agents.runtime.conversation.conversation_request`, so b
   system override, the system prompt), as a chat completion's system message is. It is not carried
   over to a continuation, as OpenAI's API does not carry it;
 * ``input`` (a string: one user message; or a list of items) becomes chat messages: ``message`` items
-  (roles user, system, developer, assistant; text parts only), ``function_call`` items (an assistant
+  (roles user, system, developer, assistant; text parts, and ``input_image`` / ``input_file`` parts
+  as the chat path's ``image_url`` / ``file`` parts), ``function_call`` items (an assistant
   message's tool calls; consecutive calls are one message) and ``function_call_output`` items (tool
   messages). Every other item type is a 400 naming the item;
 * with ``previous_response_id``, the stored conversation of that response comes first: the caller's
@@ -31,6 +32,7 @@ CALLER = "caller"
 ASSISTANT_TURN = "assistant_turn"
 _MESSAGE_ROLES = ("user", "system", "developer", "assistant")
 _TEXT_PARTS = ("input_text", "output_text", "text")
+_MEDIA_PARTS = ("input_image", "input_file")
 
 
 @dataclass(frozen=True)
@@ -173,7 +175,38 @@ def _message(item: Mapping[str, Any], where: str) -> dict[str, Any]:
     role = item.get("role")
     if role not in _MESSAGE_ROLES:
         raise invalid(f"{where}.role", f"must be one of {', '.join(_MESSAGE_ROLES)}")
-    return {"role": role, "content": _text(item.get("content"), f"{where}.content")}
+    return {"role": role, "content": _content(item.get("content"), f"{where}.content")}
+
+
+def _content(content: Any, where: str) -> str | list[dict[str, Any]]:
+    """A message's content: its text, or, when it holds ``input_image`` / ``input_file`` parts, the
+    chat parts (``image_url``, ``file``) the conversation reads them from."""
+    if not isinstance(content, list) or not any(
+        isinstance(part, Mapping) and part.get("type") in _MEDIA_PARTS for part in content
+    ):
+        return _text(content, where)
+    return [_chat_part(part, f"{where}[{position}]") for position, part in enumerate(content)]
+
+
+def _chat_part(part: Any, where: str) -> dict[str, Any]:
+    kind = part.get("type") if isinstance(part, Mapping) else None
+    if kind in _TEXT_PARTS and isinstance(part.get("text"), str):
+        chat: dict[str, Any] = {"type": "text", "text": part["text"]}
+    elif kind == "input_image":
+        if part.get("file_id") is not None:
+            raise invalid(f"{where}.file_id", "uploaded files are not served here; send image_url")
+        chat = {
+            "type": "image_url",
+            "image_url": {"url": part.get("image_url"), "detail": part.get("detail")},
+        }
+    elif kind == "input_file":
+        keys = ("file_data", "file_url", "file_id", "filename")
+        chat = {"type": "file", "file": {key: part[key] for key in keys if part.get(key) is not None}}
+    else:
+        raise invalid(f"{where}.type", "only input_text, input_image and input_file parts are accepted")
+    if part.get(DATA_CLASS_FIELD) is not None:
+        chat[DATA_CLASS_FIELD] = part[DATA_CLASS_FIELD]
+    return chat
 
 
 def _text(content: Any, where: str) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from context_assembly.badges import token_badge
@@ -108,13 +110,15 @@ def test_dated_snapshots_take_their_familys_figures():
 )
 def test_reasoning_models_take_max_completion_tokens_no_sampling_and_the_developer_role(model_id):
     entry = catalogue_get(model_id)
-    assert entry.capabilities == REASONING
+    media = () if model_id.startswith("o3-mini") else ("image", "pdf")  # o3-mini reads text only
+    assert entry.capabilities == replace(REASONING, input_modalities=media)
     assert "Create chat completion" in entry.capabilities_source
 
 
 @pytest.mark.parametrize("model_id", ["gpt-4o", "gpt-4.1", "gpt-4", "gpt-3.5-turbo", "llama-3.1-8b-instruct"])
 def test_chat_models_take_max_tokens_sampling_and_the_system_role(model_id):
-    assert catalogue_get(model_id).capabilities == DEFAULT_CAPABILITIES
+    media = ("image", "pdf") if model_id.startswith("gpt-4o") or model_id.startswith("gpt-4.1") else ()
+    assert catalogue_get(model_id).capabilities == replace(DEFAULT_CAPABILITIES, input_modalities=media)
 
 
 @pytest.mark.parametrize(
@@ -131,7 +135,10 @@ def test_chat_models_take_max_tokens_sampling_and_the_system_role(model_id):
 def test_claude_models_name_their_minimum_cacheable_prompt(model_id, minimum):
     entry = catalogue_get(model_id)
     assert entry.capabilities.cache_min_tokens == minimum
-    assert entry.capabilities_source == "Anthropic documentation, Prompt caching (Cache limitations)"
+    assert entry.capabilities.input_modalities == ("image", "pdf")
+    assert entry.capabilities_source == (
+        "Anthropic documentation, Prompt caching (Cache limitations); Vision; PDF support"
+    )
 
 
 def test_every_entry_with_capabilities_other_than_the_default_names_their_source():
@@ -140,9 +147,12 @@ def test_every_entry_with_capabilities_other_than_the_default_names_their_source
 
 
 def test_declared_capabilities_override_the_catalogue_field_by_field():
-    assert capabilities_for("o3") == REASONING
+    assert capabilities_for("o3") == replace(REASONING, input_modalities=("image", "pdf"))
     assert capabilities_for("o3", sampling=True) == ModelCapabilities(
-        token_parameter="max_completion_tokens", sampling=True, system_role="developer"
+        token_parameter="max_completion_tokens",
+        sampling=True,
+        system_role="developer",
+        input_modalities=("image", "pdf"),
     )
     assert capabilities_for("gpt-4o", token_parameter="max_completion_tokens").token_parameter == (
         "max_completion_tokens"

@@ -17,12 +17,8 @@ from context_assembly import encodings
 from context_assembly import estimator as estimator_module
 from context_assembly.encodings import EncodingUnavailable
 from context_assembly.errors import EstimatorUnavailable, InvalidModelProfile
-from context_assembly.estimator import (
-    MAX_HIGH_DETAIL_IMAGE_TOKENS,
-    Estimator,
-    TokenCache,
-    image_tokens,
-)
+from context_assembly.estimator import Estimator, TokenCache
+from context_assembly.media_costs import MAX_HIGH_DETAIL_IMAGE_TOKENS, image_tokens
 from context_assembly.messages import ImagePart, Message, TextPart, ToolCall, ToolSpec
 from context_assembly.profiles import CATALOGUE, ModelProfile, catalogue_get
 

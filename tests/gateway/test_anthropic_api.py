@@ -111,7 +111,9 @@ def test_a_parameter_this_service_cannot_honour_is_a_400_naming_it_and_nothing_i
     assert fake_provider.requests == []
 
 
-def test_an_image_block_is_a_400_naming_the_block_and_nothing_is_sent(caller, fake_provider):
+def test_an_image_url_block_is_a_400_naming_the_block_where_remote_media_is_not_fetched(
+    caller, fake_provider
+):
     image = {"type": "image", "source": {"type": "url", "url": "https://example.invalid/a.png"}}
     body = {
         **ask(),
@@ -120,8 +122,11 @@ def test_an_image_block_is_a_400_naming_the_block_and_nothing_is_sent(caller, fa
 
     error = anthropic_error(caller.post(MESSAGES, body), 400, "invalid_request_error")
 
-    assert error["param"] == "messages[0].content[1].type"
-    assert error["message"] == "messages[0].content[1].type: image blocks are not accepted"
+    assert error["param"] == "messages[0].content[1].image_url.url"
+    assert error["message"] == (
+        "messages[0].content[1].image_url.url: this configuration does not fetch remote media; "
+        "send the bytes inline"
+    )
     assert fake_provider.requests == []
 
 

@@ -336,7 +336,12 @@ def test_n_of_one_and_false_logprobs_are_accepted(setup, fake_provider):
         ([], "messages"),
         ([{"role": "assistant", "content": "Hi"}], "messages"),
         (
-            [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "https://x/y.png"}}]}],
+            [
+                {
+                    "role": "user",
+                    "content": [{"type": "input_audio", "input_audio": {"data": "", "format": "wav"}}],
+                }
+            ],
             "messages[0].content[0].type",
         ),
         ([{"role": "user", "content": "Hi", "data_class": "top_secret"}], "messages[0].data_class"),

@@ -312,7 +312,7 @@ def test_unsupported_items_and_parameters_are_bad_requests_naming_them(live_serv
     cases = [
         ({"input": [{"type": "reasoning", "summary": []}]}, "input[0].type"),
         (
-            {"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}]},
+            {"input": [{"role": "user", "content": [{"type": "input_audio", "input_audio": {}}]}]},
             "input[0].content[0].type",
         ),
         ({"input": "Hi", "tools": [{"name": "typeless"}]}, "tools[0].type"),

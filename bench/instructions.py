@@ -354,13 +354,14 @@ def _step_child(body_path: Path, fake_url: str) -> None:
 
 
 def _serve(port: int) -> None:
-    """The project's WSGI application under Django's threaded WSGI server (as ``bench/gateway.py``
-    serves it), whose main thread sleeps until a connection comes (so it does not wake, and count,
-    twice a second)."""
+    """The WSGI application as ``bench/gateway.py`` serves it; the main thread sleeps until a client
+    connects, and the database connection is kept (not reopened after 60 s of wall clock)."""
     import django
 
     django.setup()
     from django.conf import settings
+
+    settings.DATABASES["default"]["CONN_MAX_AGE"] = None
     from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
     from django.utils.module_loading import import_string
 

@@ -15,7 +15,7 @@ SERVICES_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/govctx
 SERVICES_REDIS_URL ?= redis://127.0.0.1:6379/15
 SERVICES_RABBITMQ_URL ?= amqp://guest:guest@127.0.0.1:5672//
 
-.PHONY: run serve release test test-fast test-services lint format bench bench-quick fuzz screenshots coding-agents clean
+.PHONY: run serve release test test-fast test-services lint format bench bench-quick bench-instructions fuzz screenshots coding-agents clean
 
 $(RUN_STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -84,13 +84,18 @@ test: lint test-fast test-services
 fuzz: $(STAMP)
 	EGRESS_PROFILE=fuzz $(PY) -m pytest tests/egress -p no:cacheprovider
 
-BENCHES = $(filter-out bench/_%,$(wildcard bench/[a-z]*.py))
+# bench/instructions.py counts instructions under valgrind (minutes per run): only bench-instructions.
+BENCHES = $(filter-out bench/_% bench/instructions.py,$(wildcard bench/[a-z]*.py))
 
 bench: $(STAMP)
 	@for script in $(BENCHES); do echo "== $$script"; $(PY) $$script || exit 1; done
 
 bench-quick: $(STAMP)
 	@for script in $(BENCHES); do echo "== $$script"; $(PY) $$script --quick || exit 1; done
+
+# Instructions per step and per gateway request, counted by callgrind (needs valgrind).
+bench-instructions: $(STAMP)
+	$(PY) bench/instructions.py
 
 # The admin screenshots in docs/screenshots/, taken by the browser tests (needs Chromium).
 screenshots: $(STAMP)

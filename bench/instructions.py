@@ -1,0 +1,400 @@
+"""Instructions a governed step and a gateway request execute, counted by callgrind.
+
+Run: ``.venv/bin/python bench/instructions.py [--keep DIR]`` (``make bench-instructions``). Prints a
+table in millions of instructions and one JSON line (``{"benchmark": "instructions", ...}``). Valgrind
+runs the measured processes about fifty times slower, so this is not part of ``make bench`` or
+``make bench-quick``. Without ``valgrind`` and ``callgrind_control`` it says so and exits 0.
+
+Wall and CPU times on a shared machine move by 10-30% from run to run; a count of instructions does
+not (the same code counted twice agrees within 0.3%). Each measured process runs under ``valgrind
+--tool=callgrind --instr-atstart=no``, so nothing is counted while it starts, migrates or warms up;
+``callgrind_control -i on`` switches counting on just before the measured calls, ``-i off`` after,
+and each section is dumped on its own. The fake providers run in this process, so their work is never
+counted. Each section is ``COUNT`` calls after ``WARM_UP`` uncounted ones:
+
+* ``step``: ``agents.runtime.step.step_run``, one step of a run whose transcript holds 200 messages,
+  its client in ``external_global``, set up as ``bench/step_overhead.py`` sets it up (transcript held,
+  token counts cached, as the run's previous step in the same worker left them);
+* ``sdk_call``: the same provider call made alone through the official ``openai`` SDK in the same
+  process: the request the step sent (as the fake received it), posted as the step's adapter posts it
+  (the client's ``post``, streamed, without ``create()``'s transform of every message), read to its end;
+* ``gateway_whole``, ``gateway_stream``: a chat completion through ``/api/openai/v1`` (the 50-message
+  conversation of ``bench/gateway.py``), whole and streamed, counted in the server process (Django's
+  threaded WSGI server: Django's side of the request, its provider call included).
+
+The step's **overhead** is ``step - sdk_call``. ``--keep DIR`` keeps each section's callgrind file
+(``<section>.callgrind``) for ``callgrind_annotate``, to find where two trees' counts differ.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import SimpleNamespace
+from typing import IO, Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+COUNT = 20
+WARM_UP = 3
+QUIET = {
+    # No periodic thread may wake while a section is counted: its work would be counted with it.
+    "AGENT_STEP_LEASE_SECONDS": "172800",
+    "AGENT_STEP_LEASE_RENEW_SECONDS": "86400",
+    "AGENT_REAPER_INTERVAL_SECONDS": "86400",
+    "GOVERNANCE_LOG_ANCHOR_SECONDS": "86400",
+    "API_RATE_LIMIT": "1000000/min",
+    "LOG_LEVEL": "WARNING",
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keep", type=Path, metavar="DIR", help="keep the callgrind files in DIR")
+    parser.add_argument("--setup", choices=["step", "gateway"], help=argparse.SUPPRESS)
+    parser.add_argument("--fake-url", help=argparse.SUPPRESS)
+    parser.add_argument("--step-child", type=Path, metavar="BODY", help=argparse.SUPPRESS)
+    parser.add_argument("--serve", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.setup:
+        print(json.dumps(_setup(args.setup, args.fake_url)))
+    elif args.step_child:
+        _step_child(args.step_child, args.fake_url)
+    elif args.serve:
+        _serve(args.serve)
+    else:
+        missing = [tool for tool in ("valgrind", "callgrind_control") if shutil.which(tool) is None]
+        if missing:
+            print(f"instructions benchmark skipped: {', '.join(missing)} not installed")
+            print(json.dumps({"benchmark": "instructions", "skipped": f"{missing} not installed"}))
+            return
+        report(measure(args.keep))
+
+
+# --- the parent: the fake provider, the set-up, the switches --------------------------------------------
+
+
+def measure(keep: Path | None) -> dict[str, int]:
+    """The step's and the gateway's sections, each in its own processes with its own fake provider,
+    side by side (a count does not depend on what else the machine runs)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with tempfile.TemporaryDirectory(prefix="bench-instructions-") as work:
+        directory = Path(work)
+        env = {**os.environ, **QUIET, "DJANGO_SETTINGS_MODULE": "config.settings.test"}
+        env.pop("REDIS_URL", None)  # the embedded mode: tasks are driven directly, no broker
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            parts = [
+                pool.submit(
+                    _with_fake, part, directory, {**env, "DATABASE_URL": f"sqlite:///{directory / name}"}
+                )
+                for part, name in ((_measure_step, "step.sqlite3"), (_measure_gateway, "gateway.sqlite3"))
+            ]
+            counts = {section: count for part in parts for section, count in part.result().items()}
+        if keep is not None:
+            keep.mkdir(parents=True, exist_ok=True)
+            for section in counts:
+                shutil.copy(directory / f"{section}.callgrind", keep / f"{section}.callgrind")
+    return counts
+
+
+def _with_fake(part: Any, directory: Path, env: dict[str, str]) -> dict[str, int]:
+    from tests.fakes.provider_server import FakeProvider
+
+    with FakeProvider() as fake:  # one per part: each sets the replies its section needs
+        return dict(part(fake, directory, env))
+
+
+def _setup_in_child(kind: str, fake: Any, env: dict[str, str]) -> dict[str, Any]:
+    """The database migrated and set up for ``kind`` by a process of its own, not under valgrind."""
+    command = [sys.executable, __file__, "--setup", kind, "--fake-url", fake.openai_base_url]
+    out = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    if out.returncode != 0:
+        raise SystemExit(f"{kind} set-up failed:\n{out.stderr[-3000:]}")
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def _valgrind(directory: Path, name: str, *arguments: str) -> list[str]:
+    out = directory / f"{name}.callgrind"
+    callgrind = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"]
+    return [*callgrind, sys.executable, __file__, *arguments]
+
+
+class Counter:
+    """Switches a process's instrumentation on and off, and dumps each section to its own file."""
+
+    def __init__(self, pid: int, directory: Path, name: str) -> None:
+        self.pid, self.directory, self.name, self.dumps = pid, directory, name, 0
+
+    def control(self, *options: str) -> None:
+        subprocess.run(["callgrind_control", *options, str(self.pid)], check=True, capture_output=True)
+
+    def on(self) -> None:
+        self.control("-i", "on")
+
+    def off(self, section: str) -> int:
+        """Instrumentation off, the section dumped (which zeroes the counters); its count."""
+        self.control("-i", "off")
+        self.control(f"--dump={section}")
+        self.dumps += 1
+        dump = self.directory / f"{self.name}.callgrind.{self.dumps}"
+        deadline = time.monotonic() + 120
+        while not (dump.exists() and "\ntotals:" in dump.read_text()):
+            if time.monotonic() > deadline:
+                raise SystemExit(f"no callgrind dump {dump}")
+            time.sleep(0.2)
+        totals = dump.read_text().split("\ntotals:")[1].split()[0]
+        dump.rename(self.directory / f"{section}.callgrind")
+        return int(totals)
+
+
+def _measure_step(fake: Any, directory: Path, env: dict[str, str]) -> dict[str, int]:
+    fake.default_reply = "Done."
+    runs = _setup_in_child("step", fake, env)["runs"]
+    (directory / "runs.json").write_text(json.dumps(runs))
+    body = directory / "body.json"
+    child = subprocess.Popen(
+        _valgrind(directory, "step_process", "--step-child", str(body), "--fake-url", fake.openai_base_url),
+        env=env,
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdin is not None and child.stdout is not None
+    counter = Counter(child.pid, directory, "step_process")
+    counts = {}
+    try:
+        for section in ("step", "sdk_call"):
+            _expect(child.stdout, f"ready {section}")
+            counter.on()
+            _say(child.stdin, "go")
+            _expect(child.stdout, f"done {section}")
+            counts[section] = counter.off(section)
+            if section == "step":  # the request the step sent, for the SDK to send alone
+                body.write_text(json.dumps(fake.requests[-1].body))
+            _say(child.stdin, "next")
+        if child.wait(timeout=600) != 0:
+            raise SystemExit("the step process failed")
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    return counts
+
+
+def _measure_gateway(fake: Any, directory: Path, env: dict[str, str]) -> dict[str, int]:
+    import openai
+
+    from bench.gateway import _conversation
+    from tests.fakes.provider_server import Reply
+
+    configuration = _setup_in_child("gateway", fake, env)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    server = subprocess.Popen(
+        _valgrind(directory, "gateway_process", "--serve", str(port)), env=env, cwd=ROOT
+    )
+    counter = Counter(server.pid, directory, "gateway_process")
+    url = f"http://127.0.0.1:{port}/api/openai/v1"
+    client = openai.OpenAI(base_url=url, api_key=configuration["token"], max_retries=0, timeout=600)
+    messages: Any = _conversation()  # the SDK types its messages; these are plain dicts
+    model = configuration["model"]
+
+    def whole() -> None:
+        client.chat.completions.create(model=model, messages=messages)
+
+    def streamed() -> None:
+        with client.chat.completions.create(model=model, messages=messages, stream=True) as stream:
+            if not "".join(c.choices[0].delta.content or "" for c in stream if c.choices):
+                raise SystemExit("a streamed completion ended without content")
+
+    counts = {}
+    try:
+        _wait_listening(server, port)
+        for section, call, reply in (
+            ("gateway_whole", whole, "Done."),
+            ("gateway_stream", streamed, Reply(text="A streamed answer in several pieces.")),
+        ):
+            fake.default_reply = reply
+            for _ in range(WARM_UP):
+                call()
+            counter.on()
+            for _ in range(COUNT):
+                call()
+            counts[section] = counter.off(section)
+    finally:
+        server.terminate()
+        server.wait(timeout=120)
+    return counts
+
+
+def _wait_listening(server: subprocess.Popen, port: int) -> None:
+    deadline = time.monotonic() + 600
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit("the gateway under valgrind did not start") from None
+            time.sleep(0.5)
+
+
+def _say(stream: IO[str], line: str) -> None:
+    stream.write(line + "\n")
+    stream.flush()
+
+
+def _expect(stream: IO[str], line: str) -> None:
+    got = stream.readline().strip()
+    if got != line:
+        raise SystemExit(f"the measured process said {got!r}, not {line!r}")
+
+
+# --- the set-up (not counted) ---------------------------------------------------------------------------
+
+
+def _setup(kind: str, fake_url: str) -> dict[str, Any]:
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    fake = SimpleNamespace(openai_base_url=fake_url)
+    if kind == "step":
+        from bench.step_overhead import _configuration, _run_with_transcript
+
+        configuration = _configuration(fake)
+        return {"runs": [_run_with_transcript(configuration) for _ in range(WARM_UP + COUNT)]}
+    from bench.gateway import _configuration as gateway_configuration
+
+    model, token = gateway_configuration(fake)
+    return {"model": model, "token": token}
+
+
+# --- the measured processes (under valgrind) ------------------------------------------------------------
+
+
+def _counted(name: str, calls: Callable[[], None]) -> None:
+    """Tell the parent ``name`` is ready, run ``calls`` once it has switched counting on, say so
+    and wait until it has switched counting off and dumped."""
+    _say(sys.stdout, f"ready {name}")
+    sys.stdin.readline()
+    calls()
+    _say(sys.stdout, f"done {name}")
+    sys.stdin.readline()
+
+
+def _step_child(body_path: Path, fake_url: str) -> None:
+    import django
+
+    django.setup()
+    from openai import OpenAI, Stream
+    from openai.types.chat import ChatCompletion
+
+    from agents.runtime.step import step_run
+    from bench.step_overhead import STEPS, _warm_transcripts
+
+    runs = json.loads((body_path.parent / "runs.json").read_text())
+    _warm_transcripts(runs)
+
+    def step(run_id: str) -> None:
+        outcome = step_run(run_id=run_id, step_index=STEPS, worker="bench")
+        if outcome.reason != "completed":
+            raise SystemExit(f"a step did not complete: {outcome}")
+
+    for run_id in runs[:WARM_UP]:
+        step(run_id)
+
+    def steps() -> None:
+        for run_id in runs[WARM_UP:]:
+            step(run_id)
+
+    _counted("step", steps)
+
+    client = OpenAI(base_url=fake_url, api_key="bench", max_retries=0)
+    body = json.loads(body_path.read_text())
+
+    def call() -> None:
+        # What the step's adapter sends (providers/openai_compatible.py, _streamed): the body as is
+        # through the client's generic post, streamed, every event read.
+        stream = client.post(
+            "/chat/completions",
+            body=body,
+            cast_to=ChatCompletion,
+            options={"security": {"bearer_auth": True}},
+            stream=True,
+            stream_cls=Stream[object],
+        )
+        with stream:
+            for _ in stream:
+                pass
+
+    for _ in range(WARM_UP):
+        call()
+
+    def calls() -> None:
+        for _ in range(COUNT):
+            call()
+
+    _counted("sdk_call", calls)
+
+
+def _serve(port: int) -> None:
+    """The WSGI application as ``bench/gateway.py`` serves it; the main thread sleeps until a client
+    connects, and the database connection is kept (not reopened after 60 s of wall clock)."""
+    import django
+
+    django.setup()
+    from django.conf import settings
+
+    settings.DATABASES["default"]["CONN_MAX_AGE"] = None
+    from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
+    from django.utils.module_loading import import_string
+
+    class QuietHandler(WSGIRequestHandler):
+        disable_nagle_algorithm = True
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadedWSGIServer(("127.0.0.1", port), QuietHandler, allow_reuse_address=True)
+    server.set_app(import_string(settings.WSGI_APPLICATION))
+    server.serve_forever(poll_interval=None)  # type: ignore[arg-type]  # select() waits for as long
+
+
+# --- the report -----------------------------------------------------------------------------------------
+
+
+def report(counts: dict[str, int]) -> None:
+    per = {section: total / COUNT / 1e6 for section, total in counts.items()}
+    rows = (
+        ("step_overhead", "step overhead, 200-message transcript, client in external_global"),
+        ("step", "  the step"),
+        ("sdk_call", "  the same provider call alone through the SDK"),
+        ("gateway_whole", "gateway, whole chat completion"),
+        ("gateway_stream", "gateway, streamed chat completion"),
+    )
+    figures = {**per, "step_overhead": per["step"] - per["sdk_call"]}
+    print(f"Instructions per step or request (M, {COUNT} each)")
+    for name, label in rows:
+        print(f"{label:<68}{figures[name]:>9.2f}")
+    result = {name: round(figures[name], 3) for name, _ in rows}
+    print(json.dumps({"benchmark": "instructions", "count": COUNT, "m_instructions": result}))
+
+
+if __name__ == "__main__":
+    main()

@@ -25,6 +25,7 @@ DOCUMENTED = {
     "admin-index-dashboard",
     "snippet-draft-publish-diff",
     "evaluation-versions-compared",
+    "demo-dashboard",
 }
 CHROMIUM_ARGS = (
     "--headless",

@@ -1,4 +1,5 @@
-"""The demo data ``make run`` serves: an offline local provider, models, a configuration, a client."""
+"""The demo data ``make run`` serves: an offline local provider, models, configurations, evaluation
+cases, a client (and, through :mod:`editors.demo_activity`, a few runs to read on the dashboard)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from catalog.models import (
 from catalog.pricing import catalogue_prices
 from catalog.scopes import SCOPES
 from catalog.services import api_client_create, api_client_rotate_token
+from editors.demo_activity import demo_cases_seed
 from governance.actors import Actor
 from governance.vocabulary import DataClass, Enforcement, TrustZone
 from skills.models import Skill, SkillSource, SkillSourceKind, SkillTrustLevel
@@ -32,10 +34,17 @@ from snippets.services import snippet_save
 
 DEMO_ADMIN = "admin"
 DEMO_SKILLS = Path(__file__).resolve().parent / "demo_content" / "skills"
-# The offline provider's replies, by step: look up the tone snippets, then answer.
+# The offline provider's replies, by step (providers/local.py): asked about the tone of voice, it first
+# looks up the tone snippets; asked to notify the editors, it calls the tool that waits for a person's
+# approval; then, and to anything else (a completion, an evaluation case), it answers with text.
+LOCAL_ANSWER = "Here is a draft in our house tone: short sentences, warm and direct."
 LOCAL_SCRIPT = [
-    {"tool_calls": [{"name": "snippets_by_tag", "arguments": {"tags": ["tone"]}}]},
-    {"text": "Here is a draft in our house tone: short sentences, warm and direct."},
+    {"when": "tone of voice", "tool_calls": [{"name": "snippets_by_tag", "arguments": {"tags": ["tone"]}}]},
+    {
+        "when": "notify the editors",
+        "tool_calls": [{"name": "notify_editors", "arguments": {"message": "A draft is ready for review."}}],
+    },
+    {"text": LOCAL_ANSWER},
 ]
 SNIPPETS = [
     (
@@ -63,6 +72,8 @@ DEMO_CONFIGURATION = "demo-assistant"
 DEMO_EXTERNAL_CONFIGURATION = "demo-external"
 # Served by the offline provider's embedding model: /api/openai/v1/embeddings without any key.
 DEMO_EMBEDDINGS_CONFIGURATION = "demo-embeddings"
+# Offers only notify_editors, a tool that waits for a person's approval (README, "Runs").
+DEMO_APPROVALS_CONFIGURATION = "demo-approvals"
 
 
 @dataclass(frozen=True)
@@ -213,6 +224,18 @@ def _seed_configurations(
             "snippet_tags": ["tone", "operations"],
         },
     )
+    Configuration.objects.get_or_create(
+        identifier=DEMO_APPROVALS_CONFIGURATION,
+        defaults={
+            "name": "Demo of a tool that waits for approval (notify_editors)",
+            "model": model,
+            "system_prompt": "You help the editorial team and may notify the editors.",
+            "system_prompt_data_class": DataClass.PUBLIC_CONTENT,
+            "system_prompt_ceiling": TrustZone.EXTERNAL_GLOBAL,
+            "allowed_tool_groups": [],
+            "allowed_tools": ["notify_editors"],
+        },
+    )
     return configuration, external, created
 
 
@@ -254,6 +277,8 @@ def demo_seed() -> DemoCredentials:
     configuration, external, created = _seed_configurations(model, external_model)
     _seed_snippets()
     _seed_skills(configuration, configuration_created=created)
+    demo_cases_seed(configuration=configuration, external=external)
     password = _seed_admin()
-    token = _seed_client([configuration, external, _seed_embeddings()])
+    approvals = Configuration.objects.get(identifier=DEMO_APPROVALS_CONFIGURATION)
+    token = _seed_client([configuration, external, approvals, _seed_embeddings()])
     return DemoCredentials(admin_username=DEMO_ADMIN, admin_password=password, api_token=token)

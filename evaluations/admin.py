@@ -5,7 +5,10 @@ configuration's page or a draft's publish page (:func:`evaluate_view`, through
 :func:`agents.services.evaluation_start`), and read it on its page, which refreshes itself while the
 evaluation runs: per case, live beside live + drafts. Before a draft is published, the publish page
 lists the latest evaluation of that draft for every configuration it changes, and a configuration that
-requires a passing one blocks the publish without it (:func:`evaluation_publish_checks`).
+requires a passing one, or one without regressions, blocks the publish without it
+(:func:`evaluation_publish_checks`). Two published versions of a configuration can be evaluated side
+by side too (:mod:`evaluations.versions`), with the differences per case and in total
+(:mod:`evaluations.comparison`).
 """
 
 from __future__ import annotations
@@ -23,8 +26,10 @@ from django.urls import reverse
 
 from catalog.models import Configuration, LlmModel
 from config.errors import ApplicationError
-from evaluations.models import Evaluation, EvaluationCase, EvaluationResult, EvaluationSide
+from evaluations.comparison import Comparison, compared
+from evaluations.models import Evaluation, EvaluationCase, EvaluationResult
 from evaluations.services import evaluation_start
+from evaluations.versions import published_versions
 from governance.actors import request_actor
 from governance.drafts import PublishCheck, draft_digest, draft_kind, publish_checker_register
 from governance.models import Draft
@@ -115,13 +120,16 @@ class EvaluationAdmin(admin.ModelAdmin):
         )
         if evaluation is None:
             raise Http404("No such evaluation.")
+        rows = evaluation_rows(evaluation)
         context = {
             **self.admin_site.each_context(request),
             "title": f"Evaluation {evaluation.pk} of {evaluation.configuration.identifier}",
             "opts": self.model._meta,
             "original": evaluation,
             "evaluation": evaluation,
-            "rows": evaluation_rows(evaluation),
+            "rows": rows,
+            "side_labels": [side.label for side in evaluation.sides],
+            "comparison": evaluation_comparison(rows),
             "drafts_applied": drafts_applied(evaluation),
             "refresh": None if evaluation.finished else REFRESH_SECONDS,
             "evaluate_url": evaluate_url(evaluation.configuration),
@@ -151,7 +159,9 @@ def result_parts(result: EvaluationResult) -> list[tuple[str, int]]:
 
 
 def evaluation_rows(evaluation: Evaluation) -> list[dict[str, Any]]:
-    """Per case, in order: its name and its live and drafted results (None: not sent yet)."""
+    """Per case, in order: its name, its result on the reference side (live or the baseline version)
+    and on the compared side (live + drafts or the candidate version); None: not sent yet."""
+    reference_side, _ = evaluation.sides
     rows: dict[int, dict[str, Any]] = {}
     for result in evaluation.results.order_by("position", "side"):
         row = rows.setdefault(
@@ -160,14 +170,25 @@ def evaluation_rows(evaluation: Evaluation) -> list[dict[str, Any]]:
                 "name": result.case_name,
                 "input": result.case_input,
                 "data_class": result.case_data_class,
-                "live": None,
-                "drafted": None,
+                "reference": None,
+                "compared": None,
             },
         )
-        key = "live" if result.side == EvaluationSide.LIVE else "drafted"
+        key = "reference" if result.side == reference_side else "compared"
         window = int((result.breakdown or {}).get("window", 0))
         row[key] = {"result": result, "parts": result_parts(result), "window": f"{window:,}"}
     return [rows[position] for position in sorted(rows)]
+
+
+def evaluation_comparison(rows: list[dict[str, Any]]) -> Comparison:
+    """The two sides of :func:`evaluation_rows` compared over the cases sent on both
+    (evaluations/comparison.py)."""
+    pairs = [
+        (row["reference"]["result"], row["compared"]["result"])
+        for row in rows
+        if row["reference"] is not None and row["compared"] is not None
+    ]
+    return compared(pairs)
 
 
 def drafts_applied(evaluation: Evaluation) -> list[str]:
@@ -180,10 +201,45 @@ def evaluate_url(configuration: Configuration) -> str:
 
 
 class EvaluateForm(forms.Form):
+    """A model, and optionally two published versions to compare instead of live and live + drafts."""
+
     model = forms.ModelChoiceField(
         queryset=LlmModel.objects.filter(is_active=True, provider__is_active=True).select_related("provider"),
         help_text="The configuration's own model by default; its fallbacks stay part of every send.",
     )
+    baseline = forms.TypedChoiceField(
+        required=False,
+        coerce=int,
+        empty_value=None,
+        label="Baseline version",
+        help_text="To compare two published versions: the one to compare against.",
+    )
+    candidate = forms.TypedChoiceField(
+        required=False,
+        coerce=int,
+        empty_value=None,
+        label="Candidate version",
+        help_text="…and the one compared with it. Leave both empty to compare live with live + drafts.",
+    )
+
+    def __init__(self, *args: Any, configuration: Configuration, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        choices = [("", "—"), *((v.history_id, v.label) for v in published_versions(configuration))]
+        for name in ("baseline", "candidate"):
+            self.fields[name].choices = choices  # type: ignore[attr-defined]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        chosen = [cleaned.get("baseline"), cleaned.get("candidate")]
+        if chosen.count(None) == 1:
+            raise forms.ValidationError("Choose both versions to compare, or neither.")
+        if chosen[0] is not None and chosen[0] == chosen[1]:
+            raise forms.ValidationError("Choose two different versions.")
+        return cleaned
+
+    def versions(self) -> tuple[int, int] | None:
+        baseline, candidate = self.cleaned_data.get("baseline"), self.cleaned_data.get("candidate")
+        return None if baseline is None or candidate is None else (baseline, candidate)
 
 
 def evaluate_view(model_admin: ModelAdmin, request: HttpRequest, object_id: str) -> HttpResponse:
@@ -199,12 +255,17 @@ def evaluate_view(model_admin: ModelAdmin, request: HttpRequest, object_id: str)
     )
     if configuration is None:
         raise Http404("No such configuration.")
-    form = EvaluateForm(request.POST or None, initial={"model": configuration.model_id})
+    form = EvaluateForm(
+        request.POST or None, configuration=configuration, initial={"model": configuration.model_id}
+    )
     error = ""
     if request.method == "POST" and form.is_valid():
         try:
             evaluation = evaluation_start(
-                configuration=configuration, model=form.cleaned_data["model"], actor=request_actor(request)
+                configuration=configuration,
+                model=form.cleaned_data["model"],
+                actor=request_actor(request),
+                versions=form.versions(),
             )
         except ApplicationError as exc:
             error = exc.message
@@ -252,20 +313,34 @@ def evaluation_publish_checks(row: models.Model, draft: Draft) -> list[PublishCh
     checks = []
     for configuration in changed_configurations(row, draft):
         required = configuration.require_passing_evaluation
+        no_regression = configuration.require_no_regression
         latest = next(
             (e for e in configuration.evaluations.all() if e.applied(kind, object_id, digest)), None
         )
         if latest is None:
-            label, held = f"{configuration}: no evaluation of this draft yet.", False
+            label, held, steady = f"{configuration}: no evaluation of this draft yet.", False, False
             url, link = evaluate_url(configuration), "Evaluate"
         else:
             url, link = reverse("admin:evaluations_evaluation_change", args=[latest.pk]), "Open"
             state = "passed" if latest.passed else ("is running" if not latest.finished else "did not pass")
-            label, held = f"{configuration}: {latest} of this draft {state}.", bool(latest.passed)
+            label, held = f"{configuration}: {latest} of this draft {state}", bool(latest.passed)
+            steady = latest.finished and latest.regressions == 0
+            if no_regression and latest.regressions is not None:
+                label += f", {_regressions(latest.regressions)}"
+            label += "."
         if required and not held:
             label += " This configuration requires a passing evaluation before publishing."
-        checks.append(PublishCheck(label=label, url=url, link_text=link, blocking=required and not held))
+        if no_regression and not steady:
+            label += " This configuration requires an evaluation without regressions before publishing."
+        blocking = (required and not held) or (no_regression and not steady)
+        checks.append(PublishCheck(label=label, url=url, link_text=link, blocking=blocking))
     return checks
+
+
+def _regressions(count: int) -> str:
+    if count == 0:
+        return "no regression"
+    return f"{count} regression{'s' if count != 1 else ''} (cases that held live and not with the drafts)"
 
 
 publish_checker_register(evaluation_publish_checks)

@@ -59,6 +59,7 @@ class EvaluationCase(models.Model):
     must_match = models.CharField(
         max_length=500,
         blank=True,
+        default="",
         db_default="",
         validators=[pattern_valid],
         help_text="The answer must match this regular expression (Python syntax, searched anywhere).",
@@ -70,7 +71,7 @@ class EvaluationCase(models.Model):
         help_text="The answer must be JSON valid against this JSON schema ({} for any JSON).",
     )
     must_call_tool = models.CharField(
-        max_length=100, blank=True, db_default="", help_text="The answer must call this tool."
+        max_length=100, blank=True, default="", db_default="", help_text="The answer must call this tool."
     )
     tool_arguments_match = models.JSONField(
         default=dict,
@@ -89,7 +90,7 @@ class EvaluationCase(models.Model):
         "call: its zone must admit the case's class and the answer's label, or the check is refused.",
     )
     judge_rubric = models.TextField(
-        blank=True, db_default="", help_text="What the judge scores the answer against."
+        blank=True, default="", db_default="", help_text="What the judge scores the answer against."
     )
     judge_min_score = models.PositiveSmallIntegerField(
         null=True,
@@ -99,7 +100,7 @@ class EvaluationCase(models.Model):
     )
     position = models.PositiveSmallIntegerField(default=0)
     # Where the case came from when it was made from production ("run <id>"); empty: written by hand.
-    source = models.CharField(max_length=100, blank=True, editable=False, db_default="")
+    source = models.CharField(max_length=100, blank=True, editable=False, default="", db_default="")
 
     class Meta:
         db_table = "agents_evaluationcase"  # kept from before the split (decision 0031)
@@ -129,8 +130,17 @@ class EvaluationStatus(models.TextChoices):
 
 
 class EvaluationSide(models.TextChoices):
+    """Which side of an evaluation a result is on. An evaluation has either the sides live and live +
+    drafts, or two published versions of its configuration: baseline and candidate."""
+
     LIVE = "live", "Live"
     DRAFTED = "drafted", "Live + drafts"
+    BASELINE = "baseline", "Baseline version"
+    CANDIDATE = "candidate", "Candidate version"
+
+
+# The side an evaluation compares against: its results never decide whether it passed.
+REFERENCE_SIDES = frozenset({EvaluationSide.LIVE, EvaluationSide.BASELINE})
 
 
 class ResultOutcome(models.TextChoices):
@@ -145,8 +155,10 @@ class Evaluation(models.Model):
 
     ``drafts`` lists the drafts applied on the drafted side: kind, identifier, row id and the digest of
     the draft's values (a draft edited later is a different draft). ``pins`` are the live versions both
-    sides started from (agents/runtime/pins.py). ``passed``: every case held every expectation on the
-    drafted side; None until finished. ``cases``: the ids of the cases it sends, taken at its start."""
+    sides started from (agents/runtime/pins.py). Comparing two published versions instead, ``pins`` are
+    the baseline's and ``candidate_pins`` the candidate's, and no draft is applied. ``passed``: every
+    case held every expectation on the drafted (or candidate) side; None until finished. ``cases``: the
+    ids of the cases it sends, taken at its start."""
 
     configuration = models.ForeignKey(Configuration, on_delete=models.CASCADE, related_name="evaluations")
     model = models.ForeignKey(LlmModel, on_delete=models.PROTECT, related_name="+")
@@ -159,9 +171,13 @@ class Evaluation(models.Model):
     # While running: until when the task that claimed it holds it (renewed by every result it stores).
     lease_until = models.DateTimeField(null=True, blank=True)
     pins = models.JSONField(default=list, blank=True)
+    # Set when two published versions are compared: the candidate's pins; ``pins`` are the baseline's.
+    candidate_pins = models.JSONField(default=list, blank=True, db_default=[])
     total = models.PositiveIntegerField(default=0)
     done = models.PositiveIntegerField(default=0)
     passed = models.BooleanField(null=True, blank=True)
+    # Cases that held every expectation on the reference side and not on the other; None until finished.
+    regressions = models.PositiveIntegerField(null=True, blank=True)
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -180,6 +196,17 @@ class Evaluation(models.Model):
     @property
     def finished(self) -> bool:
         return self.status in (EvaluationStatus.FINISHED, EvaluationStatus.FAILED)
+
+    @property
+    def compares_versions(self) -> bool:
+        return bool(self.candidate_pins)
+
+    @property
+    def sides(self) -> tuple[EvaluationSide, EvaluationSide]:
+        """The reference side, then the side compared with it."""
+        if self.compares_versions:
+            return EvaluationSide.BASELINE, EvaluationSide.CANDIDATE
+        return EvaluationSide.LIVE, EvaluationSide.DRAFTED
 
     def applied(self, kind: str, object_id: str, digest: str) -> bool:
         """Whether the drafted side applied the draft of row ``kind``/``object_id`` with ``digest``."""

@@ -7,6 +7,10 @@ the same governance check and events, egress redaction, fit, guard pass and disp
 storing each result as it lands so its progress shows. The live side is built from the pinned
 versions (agents/runtime/pins.py); the drafted side from live + the drafts
 (:mod:`evaluations.drafts`, as edited content: ``agents/runtime/content.py``), which must still have the digests they had at the start.
+Comparing two published versions of the configuration instead (:mod:`evaluations.versions`), both
+sides are pinned: the baseline side to one version, the candidate side to the other. A case that held
+on the reference side (live, or the baseline) and not on the other is a regression, counted on the
+evaluation when it finishes.
 
 A case is a task input (and one caller context item) of the case's class: a model whose zone does not
 accept it is refused the case, with its refusal event, and nothing reaches the provider. Its answer
@@ -46,6 +50,7 @@ from evaluations.drafts import drafted_side, with_model
 from evaluations.errors import EvaluationInvalid
 from evaluations.judges import judge_verdict
 from evaluations.models import (
+    REFERENCE_SIDES,
     Evaluation,
     EvaluationCase,
     EvaluationResult,
@@ -53,6 +58,7 @@ from evaluations.models import (
     EvaluationStatus,
     ResultOutcome,
 )
+from evaluations.versions import version_pins
 from governance.actors import Actor
 from governance.errors import ContextRefused
 from governance.policy import decide, enforcement_mode
@@ -70,27 +76,41 @@ LEASE = timedelta(minutes=10)
 logger = logging.getLogger(__name__)
 
 
-def evaluation_start(*, configuration: Configuration, model: LlmModel, actor: Actor) -> Evaluation:
-    """Record an evaluation of ``configuration``'s cases on ``model`` and enqueue it once committed.
+def evaluation_start(
+    *,
+    configuration: Configuration,
+    model: LlmModel,
+    actor: Actor,
+    versions: tuple[int, int] | None = None,
+) -> Evaluation:
+    """Record an evaluation of ``configuration``'s cases on ``model`` and enqueue it once committed:
+    live beside live + the pending drafts, or with ``versions`` (baseline, candidate: history ids of
+    the configuration, :mod:`evaluations.versions`) those two published versions side by side.
 
     Raises :class:`EvaluationInvalid` (nothing stored or enqueued) when the configuration has no case,
-    or ``model`` or its provider is switched off."""
+    ``model`` or its provider is switched off, or a version is not one of the configuration's."""
     cases = list(configuration.evaluation_cases.all())
     if not cases:
         raise EvaluationInvalid(f"Configuration {configuration.identifier!r} has no evaluation cases.")
     if not (model.is_active and model.provider.is_active):
         raise EvaluationInvalid(f"Model {model} or its provider is switched off: nothing would be sent.")
     with transaction.atomic():
-        parts = configuration_parts(configuration)
-        pins = configuration_pins_take(
-            configuration=configuration, snippets=parts.selection.snippets, request_skills=()
-        )
+        if versions is None:
+            parts = configuration_parts(configuration)
+            pins = configuration_pins_take(
+                configuration=configuration, snippets=parts.selection.snippets, request_skills=()
+            )
+            drafts, candidate_pins = list(drafted_side(configuration).applied), []
+        else:
+            pins = version_pins(configuration, versions[0])
+            drafts, candidate_pins = [], version_pins(configuration, versions[1])
         evaluation = Evaluation(
             configuration=configuration,
             model=model,
             started_by=actor.label,
-            drafts=list(drafted_side(configuration).applied),
+            drafts=drafts,
             pins=pins,
+            candidate_pins=candidate_pins,
             cases=[case.pk for case in cases],
             total=2 * len(cases),
         )
@@ -116,19 +136,28 @@ def evaluation_run(*, evaluation_id: int) -> Evaluation:
     if claimed != 1:
         return evaluation
     try:
-        passed = _run(evaluation)
+        passed, regressions = _run(evaluation)
     except Exception as error:
         logger.exception("evaluation %s failed", evaluation_id)
         message = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
-        _finish(evaluation, status=EvaluationStatus.FAILED, passed=False, error=str(message))
+        _finish(
+            evaluation, status=EvaluationStatus.FAILED, passed=False, regressions=None, error=str(message)
+        )
         return evaluation
-    _finish(evaluation, status=EvaluationStatus.FINISHED, passed=passed, error="")
+    _finish(evaluation, status=EvaluationStatus.FINISHED, passed=passed, regressions=regressions, error="")
     return evaluation
 
 
-def _finish(evaluation: Evaluation, *, status: str, passed: bool, error: str) -> None:
+def _finish(
+    evaluation: Evaluation, *, status: str, passed: bool, regressions: int | None, error: str
+) -> None:
     Evaluation.objects.filter(pk=evaluation.pk).update(
-        status=status, passed=passed, error=error, finished_at=timezone.now(), lease_until=None
+        status=status,
+        passed=passed,
+        regressions=regressions,
+        error=error,
+        finished_at=timezone.now(),
+        lease_until=None,
     )
     evaluation.refresh_from_db()
 
@@ -143,6 +172,12 @@ class _Side:
 def _sides(evaluation: Evaluation) -> tuple[_Side, _Side]:
     """The configuration and content of each side, on the evaluation's model."""
     configuration = evaluation.configuration
+    if evaluation.compares_versions:
+        served = with_model(configuration, evaluation.model)
+        return (
+            _pinned_side(EvaluationSide.BASELINE, served, evaluation.pins),
+            _pinned_side(EvaluationSide.CANDIDATE, served, evaluation.candidate_pins),
+        )
     drafted = drafted_side(configuration)
     if list(drafted.applied) != list(evaluation.drafts):
         raise EvaluationInvalid(
@@ -166,15 +201,25 @@ def _sides(evaluation: Evaluation) -> tuple[_Side, _Side]:
     )
 
 
-def _run(evaluation: Evaluation) -> bool:
+def _pinned_side(side: str, configuration: Configuration, raw_pins: list[Any]) -> _Side:
+    pins = [Pin.of(raw) for raw in raw_pins]
+    content = pinned_send_content(configuration, pinned_content(configuration=configuration, pins=pins))
+    return _Side(side, configuration, content)
+
+
+def _run(evaluation: Evaluation) -> tuple[bool, int]:
+    """Send what is not stored yet; whether every case held on the compared side, and how many cases
+    held on the reference side and not on the compared one (regressions)."""
     sides = _sides(evaluation)
     passed = True
+    regressions = 0
     cases = EvaluationCase.objects.select_related("judge__model__provider").in_bulk(evaluation.cases)
     stored = {(r.position, r.side): r.passed for r in EvaluationResult.objects.filter(evaluation=evaluation)}
     for position, case_id in enumerate(evaluation.cases):
         case = cases.get(case_id)
         if case is None:
             raise EvaluationInvalid("A case was deleted after the evaluation started; start a new one.")
+        held_by_side = []
         for side in sides:
             held = stored.get((position, side.side))
             if held is None:
@@ -186,8 +231,11 @@ def _run(evaluation: Evaluation) -> bool:
                         done=F("done") + 1, lease_until=timezone.now() + LEASE
                     )
                 held = result.passed
-            passed = passed and (held or side.side == EvaluationSide.LIVE)
-    return passed
+            held_by_side.append(held)
+            passed = passed and (held or side.side in REFERENCE_SIDES)
+        reference_held, compared_held = held_by_side
+        regressions += int(reference_held and not compared_held)
+    return passed, regressions
 
 
 def _case_request(case: EvaluationCase) -> SendRequest:

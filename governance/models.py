@@ -77,7 +77,7 @@ class GovernanceEvent(AppendOnlyModel):
     # before keys had ids, which verify under any configured key. Not part of the digest.
     # The database's default too, so that a process of a release before key ids, still serving while
     # the release step migrates, writes rows without an id (they verify under any configured key).
-    key_id = models.CharField(max_length=16, blank=True, editable=False, db_default="")
+    key_id = models.CharField(max_length=16, blank=True, editable=False, default="", db_default="")
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -127,7 +127,7 @@ class GovernanceAnchor(AppendOnlyModel):
     heads = models.JSONField()
     prev_hash = models.CharField(max_length=64)
     hash = models.CharField(max_length=64)
-    key_id = models.CharField(max_length=16, blank=True, editable=False, db_default="")  # as an event's
+    key_id = models.CharField(max_length=16, blank=True, editable=False, default="", db_default="")  # as an event's
 
     class Meta:
         ordering = ["-seq"]

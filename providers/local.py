@@ -3,9 +3,12 @@
 Behaviour, so a run is reproducible and resumable:
 
 * ``options["script"]`` (optional) is a list of reply specs, each ``{"text": "..."}`` and/or
-  ``{"tool_calls": [{"name": "...", "arguments": {...}}]}`` (arguments an object or JSON text). The
-  reply to a call is ``script[i]`` where ``i`` is the number of assistant messages already in the call,
-  so re-sending a step after a crash gives the same answer. A scripted call names a tool the call must
+  ``{"tool_calls": [{"name": "...", "arguments": {...}}]}`` (arguments an object or JSON text), and
+  optionally ``"when": "..."``: text one of the call's user messages must contain (case-insensitive)
+  for the spec to apply to it. The reply to a call is the ``i``-th spec that applies to it, where ``i`` is
+  the number of assistant messages already in the call, so re-sending a step after a crash gives the
+  same answer. (A script can so call a tool only when asked about it, and answer anything else, a
+  completion or an evaluation case, with text.) A scripted call names a tool the call must
   offer: calls to tools the call does not offer are not made (a model calls only what it is offered),
   and a spec left with neither text nor calls answers as past the end of the script.
 * Past the end of the script, or without one, it answers with a text describing what it received:
@@ -62,7 +65,7 @@ from providers.values import (
 DEFAULT_CONTEXT_WINDOW = 128_000
 PREVIEW_CHARS = 200
 OPTION_KEYS = frozenset({"script", "context_window", "latency"})
-SPEC_KEYS = frozenset({"text", "tool_calls"})
+SPEC_KEYS = frozenset({"text", "tool_calls", "when"})
 CALL_KEYS = frozenset({"name", "arguments"})
 DEFAULT_EMBEDDING_DIMENSIONS = 256
 STREAM_PIECE = re.compile(r"\s*\S+\s*|\s+")  # a streamed reply arrives a word at a time
@@ -100,6 +103,10 @@ class LocalAdapter(ProviderAdapter):
             raise self.error(FailureClass.CONFIGURATION, f"{where} must have only 'text' and/or 'tool_calls'")
         if not isinstance(spec.get("text", ""), str):
             raise self.error(FailureClass.CONFIGURATION, f"{where}.text must be a string")
+        if not isinstance(spec.get("when", ""), str):
+            raise self.error(FailureClass.CONFIGURATION, f"{where}.when must be a string")
+        if set(spec) == {"when"}:
+            raise self.error(FailureClass.CONFIGURATION, f"{where} must have 'text' and/or 'tool_calls'")
         calls = spec.get("tool_calls", ())
         if not isinstance(calls, tuple):
             raise self.error(FailureClass.CONFIGURATION, f"{where}.tool_calls must be a list")
@@ -164,7 +171,8 @@ class LocalAdapter(ProviderAdapter):
                 extra={"prompt_tokens": prompt_tokens, "context_window": self.context_window},
             )
         turn = sum(1 for message in call.messages if message.role == "assistant")
-        text, calls = self._scripted(self.script[turn], turn, call) if turn < len(self.script) else ("", ())
+        script = self._applying(call)
+        text, calls = self._scripted(script[turn], turn, call) if turn < len(script) else ("", ())
         calls = tool_calls_allowed(call.options, calls)
         scripted = bool(text)
         if not text and not calls:
@@ -188,6 +196,14 @@ class LocalAdapter(ProviderAdapter):
             model_id=call.model_id,
             response_id=response_id(call),
         )
+
+    def _applying(self, call: ProviderCall) -> tuple[Mapping[str, Any], ...]:
+        """The specs that apply to ``call``: those without ``when``, and those whose ``when`` one of its
+        user messages contains (the task is not always the last one: a tail note may follow it)."""
+        if not any(spec.get("when") for spec in self.script):
+            return self.script
+        asked = "\n".join(_text_of(m) for m in call.messages if m.role == "user").casefold()
+        return tuple(spec for spec in self.script if str(spec.get("when", "")).casefold() in asked)
 
     def _scripted(
         self, spec: Mapping[str, Any], turn: int, call: ProviderCall

@@ -13,6 +13,7 @@ class Migration(migrations.Migration):
             model_name="agentstep",
             name="integrity",
             field=models.CharField(
+                default="",
                 db_default="",
                 blank=True,
                 choices=[("trusted", "Trusted"), ("caller", "Caller"), ("untrusted", "Untrusted")],
@@ -23,6 +24,7 @@ class Migration(migrations.Migration):
             model_name="runmessage",
             name="integrity",
             field=models.CharField(
+                default="",
                 db_default="",
                 blank=True,
                 choices=[("trusted", "Trusted"), ("caller", "Caller"), ("untrusted", "Untrusted")],

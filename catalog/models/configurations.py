@@ -156,6 +156,12 @@ class Configuration(ClassifiedPromptModel):
         help_text="Publishing a draft that changes what this configuration sends needs an evaluation "
         "of that draft in which every case held its expectations.",
     )
+    require_no_regression = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="Publishing a draft that changes what this configuration sends needs an evaluation "
+        "of that draft in which no case that held its expectations live fails with the drafts.",
+    )
 
     # Versions a run pins its content to (agents/runtime/pins.py).
     history = HistoricalRecords(table_name="agents_historicalconfiguration")  # kept: decision 0031

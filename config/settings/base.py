@@ -91,7 +91,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "simple_history",
-    "axes",
+    "config.login_lockouts.LoginLockoutsConfig",  # django-axes, named for the admin
     "governance",
     "context_assembly",
     "snippets",

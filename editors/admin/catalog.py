@@ -215,7 +215,7 @@ class ConfigurationAdmin(DeclassifyActions, DraftAdmin, ClassifiedAdmin):
         ),
         # Declassifying answers is an action (privileged, recorded), never a form field.
         ("Information flow", {"fields": ("answers_deliverable_to", "trusted_model")}),
-        ("Publishing", {"fields": ("require_passing_evaluation",)}),
+        ("Publishing", {"fields": ("require_passing_evaluation", "require_no_regression")}),
     )
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Configuration]:

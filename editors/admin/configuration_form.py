@@ -101,6 +101,7 @@ class ConfigurationForm(forms.ModelForm):
             "compaction_keep",
             "summary_model",
             "require_passing_evaluation",
+            "require_no_regression",
         )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

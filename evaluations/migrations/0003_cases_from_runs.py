@@ -12,6 +12,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="evaluationcase",
             name="source",
-            field=models.CharField(db_default="", blank=True, editable=False, max_length=100),
+            field=models.CharField(default="", db_default="", blank=True, editable=False, max_length=100),
         ),
     ]

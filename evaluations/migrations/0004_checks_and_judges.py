@@ -40,7 +40,7 @@ class Migration(migrations.Migration):
             model_name="evaluationcase",
             name="judge_rubric",
             field=models.TextField(
-                db_default="", blank=True, help_text="What the judge scores the answer against."
+                default="", db_default="", blank=True, help_text="What the judge scores the answer against."
             ),
         ),
         migrations.AddField(
@@ -57,13 +57,18 @@ class Migration(migrations.Migration):
             model_name="evaluationcase",
             name="must_call_tool",
             field=models.CharField(
-                db_default="", blank=True, help_text="The answer must call this tool.", max_length=100
+                default="",
+                db_default="",
+                blank=True,
+                help_text="The answer must call this tool.",
+                max_length=100,
             ),
         ),
         migrations.AddField(
             model_name="evaluationcase",
             name="must_match",
             field=models.CharField(
+                default="",
                 db_default="",
                 blank=True,
                 help_text="The answer must match this regular expression (Python syntax, searched anywhere).",

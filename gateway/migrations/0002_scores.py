@@ -16,6 +16,7 @@ class Migration(migrations.Migration):
             model_name="completionrecord",
             name="label",
             field=models.CharField(
+                default="",
                 db_default="",
                 blank=True,
                 choices=[

@@ -29,6 +29,7 @@ class Migration(migrations.Migration):
                     ("system_diagnostics", "System diagnostics"),
                     ("secret_adjacent", "Secret-adjacent"),
                 ],
+                default="",
                 db_default="",
                 max_length=32,
             ),

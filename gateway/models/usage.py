@@ -28,7 +28,7 @@ class CompletionRecord(models.Model):
         max_digits=COST_MAX_DIGITS, decimal_places=COST_DECIMAL_PLACES, null=True, blank=True
     )
     # The answer's label as delivered to the client (empty: abandoned before its finish, or older).
-    label = models.CharField(max_length=32, choices=DataClass.choices, blank=True, db_default="")
+    label = models.CharField(max_length=32, choices=DataClass.choices, blank=True, default="", db_default="")
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:

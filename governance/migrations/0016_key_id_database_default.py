@@ -17,11 +17,11 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name="governanceanchor",
             name="key_id",
-            field=models.CharField(blank=True, db_default="", editable=False, max_length=16),
+            field=models.CharField(default="", blank=True, db_default="", editable=False, max_length=16),
         ),
         migrations.AlterField(
             model_name="governanceevent",
             name="key_id",
-            field=models.CharField(blank=True, db_default="", editable=False, max_length=16),
+            field=models.CharField(default="", blank=True, db_default="", editable=False, max_length=16),
         ),
     ]

@@ -12,6 +12,11 @@ from tests.factories import snippet_make
 pytestmark = pytest.mark.django_db(transaction=True)  # steps run when the run's creation commits
 
 
+def printed_run(out: StringIO) -> AgentRun:
+    """The run the command started (its first line names it; the demo seeds runs of its own)."""
+    return AgentRun.objects.get(pk=out.getvalue().split()[1])
+
+
 def test_run_agent_prints_each_step_with_usage_and_breakdown():
     call_command("seed_demo", stdout=StringIO())
     out = StringIO()
@@ -20,13 +25,13 @@ def test_run_agent_prints_each_step_with_usage_and_breakdown():
         "--configuration",
         "demo-assistant",
         "--input",
-        "Hello there",
+        "Hello there, in our tone of voice",
         "--timeout",
         "20",
         stdout=out,
     )
     lines = out.getvalue().splitlines()
-    run = AgentRun.objects.get()
+    run = printed_run(out)
     assert lines[0] == f"Run {run.id} (demo-assistant, in-process)"
     steps = list(run.steps.order_by("index"))
     assert [s.status for s in steps] == [
@@ -65,7 +70,8 @@ def test_run_agent_gates_every_step_for_the_receiver_zone_it_names():
         out = StringIO()
         command = ["--configuration", "demo-assistant", "--input", "Hello there", "--receiver-zone", zone]
         call_command("run_agent", *command, "--timeout", "20", stdout=out)
-        run = AgentRun.objects.get(receiver_zone=zone)
+        run = printed_run(out)
+        assert run.receiver_zone == zone
         endings[zone] = (run.status, run.termination_reason, run.error_code)
     assert endings == {
         "local": ("completed", "completed", ""),

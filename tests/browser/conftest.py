@@ -20,7 +20,13 @@ from tests.conftest import CHROMEDRIVER, CHROMIUM, browser_problem
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 # `make screenshots` (DOCS_SCREENSHOTS=1) also keeps these in docs/screenshots/, where the README shows them.
 DOCS_SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
-DOCUMENTED = {"preview-refused", "admin-index-dashboard", "snippet-draft-publish-diff"}
+DOCUMENTED = {
+    "preview-refused",
+    "admin-index-dashboard",
+    "snippet-draft-publish-diff",
+    "evaluation-versions-compared",
+    "demo-dashboard",
+}
 CHROMIUM_ARGS = (
     "--headless",
     "--no-sandbox",

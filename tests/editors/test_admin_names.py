@@ -28,3 +28,9 @@ def test_models_and_fields_are_named_as_people_write_them(admin_client):
     )
     page = admin_client.get(f"/admin/agents/agentrun/{run.pk}/change/").content.decode()
     assert "<label>API client:</label>" in page and "Api client" not in page
+
+
+def test_the_login_lockout_section_reads_as_what_it_is(admin_client):
+    html = admin_client.get("/admin/").content.decode()
+    assert 'title="Models in the Login lockouts application">Login lockouts</a>' in html
+    assert ">Axes</a>" not in html

@@ -54,7 +54,7 @@ def test_a_second_start_rotates_the_credentials_and_keeps_runs_edits_and_clients
             content_type="application/json",
         )
     assert created.status_code == 202, created.content
-    run = AgentRun.objects.get()
+    run = AgentRun.objects.get(pk=created.json()["id"])
     assert run.status == RunStatus.COMPLETED
     snippet = Snippet.objects.get(identifier="tone-of-voice")
     snippet.text = EDITED_TEXT
@@ -74,7 +74,7 @@ def test_a_second_start_rotates_the_credentials_and_keeps_runs_edits_and_clients
     detail = api(second["API token"]).get(f"/api/v1/runs/{run.id}")
     assert detail.status_code == 200, detail.content
     assert detail.json()["status"] == "completed"
-    assert AgentRun.objects.get().api_client.pk == demo_client_pk
+    assert AgentRun.objects.get(pk=run.pk).api_client.pk == demo_client_pk
     assert authenticate(HttpRequest(), username="admin", password=first["admin password"]) is None
     assert authenticate(HttpRequest(), username="admin", password=second["admin password"]) is not None
     assert Snippet.objects.get(identifier="tone-of-voice").text == EDITED_TEXT
@@ -82,6 +82,7 @@ def test_a_second_start_rotates_the_credentials_and_keeps_runs_edits_and_clients
     assert sorted(ApiClient.objects.values_list("name", flat=True)) == ["demo-client", "shop"]
     listing = api(second["API token"]).get("/api/v1/configurations")
     assert [row["identifier"] for row in listing.json()["results"]] == [
+        "demo-approvals",
         DEMO_CONFIGURATION,
         "demo-embeddings",
         "demo-external",

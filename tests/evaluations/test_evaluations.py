@@ -150,7 +150,7 @@ def test_an_evaluation_stays_readable_after_its_draft_is_published(
     page = admin_client.get(f"/admin/evaluations/evaluation/{evaluation.pk}/change/")
     assert page.status_code == 200
     row = page.context["rows"][0]
-    assert (row["name"], row["live"]["result"].answer, row["drafted"]["result"].answer) == (
+    assert (row["name"], row["reference"]["result"].answer, row["compared"]["result"].answer) == (
         "parcel", "Live answer.", "Drafted answer.",
     )  # fmt: skip
     assert f"version {evaluation.pins[1]['history_id']}" in page.content.decode()

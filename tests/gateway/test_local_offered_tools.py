@@ -10,7 +10,7 @@ import pytest
 
 from agents.models import AgentStep, RunMessage, ToolCallRecord
 from catalog.models import ProviderKind
-from editors.demo import LOCAL_SCRIPT
+from editors.demo import LOCAL_ANSWER, LOCAL_SCRIPT
 from governance.vocabulary import TrustZone
 from tests.agents.runs import run_to_end
 from tests.factories import configuration_make, model_make, provider_make, snippet_make
@@ -62,9 +62,7 @@ def test_a_chat_completion_never_calls_a_tool_it_did_not_offer(demo, tools):
     choice = response.json()["choices"][0]
     assert choice["finish_reason"] == "stop"
     assert "tool_calls" not in choice["message"] or not choice["message"]["tool_calls"]
-    count = len(tools or ())
-    assert choice["message"]["content"].startswith("Local model (offline): received ")
-    assert f"{count} tool{'s' if count != 1 else ''} offered)" in choice["message"]["content"]
+    assert choice["message"]["content"] == LOCAL_ANSWER
 
 
 @pytest.mark.parametrize("tools", [None, [WEATHER]], ids=["no tools", "client tools only"])
@@ -76,7 +74,7 @@ def test_a_streamed_chat_completion_never_calls_a_tool_it_did_not_offer(demo, to
 
     deltas = [chunk["choices"][0]["delta"] for chunk in chunks if chunk["choices"]]
     assert not [delta for delta in deltas if delta.get("tool_calls")]
-    assert "".join(delta.get("content") or "" for delta in deltas).startswith("Local model (offline): ")
+    assert "".join(delta.get("content") or "" for delta in deltas) == LOCAL_ANSWER
     assert [c["choices"][0]["finish_reason"] for c in chunks if c["choices"]][-1] == "stop"
 
 
@@ -126,4 +124,4 @@ def test_a_run_whose_configuration_offers_the_tool_calls_it(django_capture_on_co
     assert list(ToolCallRecord.objects.filter(run=run).values_list("tool_name", "status")) == [
         ("snippets_by_tag", "completed")
     ]
-    assert RunMessage.objects.filter(run=run).last().content == LOCAL_SCRIPT[1]["text"]
+    assert RunMessage.objects.filter(run=run).last().content == LOCAL_ANSWER

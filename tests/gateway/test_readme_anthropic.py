@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from editors.demo import DEMO_CONFIGURATION, demo_seed
+from editors.demo import DEMO_CONFIGURATION, LOCAL_ANSWER, demo_seed
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -36,7 +36,7 @@ def test_the_anthropic_sdk_example_runs_against_a_live_server(live_server):
     assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"
     answer, counted = result.stdout.splitlines()
     assert answer.startswith("end_turn [TextBlock(")
-    assert "Local model (offline): received 2 messages (" in answer
+    assert LOCAL_ANSWER in answer
     assert re.fullmatch(
         r"MessageTokensCount\(input_tokens=\d+, context_window=\d+, breakdown=\{.*\}\)", counted
     )

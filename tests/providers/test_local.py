@@ -186,3 +186,25 @@ def test_dispatch_through_the_local_provider_opens_no_socket(no_network):
     assert (result.served_index, result.answer.text) == (0, "Let me look.")
     with pytest.raises(AssertionError, match="opened a socket"):
         socket.create_connection(("127.0.0.1", 9))
+
+
+def test_a_spec_with_when_applies_only_to_a_call_whose_user_messages_contain_it(no_network):
+    script = [
+        {"when": "RELEASE NOTES", "tool_calls": [{"name": "read_notes", "arguments": {"version": "1.2"}}]},
+        {"text": "Version 1.2 fixes two bugs."},
+    ]
+    adapter = local(script=script)
+    tail = Message(role="user", content="(context usage: 40 of 1,000 tokens)")
+
+    asked = adapter.complete(call(SYSTEM, USER, tail, tool_specs=(SPEC,)))
+    other = adapter.complete(call(SYSTEM, Message(role="user", content="Say hello."), tool_specs=(SPEC,)))
+
+    assert [(c.name, c.arguments) for c in asked.tool_calls] == [("read_notes", '{"version":"1.2"}')]
+    assert (other.text, other.tool_calls, other.finish_reason) == ("Version 1.2 fixes two bugs.", (), "stop")
+
+
+@pytest.mark.parametrize("spec", [{"when": 3, "text": "x"}, {"when": "notes"}])
+def test_a_spec_with_an_unreadable_when_is_a_configuration_error(spec):
+    with pytest.raises(ProviderError) as raised:
+        local(script=[spec])
+    assert raised.value.failure_class == FailureClass.CONFIGURATION

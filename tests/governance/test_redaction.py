@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from governance.guardrails import redaction
 from governance.guardrails.redaction import Finding, RedactionFailed, redact, redact_json
 from governance.guardrails.redaction.catalogue import catalogue_spans, lower_ascii
-from governance.guardrails.redaction.normalise import normalised_view
+from governance.guardrails.redaction.normalise import normalised_views
 from tests.canaries import (
     Canary,
     Negative,
@@ -323,9 +323,9 @@ def test_a_secret_percent_encoded_in_one_string_of_a_json_payload_is_removed_fro
 def test_the_normalised_view_maps_every_character_back_to_its_original_span():
     text = "a\u200bb%41\uff43\ufb01d"  # a, zero-width space, b, an escaped A, fullwidth c, the fi ligature, d
 
-    view = normalised_view(text)
+    (view,) = normalised_views(text)
 
-    assert view is not None and view.text == "abAcfid"
+    assert view.text == "abAcfid"
     spans = [view.original_span(i, i + 1) for i in range(len(view.text))]
     assert spans == [(0, 1), (2, 3), (3, 6), (6, 7), (7, 8), (7, 8), (8, 9)]
     assert view.original_span(1, 3) == (2, 6)
@@ -335,9 +335,9 @@ def test_the_normalised_view_maps_every_character_back_to_its_original_span():
 def test_an_html_character_reference_maps_back_to_the_whole_reference():
     text = "x&#x41;&lowbar;&#66;y"
 
-    view = normalised_view(text)
+    (view,) = normalised_views(text)
 
-    assert view is not None and view.text == "xA_By"
+    assert view.text == "xA_By"
     spans = [view.original_span(i, i + 1) for i in range(len(view.text))]
     assert spans == [(0, 1), (1, 7), (7, 15), (15, 20), (20, 21)]
 
@@ -408,7 +408,7 @@ def test_a_secret_written_as_html_character_references_is_removed_whole():
     ],
 )
 def test_a_text_with_nothing_to_undo_gets_no_normalised_view(text: str):
-    assert normalised_view(text) is None
+    assert normalised_views(text) == ()
 
 
 @pytest.mark.parametrize(
@@ -442,7 +442,7 @@ def test_a_text_with_nothing_to_undo_gets_no_normalised_view(text: str):
     ],
 )
 def test_a_text_with_an_escape_an_invisible_or_a_compatibility_character_gets_a_view(text: str):
-    assert normalised_view(text) is not None
+    assert len(normalised_views(text)) == 1
 
 
 @pytest.mark.parametrize(
@@ -748,6 +748,15 @@ HOWS = [
 # An octal escape followed by a hex letter (``\\101\\113\\111AY0…``) was read as a CSS escape of a
 # character that hides nothing, so the token stayed split.
 @example(seed=0, index=0, how="octal_escape", at=0, length=2, mark="\u200b", before="", after="", joiner=" ")
+# Found by this test: an octal escape followed by a digit or a hex letter (``\\0602`` in
+# ``…4\\0602W…``, ``\\061C`` in a key body) is also the CSS escape of an invisible character (U+0602,
+# U+061C), which dropped the escaped character and the one after it; both readings are searched now.
+@example(
+    seed=2, index=65, how="octal_escape", at=16, length=0, mark="\u200b", before="", after="", joiner=" "
+)
+@example(
+    seed=2, index=55, how="octal_escape", at=1597, length=3, mark="\u200b", before="", after="", joiner=" "
+)
 # A soft line break right after the space before a value (``token: =\nxbH…``) was not read as one, so
 # the assignment's value stood on a line of its own.
 @example(
@@ -954,8 +963,8 @@ def test_a_key_split_by_an_escaped_blank_or_line_separator_is_redacted_whole(sep
 
 
 def test_a_no_break_space_reference_calls_for_the_view_only_between_token_characters():
-    assert normalised_view("Tom &nbsp; Jerry, &nbsp;alone, the end.&nbsp;") is None
-    assert normalised_view("AKIA12&nbsp;3456") is not None
+    assert normalised_views("Tom &nbsp; Jerry, &nbsp;alone, the end.&nbsp;") == ()
+    assert len(normalised_views("AKIA12&nbsp;3456")) == 1
 
 
 def test_a_telegram_bot_token_at_the_start_of_a_text_is_named_as_such():

@@ -98,3 +98,21 @@ def test_a_key_in_adjacent_literals_across_a_soft_line_break_is_removed_whole():
     text = ADJACENT.context.replace(ADJACENT.value, ADJACENT.value.replace('" "', '"=\n "'))
 
     assert redact(text).text == AWS_REDACTED
+
+
+ESCAPES = {"octal": "\\{:03o}", "hex": "\\x{:02x}", "unicode": "\\u{:04x}"}
+
+
+@pytest.mark.parametrize("escape", ESCAPES.values(), ids=ESCAPES.keys())
+def test_a_key_in_adjacent_literals_with_an_escape_in_the_second_streamed_is_redacted_whole(escape):
+    # Cut inside the escape (after "\1", "\x4", "\u00"), the open literal still continues the chain.
+    second = ADJACENT.value.index('" "') + 3
+    hidden = (
+        ADJACENT.value[:second] + escape.format(ord(ADJACENT.value[second])) + ADJACENT.value[second + 1 :]
+    )
+    text = "Here it is:\n" + ADJACENT.context.replace(ADJACENT.value, hidden) + "\nrotate it soon."
+    whole = redact(text).text
+    assert whole == f"Here it is:\n{AWS_REDACTED}\nrotate it soon."
+
+    for position in range(len(text) + 1):
+        assert streamed([text[:position], text[position:]])[0] == whole, position

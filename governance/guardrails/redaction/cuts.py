@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from .assignments import clause_words
 from .catalogue import lower_ascii
-from .normalise import normalised_view
+from .normalise import normalised_views
 from .spelled import SPLIT_SEPARATORS, joined_spans, open_chain, open_pair
 
 _BASE64_LINE = re.compile(r"[ \t]*[A-Za-z0-9+/_\-]{40,}[ \t\r]*")
@@ -108,8 +108,7 @@ def _open_joined(held: str) -> int:
     written and, as the detectors read it, in the normalised view; else ``len(held)``. Never inside
     a run of non-white-space characters (rule 1: a soft line break continues one)."""
     start = min(open_pair(held), open_chain(held))
-    view = normalised_view(held)
-    if view is not None:
+    for view in normalised_views(held):
         in_view = min(open_pair(view.text), open_chain(view.text))
         if in_view < len(view.text):
             start = min(start, view.original_span(in_view, in_view + 1)[0])
@@ -122,11 +121,11 @@ def _outside_joined(held: str, cut: int) -> int:
     arrived, must not be handed on in two releases."""
     if not 0 < cut < len(held):
         return cut
-    view = normalised_view(held)
-    if view is None and held[cut - 1] not in SPLIT_SEPARATORS and not ("'" in held or '"' in held):
+    views = normalised_views(held)
+    if not views and held[cut - 1] not in SPLIT_SEPARATORS and not ("'" in held or '"' in held):
         return cut  # no pair ends at the cut and no literal: nothing joined can cross it
     spans = [(start, end) for start, end, _ in joined_spans(held)]
-    if view is not None:
+    for view in views:
         spans += [view.original_span(start, end) for start, end, _ in joined_spans(view.text)]
     for start, end in sorted(spans, key=lambda span: -span[1]):
         if start < cut < end:
@@ -196,8 +195,9 @@ def _outside_blocks(held: str, cut: int) -> int:
     """``cut``, moved back to the start of an armoured block that is still open or that it would split,
     the armour read as written and, when a character of it is hidden, in the normalised view."""
     cut = _outside_blocks_of(held, cut, lambda start, end: (start, end))
-    view = normalised_view(held)
-    return cut if view is None else _outside_blocks_of(view.text, cut, view.original_span)
+    for view in normalised_views(held):
+        cut = _outside_blocks_of(view.text, cut, view.original_span)
+    return cut
 
 
 def _outside_blocks_of(text: str, cut: int, original: Callable[[int, int], tuple[int, int]]) -> int:
@@ -220,9 +220,9 @@ def _open_value(line: str) -> int:
     yet ended by ``;``. ``len(line)`` when there is none. Read as written and, as the detectors read
     it, in the normalised view (a quote written ``&quot;``)."""
     position = _open_value_of(line)
-    view = normalised_view(line)
-    if view is not None and (start := _open_value_of(view.text)) < len(view.text):
-        position = min(position, view.original_span(start, start + 1)[0])
+    for view in normalised_views(line):
+        if (start := _open_value_of(view.text)) < len(view.text):
+            position = min(position, view.original_span(start, start + 1)[0])
     return position
 
 
@@ -245,26 +245,34 @@ def _open_value_of(line: str) -> int:
 
 
 def _open_base64(held: str) -> int:
-    """Where a run of full base64 lines starts that the next line may continue (else ``len(held)``)."""
+    """Where a run of full base64 lines starts that the next line may continue (else ``len(held)``),
+    the lines read every way the detectors read them."""
     lines = held.split("\n")
     # The last line may end in an escape still arriving ("%3", "\\u00", "&#x4"): read without it.
-    *full, last = _as_read(_PARTIAL_ESCAPE.sub("", lines[-1]))
-    if not (_BASE64_CHARS.fullmatch(last) and all(_BASE64_LINE.fullmatch(part) for part in full)):
+    open_readings = [
+        full
+        for *full, last in _as_read(_PARTIAL_ESCAPE.sub("", lines[-1]))
+        if _BASE64_CHARS.fullmatch(last) and all(_BASE64_LINE.fullmatch(part) for part in full)
+    ]
+    if not open_readings:
         return len(held)
     first = len(lines) - 1
-    while first > 0 and all(_BASE64_LINE.fullmatch(part) for part in _as_read(lines[first - 1])):
+    while first > 0 and any(
+        all(_BASE64_LINE.fullmatch(part) for part in reading) for reading in _as_read(lines[first - 1])
+    ):
         first -= 1
-    if first == len(lines) - 1 and not full:
+    if first == len(lines) - 1 and not any(open_readings):
         return len(held)
     return sum(len(line) + 1 for line in lines[:first])
 
 
-def _as_read(line: str) -> list[str]:
-    """The lines ``line`` is as the detectors read it: in its normalised view, where a hidden character
-    (invisible, fullwidth, escaped) is undone and an escaped line break ends a line; read at a line's
-    start, where an escaped indentation hides. ``[line]`` when nothing in it is hidden."""
-    view = normalised_view("\n" + line)
-    return [line] if view is None else view.text[1:].split("\n")
+def _as_read(line: str) -> list[list[str]]:
+    """The lines ``line`` is as the detectors read it, once per reading: in its normalised views, where
+    a hidden character (invisible, fullwidth, escaped) is undone and an escaped line break ends a line;
+    read at a line's start, where an escaped indentation hides. ``[[line]]`` when nothing in it is
+    hidden."""
+    views = normalised_views("\n" + line)
+    return [view.text[1:].split("\n") for view in views] or [[line]]
 
 
 def _value_around(held: str, value: str, cut: int) -> int:

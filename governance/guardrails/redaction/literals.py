@@ -25,14 +25,15 @@ _OPENING = re.compile(r"\\?[\"'][A-Za-z0-9_+/=.:~\-]")
 # What may still become a join and the next literal at the end of a streamed text (``spelled.open_chain``):
 # blanks (a quoted-printable soft line break among them) and an operator arriving (``|`` of ``||``),
 # each maybe percent-escaped, then maybe the start of a literal (its quote, maybe escaped or fullwidth,
-# and its first characters) or the start of an escape of a quote, a blank or an operator (``%2``,
-# ``\\x2``, ``\\u00``, ``\\04``) or of a soft line break (``=``).
+# and its first characters, the last maybe an escape still arriving: ``"77DP\\0`` of ``\\060``) or
+# the start of an escape of a quote, a blank or an operator (``%2``, ``\\x2``, ``\\u00``, ``\\04``) or
+# of a soft line break (``=``).
 _BLANK = r"(?:\s|%(?:25)*(?:20|09|0[AaDd])|=[ \t]*\r?\n)"
 _OPERATOR = r"(?:[+.|&]|%(?:25)*(?:2[BbEe6]|7[Cc])){0,2}"
 _QUOTE = rf"(?:\\?[\"']|{_ESCAPED_QUOTE})"
 _PARTIAL_ESCAPE = r"(?:=[ \t]*\r?|%(?:25)*[0-9A-Fa-f]?|\\+(?:u+[0-9A-Fa-f]{0,3}|x[0-9A-Fa-f]?|[0-7]{0,2}))"
 OPEN_JOIN = re.compile(
-    rf"{_BLANK}*{_OPERATOR}{_BLANK}*(?:{_QUOTE}[A-Za-z0-9_+/=.:~\-]*\\?|{_PARTIAL_ESCAPE})?"
+    rf"{_BLANK}*{_OPERATOR}{_BLANK}*(?:{_QUOTE}[A-Za-z0-9_+/=.:~\-]*{_PARTIAL_ESCAPE}?|{_PARTIAL_ESCAPE})?"
 )
 
 

@@ -31,10 +31,18 @@ or escapes of some or all of it. The view undoes them:
   an acute ``U+0301`` on every letter) is removed: a reader still reads the letters under it. Marks
   over letters of other scripts are left as they are: alone, they do not call for the view.
 
+One escape reads two ways: an octal escape followed by a digit or a hex letter (``\\0602`` in
+``…4\\0602W…``, the octal escape of ``0`` then ``2``) is also the CSS escape of a character that hides
+(U+0602, an invisible one), which the view would drop with the two characters after the octal
+digits. Nothing in the escape tells which a writer meant, so a text holding one gets a second view,
+reading every such escape as octal and what follows as written; detection runs on both. Some 25
+code points have such a twin (U+0600-0605, U+061C, U+070F, U+115F, U+1160, ...), so the second view
+is rare.
+
 Detection runs on the view and each finding is mapped back to the original text, so the redacted span
 is the original one, escapes and invisible characters included. Building the view costs one pass in
 Python over the non-ASCII characters and escapes, and detection on the view a second scan; so
-:func:`normalised_view` first decides, with C-speed searches and a little work per distinct non-ASCII
+:func:`normalised_views` first decides, with C-speed searches and a little work per distinct non-ASCII
 character, whether the text holds anything that can hide a token: an escape, an invisible character, a
 compatibility form of a letter, digit or token punctuation. Prose with an ellipsis, a no-break space or
 CJK punctuation does not, and pays almost nothing.
@@ -45,9 +53,7 @@ from __future__ import annotations
 import bisect
 import re
 import unicodedata
-from collections.abc import Callable
 from dataclasses import dataclass
-from html.entities import html5
 
 from governance.guardrails.redaction.characters import (
     COMBINING,
@@ -56,8 +62,15 @@ from governance.guardrails.redaction.characters import (
     SPLITTING_BLANKS,
     TOKEN_EXACT,
     folds_to_token,
-    hiding,
-    in_view,
+)
+from governance.guardrails.redaction.escapes import (
+    BACKSLASH_ESCAPE,
+    BACKSLASH_ESCAPES,
+    HTML_REFERENCE,
+    REFERENCE,
+    octal_reading,
+    read_escape,
+    reference_view,
 )
 from governance.guardrails.redaction.literals import escaped_literal_edge
 
@@ -78,29 +91,6 @@ _JOINED_COLON = re.compile(
     r"[0-9A-Za-z_\-](?:%(?:25)*3[Aa]|\uff1a|\\u003[Aa]|\\x3[Aa]|&#0*58;?|&#[xX]0*3[Aa];?|&colon;)[0-9A-Za-z_\-]"
 )
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
-# Escapes of one character, in every syntax a reader decodes: ``\uXXXX`` (JSON, JavaScript, Python,
-# Java, which allows ``\uuXXXX``), ``\u{X…}`` (JavaScript, Rust, Swift, PHP, Ruby), ``\UXXXXXXXX``
-# (Python, C), ``\xXX`` and ``\x{X…}`` (Python, C, Perl), ``\N{NAME}`` (Python), a JSON surrogate
-# pair (``\ud834\udd73``); ``\/`` (JSON); octal ``\NNN`` (C, Python, shell);
-# CSS's ``\X…`` (one to six hex digits, one optional white space ending it); ``%uXXXX`` (JavaScript's
-# escape(), IIS). Octal takes three octal digits (no more hex digit after them); CSS the rest. A
-# backslash escaped again (a JSON string of code) is read as one.
-_PAIR = r"\\+u[dD][89abAB][0-9A-Fa-f]{2}\\+u[dD][c-fC-F][0-9A-Fa-f]{2}"  # UTF-16 surrogates
-_SURROGATE_PAIR = re.compile(_PAIR)
-_UTF16_UNIT = re.compile(r"u([0-9A-Fa-f]{4})")
-_LETTER_ESCAPE = (
-    _PAIR
-    + r"|\\+(?:u+[0-9A-Fa-f]{4}|u\{[0-9A-Fa-f]{1,6}\}|U[0-9A-Fa-f]{8}|x[0-9A-Fa-f]{2}|x\{[0-9A-Fa-f]{1,6}\}"
-    r"|N\{[A-Za-z0-9 \-]{1,88}\})"
-)
-_OCTAL = r"\\+[0-3][0-7]{2}(?![0-9A-Fa-f])"
-_OCTAL_ESCAPE = re.compile(_OCTAL)
-_OCTAL_DIGITS = re.compile(r"[0-3][0-7]{2}")
-_BACKSLASH_ESCAPE = _LETTER_ESCAPE + r"|\\/|" + _OCTAL + r"|\\+[0-9A-Fa-f]{1,6}[ \t\n]?|%u[0-9A-Fa-f]{4}"
-# HTML character references, numeric (decimal or hexadecimal, the closing semicolon optional as HTML
-# parsers read them) or named (closed by their semicolon).
-_REFERENCE = r"&(?:#[xX][0-9A-Fa-f]{1,6};?|#[0-9]{1,7};?|[A-Za-z][A-Za-z0-9]{1,31};)"
-_HTML_REFERENCE = re.compile(_REFERENCE)
 # A quoted-printable soft line break: "=" at a line's end, after a token character or a space within
 # the line (an encoder breaks wherever the line is full, also right before a token), before a token
 # character (not base64 padding "==", not a line of its own, not before an armour's dashes) or before
@@ -108,9 +98,8 @@ _HTML_REFERENCE = re.compile(_REFERENCE)
 _SOFT_BREAK = r"(?<=[^\r\n=])=[ \t]*\r?\n(?=[^\s\-]|-(?!---)|[ \t]+(?:[+.|&]{1,2}[ \t]*)?\\?[\"'])"
 _SOFT_BREAKS = re.compile(_SOFT_BREAK)
 _SPECIAL = re.compile(
-    _BACKSLASH_ESCAPE + "|" + _SOFT_BREAK + "|" + _ESCAPE + "|" + _REFERENCE + r"|[^\x00-\x7f]+"
+    BACKSLASH_ESCAPE + "|" + _SOFT_BREAK + "|" + _ESCAPE + "|" + REFERENCE + r"|[^\x00-\x7f]+"
 )
-_BACKSLASH_ESCAPES = re.compile(_BACKSLASH_ESCAPE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,26 +140,39 @@ class View:
         return segment.original_start + (segment.original_length if last else 0)
 
 
-def normalised_view(text: str) -> View | None:
-    """The view of ``text``, or None when nothing in it can hide a token (then the view is not built)."""
-    if not (
+def normalised_views(text: str) -> tuple[View, ...]:
+    """The views of ``text``: none when nothing in it can hide a token (then no view is built), two
+    when an escape in it reads two ways (:func:`octal_reading`), else one. Every finding in any of
+    them is a finding in ``text``."""
+    if not _calls_for_a_view(text):
+        return ()
+    builder = _Builder(text)
+    view = builder.build()
+    if view is None:
+        return ()
+    if not builder.two_ways:
+        return (view,)
+    octal = _Builder(text, octal=True).build()
+    return (view,) if octal is None else (view, octal)
+
+
+def _calls_for_a_view(text: str) -> bool:
+    return bool(
         ("%" in text and _TOKEN_ESCAPE.search(text))
         or _hiding_characters(text)
         or _JOINED_COLON.search(text)
         or escaped_literal_edge(text)
         or ("%" in text and _INDENT_ESCAPE.search(text))
-        or (("\\" in text or "%u" in text) and any(map(_read_escape, _BACKSLASH_ESCAPES.findall(text))))
+        or (("\\" in text or "%u" in text) and any(map(read_escape, BACKSLASH_ESCAPES.findall(text))))
         or ("=" in text and "\n" in text and _SOFT_BREAKS.search(text))
-        or ("&" in text and any(_calls_for_view(text, m) for m in _HTML_REFERENCE.finditer(text)))
-    ):
-        return None
-    return _Builder(text).build()
+        or ("&" in text and any(_calls_for_view(text, m) for m in HTML_REFERENCE.finditer(text)))
+    )
 
 
 def _calls_for_view(text: str, reference: re.Match[str]) -> bool:
     """Whether an HTML character reference calls for the view: not one that every HTML text holds,
     and a splitting blank (``&nbsp;``, common in prose) only between two token characters."""
-    char = _reference_view(reference.group())
+    char = reference_view(reference.group())
     if char in _QUIET:
         return False
     if char in SPLITTING_BLANKS:
@@ -205,80 +207,18 @@ def _hiding_characters(text: str) -> bool:
     return not unicodedata.is_normalized("NFKC", text) and any(map(folds_to_token, characters))
 
 
-def _read_escape(escape: str, *, printable: bool = False) -> str | None:
-    """What the view reads for a backslash escape or ``%uXXXX``: the character it stands for when it
-    can hide or form a token (a CSS escape: printable ASCII, an invisible character or a compatibility
-    form of a token character, never a layout one: ``\\d`` or ``\\a`` in a regular expression or a path
-    is no CSS), else None (read as written)."""
-    if escape == "\\/":
-        return "/"
-    body = escape.lstrip("\\")
-    # Escapes only code writes (``\uXXXX``, ``\xXX``, octal, CSS) call for the view when they can hide a
-    # token; the rarer syntaxes (``\u{X}``, ``\UXXXXXXXX``, ``\N{…}``, ``%uXXXX``) whatever they stand for.
-    rare = "{" in body or body[0] in "%UN"
-    read = in_view if printable or rare else hiding
-    if _SURROGATE_PAIR.fullmatch(escape):
-        high, low = (int(code, 16) for code in _UTF16_UNIT.findall(escape))
-        return read(chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)))
-    if body[0] in "%uUxN":
-        char = _letter_escaped(body)
-        return None if char is None else read(char)
-    if _OCTAL_ESCAPE.fullmatch(escape) and len(body) == 3:
-        return read(chr(int(body, 8)))
-    char = _character(int(body.rstrip(), 16))
-    if char is not None and (" " < char <= "~" or char in INVISIBLE or folds_to_token(char)):
-        return char
-    return _octal_before_hex(body, read)
-
-
-def _octal_before_hex(body: str, read: Callable[[str], str | None]) -> str | None:
-    """An octal escape followed by a hex letter or digit (``\\111A`` in ``\\101\\113\\111AY0…``)
-    reads as a CSS escape of a character that hides nothing: read it as the octal escape and the rest
-    as written, as C and a shell do."""
-    digits = body.rstrip()
-    if len(digits) < 4 or not _OCTAL_DIGITS.fullmatch(digits[:3]):
-        return None
-    char = read(chr(int(digits[:3], 8)))
-    return None if char is None else char + body[3:]
-
-
-def _letter_escaped(body: str) -> str | None:
-    """The character of ``uXXXX``, ``u{X}``, ``UXXXXXXXX``, ``xXX``, ``x{X}``, ``N{NAME}``, ``%uXXXX``."""
-    if body[0] == "N":
-        try:
-            return unicodedata.lookup(body[2:-1])
-        except KeyError:
-            return None
-    digits = body.lstrip("%uUx").strip("{}")
-    return _character(int(digits, 16))
-
-
-def _character(code: int) -> str | None:
-    return chr(code) if 0 < code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else None
-
-
-def _reference_view(reference: str) -> str | None:
-    """What the view reads for an HTML character reference (``&#65;``, ``&#x41;``, ``&colon;``): the
-    character it stands for when :func:`in_view` keeps it, else None (the reference stays as written)."""
-    if reference[1] != "#":
-        return _NAMED.get(reference[1:])
-    digits = reference.rstrip(";")
-    char = _character(int(digits[3:], 16) if digits[2] in "xX" else int(digits[2:]))
-    return None if char is None else in_view(char)
-
-
-# The named references the view reads (a few hundred of HTML's 2,000): those of one character that
-# in_view keeps.
-_NAMED = {
-    name: value for name, value in html5.items() if name.endswith(";") and len(value) == 1 and in_view(value)
-}
 # What the references every HTML text holds stand for; alone, they do not call for the view.
 _QUIET = frozenset({None, "&", "<", ">"})
 
 
 class _Builder:
-    def __init__(self, text: str) -> None:
+    """Builds the view of ``text``; ``octal``: read each escape that reads two ways as octal (else as
+    CSS). ``two_ways`` tells, after :meth:`build`, whether it met such an escape."""
+
+    def __init__(self, text: str, *, octal: bool = False) -> None:
         self.text = text
+        self.octal = octal
+        self.two_ways = False
         self.pieces: list[str] = []
         self.segments: list[_Segment] = []
         self.soft_starts: set[int] = set()
@@ -293,11 +233,11 @@ class _Builder:
             if special[0] == "=":
                 self.changed = True  # a soft line break: the two lines read as one word
             elif special[0] == "\\" or special.startswith("%u"):
-                self._escaped(match.start(), special, _read_escape(special, printable=True))
+                self._escaped(match.start(), special, self._read(special))
             elif special[0] == "%":
                 self._replace(match.start(), len(special), chr(int(special[-2:], 16)))
             elif special[0] == "&":
-                self._escaped(match.start(), special, _reference_view(special))
+                self._escaped(match.start(), special, reference_view(special))
             elif (
                 INVISIBLE.isdisjoint(special)
                 and COMBINING.isdisjoint(special)
@@ -318,6 +258,14 @@ class _Builder:
             view_starts=tuple(segment.view_start for segment in self.segments),
             original=self.text,
         )
+
+    def _read(self, escape: str) -> str | None:
+        read = read_escape(escape, printable=True)
+        octal = octal_reading(escape, read)
+        if octal is None:
+            return read
+        self.two_ways = True
+        return octal if self.octal else read
 
     def _character(self, offset: int, char: str) -> None:
         if char in INVISIBLE:

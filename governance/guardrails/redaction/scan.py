@@ -1,9 +1,9 @@
 """Redaction of one text: every source of spans, merged and replaced.
 
 Detection runs on the text as written and, when the text holds invisible characters, compatibility
-forms, escapes or HTML character references, once more on its normalised view (``normalise``), whose
-findings are mapped back to original spans; then on what its separated, hex and quoted-printable runs
-spell (``spelled``). Both only add findings: whatever the text as written yields stays.
+forms, escapes or HTML character references, once more on its normalised view (``normalise``; on each
+of two views when an escape reads two ways), whose findings are mapped back to original spans; then on
+what its separated, hex and quoted-printable runs spell (``spelled``). Both only add findings: whatever the text as written yields stays.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from .blocks import FULL_LINE, Block, Verdict, base64_blocks, judge
 from .catalogue import catalogue_spans, lower_ascii
 from .findings import Finding, Redaction
 from .library import CANDIDATE_RUN, library_spans
-from .normalise import disguised_ascii, normalised_view
+from .normalise import disguised_ascii, normalised_views
 from .spans import apply, every_occurrence, merge, occurrences
 from .spelled import spelled_spans
 
@@ -30,8 +30,7 @@ def detect(text: str, *, known_values: dict[str, str] | None = None) -> list[Fin
     known = known_values or {}
     spans = _spans(text, known)
     spelled = spelled_spans(text)
-    view = normalised_view(text)
-    if view is not None:
+    for view in normalised_views(text):
         for start, end, kind in _spans(view.text, known, view.soft_starts):
             original_start, original_end = view.original_span(start, end)
             # The entropy rule is the only one a folded string can trip without any token shape.

@@ -65,7 +65,7 @@ def test_the_header_names_the_product(browser, live_server):
     owner = User.objects.create_superuser(username="owner", password=EDITOR_PASSWORD)
     browser.delete_all_cookies()
     log_in(browser, live_server, username=owner.username)
-    names = [link.text for link in browser.find_elements(By.CSS_SELECTOR, ".app-agents.module th a")]
+    names = [link.text for link in browser.find_elements(By.CSS_SELECTOR, ".app-catalog.module th a")]
     assert {"API clients", "LLM models"} <= set(names)
     assert not {"Api clients", "Llm models"} & set(names)
 

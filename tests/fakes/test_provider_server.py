@@ -422,10 +422,10 @@ def test_reset_forgets_requests_and_script(fake_provider):
 
 
 def test_unknown_path_is_404_and_get_on_a_known_path_is_405(fake_provider):
-    assert post(fake_provider, "/v1/embeddings", b"{}")[0] == 404
+    assert post(fake_provider, "/v1/no-such-endpoint", b"{}")[0] == 404
     assert post(fake_provider, "/v1/messages", b"", method="GET")[0] == 405
     assert [(r.method, r.path) for r in fake_provider.requests] == [
-        ("POST", "/v1/embeddings"),
+        ("POST", "/v1/no-such-endpoint"),
         ("GET", "/v1/messages"),
     ]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from governance.policy import Source
-from governance.vocabulary import DataClass, Enforcement, SourceKind, TrustZone
+from governance.vocabulary import DataClass, Enforcement, Integrity, SourceKind, TrustZone
 from skills.composition import (
     BEGIN_MARKER,
     END_MARKER,
@@ -195,6 +195,8 @@ def test_sources_classify_exactly_the_included_skills():
             data_class=DataClass.SOURCE_CODE,
             ceiling=TrustZone.EXTERNAL_EU,
             enforcement=Enforcement.ENFORCE,
+            # A skill from a source nobody reviewed is untrusted content (decision 0040).
+            integrity=Integrity.UNTRUSTED,
         ),
     )
 

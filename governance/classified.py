@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 from django.db import models
 
-from governance.policy import Source, validate_classification
+from governance.classification import validate_classification
+from governance.policy import Source
 from governance.vocabulary import DataClass, Enforcement, SourceKind, TrustZone, stricter_ceiling
 
 FIELDS = ("data_class", "ceiling", "enforcement")

@@ -30,9 +30,9 @@ from django.db.models import Exists, OuterRef, QuerySet
 from django.db.models.functions import Cast
 
 from governance.actors import Actor
+from governance.classification import validate_classification
 from governance.classified import FIELDS, Classification
 from governance.models import Draft, Publication
-from governance.policy import validate_classification
 
 logger = logging.getLogger(__name__)
 

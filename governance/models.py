@@ -127,7 +127,9 @@ class GovernanceAnchor(AppendOnlyModel):
     heads = models.JSONField()
     prev_hash = models.CharField(max_length=64)
     hash = models.CharField(max_length=64)
-    key_id = models.CharField(max_length=16, blank=True, editable=False, default="", db_default="")  # as an event's
+    key_id = models.CharField(
+        max_length=16, blank=True, editable=False, default="", db_default=""
+    )  # as an event's
 
     class Meta:
         ordering = ["-seq"]

@@ -12,7 +12,6 @@ from functools import cached_property, lru_cache
 from operator import attrgetter, itemgetter
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
 
 from config.caches import cache_register
 from governance.integrity import source_integrity
@@ -218,39 +217,6 @@ def effective_ceiling(data_class: DataClass, declared_ceiling: object) -> TrustZ
         else TrustZone.LOCAL
     )
     return stricter_ceiling(declared, data_class.ceiling)
-
-
-def validate_classification(
-    *, data_class: str, ceiling: str, enforcement: str, field_prefix: str = ""
-) -> None:
-    """The model-level rule for every classified row (snippet, skill, configuration prompt).
-
-    Raises ``ValidationError`` keyed by ``field_prefix`` + ``data_class`` / ``ceiling``: an enforced
-    row must declare a known class and ceiling, and a declared ceiling may not be looser than its
-    class allows.
-    """
-    # Plain strings from here on: enum members would render as their repr in messages.
-    data_class, ceiling, enforcement = str(data_class or ""), str(ceiling or ""), str(enforcement or "")
-    errors: dict[str, str] = {}
-    parsed = DataClass.parse(data_class)
-    if data_class and parsed is None:
-        errors["data_class"] = f"Unknown data class {data_class!r}."
-    if ceiling and ceiling not in TrustZone.values:
-        errors["ceiling"] = f"Unknown trust zone {ceiling!r}."
-    if enforcement == Enforcement.ENFORCE:
-        if not data_class:
-            errors.setdefault("data_class", "An enforced row must declare its data class.")
-        if not ceiling:
-            errors.setdefault("ceiling", "An enforced row must declare its trust-zone ceiling.")
-    if parsed is not None and ceiling in TrustZone.values:
-        allowed = parsed.ceiling
-        if TrustZone(ceiling).rank > allowed.rank:
-            errors["ceiling"] = (
-                f"Ceiling {ceiling!r} is looser than data class {parsed.value!r} allows "
-                f"(at most {allowed.value!r})."
-            )
-    if errors:
-        raise ValidationError({f"{field_prefix}{field}": message for field, message in errors.items()})
 
 
 def decide(

@@ -12,9 +12,9 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from simple_history.models import HistoricalRecords
 
+from governance.classification import validate_classification
 from governance.classified import ClassifiedModel
 from governance.models import AppendOnlyModel
-from governance.policy import validate_classification
 from governance.vocabulary import DataClass, Enforcement, Integrity, RankedChoices, SourceKind, TrustZone
 from skills.parsing import WARNING_FRONT_MATTER_LENIENT
 from skills.tokens import validate_token_env

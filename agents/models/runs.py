@@ -324,7 +324,9 @@ class AgentStep(models.Model):
     label = models.CharField(max_length=32, choices=DataClass.choices, blank=True)
     receiver_label = models.CharField(max_length=32, choices=DataClass.choices, blank=True)
     # The least trusted integrity level of what the reply was derived from (blank: sent nothing).
-    integrity = models.CharField(max_length=16, choices=Integrity.choices, blank=True, default="", db_default="")
+    integrity = models.CharField(
+        max_length=16, choices=Integrity.choices, blank=True, default="", db_default=""
+    )
     receipt = models.JSONField(default=dict, blank=True)  # content-free (agents/runtime/receipts.py)
     # A compaction step's record (agents/runtime/compaction.py): strategy, what it replaced and, for a
     # summary, its text (redacted; shown only to a reader its receiver label admits). Empty otherwise.
@@ -357,7 +359,9 @@ class RunMessage(models.Model):
     label_observed = models.BooleanField(default=False)  # the label came from a row sent under observe
     # A tool result: trusted for a tool declared trusted, else untrusted. An assistant turn: its step's.
     # Blank (a row from before levels were kept) reads as untrusted.
-    integrity = models.CharField(max_length=16, choices=Integrity.choices, blank=True, default="", db_default="")
+    integrity = models.CharField(
+        max_length=16, choices=Integrity.choices, blank=True, default="", db_default=""
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

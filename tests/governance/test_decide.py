@@ -7,7 +7,8 @@ from django.core.exceptions import ValidationError
 from hypothesis import given
 from hypothesis import strategies as st
 
-from governance.policy import Source, decide, effective_ceiling, enforcement_mode, validate_classification
+from governance.classification import validate_classification
+from governance.policy import Source, decide, effective_ceiling, enforcement_mode
 from governance.vocabulary import DataClass, Enforcement, EnforcementMode, Outcome, SourceKind, TrustZone
 
 # The zone table of docs/governance.md, written out rather than derived, so the code is checked against it.

@@ -143,7 +143,12 @@ def main(step: str, work: str) -> None:
     if step == "before":
         call_command("migrate", verbosity=0)
         call_command("seed_demo", stdout=io.StringIO())
-        record = before_backup(folder / "backup")
+        # The demo's own runs (seeded through the runtime), complete before the backup is taken.
+        seeded = [
+            str(run_id)
+            for run_id in AgentRun.objects.filter(status=RunStatus.COMPLETED).values_list("id", flat=True)
+        ]
+        record = {**before_backup(folder / "backup"), "seeded_completed": seeded}
         (folder / "record.json").write_text(json.dumps(record))
         return
     record = json.loads((folder / "record.json").read_text())

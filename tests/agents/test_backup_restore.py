@@ -115,5 +115,5 @@ def test_runs_in_flight_resume_at_the_reapers_sweep_and_complete(restored):
     in_flight = sorted([record["queued"], record["leased"], *after["during_restored"]])
     assert after["lease_owners_before_sweep"] == ["", "restored"]
     assert after["requeued"] == in_flight
-    assert after["completed_runs"] == sorted([*record["completed"], *in_flight])
+    assert after["completed_runs"] == sorted([*record["seeded_completed"], *record["completed"], *in_flight])
     assert after["intact"], after["breaks"]

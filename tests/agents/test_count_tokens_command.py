@@ -117,6 +117,7 @@ def test_the_report_names_what_the_models_api_accepts(tmp_path):
         "sampling": False,
         "system_role": "developer",
         "cache_min_tokens": None,
+        "input_modalities": [],
     }
     sonnet = count(tmp_path, "--model", "claude-sonnet-4-5-20250929")
     assert sonnet["budget"]["window"] == 200_000

@@ -39,6 +39,7 @@ def test_seed_demo_creates_the_offline_demo_and_prints_working_credentials():
     assert token not in str(list(ApiClient.objects.values()))
     assert sorted(client.scopes) == sorted(SCOPES)
     assert sorted(client.configurations.values_list("identifier", flat=True)) == [
+        "demo-approvals",
         "demo-assistant",
         "demo-embeddings",
         "demo-external",
@@ -55,7 +56,7 @@ def test_seed_demo_is_idempotent_and_rotates_the_credentials():
     assert (
         authenticate(HttpRequest(), username="admin", password=printed(second, "admin password")) is not None
     )
-    assert (Provider.objects.count(), LlmModel.objects.count(), Configuration.objects.count()) == (3, 4, 3)
+    assert (Provider.objects.count(), LlmModel.objects.count(), Configuration.objects.count()) == (3, 4, 4)
     assert ApiClient.objects.count() == 1
     assert sorted(Snippet.objects.values_list("identifier", flat=True)) == [
         "incident-runbook",

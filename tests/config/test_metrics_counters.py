@@ -91,7 +91,7 @@ def test_a_fresh_process_shows_every_known_series_at_zero():
         for outcome in EventOutcome.values
     }
     assert set(events) == kinds  # every event kind, enforced and observed
-    assert len(events) == 30  # 15 event kinds x (enforced, observed)
+    assert len(events) == 2 * len(Decision.values)  # every event kind x (enforced, observed)
     assert set(events.values()) == {0}
     assert (
         samples[

@@ -120,7 +120,7 @@ def test_readiness_lists_only_the_clients_configurations(make_caller):
     assert [(row["identifier"], row["configuration"], row["would_be"]) for row in report["rows"]] == [
         ("legacy", "internal", "allowed")
     ]
-    assert report["summary"] == {"observe_rows": 1, "would_refuse": 0}
+    assert report["summary"] == {"observe_rows": 1, "would_refuse": 0, "personal_data_findings": 0}
     assert "elsewhere" not in response.content.decode()
 
 
@@ -129,6 +129,7 @@ def test_readiness_of_a_client_without_configurations_is_empty(make_caller):
     response = make_caller("governance:read").get(READINESS)
     assert response.json() == {
         "rows": [],
-        "summary": {"observe_rows": 0, "would_refuse": 0},
+        "summary": {"observe_rows": 0, "would_refuse": 0, "personal_data_findings": 0},
         "declassified_answers": [],
+        "personal_data": [],
     }

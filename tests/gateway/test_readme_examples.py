@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.models import AgentRun, RunStatus
+from agents.models import AgentRun
 from editors.demo import DEMO_CONFIGURATION, demo_seed
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -31,7 +31,7 @@ def readme_blocks() -> list[tuple[str, str]]:
 
 def test_the_section_has_shell_and_python_examples():
     languages = [language for language, _ in readme_blocks()]
-    assert languages == ["sh", "sh", "sh", "python"]
+    assert languages == ["sh", "sh", "sh", "python", "sh"]
 
 
 @pytest.fixture
@@ -57,7 +57,7 @@ def run_block(language: str, code: str, environment: dict[str, str]) -> str:
 @pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
 def test_readme_examples_run_against_a_live_server(environment):
     outputs = [run_block(language, code, environment) for language, code in readme_blocks()]
-    listing, completion, run_shell, python = outputs
+    listing, completion, run_shell, python, approval = outputs
     assert f'"identifier":"{DEMO_CONFIGURATION}"' in listing
     assert '"would_send":true' in listing  # the preview follows the listing in the first block
     assert '"finish_reason"' in completion
@@ -65,4 +65,5 @@ def test_readme_examples_run_against_a_live_server(environment):
     assert "event: run" in run_shell
     assert '"status":"completed"' in run_shell
     assert "run completed" in python
-    assert AgentRun.objects.filter(status=RunStatus.COMPLETED).count() == 2
+    assert '"decision":"approved"' in approval.replace(" ", "")
+    assert AgentRun.objects.filter(configuration__identifier="demo-approvals").count() == 1

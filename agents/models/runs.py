@@ -358,6 +358,8 @@ class RunMessage(models.Model):
     # A tool result: trusted for a tool declared trusted, else untrusted. An assistant turn: its step's.
     # Blank (a row from before levels were kept) reads as untrusted.
     integrity = models.CharField(max_length=16, choices=Integrity.choices, blank=True, db_default="")
+    # An untrusted tool result: the injection rules its screening found, comma-separated (a signal only).
+    screening = models.CharField(max_length=300, blank=True, default="", db_default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -26,6 +26,7 @@ from agents.runtime.leases import HeldLease, lease_hold
 from agents.runtime.parts import configuration_parts
 from agents.runtime.plan import configuration_receiver, send_zone, tool_policy
 from agents.runtime.redactions import Redactions, redaction_events_record
+from agents.runtime.screening import screened
 from agents.runtime.transcript import run_context
 from agents.runtime.untrusted import untrusted_named, untrusted_sources
 from agents.selectors import run_client_name
@@ -34,7 +35,7 @@ from catalog.selectors import catalog_token_of, configuration_zone
 from governance.services import EventContext, enforced_event_record
 from governance.vocabulary import DataClass, Decision, Integrity, TrustZone
 from tools.gate import ToolDenial, ToolVerdict, tool_gate
-from tools.registry import ToolContext, ToolEffect, ToolFailed, ToolOutput
+from tools.registry import REGISTRY, ToolContext, ToolEffect, ToolFailed, ToolOutput
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +80,7 @@ def execute_tool_calls(
         label=DataClass.parse(assistant.data_class) or DataClass.SECRET_ADJACENT,
         catalog=catalog_token_of(configuration),
     )
+    tool_names = [tool.name for tool in REGISTRY.named(policy.allowed_tools, policy.allowed_groups)]
     for call in assistant.tool_calls:
         if call["id"] in answered:
             continue
@@ -106,7 +108,8 @@ def execute_tool_calls(
             _record_denial(run, step_index, verdict, zone.value, untrusted)
             content, data_class = _denial_text(verdict), DataClass.PUBLIC_CONTENT
         redactions = Redactions()
-        result = _Result(redactions.text(content), data_class, result_integrity)
+        screening = screened(redactions.text(content), result_integrity, call["name"], tool_names)
+        result = _Result(screening.content, data_class, result_integrity, screening.stored)
         _store_result(run, lease, call, result, position)
         position = position + 1 if position is not None else None
         redaction_events_record(counts=redactions.counts, context=_events(run, step_index), zone=zone)
@@ -227,6 +230,7 @@ class _Result:
     content: str  # redacted
     data_class: DataClass
     integrity: Integrity
+    screening: str  # the injection rules screening found, comma-separated
 
 
 def _store_result(
@@ -246,4 +250,5 @@ def _store_result(
             tool_name=call["name"],
             data_class=result.data_class,
             integrity=result.integrity,
+            screening=result.screening,
         )

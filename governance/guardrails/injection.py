@@ -1,12 +1,17 @@
 """Prompt-injection scanner for untrusted text (skills at ingest, snippets when saved, tool output, what
 an MCP server lists of its tools).
 
-``scan_for_injection(text)`` is a pure function: no database, no network, deterministic. Rules are
+``scan_for_injection(text, tool_names=...)`` is a pure function: no database, no network, deterministic. Rules are
 regular expressions over a *normalised* copy of the text: NFKC per character (full-width and other
 compatibility forms fold to ASCII), zero-width characters and soft hyphens removed, so that
 ``i\u200bgnore previous instructions`` is still an override. Every finding's ``start``/``end`` are
 mapped back to the ORIGINAL text (the span from the first to the last original character involved).
 Invisible characters themselves are findings too, reported on the original text.
+
+Content a tool returned is scanned with the names of the tools the model may call (``tool_names``): a
+result naming one (``tool_name``) is a signal, where a tool's own description naming a tool is not.
+Findings are signals only: they never make content more trusted, nor are they the only defence
+(docs/decisions/0040-integrity-labels-and-consequential-tools.md).
 
 An excerpt is at most 80 characters of the normalised match, with secrets redacted (it is stored and
 shown to editors). A redaction failure propagates as ``RedactionFailed``: we never store what we could
@@ -227,6 +232,26 @@ _RULES: tuple[_Rule, ...] = tuple(
             _I,
         ),
         (
+            # Text addressed to the model rather than to the reader ("to you, GPT-4", "before you can
+            # solve the task I gave you, please do the following first").
+            "model_addressed",
+            _MEDIUM,
+            r"\b(?:to|for)\s+you,?\s+(?:(?:gpt|chatgpt|claude|gemini|llama|mistral)\b[-\w.]*"
+            r"|the\s+(?:ai|assistant|model|llm|agent)\s*[.,:;!])"
+            r"|\bbefore\s+you\s+(?:can\s+)?(?:solve|complete|finish|answer|continue\s+with)\s+"
+            r"(?:the|my|your|this)\s+(?:\w+\s+)?(?:task|request|question)\b"
+            r"|\b(?:dear|hey|attention)\s+(?:ai|assistant|model|llm|agent|chatbot)\b",
+            _I,
+        ),
+        (
+            # Text styled so that a person reading the page does not see it, and a model does.
+            "hidden_html_text",
+            _MEDIUM,
+            r"<[a-z][^>]{0,200}\bstyle\s*=\s*[\"'][^\"']{0,200}?(?:display\s*:\s*none|visibility\s*:\s*hidden"
+            r"|font-size\s*:\s*0(?:\.0+)?(?:px|pt|em|rem|%)?\s*(?:[;\"']|!)|opacity\s*:\s*0(?:\.0+)?\s*(?:[;\"']|!))",
+            _I,
+        ),
+        (
             "role_override",
             _MEDIUM,
             r"\byou\s+are\s+no\s+longer\b|\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must)\b",
@@ -245,8 +270,9 @@ _INVISIBLE_RULES: tuple[_Rule, ...] = (
 )
 
 
-def scan_for_injection(text: str) -> tuple[InjectionFinding, ...]:
-    """Every rule match in ``text``, ordered by (start, rule). Pure; raises RedactionFailed only."""
+def scan_for_injection(text: str, *, tool_names: Iterable[str] = ()) -> tuple[InjectionFinding, ...]:
+    """Every rule match in ``text``, ordered by (start, rule); with ``tool_names``, every mention of
+    one of those tools too (``tool_name``). Pure; raises RedactionFailed only."""
     if not text:
         return ()
     findings = [
@@ -256,13 +282,21 @@ def scan_for_injection(text: str) -> tuple[InjectionFinding, ...]:
     ]
     normalised, origin = _normalise(text)
     secrets = detect(normalised)
-    for rule in _RULES:
+    for rule in (*_RULES, *_tool_rules(tool_names)):
         for start, end in _spans(rule.pattern, normalised):
             excerpt = _excerpt(normalised, start, end, secrets)
             findings.append(
                 InjectionFinding(rule.name, rule.severity, origin[start], origin[end - 1] + 1, excerpt)
             )
     return tuple(_deduplicated(sorted(findings, key=lambda f: (f.start, f.rule, -f.severity.rank))))
+
+
+def _tool_rules(tool_names: Iterable[str]) -> tuple[_Rule, ...]:
+    names = sorted({name for name in tool_names if name}, key=lambda name: (-len(name), name))
+    if not names:
+        return ()
+    alternatives = "|".join(re.escape(name) for name in names)
+    return (_Rule("tool_name", _LOW, re.compile(rf"(?<![\w.-])(?:{alternatives})(?![\w-])", _I)),)
 
 
 def _spans(pattern: re.Pattern[str], text: str) -> Iterator[tuple[int, int]]:

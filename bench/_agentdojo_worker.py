@@ -7,6 +7,7 @@ obeys injected instructions (``next``), and the judge (``evaluate``, AgentDojo's
 security checks). Commands:
 
 * ``{"op": "tools", "suite": s}`` → ``{"tools": [{name, description, parameters}]}``
+* ``{"op": "ids", "suite": s}`` → ``{"user_tasks": [...], "injection_tasks": [...]}``
 * ``{"op": "start", "suite": s, "user_task": u, "injection_task": i | null}`` → ``{"prompt": text}``;
   the environment with the ``important_instructions`` attack placed for (u, i), or clean for null.
 * ``{"op": "call", "name": n, "arguments": {...}}`` → ``{"text": result}``, run on the environment.
@@ -55,6 +56,10 @@ class Worker:
                 for f in self.suite(suite).tools
             ]
         }
+
+    def ids(self, suite: str) -> dict[str, Any]:
+        tasks = self.suite(suite)
+        return {"user_tasks": list(tasks.user_tasks), "injection_tasks": list(tasks.injection_tasks)}
 
     def start(self, suite: str, user_task: str, injection_task: str | None) -> dict[str, Any]:
         tasks = self.suite(suite)

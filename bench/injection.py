@@ -231,7 +231,7 @@ def measure(suites: tuple[str, ...], limit: int | None) -> dict[str, Any]:
         with obeying_provider(worker, injected)(default_reply="Done.") as fake:
             configured = configurations(fake)
             for suite in suites:
-                pairs = worker_pairs(suite, limit)
+                pairs = worker_pairs(worker.ask("ids", suite=suite), suite, limit)
                 for mode in MODES:
                     names = register(worker, suite, trusted=mode == "trusted")
                     started = time.perf_counter()
@@ -245,11 +245,11 @@ def measure(suites: tuple[str, ...], limit: int | None) -> dict[str, Any]:
     return results
 
 
-def worker_pairs(suite: str, limit: int | None) -> list[dict[str, Any]]:
-    """Every user task clean, then every (user task, injection task) pair; ``limit``: the first N of each."""
-    counts = {"banking": (16, 9), "slack": (21, 5)}[suite]
-    users = [f"user_task_{n}" for n in range(counts[0])][:limit]
-    injections = [f"injection_task_{n}" for n in range(counts[1])]
+def worker_pairs(ids: dict[str, list[str]], suite: str, limit: int | None) -> list[dict[str, Any]]:
+    """Every user task clean, then every (user task, injection task) pair; ``limit``: the first N user
+    tasks."""
+    users = ids["user_tasks"][:limit]
+    injections = ids["injection_tasks"]
     clean = [{"suite": suite, "user_task": user, "injection_task": None} for user in users]
     attacked = [{"suite": suite, "user_task": u, "injection_task": i} for u in users for i in injections]
     return clean + attacked

@@ -270,9 +270,13 @@ _INVISIBLE_RULES: tuple[_Rule, ...] = (
 )
 
 
-def scan_for_injection(text: str, *, tool_names: Iterable[str] = ()) -> tuple[InjectionFinding, ...]:
+def scan_for_injection(
+    text: str, *, tool_names: Iterable[str] = (), excerpts: bool = True
+) -> tuple[InjectionFinding, ...]:
     """Every rule match in ``text``, ordered by (start, rule); with ``tool_names``, every mention of
-    one of those tools too (``tool_name``). Pure; raises RedactionFailed only."""
+    one of those tools too (``tool_name``). ``excerpts=False``: every excerpt empty, and no secret
+    search (for text already redacted whose findings are not shown). Pure; raises RedactionFailed
+    only."""
     if not text:
         return ()
     findings = [
@@ -281,10 +285,10 @@ def scan_for_injection(text: str, *, tool_names: Iterable[str] = ()) -> tuple[In
         for start, end in _spans(rule.pattern, text)
     ]
     normalised, origin = _normalise(text)
-    secrets = detect(normalised)
+    secrets = detect(normalised) if excerpts else []
     for rule in (*_RULES, *_tool_rules(tool_names)):
         for start, end in _spans(rule.pattern, normalised):
-            excerpt = _excerpt(normalised, start, end, secrets)
+            excerpt = _excerpt(normalised, start, end, secrets) if excerpts else ""
             findings.append(
                 InjectionFinding(rule.name, rule.severity, origin[start], origin[end - 1] + 1, excerpt)
             )

@@ -35,7 +35,11 @@ def screened(content: str, integrity: Integrity, tool: str, tool_names: Iterable
     """``content``, returned by ``tool`` with ``integrity``, screened (see the module)."""
     if integrity != Integrity.UNTRUSTED:
         return Screened(content, ())
-    rules = tuple(sorted({finding.rule for finding in scan_for_injection(content, tool_names=tool_names, excerpts=False)}))
+    rules = tuple(
+        sorted(
+            {finding.rule for finding in scan_for_injection(content, tool_names=tool_names, excerpts=False)}
+        )
+    )
     if not rules:
         return Screened(content, ())
     injection_flagged(rules)

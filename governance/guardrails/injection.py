@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from governance.vocabulary import RankedChoices
@@ -59,6 +59,9 @@ class _Rule:
     name: str
     severity: InjectionSeverity
     pattern: re.Pattern[str]
+    # Words one of which every match contains (lower case): a text holding none skips the pattern.
+    # Empty: the pattern always runs.
+    anchors: tuple[str, ...] = ()
 
 
 _HIGH, _MEDIUM, _LOW = InjectionSeverity.HIGH, InjectionSeverity.MEDIUM, InjectionSeverity.LOW
@@ -88,7 +91,7 @@ _OVERRIDE_OBJECT = (
     r"(?:instructions?|prompts?|directions?|rules|guidelines|context|messages?|commands?|directives?)"
 )
 
-_RULES: tuple[_Rule, ...] = tuple(
+_RULES_WITHOUT_ANCHORS: tuple[_Rule, ...] = tuple(
     _Rule(name, severity, re.compile(pattern, flags))
     for name, severity, pattern, flags in (
         (
@@ -260,6 +263,39 @@ _RULES: tuple[_Rule, ...] = tuple(
     )
 )
 
+_SEND = ("send", "post", "upload", "forward", "transmit", "submit")
+_CALL = ("call", "invoke", "use", "run", "trigger", "execute")
+# In the rules' order above; a test holds each rule's positives to containing one of its anchors.
+_ANCHORS: tuple[tuple[str, ...], ...] = (
+    ("ignore", "disregard", "forget", "override", "bypass", "skip"),
+    ("ignore", "disregard", "forget", "override", "bypass", "skip"),
+    ("system", "assistant"),
+    ("system",),
+    ("<",),
+    ("<|", "[inst]", "[/inst]", "<<sys", "<</sys", "<start_of_turn>", "<end_of_turn>"),
+    (*_SEND, "exfiltrate", "leak", "email", "copy"),
+    _SEND,
+    ("curl", "wget", "iex", "invoke-expression"),
+    ("![",),
+    ("![",),
+    ("<img",),
+    ("<!--",),
+    (*_CALL, "send", "pass", "forward", "include", "paste", "copy", "provide", "share"),
+    ("before", "prior", "instead", "always", "must", "first"),
+    ("important", "urgent", "critical", "mandatory", "note"),
+    _CALL,
+    ("reveal", "show", "print", "repeat", "output", "dump", "leak"),
+    ("act", "you", "pretend", "become", "enable", "enter", "switch"),
+    ("dan", "anything", "developer"),
+    ("you", "dear", "hey", "attention"),
+    ("style",),
+    ("you",),
+)
+_RULES: tuple[_Rule, ...] = tuple(
+    _Rule(rule.name, rule.severity, rule.pattern, anchors)
+    for rule, anchors in zip(_RULES_WITHOUT_ANCHORS, _ANCHORS, strict=True)
+)
+
 # Invisible characters, reported on the original text.
 _ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e\u2061\u2062\u2063\u2064"
 _INVISIBLE_RULES: tuple[_Rule, ...] = (
@@ -285,8 +321,12 @@ def scan_for_injection(
         for start, end in _spans(rule.pattern, text)
     ]
     normalised, origin = _normalise(text)
+    # Lower case as the patterns' IGNORECASE reads it (a dotless or dotted i is an i).
+    lowered = normalised.lower().replace("\u0131", "i").replace("i\u0307", "i")
     secrets = detect(normalised) if excerpts else []
     for rule in (*_RULES, *_tool_rules(tool_names)):
+        if rule.anchors and not any(anchor in lowered for anchor in rule.anchors):
+            continue
         for start, end in _spans(rule.pattern, normalised):
             excerpt = _excerpt(normalised, start, end, secrets) if excerpts else ""
             findings.append(
@@ -300,7 +340,8 @@ def _tool_rules(tool_names: Iterable[str]) -> tuple[_Rule, ...]:
     if not names:
         return ()
     alternatives = "|".join(re.escape(name) for name in names)
-    return (_Rule("tool_name", _LOW, re.compile(rf"(?<![\w.-])(?:{alternatives})(?![\w-])", _I)),)
+    pattern = re.compile(rf"(?<![\w.-])(?:{alternatives})(?![\w-])", _I)
+    return (_Rule("tool_name", _LOW, pattern, tuple(name.lower() for name in names)),)
 
 
 def _spans(pattern: re.Pattern[str], text: str) -> Iterator[tuple[int, int]]:
@@ -309,9 +350,11 @@ def _spans(pattern: re.Pattern[str], text: str) -> Iterator[tuple[int, int]]:
             yield match.span()
 
 
-def _normalise(text: str) -> tuple[str, list[int]]:
+def _normalise(text: str) -> tuple[str, Sequence[int]]:
     """NFKC per character with zero-width characters dropped; ``origin[i]`` is the index in ``text``
-    of the character that produced normalised character ``i``."""
+    of the character that produced normalised character ``i``. ASCII text is its own normal form."""
+    if text.isascii():
+        return text, range(len(text))
     pieces: list[str] = []
     origin: list[int] = []
     for index, char in enumerate(text):

@@ -239,6 +239,12 @@ def measure(suites: tuple[str, ...], limit: int | None) -> dict[str, Any]:
                     for name in names:
                         REGISTRY.unregister(name)
                     results[f"{suite}/{mode}"] = summarise(rows, pairs, time.perf_counter() - started)
+                    missed = [
+                        p["user_task"]
+                        for p, r in zip(pairs, rows, strict=True)
+                        if not p["injection_task"] and not r["utility"]
+                    ]
+                    results[f"{suite}/{mode}"]["clean_misses"] = missed
                     print(f"{suite}/{mode}: {results[f'{suite}/{mode}']}", file=sys.stderr, flush=True)
     finally:
         worker.close()

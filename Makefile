@@ -15,7 +15,7 @@ SERVICES_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/govctx
 SERVICES_REDIS_URL ?= redis://127.0.0.1:6379/15
 SERVICES_RABBITMQ_URL ?= amqp://guest:guest@127.0.0.1:5672//
 
-.PHONY: run serve release test test-fast test-services lint format bench bench-quick bench-instructions fuzz screenshots coding-agents clean
+.PHONY: run serve release test test-fast test-services lint format bench bench-quick bench-instructions bench-injection fuzz screenshots coding-agents clean
 
 $(RUN_STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -86,8 +86,9 @@ test: lint test-fast test-services
 fuzz: $(STAMP)
 	EGRESS_PROFILE=fuzz $(PY) -m pytest tests/egress -p no:cacheprovider
 
-# bench/instructions.py counts instructions under valgrind (minutes per run): only bench-instructions.
-BENCHES = $(filter-out bench/_% bench/instructions.py,$(wildcard bench/[a-z]*.py))
+# bench/instructions.py counts instructions under valgrind (minutes per run): only bench-instructions;
+# bench/injection.py runs AgentDojo from a virtualenv of its own: `make bench-injection`.
+BENCHES = $(filter-out bench/_% bench/instructions.py bench/injection.py,$(wildcard bench/[a-z]*.py))
 
 bench: $(STAMP)
 	@for script in $(BENCHES); do echo "== $$script"; $(PY) $$script || exit 1; done
@@ -98,6 +99,18 @@ bench-quick: $(STAMP)
 # Instructions per step and per gateway request, counted by callgrind (needs valgrind).
 bench-instructions: $(STAMP)
 	$(PY) bench/instructions.py
+
+# The agent-injection benchmark (AgentDojo's banking and slack suites through the runtime). AgentDojo
+# pins other versions of the providers' SDKs than the service, so it gets a virtualenv of its own.
+AGENTDOJO_VENV = var/agentdojo-venv
+AGENTDOJO_VERSION ?= 0.1.35
+
+$(AGENTDOJO_VENV)/bin/python:
+	$(PYTHON) -m venv $(AGENTDOJO_VENV)
+	$(AGENTDOJO_VENV)/bin/pip install --disable-pip-version-check agentdojo==$(AGENTDOJO_VERSION)
+
+bench-injection: $(STAMP) $(AGENTDOJO_VENV)/bin/python
+	$(PY) bench/injection.py
 
 # The admin screenshots in docs/screenshots/, taken by the browser tests (needs Chromium).
 screenshots: $(STAMP)

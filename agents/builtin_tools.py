@@ -178,6 +178,8 @@ NOTIFY_EDITORS = Tool(
 
 
 def register_builtins() -> None:
-    for tool in (SNIPPETS_BY_TAG, LOAD_SKILL, NOTIFY_EDITORS):
+    from agents.runtime.quarantine import READ_RESULT  # it sends through the runtime: imported late
+
+    for tool in (SNIPPETS_BY_TAG, LOAD_SKILL, NOTIFY_EDITORS, READ_RESULT):
         if REGISTRY.get(tool.name) is None:
             REGISTRY.register(tool)

@@ -12,12 +12,15 @@ step actions, termination reasons, failure classes, token types. Never content.
 | ``govctx_broken_streams_total`` | ``model``, ``charged`` (provider_reported, estimated) | ``agents/runtime/budget.py``, a stream its provider broke after the first delta |
 | ``govctx_run_requeues_total`` | ``action`` (requeued, failed), ``cause`` (lease_expired, lost) | the reaper |
 | ``govctx_budget_refusals_total`` | ``kind`` (tokens, cost: the client's daily limit that did not fit) | ``agents/runtime/budget.py`` |
+| ``govctx_untrusted_injection_flagged_total`` | ``rule`` (an injection rule's name) | ``agents/runtime/injection_screening.py``, an untrusted tool result screened |
 
 Governance decisions and redactions are counted in ``governance/telemetry.py``; the gauges read at
 scrape time (runs in flight, runs waiting) in ``agents/health.py``.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 from prometheus_client import Counter
 
@@ -51,6 +54,18 @@ BUDGET_REFUSALS = Counter(
     "Sends refused because they did not fit their client's daily budget, by the limit (tokens, cost).",
     ["kind"],
 )
+
+INJECTION_FLAGGED = Counter(
+    "govctx_untrusted_injection_flagged_total",
+    "Untrusted tool results in which screening found injection-shaped text, by rule (a result found by "
+    "several rules counts once for each).",
+    ["rule"],
+)
+
+
+def injection_flagged(rules: Iterable[str]) -> None:
+    for rule in rules:
+        INJECTION_FLAGGED.labels(rule=rule).inc()
 
 
 # Series whose label values are all known start at zero, so that a rate over them exists at once.

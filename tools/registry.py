@@ -55,10 +55,13 @@ class ToolContext:
 @dataclass(frozen=True)
 class ToolOutput:
     """A tool result that declares the class of what it returns, when that may exceed the tool's own
-    class (e.g. a loaded skill). The stricter of the two classifies the result."""
+    class (e.g. a loaded skill). The stricter of the two classifies the result. A trusted tool's result
+    may declare a lower integrity level (``caller``: a value the service checked); other tools'
+    results are untrusted whatever they declare."""
 
     text: str
     data_class: DataClass
+    integrity: str = ""  # empty: the tool's own level
 
 
 class ToolFailed(Exception):

@@ -362,6 +362,9 @@ class RunMessage(models.Model):
     integrity = models.CharField(
         max_length=16, choices=Integrity.choices, blank=True, default="", db_default=""
     )
+    # An untrusted tool result: the injection rules its screening found, comma-separated (a signal only).
+    screening = models.CharField(max_length=300, blank=True, default="", db_default="")
+    quarantined = models.TextField(blank=True, default="", db_default="")  # a held result (quarantine.py)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -39,6 +39,7 @@ from snippets.models import Snippet
 from tools.gate import ToolPolicy, ToolVerdict, tools_offered
 from tools.registry import Tool
 
+READ_RESULT_TOOL = "read_result"
 LOAD_SKILL_TOOL = "load_skill"
 _SEPARATOR = "\n\n"
 
@@ -142,6 +143,8 @@ def tool_policy(
     allowed_tools = set(configuration.allowed_tools)
     if configuration.skill_mode == SkillMode.PROGRESSIVE:
         allowed_tools.add(LOAD_SKILL_TOOL)
+    if configuration.quarantine_untrusted:
+        allowed_tools.add(READ_RESULT_TOOL)  # held results are read with it (quarantine.py)
     return ToolPolicy(
         zone=zone,
         allowed_groups=frozenset(configuration.allowed_tool_groups),

@@ -15,16 +15,18 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.db import IntegrityError, transaction
 
 from agents.models import AgentRun, AgentStep, RunMessage, ToolCallRecord, ToolCallStatus
 from agents.runtime.approvals import approval_hold
+from agents.runtime.injection_screening import screened
 from agents.runtime.leases import HeldLease, lease_hold
 from agents.runtime.parts import configuration_parts
 from agents.runtime.plan import configuration_receiver, send_zone, tool_policy
+from agents.runtime.quarantine import held_reference
 from agents.runtime.redactions import Redactions, redaction_events_record
 from agents.runtime.transcript import run_context
 from agents.runtime.untrusted import untrusted_named, untrusted_sources
@@ -34,7 +36,7 @@ from catalog.selectors import catalog_token_of, configuration_zone
 from governance.services import EventContext, enforced_event_record
 from governance.vocabulary import DataClass, Decision, Integrity, TrustZone
 from tools.gate import ToolDenial, ToolVerdict, tool_gate
-from tools.registry import ToolContext, ToolEffect, ToolFailed, ToolOutput
+from tools.registry import REGISTRY, ToolContext, ToolEffect, ToolFailed, ToolOutput
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +81,7 @@ def execute_tool_calls(
         label=DataClass.parse(assistant.data_class) or DataClass.SECRET_ADJACENT,
         catalog=catalog_token_of(configuration),
     )
+    tool_names = [tool.name for tool in REGISTRY.named(policy.allowed_tools, policy.allowed_groups)]
     for call in assistant.tool_calls:
         if call["id"] in answered:
             continue
@@ -100,13 +103,20 @@ def execute_tool_calls(
         if hold.refusal is not None:
             content, data_class = hold.refusal, verdict.data_class
         elif verdict.allowed:
-            content, data_class = _execute(run, lease, call, verdict, tool_context)
-            result_integrity = _result_integrity(verdict)
+            content, data_class, declared = _execute(run, lease, call, verdict, tool_context)
+            result_integrity = _result_integrity(verdict, declared)
         else:
             _record_denial(run, step_index, verdict, zone.value, untrusted)
             content, data_class = _denial_text(verdict), DataClass.PUBLIC_CONTENT
         redactions = Redactions()
-        result = _Result(redactions.text(content), data_class, result_integrity)
+        text = redactions.text(content)
+        screening = screened(text, result_integrity, call["name"], tool_names)
+        result = _Result(screening.content, data_class, result_integrity, screening.stored)
+        if configuration.quarantine_untrusted and result_integrity == Integrity.UNTRUSTED:
+            # Held back: the planner sees the service's own reference line (quarantine.py).
+            # Held back unfenced: the quarantined read fences it (quarantine.py).
+            reference = held_reference(call["id"], call["name"], text)
+            result = replace(result, content=reference, integrity=Integrity.TRUSTED, held=text)
         _store_result(run, lease, call, result, position)
         position = position + 1 if position is not None else None
         redaction_events_record(counts=redactions.counts, context=_events(run, step_index), zone=zone)
@@ -125,13 +135,14 @@ def _step_zone(receipt: dict[str, Any] | None, configuration: Configuration) -> 
 
 def _execute(
     run: AgentRun, lease: HeldLease, call: dict[str, Any], verdict: ToolVerdict, context: ToolContext
-) -> tuple[str, DataClass]:
-    """The result text and its class: the tool's class, or the stricter class a ToolOutput declares."""
+) -> tuple[str, DataClass, str]:
+    """The result text, its class (the tool's, or the stricter class a ToolOutput declares) and the
+    integrity level a ToolOutput declares (empty: none)."""
     result = _run_handler(run, lease, call, verdict, context)
     if isinstance(result, ToolOutput):
         declared = DataClass.parse(result.data_class) or DataClass.SECRET_ADJACENT
-        return result.text, max(declared, verdict.data_class, key=lambda c: c.rank)
-    return result, verdict.data_class
+        return result.text, max(declared, verdict.data_class, key=lambda c: c.rank), result.integrity
+    return result, verdict.data_class, ""
 
 
 def _run_handler(
@@ -202,8 +213,12 @@ def _refused_untrusted(verdict: ToolVerdict) -> bool:
     return verdict.denial == ToolDenial.UNTRUSTED_CONTEXT
 
 
-def _result_integrity(verdict: ToolVerdict) -> Integrity:
-    return Integrity.TRUSTED if verdict.tool is not None and verdict.tool.trusted else Integrity.UNTRUSTED
+def _result_integrity(verdict: ToolVerdict, declared: str) -> Integrity:
+    """A trusted tool's result: trusted, or the level it declares (an unknown one reads as untrusted);
+    any other tool's: untrusted."""
+    if verdict.tool is None or not verdict.tool.trusted:
+        return Integrity.UNTRUSTED
+    return Integrity.parse(declared) if declared else Integrity.TRUSTED
 
 
 def _denial_text(verdict: ToolVerdict) -> str:
@@ -227,6 +242,8 @@ class _Result:
     content: str  # redacted
     data_class: DataClass
     integrity: Integrity
+    screening: str  # the injection rules screening found, comma-separated
+    held: str = ""  # a result held back from the planner (the content is then its reference line)
 
 
 def _store_result(
@@ -246,4 +263,6 @@ def _store_result(
             tool_name=call["name"],
             data_class=result.data_class,
             integrity=result.integrity,
+            screening=result.screening,
+            quarantined=result.held,
         )

@@ -87,6 +87,14 @@ class Configuration(ClassifiedPromptModel):
         "or other untrusted content were in the step's context, is never run on the model's word: "
         "it waits for a person's approval, or is refused.",
     )
+    quarantine_untrusted = models.BooleanField(
+        default=False,
+        db_default=False,
+        verbose_name="hold untrusted results back",
+        help_text="An untrusted tool result is held behind a reference instead of being shown to the "
+        "model, which reads it with read_result: a separate call without tools whose answer must fit "
+        "a declared type (an e-mail address, a number, one of given values, a short pattern).",
+    )
     max_iterations = models.PositiveSmallIntegerField(
         default=5, validators=[MinValueValidator(1), MaxValueValidator(20)]
     )

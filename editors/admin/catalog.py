@@ -207,7 +207,10 @@ class ConfigurationAdmin(DeclassifyActions, DraftAdmin, ClassifiedAdmin):
             },
         ),
         ("Skills", {"fields": ("skill_list", "skill_mode", "skill_trust_floor")}),
-        ("Tools", {"fields": ("allowed_tool_groups", "allowed_tools", "untrusted_action")}),
+        (
+            "Tools",
+            {"fields": ("allowed_tool_groups", "allowed_tools", "untrusted_action", "quarantine_untrusted")},
+        ),
         ("Run limits", {"fields": ("max_iterations", "context_usage_note")}),
         (
             "Compaction",

@@ -94,6 +94,7 @@ class ConfigurationForm(forms.ModelForm):
             "allowed_tool_groups",
             "allowed_tools",
             "untrusted_action",
+            "quarantine_untrusted",
             "max_iterations",
             "context_usage_note",
             "context_strategy",

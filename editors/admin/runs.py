@@ -15,7 +15,7 @@ from django.urls import URLPattern, path
 from django.utils.html import format_html
 
 from agents.admin import ToolApprovalInline
-from agents.models import AgentRun, AgentStep, StepKind, StepStatus
+from agents.models import AgentRun, AgentStep, RunMessage, StepKind, StepStatus
 from agents.runtime.transcript import run_usage
 from agents.services import run_cancel
 from context_assembly.usage import usage_from_step
@@ -312,12 +312,23 @@ class AgentStepAdmin(StepColumnsMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
         "estimated_prompt_tokens", "cached_tokens", "cache_write_tokens", "completion_tokens", "cost",
         "usage_provenance", "context_window", "max_tokens", "max_tokens_clamped", "skipped", "versions",
         "breakdown_bar", "finish_reason", "calibration_ratio", "duration_ms", "error_code", "label",
-        "receiver_label", "integrity", "compaction", "created_at",
+        "receiver_label", "integrity", "injection_screening", "compaction", "created_at",
     )  # fmt: skip
     readonly_fields = fields
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[AgentStep]:
         return super().get_queryset(request).select_related("run", "model")
+
+    @admin.display(description="Injection screening")
+    def injection_screening(self, obj: AgentStep) -> str:
+        """The untrusted results of this step's tool calls in which screening found injection-shaped
+        text, with the rules found (a signal: their level stays untrusted)."""
+        flagged = RunMessage.objects.filter(run_id=obj.run_id, step_index=obj.index, role="tool")
+        rows = flagged.exclude(screening="").order_by("position")
+        found = [f"{call} ({tool}): {rules}" for call, tool, rules in rows.values_list(
+            "tool_call_id", "tool_name", "screening"
+        )]  # fmt: skip
+        return "; ".join(found) or "Nothing flagged."
 
     @admin.display(description="Budget breakdown")
     def breakdown_bar(self, obj: AgentStep) -> str:

@@ -1,12 +1,17 @@
 """Prompt-injection scanner for untrusted text (skills at ingest, snippets when saved, tool output, what
 an MCP server lists of its tools).
 
-``scan_for_injection(text)`` is a pure function: no database, no network, deterministic. Rules are
+``scan_for_injection(text, tool_names=...)`` is a pure function: no database, no network, deterministic. Rules are
 regular expressions over a *normalised* copy of the text: NFKC per character (full-width and other
 compatibility forms fold to ASCII), zero-width characters and soft hyphens removed, so that
 ``i\u200bgnore previous instructions`` is still an override. Every finding's ``start``/``end`` are
 mapped back to the ORIGINAL text (the span from the first to the last original character involved).
 Invisible characters themselves are findings too, reported on the original text.
+
+Content a tool returned is scanned with the names of the tools the model may call (``tool_names``): a
+result naming one (``tool_name``) is a signal, where a tool's own description naming a tool is not.
+Findings are signals only: they never make content more trusted, nor are they the only defence
+(docs/decisions/0040-integrity-labels-and-consequential-tools.md).
 
 An excerpt is at most 80 characters of the normalised match, with secrets redacted (it is stored and
 shown to editors). A redaction failure propagates as ``RedactionFailed``: we never store what we could
@@ -17,7 +22,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from governance.vocabulary import RankedChoices
@@ -54,6 +59,9 @@ class _Rule:
     name: str
     severity: InjectionSeverity
     pattern: re.Pattern[str]
+    # Words one of which every match contains (lower case): a text holding none skips the pattern.
+    # Empty: the pattern always runs.
+    anchors: tuple[str, ...] = ()
 
 
 _HIGH, _MEDIUM, _LOW = InjectionSeverity.HIGH, InjectionSeverity.MEDIUM, InjectionSeverity.LOW
@@ -83,7 +91,7 @@ _OVERRIDE_OBJECT = (
     r"(?:instructions?|prompts?|directions?|rules|guidelines|context|messages?|commands?|directives?)"
 )
 
-_RULES: tuple[_Rule, ...] = tuple(
+_RULES_WITHOUT_ANCHORS: tuple[_Rule, ...] = tuple(
     _Rule(name, severity, re.compile(pattern, flags))
     for name, severity, pattern, flags in (
         (
@@ -227,12 +235,65 @@ _RULES: tuple[_Rule, ...] = tuple(
             _I,
         ),
         (
+            # Text addressed to the model rather than to the reader ("to you, GPT-4", "before you can
+            # solve the task I gave you, please do the following first").
+            "model_addressed",
+            _MEDIUM,
+            r"\b(?:to|for)\s+you,?\s+(?:(?:gpt|chatgpt|claude|gemini|llama|mistral)\b[-\w.]*"
+            r"|the\s+(?:ai|assistant|model|llm|agent)\s*[.,:;!])"
+            r"|\bbefore\s+you\s+(?:can\s+)?(?:solve|complete|finish|answer|continue\s+with)\s+"
+            r"(?:the|my|your|this)\s+(?:\w+\s+)?(?:task|request|question)\b"
+            r"|\b(?:dear|hey|attention)\s+(?:ai|assistant|model|llm|agent|chatbot)\b",
+            _I,
+        ),
+        (
+            # Text styled so that a person reading the page does not see it, and a model does.
+            "hidden_html_text",
+            _MEDIUM,
+            r"<[a-z][^>]{0,200}\bstyle\s*=\s*[\"'][^\"']{0,200}?(?:display\s*:\s*none|visibility\s*:\s*hidden"
+            r"|font-size\s*:\s*0(?:\.0+)?(?:px|pt|em|rem|%)?\s*(?:[;\"']|!)|opacity\s*:\s*0(?:\.0+)?\s*(?:[;\"']|!))",
+            _I,
+        ),
+        (
             "role_override",
             _MEDIUM,
             r"\byou\s+are\s+no\s+longer\b|\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must)\b",
             _I,
         ),
     )
+)
+
+_SEND = ("send", "post", "upload", "forward", "transmit", "submit")
+_CALL = ("call", "invoke", "use", "run", "trigger", "execute")
+# In the rules' order above; a test holds each rule's positives to containing one of its anchors.
+_ANCHORS: tuple[tuple[str, ...], ...] = (
+    ("ignore", "disregard", "forget", "override", "bypass", "skip"),
+    ("ignore", "disregard", "forget", "override", "bypass", "skip"),
+    ("system", "assistant"),
+    ("system",),
+    ("<",),
+    ("<|", "[inst]", "[/inst]", "<<sys", "<</sys", "<start_of_turn>", "<end_of_turn>"),
+    (*_SEND, "exfiltrate", "leak", "email", "copy"),
+    _SEND,
+    ("curl", "wget", "iex", "invoke-expression"),
+    ("![",),
+    ("![",),
+    ("<img",),
+    ("<!--",),
+    (*_CALL, "send", "pass", "forward", "include", "paste", "copy", "provide", "share"),
+    ("before", "prior", "instead", "always", "must", "first"),
+    ("important", "urgent", "critical", "mandatory", "note"),
+    _CALL,
+    ("reveal", "show", "print", "repeat", "output", "dump", "leak"),
+    ("act", "you", "pretend", "become", "enable", "enter", "switch"),
+    ("dan", "anything", "developer"),
+    ("you", "dear", "hey", "attention"),
+    ("style",),
+    ("you",),
+)
+_RULES: tuple[_Rule, ...] = tuple(
+    _Rule(rule.name, rule.severity, rule.pattern, anchors)
+    for rule, anchors in zip(_RULES_WITHOUT_ANCHORS, _ANCHORS, strict=True)
 )
 
 # Invisible characters, reported on the original text.
@@ -245,8 +306,13 @@ _INVISIBLE_RULES: tuple[_Rule, ...] = (
 )
 
 
-def scan_for_injection(text: str) -> tuple[InjectionFinding, ...]:
-    """Every rule match in ``text``, ordered by (start, rule). Pure; raises RedactionFailed only."""
+def scan_for_injection(
+    text: str, *, tool_names: Iterable[str] = (), excerpts: bool = True
+) -> tuple[InjectionFinding, ...]:
+    """Every rule match in ``text``, ordered by (start, rule); with ``tool_names``, every mention of
+    one of those tools too (``tool_name``). ``excerpts=False``: every excerpt empty, and no secret
+    search (for text already redacted whose findings are not shown). Pure; raises RedactionFailed
+    only."""
     if not text:
         return ()
     findings = [
@@ -255,14 +321,27 @@ def scan_for_injection(text: str) -> tuple[InjectionFinding, ...]:
         for start, end in _spans(rule.pattern, text)
     ]
     normalised, origin = _normalise(text)
-    secrets = detect(normalised)
-    for rule in _RULES:
+    # Lower case as the patterns' IGNORECASE reads it (a dotless or dotted i is an i).
+    lowered = normalised.lower().replace("\u0131", "i").replace("i\u0307", "i")
+    secrets = detect(normalised) if excerpts else []
+    for rule in (*_RULES, *_tool_rules(tool_names)):
+        if rule.anchors and not any(anchor in lowered for anchor in rule.anchors):
+            continue
         for start, end in _spans(rule.pattern, normalised):
-            excerpt = _excerpt(normalised, start, end, secrets)
+            excerpt = _excerpt(normalised, start, end, secrets) if excerpts else ""
             findings.append(
                 InjectionFinding(rule.name, rule.severity, origin[start], origin[end - 1] + 1, excerpt)
             )
     return tuple(_deduplicated(sorted(findings, key=lambda f: (f.start, f.rule, -f.severity.rank))))
+
+
+def _tool_rules(tool_names: Iterable[str]) -> tuple[_Rule, ...]:
+    names = sorted({name for name in tool_names if name}, key=lambda name: (-len(name), name))
+    if not names:
+        return ()
+    alternatives = "|".join(re.escape(name) for name in names)
+    pattern = re.compile(rf"(?<![\w.-])(?:{alternatives})(?![\w-])", _I)
+    return (_Rule("tool_name", _LOW, pattern, tuple(name.lower() for name in names)),)
 
 
 def _spans(pattern: re.Pattern[str], text: str) -> Iterator[tuple[int, int]]:
@@ -271,9 +350,11 @@ def _spans(pattern: re.Pattern[str], text: str) -> Iterator[tuple[int, int]]:
             yield match.span()
 
 
-def _normalise(text: str) -> tuple[str, list[int]]:
+def _normalise(text: str) -> tuple[str, Sequence[int]]:
     """NFKC per character with zero-width characters dropped; ``origin[i]`` is the index in ``text``
-    of the character that produced normalised character ``i``."""
+    of the character that produced normalised character ``i``. ASCII text is its own normal form."""
+    if text.isascii():
+        return text, range(len(text))
     pieces: list[str] = []
     origin: list[int] = []
     for index, char in enumerate(text):

@@ -1,0 +1,46 @@
+"""Injection screening of a tool's untrusted result, as a signal (issue 37, item 4; decision 0040).
+
+A result the runtime stores as ``untrusted`` is scanned (governance/guardrails/injection.py) with the
+names of the tools the configuration names. When something injection-shaped is found, the rules are
+stored on the result's message (``RunMessage.screening``), counted in
+``govctx_untrusted_injection_flagged_total`` and the result is fenced as untrusted data, as the skill
+block fences skills, before it is stored and sent. Screening never changes a level: a flagged result is
+as untrusted as a clean one, and the gate holds or refuses consequential calls from either alike.
+A trusted result (a tool declared trusted) is not scanned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from agents.metrics import injection_flagged
+from governance.guardrails.fencing import fenced
+from governance.guardrails.injection import scan_for_injection
+from governance.vocabulary import Integrity
+
+
+@dataclass(frozen=True, slots=True)
+class Screened:
+    content: str  # fenced when anything was found
+    rules: tuple[str, ...]  # the rules found, sorted, each once; empty: nothing found (or not scanned)
+
+    @property
+    def stored(self) -> str:
+        """The rules as ``RunMessage.screening`` holds them."""
+        return ",".join(self.rules)
+
+
+def screened(content: str, integrity: Integrity, tool: str, tool_names: Iterable[str]) -> Screened:
+    """``content``, returned by ``tool`` with ``integrity``, screened (see the module)."""
+    if integrity != Integrity.UNTRUSTED:
+        return Screened(content, ())
+    rules = tuple(
+        sorted(
+            {finding.rule for finding in scan_for_injection(content, tool_names=tool_names, excerpts=False)}
+        )
+    )
+    if not rules:
+        return Screened(content, ())
+    injection_flagged(rules)
+    return Screened(fenced(content, f"the tool {tool}"), rules)

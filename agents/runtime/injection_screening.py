@@ -18,6 +18,7 @@ from agents.metrics import injection_flagged
 from governance.guardrails.fencing import fenced
 from governance.guardrails.injection import scan_for_injection
 from governance.vocabulary import Integrity
+from skills.composition import GUARD_PREAMBLE, PROGRESSIVE_NOTE
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,10 +36,11 @@ def screened(content: str, integrity: Integrity, tool: str, tool_names: Iterable
     """``content``, returned by ``tool`` with ``integrity``, screened (see the module)."""
     if integrity != Integrity.UNTRUSTED:
         return Screened(content, ())
+    # The skill block's own framing (a loaded skill's result holds it) addresses the model by design:
+    # it is ours, not the result's, so it is not what is screened.
+    own = content.replace(GUARD_PREAMBLE, "").replace(PROGRESSIVE_NOTE, "")
     rules = tuple(
-        sorted(
-            {finding.rule for finding in scan_for_injection(content, tool_names=tool_names, excerpts=False)}
-        )
+        sorted({finding.rule for finding in scan_for_injection(own, tool_names=tool_names, excerpts=False)})
     )
     if not rules:
         return Screened(content, ())

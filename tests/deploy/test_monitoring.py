@@ -61,7 +61,7 @@ def test_the_alert_rules_have_prometheus_rule_group_shape():
 def test_the_dashboard_queries_prometheus_through_its_datasource_variable():
     dashboard = json.loads(DASHBOARD.read_text())
     panels = dashboard["panels"]
-    assert len({panel["id"] for panel in panels}) == len(panels) == 14
+    assert len({panel["id"] for panel in panels}) == len(panels) == 15
     assert [variable["name"] for variable in dashboard["templating"]["list"]] == ["datasource"]
     for panel in panels:
         assert panel["datasource"] == {"type": "prometheus", "uid": "${datasource}"}

@@ -15,7 +15,16 @@ VENV = Path(sys.executable).parent.parent
 
 def _planned(*arguments: str) -> list[str]:
     """The commands ``make serve`` would run (``make -n``), requirements taken as installed."""
-    command = ["make", "-n", "serve", f"VENV={VENV}", "-o", str(VENV / ".installed-run"), *arguments]
+    command = [
+        "make",
+        "--no-print-directory",
+        "-n",
+        "serve",
+        f"VENV={VENV}",
+        "-o",
+        str(VENV / ".installed-run"),
+        *arguments,
+    ]
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True, timeout=30)
     return [line for line in result.stdout.splitlines() if not line.startswith("echo ")]
 

@@ -26,6 +26,7 @@ from hypothesis import settings as hypothesis_settings
 
 from agents.runtime.caches import caches_clear
 from config import database
+from config.celery import app as celery_app
 from governance.models import GovernanceEvent
 from governance.vocabulary import Decision
 from tests.coding_agents import coding_agent_problem
@@ -160,6 +161,18 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         if os.environ.get("REQUIRE_SERVICES") == "1":
             pytest.fail(f"services required but unavailable: {_services_problem}", pytrace=False)
         pytest.skip(f"services unavailable: {_services_problem}")
+
+
+@pytest.fixture
+def tasks_in_process(settings):
+    """Tasks run eagerly in this process on either database (the services suite brokers them), set on
+    the Celery app itself: it reads its configuration once, so a Django setting changed later would
+    reach it only if nothing had read it yet."""
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    eager = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = True
+    yield
+    celery_app.conf.task_always_eager = eager
 
 
 @pytest.fixture(scope="session")

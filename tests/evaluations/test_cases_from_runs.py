@@ -72,9 +72,8 @@ def test_a_run_already_made_into_a_case_is_not_made_again(fake):
 
 
 def test_a_case_from_a_run_above_the_models_zone_is_refused_at_evaluation(
-    fake, settings, django_capture_on_commit_callbacks
+    fake, tasks_in_process, django_capture_on_commit_callbacks
 ):
-    settings.CELERY_TASK_ALWAYS_EAGER = True
     configuration = fake_configuration(fake, zone=TrustZone.EXTERNAL_GLOBAL, identifier="support")
     item = CallerContextItem("logs", "disk full on node 3", DataClass.SYSTEM_DIAGNOSTICS)
     evaluation_cases_from_runs(runs=[queued(configuration, "What failed?", item)])

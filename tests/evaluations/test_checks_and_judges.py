@@ -34,8 +34,8 @@ def judge_fake():
 
 
 @pytest.fixture(autouse=True)
-def _eager(settings):
-    settings.CELERY_TASK_ALWAYS_EAGER = True
+def _eager(tasks_in_process):
+    """Evaluations run in this process, on either database."""
 
 
 def case_make(configuration, **fields) -> EvaluationCase:

@@ -98,9 +98,8 @@ def test_scoring_needs_its_own_scope(make_caller):
 
 
 def test_a_run_is_scored_with_its_delivered_label_and_pinned_version(
-    make_caller, django_capture_on_commit_callbacks, settings
+    make_caller, django_capture_on_commit_callbacks, tasks_in_process
 ):
-    settings.CELERY_TASK_ALWAYS_EAGER = True  # the steps run here on both databases
     configuration = configuration_make(zone=TrustZone.LOCAL)
     caller = make_caller("runs:create", "scores:write", configurations=(configuration,))
     run = run_to_end(django_capture_on_commit_callbacks, configuration, api_client=caller.client)

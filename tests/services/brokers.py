@@ -77,7 +77,7 @@ def broker(request: pytest.FixtureRequest) -> Broker:
 def runs_published(broker: Broker, *, configuration: str, count: int) -> list[str]:
     """Start ``count`` runs of ``configuration`` from a process publishing to ``broker``; their ids."""
     script = (
-        "import django; django.setup(); from agents.models import Configuration; "
+        "import django; django.setup(); from catalog.models import Configuration; "
         "from agents.services import run_create; from governance.vocabulary import DataClass; "
         f"configuration = Configuration.objects.get(identifier={configuration!r}); "
         f"runs = [run_create(configuration=configuration, input_text='Go.', "

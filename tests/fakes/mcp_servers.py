@@ -92,6 +92,7 @@ def http_server_make(
     zone: str = TrustZone.LOCAL,
     data_class: str = DataClass.INTERNAL_CONFIGURATION,
     timeout_seconds: float = 5.0,
+    annotations_trusted: bool = False,
 ) -> McpServer:
     server = McpServer(
         name=name,
@@ -100,6 +101,7 @@ def http_server_make(
         trust_zone=zone,
         data_class=data_class,
         timeout_seconds=timeout_seconds,
+        annotations_trusted=annotations_trusted,
     )
     server.full_clean()
     server.save()

@@ -42,7 +42,9 @@ def test_a_worker_calls_an_mcp_tool_and_a_stopped_server_fails_only_its_call(
     )
     with HttpMcpServer() as server:
         settings.MCP_SERVER_URL_ALLOWLIST = [server.url]
-        http_server_make(server.url)
+        # Its annotations are trusted: `add` is read-only, so its second call runs although the first
+        # call's result (untrusted) is in the context (decision 0040).
+        http_server_make(server.url, annotations_trusted=True)
         configuration = fake_configuration(fake_provider, allowed_tool_groups=["mcp:tools"], max_iterations=5)
         env = {"MCP_SERVER_URL_ALLOWLIST": server.url}
         with celery_worker("mcp", log=tmp_path / "worker.log", env=env):

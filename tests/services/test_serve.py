@@ -74,11 +74,15 @@ def test_make_serve_migrates_serves_static_files_runs_and_reports_health(environ
         assert issued.stderr == ""  # no start-up lines around the token
         token = issued.stdout.split()[-1]
         api = httpx.Client(base_url=base, timeout=30, headers={"Authorization": f"Bearer {token}"})
-        created = api.post("/api/v1/runs", json={"configuration": "demo-assistant", "input": "Draft a note."})
+        created = api.post(
+            "/api/v1/runs", json={"configuration": "demo-assistant", "input": "What is our tone of voice?"}
+        )
         assert created.status_code == 202, created.text
         run = created.headers["Location"]
         wait_for(lambda: api.get(run).json()["status"] == "completed", timeout=60, what="the run to complete")
-        assert len(api.get(run).json()["steps"]) == 2  # the demo's tool call, then its answer
+        assert (
+            len(api.get(run).json()["steps"]) == 2
+        )  # asked about its tone of voice, the demo calls a tool, then answers
 
         metrics = web.get("/metrics").text  # counted in the worker, summed by the web process
         assert 'govctx_steps_total{status="finished",termination_reason="completed"} 1.0' in metrics

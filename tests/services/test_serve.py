@@ -84,11 +84,15 @@ def test_make_serve_migrates_serves_static_files_runs_and_reports_health(environ
             len(api.get(run).json()["steps"]) == 2
         )  # asked about its tone of voice, the demo calls a tool, then answers
 
-        metrics = web.get("/metrics").text  # counted in the worker, summed by the web process
-        assert 'govctx_steps_total{status="finished",termination_reason="completed"} 1.0' in metrics
+        # Counted in the worker, summed by the web process. The demo's seed started two runs of its own
+        # on the worker (editors/demo_activity.py): one completed in two steps, one refused at once.
+        refused = 'govctx_steps_total{status="finished",termination_reason="policy_denied"} 1.0'
+        wait_for(lambda: refused in web.get("/metrics").text, timeout=60, what="the demo's refused run")
+        metrics = web.get("/metrics").text
+        assert 'govctx_steps_total{status="finished",termination_reason="completed"} 2.0' in metrics
         decisions = re.findall(r'govctx_governance_decisions_total\{outcome="(\w+)"\} ([0-9.]+)', metrics)
-        # One per step (the two sends), in the worker; none refused, none observed.
-        assert sorted(decisions) == [("observed", "0.0"), ("permitted", "2.0"), ("refused", "0.0")], decisions
+        # One per send: two for each completed run, one refused for the demo's refused run.
+        assert sorted(decisions) == [("observed", "0.0"), ("permitted", "4.0"), ("refused", "1.0")], decisions
 
         worker = child_pid(started_pid(log, "worker"))
         os.kill(worker, signal.SIGSTOP)  # stopped: alive for honcho, deaf to the ping

@@ -11,9 +11,8 @@ from agents.models.runs import (
     StepKind,
     StepStatus,
     TerminationReason,
-    ToolCallRecord,
-    ToolCallStatus,
 )
+from agents.models.tool_calls import ToolCallRecord, ToolCallStatus
 from agents.models.usage import ClientDailyUsage
 
 __all__ = [

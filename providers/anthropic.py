@@ -6,8 +6,9 @@
 The request is translated by :mod:`providers.anthropic_messages`; ``temperature`` and ``top_p``
 are sent only when set, through ``extra_body`` (SDK 1.0 dropped the keywords; models that no longer
 accept them answer 400, a ``client_error``); ``stop`` becomes ``stop_sequences``, ``user``
-``metadata.user_id``, and ``tool_choice`` Anthropic's shape (``required`` is ``any``); ``seed`` and
-``response_format`` have no counterpart and are not sent.
+``metadata.user_id``; ``tool_choice``, ``parallel_tool_calls`` and ``response_format`` are held as
+:mod:`providers.anthropic_structured` says (a response tool carries a structured reply). ``seed`` has
+no counterpart: a call with one is refused before it gets here (``agents/runtime/call_options.py``).
 
 Prompt caching: the system block, the skill block (split off as the first block of the first user
 message, by ``call.layout``) and the newest transcript turn carry ``cache_control`` breakpoints where
@@ -38,10 +39,12 @@ import anthropic
 from context_assembly.messages import ToolCall
 from providers.anthropic_cache import mark_cache_breakpoints
 from providers.anthropic_messages import Untranslatable, translate_messages, translate_tool
+from providers.anthropic_structured import is_response, response_text, tool_fields
 from providers.base import SdkAdapter
 from providers.failures import FailureClass, SdkErrors
 from providers.streams import StreamDelta, StreamFinish, TextDelta, ToolCallDelta, UsageDelta
 from providers.values import (
+    NO_OPTIONS,
     CallOptions,
     FinishReason,
     ProviderCall,
@@ -57,6 +60,9 @@ _STOP_REASONS: dict[str | None, FinishReason] = {
     "model_context_window_exceeded": "length",
     "refusal": "content_filter",
 }
+
+
+RESPONSE = "response"  # a block kind of our own: the response tool's input, the reply's text
 
 
 def finish_reason(stop_reason: str | None) -> FinishReason:
@@ -116,6 +122,7 @@ class _StreamState:
     delta_usage: Any = None
     stopped: bool = False
     tool_calls: int = 0
+    options: CallOptions = NO_OPTIONS
 
     def add(self, event: Any) -> list[StreamDelta]:
         kind = event.type
@@ -142,6 +149,8 @@ class _StreamState:
             content_block.type, getattr(content_block, "id", None), getattr(content_block, "name", None)
         )
         self.blocks[index] = block
+        if block.kind == "tool_use" and is_response(self.options, block.name):
+            block.kind = RESPONSE
         if block.kind != "tool_use":
             return []
         block.tool_index, self.tool_calls = self.tool_calls, self.tool_calls + 1
@@ -154,6 +163,8 @@ class _StreamState:
             return [TextDelta(delta.text)] if delta.text and block.kind == "text" else []
         if delta.type == "input_json_delta":
             block.pieces.append(delta.partial_json)
+            if block.kind == RESPONSE and delta.partial_json:
+                return [TextDelta(delta.partial_json)]  # the structured reply is the reply's text
             if block.kind == "tool_use" and delta.partial_json:
                 return [ToolCallDelta(block.tool_index, None, None, delta.partial_json)]
         return []
@@ -172,24 +183,14 @@ def _sampling(call: ProviderCall) -> dict[str, Any]:
 
 
 def _options(options: CallOptions) -> dict[str, Any]:
-    """The Messages API fields of ``options``: ``stop`` as ``stop_sequences``, ``user`` as
-    ``metadata.user_id``, ``tool_choice`` in Anthropic's shape. ``seed`` and ``response_format`` have
-    no counterpart and are not sent."""
+    """The Messages API fields of ``options`` besides the tools: ``stop`` as ``stop_sequences``,
+    ``user`` as ``metadata.user_id``. ``seed`` is refused before a call gets here."""
     fields: dict[str, Any] = {}
     if options.stop:
         fields["stop_sequences"] = list(options.stop)
     if options.user is not None:
         fields["metadata"] = {"user_id": options.user}
-    if options.tool_choice is not None:
-        forced = options.forced_function
-        if forced is not None:
-            fields["tool_choice"] = {"type": "tool", "name": forced}
-        else:
-            fields["tool_choice"] = {"type": _TOOL_CHOICE_MODES[str(options.tool_choice)]}
     return fields
-
-
-_TOOL_CHOICE_MODES = {"auto": "auto", "none": "none", "required": "any"}
 
 
 class AnthropicAdapter(SdkAdapter[anthropic.Anthropic, anthropic.AsyncAnthropic, _StreamState]):
@@ -215,8 +216,7 @@ class AnthropicAdapter(SdkAdapter[anthropic.Anthropic, anthropic.AsyncAnthropic,
         body["messages"] = wire.messages
         if wire.system:
             body["system"] = wire.system
-        if call.tool_specs:
-            body["tools"] = [translate_tool(spec) for spec in call.tool_specs]
+        body.update(tool_fields(call.options, [translate_tool(spec) for spec in call.tool_specs]))
         mark_cache_breakpoints(body, wire, call)
         sampling = _sampling(call)
         if sampling:
@@ -240,16 +240,27 @@ class AnthropicAdapter(SdkAdapter[anthropic.Anthropic, anthropic.AsyncAnthropic,
         for block in reply.content:
             if block.type == "text":
                 text.append(block.text)
+            elif block.type == "tool_use" and is_response(call.options, block.name):
+                text.append(self._structured(call, block.input))
             elif block.type == "tool_use":
                 calls.append(self.tool_call(block.id, block.name, _arguments(block.input), len(calls)))
         return ProviderReply(
             text="".join(text),
             tool_calls=tuple(calls),
-            finish_reason=finish_reason(reply.stop_reason),
+            finish_reason=_finish_reason(reply.stop_reason, calls),
             usage=normalise_usage(reply.usage),
             model_id=reply.model or call.model_id,
             response_id=reply.id or "",
         )
+
+    def _structured(self, call: ProviderCall, tool_input: Any) -> str:
+        """The reply text of the response tool's input; ``malformed`` when it breaks the schema."""
+        text = response_text(call.options, tool_input)
+        if text is None:
+            raise self.error(
+                FailureClass.MALFORMED, "the structured reply does not conform to response_format"
+            )
+        return text
 
     def _open_stream(
         self, call: ProviderCall, body: dict[str, Any]
@@ -266,8 +277,8 @@ class AnthropicAdapter(SdkAdapter[anthropic.Anthropic, anthropic.AsyncAnthropic,
         await self.require_async_event_stream(stream.response.headers.get("content-type", ""), stream.close)
         return self._async_deltas(call, stream), stream.close
 
-    def _stream_state(self) -> _StreamState:
-        return _StreamState()
+    def _stream_state(self, call: ProviderCall) -> _StreamState:
+        return _StreamState(options=call.options)
 
     def _finish(self, call: ProviderCall, state: _StreamState) -> StreamFinish:
         if not state.stopped:
@@ -278,6 +289,10 @@ class AnthropicAdapter(SdkAdapter[anthropic.Anthropic, anthropic.AsyncAnthropic,
         for _, block in sorted(state.blocks.items()):
             if block.kind == "text":
                 text.append("".join(block.pieces))
+            elif block.kind == RESPONSE:
+                streamed = "".join(block.pieces)
+                self._structured(call, json.loads(streamed or "{}"))  # checked; its text went out as is
+                text.append(streamed)
             elif block.kind == "tool_use":
                 arguments = _arguments(json.loads("".join(block.pieces) or "{}"))
                 calls.append(self.tool_call(block.id, block.name, arguments, len(calls)))
@@ -285,12 +300,17 @@ class AnthropicAdapter(SdkAdapter[anthropic.Anthropic, anthropic.AsyncAnthropic,
             ProviderReply(
                 text="".join(text),
                 tool_calls=tuple(calls),
-                finish_reason=finish_reason(state.stop_reason),
+                finish_reason=_finish_reason(state.stop_reason, calls),
                 usage=normalise_usage(state.start_usage, state.delta_usage),
                 model_id=state.model_id or call.model_id,
                 response_id=state.response_id,
             )
         )
+
+
+def _finish_reason(stop_reason: str | None, calls: list[ToolCall]) -> FinishReason:
+    """The finish of a reply: a ``tool_use`` stop whose only call was the response tool is a stop."""
+    return "stop" if stop_reason == "tool_use" and not calls else finish_reason(stop_reason)
 
 
 def _arguments(tool_input: Any) -> str:

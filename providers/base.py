@@ -281,21 +281,21 @@ class SdkAdapter(ProviderAdapter, Generic[ClientT, AsyncClientT, StateT]):
     ) -> tuple[Iterator[StreamDelta], Callable[[], None]]: ...
 
     @abstractmethod
-    def _stream_state(self) -> StateT:
-        """What the events of one stream have said so far (none yet)."""
+    def _stream_state(self, call: ProviderCall) -> StateT:
+        """What the events of one stream of ``call`` have said so far (none yet)."""
 
     @abstractmethod
     def _finish(self, call: ProviderCall, state: StateT) -> StreamFinish:
         """The whole reply of a stream whose events ended; raises when they ended before its end."""
 
     def _deltas(self, call: ProviderCall, stream: Any) -> Iterator[StreamDelta]:
-        state = self._stream_state()
+        state = self._stream_state(call)
         for event in stream:
             yield from state.add(event)
         yield self._finish(call, state)
 
     async def _async_deltas(self, call: ProviderCall, stream: Any) -> AsyncIterator[StreamDelta]:
-        state = self._stream_state()
+        state = self._stream_state(call)
         async for event in stream:
             for delta in state.add(event):
                 yield delta

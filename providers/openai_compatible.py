@@ -271,7 +271,7 @@ class OpenAICompatibleAdapter(SdkAdapter[openai.OpenAI, openai.AsyncOpenAI, _Str
         await self.require_async_event_stream(stream.response.headers.get("content-type", ""), stream.close)
         return self._async_deltas(call, stream), stream.close
 
-    def _stream_state(self) -> _StreamState:
+    def _stream_state(self, call: ProviderCall) -> _StreamState:
         return _StreamState()
 
     def _finish(self, call: ProviderCall, state: _StreamState) -> StreamFinish:

@@ -98,6 +98,11 @@ class ProviderAdapter(ABC):
     def _embed(self, call: EmbeddingCall) -> EmbeddingReply:
         raise self.error(FailureClass.CLIENT_ERROR, "this provider kind answers no embeddings")
 
+    async def aembed(self, call: EmbeddingCall) -> EmbeddingReply:
+        """:meth:`embed` on an event loop, the wait for the provider holding no thread. By default (an
+        adapter without an async client) the blocking call runs in a worker thread."""
+        return await sync_to_async(self.embed, thread_sensitive=False)(call)
+
     def stream(self, call: ProviderCall, body: dict[str, Any]) -> ProviderStream:
         """Send ``body`` once and return the open stream of its reply (no retries here). ``call`` must
         ask for a stream (``call.stream``) and ``body`` be :meth:`request_body` of it. Opening raises

@@ -572,9 +572,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _embeddings(self, body: dict[str, Any], reply: Reply | RawReply) -> None:
         """OpenAI's embeddings: a scripted error as scripted, else one vector per input (drawn from
-        the input's SHA-256, ``dimensions`` long), the prompt tokens counted as the fake counts text."""
+        the input's SHA-256, ``dimensions`` long), the prompt tokens counted as the fake counts text; a
+        ``gate`` holds the answer until it is set."""
         if isinstance(reply, RawReply) or reply.error is not None:
             return self._answer("openai", body, reply)
+        if reply.gate is not None:
+            reply.gate.wait(timeout=30)
         inputs = body.get("input")
         inputs = [inputs] if isinstance(inputs, str) else list(inputs or [])
         size = int(body.get("dimensions") or EMBEDDING_DIMENSIONS)

@@ -106,6 +106,9 @@ class ModelCapabilities:
       ``cache_control``); None when the catalogue does not know it (the adapter has its own default).
     * ``input_modalities``: what the model reads besides text (``image``, ``pdf``), sorted. A part
       of a modality the model does not declare is refused before anything is sent.
+    * ``thinking``: whether the model takes extended thinking (Anthropic's ``thinking`` with a budget)
+      and answers thinking blocks; a request for it to a model that does not is refused before
+      anything is sent.
 
     The defaults are what plain chat models and OpenAI-compatible servers accept, i.e. what a model
     outside the catalogue is sent.
@@ -116,6 +119,7 @@ class ModelCapabilities:
     system_role: SystemRole = "system"
     cache_min_tokens: int | None = None
     input_modalities: tuple[str, ...] = ()
+    thinking: bool = False
 
     def __post_init__(self) -> None:
         modalities = self.input_modalities
@@ -348,6 +352,7 @@ def capabilities_for(
     system_role: SystemRole | None = None,
     cache_min_tokens: int | None = None,
     input_modalities: tuple[str, ...] | list[str] | None = None,
+    thinking: bool | None = None,
 ) -> ModelCapabilities:
     """What the API of ``model_id`` accepts: each value given here (None: not declared) over the
     catalogue's value for the model (dated snapshots resolve to their family), else the default of a
@@ -361,4 +366,5 @@ def capabilities_for(
         system_role=base.system_role if system_role is None else system_role,
         cache_min_tokens=base.cache_min_tokens if cache_min_tokens is None else cache_min_tokens,
         input_modalities=base.input_modalities if input_modalities is None else tuple(input_modalities),
+        thinking=base.thinking if thinking is None else thinking,
     )

@@ -23,8 +23,13 @@ stream without usage yields :meth:`Usage.unavailable` instead of the SDK helper'
 They are handed on as the same typed deltas as OpenAI's (:class:`~providers.streams.StreamDelta`):
 ``text_delta`` pieces as text, each ``tool_use`` block as a tool call numbered in the order the calls
 open (its id and name first, then its ``partial_json`` pieces), usage at ``message_delta`` (merged with
-``message_start``'s, as the figures are cumulative), the finish after ``message_stop``. Thinking blocks
-are not handed on.
+``message_start``'s, as the figures are cumulative), the finish after ``message_stop``.
+
+Extended thinking (``options.thinking_budget``, for a model whose catalogue entry declares it) is sent
+as ``thinking: {"type": "enabled", "budget_tokens": N}``, without sampling parameters (the API refuses
+them beside it); the reply's ``thinking`` and ``redacted_thinking`` blocks are the reply's
+``thinking``, streamed as :class:`~providers.streams.ThinkingDelta` pieces (text, then the
+signature); an assistant turn's blocks go back first in its content, unchanged.
 """
 
 from __future__ import annotations
@@ -36,13 +41,13 @@ from typing import Any
 
 import anthropic
 
-from context_assembly.messages import ToolCall
+from context_assembly.messages import ThinkingBlock, ToolCall
 from providers.anthropic_cache import mark_cache_breakpoints
 from providers.anthropic_messages import Untranslatable, translate_messages, translate_tool
 from providers.anthropic_structured import is_response, response_text, tool_fields
 from providers.base import SdkAdapter
 from providers.failures import FailureClass, SdkErrors
-from providers.streams import StreamDelta, StreamFinish, TextDelta, ToolCallDelta, UsageDelta
+from providers.streams import StreamDelta, StreamFinish, TextDelta, ThinkingDelta, ToolCallDelta, UsageDelta
 from providers.values import (
     NO_OPTIONS,
     CallOptions,
@@ -102,6 +107,8 @@ class _Block:
     name: str | None = None
     pieces: list[str] = field(default_factory=list)
     tool_index: int = -1  # the position among the reply's tool calls (tool_use blocks only)
+    thinking_index: int = -1  # the position among the reply's thinking blocks (thinking blocks only)
+    signature: str = ""
 
 
 @dataclass
@@ -122,6 +129,7 @@ class _StreamState:
     delta_usage: Any = None
     stopped: bool = False
     tool_calls: int = 0
+    thinking_blocks: int = 0
     options: CallOptions = NO_OPTIONS
 
     def add(self, event: Any) -> list[StreamDelta]:
@@ -149,6 +157,12 @@ class _StreamState:
             content_block.type, getattr(content_block, "id", None), getattr(content_block, "name", None)
         )
         self.blocks[index] = block
+        if block.kind in ("thinking", "redacted_thinking"):
+            block.thinking_index, self.thinking_blocks = self.thinking_blocks, self.thinking_blocks + 1
+            if block.kind == "redacted_thinking":
+                block.pieces.append(_string(getattr(content_block, "data", None)))
+                return [ThinkingDelta(block.thinking_index, data=block.pieces[0])]
+            return []
         if block.kind == "tool_use" and is_response(self.options, block.name):
             block.kind = RESPONSE
         if block.kind != "tool_use":
@@ -158,6 +172,12 @@ class _StreamState:
 
     def _add_delta(self, index: int, delta: Any) -> list[StreamDelta]:
         block = self.blocks[index]
+        if delta.type == "thinking_delta" and block.kind == "thinking":
+            block.pieces.append(delta.thinking)
+            return [ThinkingDelta(block.thinking_index, thinking=delta.thinking)] if delta.thinking else []
+        if delta.type == "signature_delta" and block.kind == "thinking":
+            block.signature += delta.signature
+            return [ThinkingDelta(block.thinking_index, signature=delta.signature)]
         if delta.type == "text_delta":
             block.pieces.append(delta.text)
             return [TextDelta(delta.text)] if delta.text and block.kind == "text" else []
@@ -176,8 +196,8 @@ def _string(value: object) -> str:
 
 
 def _sampling(call: ProviderCall) -> dict[str, Any]:
-    if not call.capabilities.sampling:
-        return {}
+    if not call.capabilities.sampling or call.options.thinking_budget is not None:
+        return {}  # the API refuses sampling parameters beside thinking
     fields = {"temperature": call.temperature, "top_p": call.options.top_p}
     return {key: value for key, value in fields.items() if value is not None}
 
@@ -190,6 +210,8 @@ def _options(options: CallOptions) -> dict[str, Any]:
         fields["stop_sequences"] = list(options.stop)
     if options.user is not None:
         fields["metadata"] = {"user_id": options.user}
+    if options.thinking_budget is not None:
+        fields["thinking"] = {"type": "enabled", "budget_tokens": options.thinking_budget}
     return fields
 
 
@@ -237,8 +259,13 @@ class AnthropicAdapter(SdkAdapter[anthropic.Anthropic, anthropic.AsyncAnthropic,
     def _reply(self, call: ProviderCall, reply: Any) -> ProviderReply:
         text: list[str] = []
         calls: list[ToolCall] = []
+        thinking: list[ThinkingBlock] = []
         for block in reply.content:
-            if block.type == "text":
+            if block.type == "thinking":
+                thinking.append(ThinkingBlock(thinking=block.thinking, signature=block.signature or ""))
+            elif block.type == "redacted_thinking":
+                thinking.append(ThinkingBlock(data=block.data))
+            elif block.type == "text":
                 text.append(block.text)
             elif block.type == "tool_use" and is_response(call.options, block.name):
                 text.append(self._structured(call, block.input))
@@ -251,6 +278,7 @@ class AnthropicAdapter(SdkAdapter[anthropic.Anthropic, anthropic.AsyncAnthropic,
             usage=normalise_usage(reply.usage),
             model_id=reply.model or call.model_id,
             response_id=reply.id or "",
+            thinking=tuple(thinking),
         )
 
     def _structured(self, call: ProviderCall, tool_input: Any) -> str:
@@ -286,8 +314,13 @@ class AnthropicAdapter(SdkAdapter[anthropic.Anthropic, anthropic.AsyncAnthropic,
             raise self.error(FailureClass.CONNECTION, "the stream ended before message_stop")
         text: list[str] = []
         calls: list[ToolCall] = []
+        thinking: list[ThinkingBlock] = []
         for _, block in sorted(state.blocks.items()):
-            if block.kind == "text":
+            if block.kind == "thinking":
+                thinking.append(ThinkingBlock(thinking="".join(block.pieces), signature=block.signature))
+            elif block.kind == "redacted_thinking":
+                thinking.append(ThinkingBlock(data="".join(block.pieces)))
+            elif block.kind == "text":
                 text.append("".join(block.pieces))
             elif block.kind == RESPONSE:
                 streamed = "".join(block.pieces)
@@ -304,6 +337,7 @@ class AnthropicAdapter(SdkAdapter[anthropic.Anthropic, anthropic.AsyncAnthropic,
                 usage=normalise_usage(state.start_usage, state.delta_usage),
                 model_id=state.model_id or call.model_id,
                 response_id=state.response_id,
+                thinking=tuple(thinking),
             )
         )
 

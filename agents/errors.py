@@ -61,3 +61,10 @@ class ModalityUnsupported(ApplicationError):
     ``extra`` names the ``modality`` and the ``model``; nothing was sent."""
 
     code = "modality_not_supported"
+
+
+class ParameterUnsupported(ApplicationError):
+    """A request parameter a model the send would call cannot take or hold (``seed`` on the Messages
+    API). ``extra`` names the ``param`` and the ``model``; nothing was sent."""
+
+    code = "unsupported_parameter"

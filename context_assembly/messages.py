@@ -154,6 +154,18 @@ class ToolCall:
         )
 
 
+@dataclass(frozen=True)
+class ThinkingBlock:
+    """A model's extended thinking, given back on the next turn exactly as it came (its provider
+    checks ``signature`` against ``thinking``); a ``redacted_thinking`` block carries only ``data``,
+    opaque. A block whose text was redacted on its way to the caller has no signature: it cannot be
+    proved, so it is not sent back (``providers/anthropic_messages.py``)."""
+
+    thinking: str = ""
+    signature: str = ""
+    data: str = ""
+
+
 def _part_from_openai(raw: object, field_path: str) -> ContentPart:
     data = _require_mapping(raw, field_path)
     kind = data.get("type")
@@ -189,6 +201,8 @@ class Message:
     name: str | None = None
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
+    # An assistant turn's thinking blocks, first on the wire (Anthropic); other wires do not carry them.
+    thinking: tuple[ThinkingBlock, ...] = ()
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
@@ -224,6 +238,11 @@ class Message:
             raise _invalid("tool_calls", "expected ToolCall items")
         if self.tool_calls and self.role != "assistant":
             raise _invalid("tool_calls", "only assistant messages carry tool calls")
+        object.__setattr__(self, "thinking", tuple(self.thinking))
+        if self.thinking and (
+            self.role != "assistant" or any(not isinstance(b, ThinkingBlock) for b in self.thinking)
+        ):
+            raise _invalid("thinking", "only assistant messages carry thinking blocks")
         if self.role == "tool":
             _require_str(self.tool_call_id, "tool_call_id", allow_empty=False)
         elif self.tool_call_id is not None:

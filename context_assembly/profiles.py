@@ -106,6 +106,9 @@ class ModelCapabilities:
       ``cache_control``); None when the catalogue does not know it (the adapter has its own default).
     * ``input_modalities``: what the model reads besides text (``image``, ``pdf``), sorted. A part
       of a modality the model does not declare is refused before anything is sent.
+    * ``thinking``: whether the model takes extended thinking (Anthropic's ``thinking`` with a budget)
+      and answers thinking blocks; a request for it to a model that does not is refused before
+      anything is sent.
 
     The defaults are what plain chat models and OpenAI-compatible servers accept, i.e. what a model
     outside the catalogue is sent.
@@ -116,6 +119,7 @@ class ModelCapabilities:
     system_role: SystemRole = "system"
     cache_min_tokens: int | None = None
     input_modalities: tuple[str, ...] = ()
+    thinking: bool = False
 
     def __post_init__(self) -> None:
         modalities = self.input_modalities
@@ -199,14 +203,17 @@ Capabilities = tuple[ModelCapabilities, str]
 _Row = tuple[str, int, int | None, str, str, Capabilities]
 
 
-def _claude(model_id: str, max_output: int, name: str, *, cache_min_tokens: int) -> _Row:
+def _claude(
+    model_id: str, max_output: int, name: str, *, cache_min_tokens: int, thinking: bool = True
+) -> _Row:
     """A Claude model's row: every one has a 200K window and no published tokenizer."""
     # Anthropic documentation, "Prompt caching", section "Cache limitations": the minimum cacheable
     # prompt length per model; a shorter prefix is not cached (and no error is returned).
     # Anthropic documentation, "Vision" and "PDF support" ("All active models support PDF processing").
+    # Anthropic documentation, "Extended thinking", "Supported models": the Claude 4 family (not 3.5).
     caching = (
-        ModelCapabilities(cache_min_tokens=cache_min_tokens, input_modalities=_MEDIA),
-        "Anthropic documentation, Prompt caching (Cache limitations); Vision; PDF support",
+        ModelCapabilities(cache_min_tokens=cache_min_tokens, input_modalities=_MEDIA, thinking=thinking),
+        "Anthropic documentation, Prompt caching (Cache limitations); Vision; PDF support; Extended thinking",
     )
     return (model_id, 200_000, max_output, "approximate", f"{_ANTHROPIC}: {name}", caching)
 
@@ -235,7 +242,7 @@ _ROWS: tuple[_Row, ...] = (
     _claude("claude-opus-4-1-20250805", 32_000, "Claude Opus 4.1", cache_min_tokens=1_024),
     _claude("claude-sonnet-4-20250514", 64_000, "Claude Sonnet 4", cache_min_tokens=1_024),
     _claude("claude-opus-4-20250514", 32_000, "Claude Opus 4", cache_min_tokens=1_024),
-    _claude("claude-3-5-haiku-20241022", 8_192, "Claude Haiku 3.5", cache_min_tokens=2_048),
+    _claude("claude-3-5-haiku-20241022", 8_192, "Claude Haiku 3.5", cache_min_tokens=2_048, thinking=False),
     ("llama-3.1-8b-instruct", 131_072, None, "approximate", f"{_META}: 128K context", _CHAT),
 )  # fmt: skip
 
@@ -348,6 +355,7 @@ def capabilities_for(
     system_role: SystemRole | None = None,
     cache_min_tokens: int | None = None,
     input_modalities: tuple[str, ...] | list[str] | None = None,
+    thinking: bool | None = None,
 ) -> ModelCapabilities:
     """What the API of ``model_id`` accepts: each value given here (None: not declared) over the
     catalogue's value for the model (dated snapshots resolve to their family), else the default of a
@@ -361,4 +369,5 @@ def capabilities_for(
         system_role=base.system_role if system_role is None else system_role,
         cache_min_tokens=base.cache_min_tokens if cache_min_tokens is None else cache_min_tokens,
         input_modalities=base.input_modalities if input_modalities is None else tuple(input_modalities),
+        thinking=base.thinking if thinking is None else thinking,
     )

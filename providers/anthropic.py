@@ -6,8 +6,9 @@
 The request is translated by :mod:`providers.anthropic_messages`; ``temperature`` and ``top_p``
 are sent only when set, through ``extra_body`` (SDK 1.0 dropped the keywords; models that no longer
 accept them answer 400, a ``client_error``); ``stop`` becomes ``stop_sequences``, ``user``
-``metadata.user_id``, and ``tool_choice`` Anthropic's shape (``required`` is ``any``); ``seed`` and
-``response_format`` have no counterpart and are not sent.
+``metadata.user_id``; ``tool_choice``, ``parallel_tool_calls`` and ``response_format`` are held as
+:mod:`providers.anthropic_structured` says (a response tool carries a structured reply). ``seed`` has
+no counterpart: a call with one is refused before it gets here (``agents/runtime/call_options.py``).
 
 Prompt caching: the system block, the skill block (split off as the first block of the first user
 message, by ``call.layout``) and the newest transcript turn carry ``cache_control`` breakpoints where
@@ -22,8 +23,13 @@ stream without usage yields :meth:`Usage.unavailable` instead of the SDK helper'
 They are handed on as the same typed deltas as OpenAI's (:class:`~providers.streams.StreamDelta`):
 ``text_delta`` pieces as text, each ``tool_use`` block as a tool call numbered in the order the calls
 open (its id and name first, then its ``partial_json`` pieces), usage at ``message_delta`` (merged with
-``message_start``'s, as the figures are cumulative), the finish after ``message_stop``. Thinking blocks
-are not handed on.
+``message_start``'s, as the figures are cumulative), the finish after ``message_stop``.
+
+Extended thinking (``options.thinking_budget``, for a model whose catalogue entry declares it) is sent
+as ``thinking: {"type": "enabled", "budget_tokens": N}``, without sampling parameters (the API refuses
+them beside it); the reply's ``thinking`` and ``redacted_thinking`` blocks are the reply's
+``thinking``, streamed as :class:`~providers.streams.ThinkingDelta` pieces (text, then the
+signature); an assistant turn's blocks go back first in its content, unchanged.
 """
 
 from __future__ import annotations
@@ -35,13 +41,15 @@ from typing import Any
 
 import anthropic
 
-from context_assembly.messages import ToolCall
+from context_assembly.messages import ThinkingBlock, ToolCall
 from providers.anthropic_cache import mark_cache_breakpoints
 from providers.anthropic_messages import Untranslatable, translate_messages, translate_tool
+from providers.anthropic_structured import is_response, response_text, tool_fields
 from providers.base import SdkAdapter
 from providers.failures import FailureClass, SdkErrors
-from providers.streams import StreamDelta, StreamFinish, TextDelta, ToolCallDelta, UsageDelta
+from providers.streams import StreamDelta, StreamFinish, TextDelta, ThinkingDelta, ToolCallDelta, UsageDelta
 from providers.values import (
+    NO_OPTIONS,
     CallOptions,
     FinishReason,
     ProviderCall,
@@ -57,6 +65,9 @@ _STOP_REASONS: dict[str | None, FinishReason] = {
     "model_context_window_exceeded": "length",
     "refusal": "content_filter",
 }
+
+
+RESPONSE = "response"  # a block kind of our own: the response tool's input, the reply's text
 
 
 def finish_reason(stop_reason: str | None) -> FinishReason:
@@ -96,6 +107,8 @@ class _Block:
     name: str | None = None
     pieces: list[str] = field(default_factory=list)
     tool_index: int = -1  # the position among the reply's tool calls (tool_use blocks only)
+    thinking_index: int = -1  # the position among the reply's thinking blocks (thinking blocks only)
+    signature: str = ""
 
 
 @dataclass
@@ -116,6 +129,8 @@ class _StreamState:
     delta_usage: Any = None
     stopped: bool = False
     tool_calls: int = 0
+    thinking_blocks: int = 0
+    options: CallOptions = NO_OPTIONS
 
     def add(self, event: Any) -> list[StreamDelta]:
         kind = event.type
@@ -142,6 +157,14 @@ class _StreamState:
             content_block.type, getattr(content_block, "id", None), getattr(content_block, "name", None)
         )
         self.blocks[index] = block
+        if block.kind in ("thinking", "redacted_thinking"):
+            block.thinking_index, self.thinking_blocks = self.thinking_blocks, self.thinking_blocks + 1
+            if block.kind == "redacted_thinking":
+                block.pieces.append(_string(getattr(content_block, "data", None)))
+                return [ThinkingDelta(block.thinking_index, data=block.pieces[0])]
+            return []
+        if block.kind == "tool_use" and is_response(self.options, block.name):
+            block.kind = RESPONSE
         if block.kind != "tool_use":
             return []
         block.tool_index, self.tool_calls = self.tool_calls, self.tool_calls + 1
@@ -149,11 +172,19 @@ class _StreamState:
 
     def _add_delta(self, index: int, delta: Any) -> list[StreamDelta]:
         block = self.blocks[index]
+        if delta.type == "thinking_delta" and block.kind == "thinking":
+            block.pieces.append(delta.thinking)
+            return [ThinkingDelta(block.thinking_index, thinking=delta.thinking)] if delta.thinking else []
+        if delta.type == "signature_delta" and block.kind == "thinking":
+            block.signature += delta.signature
+            return [ThinkingDelta(block.thinking_index, signature=delta.signature)]
         if delta.type == "text_delta":
             block.pieces.append(delta.text)
             return [TextDelta(delta.text)] if delta.text and block.kind == "text" else []
         if delta.type == "input_json_delta":
             block.pieces.append(delta.partial_json)
+            if block.kind == RESPONSE and delta.partial_json:
+                return [TextDelta(delta.partial_json)]  # the structured reply is the reply's text
             if block.kind == "tool_use" and delta.partial_json:
                 return [ToolCallDelta(block.tool_index, None, None, delta.partial_json)]
         return []
@@ -165,31 +196,23 @@ def _string(value: object) -> str:
 
 
 def _sampling(call: ProviderCall) -> dict[str, Any]:
-    if not call.capabilities.sampling:
-        return {}
+    if not call.capabilities.sampling or call.options.thinking_budget is not None:
+        return {}  # the API refuses sampling parameters beside thinking
     fields = {"temperature": call.temperature, "top_p": call.options.top_p}
     return {key: value for key, value in fields.items() if value is not None}
 
 
 def _options(options: CallOptions) -> dict[str, Any]:
-    """The Messages API fields of ``options``: ``stop`` as ``stop_sequences``, ``user`` as
-    ``metadata.user_id``, ``tool_choice`` in Anthropic's shape. ``seed`` and ``response_format`` have
-    no counterpart and are not sent."""
+    """The Messages API fields of ``options`` besides the tools: ``stop`` as ``stop_sequences``,
+    ``user`` as ``metadata.user_id``. ``seed`` is refused before a call gets here."""
     fields: dict[str, Any] = {}
     if options.stop:
         fields["stop_sequences"] = list(options.stop)
     if options.user is not None:
         fields["metadata"] = {"user_id": options.user}
-    if options.tool_choice is not None:
-        forced = options.forced_function
-        if forced is not None:
-            fields["tool_choice"] = {"type": "tool", "name": forced}
-        else:
-            fields["tool_choice"] = {"type": _TOOL_CHOICE_MODES[str(options.tool_choice)]}
+    if options.thinking_budget is not None:
+        fields["thinking"] = {"type": "enabled", "budget_tokens": options.thinking_budget}
     return fields
-
-
-_TOOL_CHOICE_MODES = {"auto": "auto", "none": "none", "required": "any"}
 
 
 class AnthropicAdapter(SdkAdapter[anthropic.Anthropic, anthropic.AsyncAnthropic, _StreamState]):
@@ -215,8 +238,7 @@ class AnthropicAdapter(SdkAdapter[anthropic.Anthropic, anthropic.AsyncAnthropic,
         body["messages"] = wire.messages
         if wire.system:
             body["system"] = wire.system
-        if call.tool_specs:
-            body["tools"] = [translate_tool(spec) for spec in call.tool_specs]
+        body.update(tool_fields(call.options, [translate_tool(spec) for spec in call.tool_specs]))
         mark_cache_breakpoints(body, wire, call)
         sampling = _sampling(call)
         if sampling:
@@ -237,19 +259,36 @@ class AnthropicAdapter(SdkAdapter[anthropic.Anthropic, anthropic.AsyncAnthropic,
     def _reply(self, call: ProviderCall, reply: Any) -> ProviderReply:
         text: list[str] = []
         calls: list[ToolCall] = []
+        thinking: list[ThinkingBlock] = []
         for block in reply.content:
-            if block.type == "text":
+            if block.type == "thinking":
+                thinking.append(ThinkingBlock(thinking=block.thinking, signature=block.signature or ""))
+            elif block.type == "redacted_thinking":
+                thinking.append(ThinkingBlock(data=block.data))
+            elif block.type == "text":
                 text.append(block.text)
+            elif block.type == "tool_use" and is_response(call.options, block.name):
+                text.append(self._structured(call, block.input))
             elif block.type == "tool_use":
                 calls.append(self.tool_call(block.id, block.name, _arguments(block.input), len(calls)))
         return ProviderReply(
             text="".join(text),
             tool_calls=tuple(calls),
-            finish_reason=finish_reason(reply.stop_reason),
+            finish_reason=_finish_reason(reply.stop_reason, calls),
             usage=normalise_usage(reply.usage),
             model_id=reply.model or call.model_id,
             response_id=reply.id or "",
+            thinking=tuple(thinking),
         )
+
+    def _structured(self, call: ProviderCall, tool_input: Any) -> str:
+        """The reply text of the response tool's input; ``malformed`` when it breaks the schema."""
+        text = response_text(call.options, tool_input)
+        if text is None:
+            raise self.error(
+                FailureClass.MALFORMED, "the structured reply does not conform to response_format"
+            )
+        return text
 
     def _open_stream(
         self, call: ProviderCall, body: dict[str, Any]
@@ -266,8 +305,8 @@ class AnthropicAdapter(SdkAdapter[anthropic.Anthropic, anthropic.AsyncAnthropic,
         await self.require_async_event_stream(stream.response.headers.get("content-type", ""), stream.close)
         return self._async_deltas(call, stream), stream.close
 
-    def _stream_state(self) -> _StreamState:
-        return _StreamState()
+    def _stream_state(self, call: ProviderCall) -> _StreamState:
+        return _StreamState(options=call.options)
 
     def _finish(self, call: ProviderCall, state: _StreamState) -> StreamFinish:
         if not state.stopped:
@@ -275,9 +314,18 @@ class AnthropicAdapter(SdkAdapter[anthropic.Anthropic, anthropic.AsyncAnthropic,
             raise self.error(FailureClass.CONNECTION, "the stream ended before message_stop")
         text: list[str] = []
         calls: list[ToolCall] = []
+        thinking: list[ThinkingBlock] = []
         for _, block in sorted(state.blocks.items()):
-            if block.kind == "text":
+            if block.kind == "thinking":
+                thinking.append(ThinkingBlock(thinking="".join(block.pieces), signature=block.signature))
+            elif block.kind == "redacted_thinking":
+                thinking.append(ThinkingBlock(data="".join(block.pieces)))
+            elif block.kind == "text":
                 text.append("".join(block.pieces))
+            elif block.kind == RESPONSE:
+                streamed = "".join(block.pieces)
+                self._structured(call, json.loads(streamed or "{}"))  # checked; its text went out as is
+                text.append(streamed)
             elif block.kind == "tool_use":
                 arguments = _arguments(json.loads("".join(block.pieces) or "{}"))
                 calls.append(self.tool_call(block.id, block.name, arguments, len(calls)))
@@ -285,12 +333,18 @@ class AnthropicAdapter(SdkAdapter[anthropic.Anthropic, anthropic.AsyncAnthropic,
             ProviderReply(
                 text="".join(text),
                 tool_calls=tuple(calls),
-                finish_reason=finish_reason(state.stop_reason),
+                finish_reason=_finish_reason(state.stop_reason, calls),
                 usage=normalise_usage(state.start_usage, state.delta_usage),
                 model_id=state.model_id or call.model_id,
                 response_id=state.response_id,
+                thinking=tuple(thinking),
             )
         )
+
+
+def _finish_reason(stop_reason: str | None, calls: list[ToolCall]) -> FinishReason:
+    """The finish of a reply: a ``tool_use`` stop whose only call was the response tool is a stop."""
+    return "stop" if stop_reason == "tool_use" and not calls else finish_reason(stop_reason)
 
 
 def _arguments(tool_input: Any) -> str:

@@ -13,6 +13,9 @@ From the wire-neutral messages (OpenAI shape); the call's other parameters are t
 * ``tool`` messages become ``tool_result`` blocks inside a user message;
 * consecutive messages of the same role are merged into one (the API requires alternation), keeping
   block order, so tool results precede a following user text;
+* an assistant's thinking blocks lead its content as they came (a block without its signature, whose
+  text was redacted on its way to the caller, cannot be proved and is left out, as the API allows for
+  earlier turns);
 * ``name`` is not sent (the Messages API has no such field); image parts become ``image`` blocks and PDF file parts ``document`` blocks
   (``base64`` for data URLs, ``url`` otherwise) and their ``detail`` is dropped.
 
@@ -25,7 +28,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from context_assembly.messages import FilePart, ImagePart, Message, TextPart, ToolCall, ToolSpec, thaw_json
+from context_assembly.messages import (
+    FilePart,
+    ImagePart,
+    Message,
+    TextPart,
+    ThinkingBlock,
+    ToolCall,
+    ToolSpec,
+    thaw_json,
+)
 from providers.anthropic_cache import BlockRef, WireMessages
 from providers.values import NO_LAYOUT, PromptLayout
 
@@ -89,9 +101,17 @@ def _wire_message(message: Message, index: int) -> tuple[str, list[dict[str, Any
         if content:
             result["content"] = content
         return "user", [result]
-    blocks = _content_blocks(message, where)
+    blocks = [_thinking_block(block) for block in message.thinking if block.signature or block.data]
+    blocks += _content_blocks(message, where)
     blocks += [_tool_use_block(call, where) for call in message.tool_calls]
     return message.role, blocks
+
+
+def _thinking_block(block: ThinkingBlock) -> dict[str, Any]:
+    """A thinking block as it came from the API (its signature proves it), or a redacted one."""
+    if block.data:
+        return {"type": "redacted_thinking", "data": block.data}
+    return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
 
 
 def _split_skill_block(blocks: list[dict[str, Any]], chars: int) -> list[dict[str, Any]] | None:

@@ -98,6 +98,11 @@ class ProviderAdapter(ABC):
     def _embed(self, call: EmbeddingCall) -> EmbeddingReply:
         raise self.error(FailureClass.CLIENT_ERROR, "this provider kind answers no embeddings")
 
+    async def aembed(self, call: EmbeddingCall) -> EmbeddingReply:
+        """:meth:`embed` on an event loop, the wait for the provider holding no thread. By default (an
+        adapter without an async client) the blocking call runs in a worker thread."""
+        return await sync_to_async(self.embed, thread_sensitive=False)(call)
+
     def stream(self, call: ProviderCall, body: dict[str, Any]) -> ProviderStream:
         """Send ``body`` once and return the open stream of its reply (no retries here). ``call`` must
         ask for a stream (``call.stream``) and ``body`` be :meth:`request_body` of it. Opening raises
@@ -281,21 +286,21 @@ class SdkAdapter(ProviderAdapter, Generic[ClientT, AsyncClientT, StateT]):
     ) -> tuple[Iterator[StreamDelta], Callable[[], None]]: ...
 
     @abstractmethod
-    def _stream_state(self) -> StateT:
-        """What the events of one stream have said so far (none yet)."""
+    def _stream_state(self, call: ProviderCall) -> StateT:
+        """What the events of one stream of ``call`` have said so far (none yet)."""
 
     @abstractmethod
     def _finish(self, call: ProviderCall, state: StateT) -> StreamFinish:
         """The whole reply of a stream whose events ended; raises when they ended before its end."""
 
     def _deltas(self, call: ProviderCall, stream: Any) -> Iterator[StreamDelta]:
-        state = self._stream_state()
+        state = self._stream_state(call)
         for event in stream:
             yield from state.add(event)
         yield self._finish(call, state)
 
     async def _async_deltas(self, call: ProviderCall, stream: Any) -> AsyncIterator[StreamDelta]:
-        state = self._stream_state()
+        state = self._stream_state(call)
         async for event in stream:
             for delta in state.add(event):
                 yield delta

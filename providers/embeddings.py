@@ -10,14 +10,20 @@ The dispatch follows the completion's policy (``providers/dispatch.py``) with th
 target up to ``1 + max_retries`` attempts, only retryable failures retried after
 :func:`~providers.dispatch.backoff_seconds`, a non-retryable failure stopping everything, the next
 target tried when one's retries are exhausted, and every attempt listed on the last error. Each
-attempt is traced (an ``embeddings {model}`` span), counted and timed as a completion's is.
+attempt is traced (an ``embeddings {model}`` span), counted and timed as a completion's is. The policy
+is one generator (:func:`embedding_walk`) with two drivers: blocking (:func:`embed_with_fallbacks`) and
+on an event loop (:func:`aembed_with_fallbacks`, what a request served under ASGI awaits).
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 from opentelemetry.trace import SpanKind
 
@@ -25,16 +31,33 @@ from config.tracing import span_annotate, traced_span
 from providers.adapters import ADAPTER_POOL
 from providers.dispatch import Attempt, Dispatched, Target, backoff_seconds
 from providers.failures import FailureClass, ProviderError
-from providers.metrics import failure_class, provider_call_timed
+from providers.metrics import failure_class, provider_call_timed, provider_call_timed_async
 from providers.telemetry import GEN_AI_PROVIDERS
-from providers.values import EmbeddingCall, EmbeddingReply
+from providers.values import EmbeddingCall, EmbeddingReply, ProviderConfig
 
 
-def embed_with_fallbacks(
-    targets: Sequence[Target], call: EmbeddingCall, *, sleep: Callable[[float], None] = time.sleep
-) -> Dispatched[EmbeddingReply]:
-    """``call`` answered by the first target that answers it (the policy of the module docstring);
-    ``call.model_id`` is replaced by each target's. Raises :class:`ProviderError` with every attempt."""
+@dataclass(frozen=True)
+class EmbedStep:
+    """One attempt the policy asks for: ``call`` to ``config``'s provider."""
+
+    config: ProviderConfig
+    call: EmbeddingCall
+
+
+@dataclass(frozen=True)
+class WaitStep:
+    """A backoff the policy asks for before its next attempt."""
+
+    seconds: float
+
+
+EmbeddingWalk = Generator[EmbedStep | WaitStep, EmbeddingReply | None, Dispatched[EmbeddingReply]]
+
+
+def embedding_walk(targets: Sequence[Target], call: EmbeddingCall) -> EmbeddingWalk:
+    """The policy of the module docstring as the steps it asks for; a driver makes each (sending back
+    the reply of an :class:`EmbedStep`, or throwing its :class:`ProviderError` in). Returns what the
+    first target that answered answered; raises :class:`ProviderError` with every attempt."""
     attempts: list[Attempt] = []
     error: ProviderError | None = None
     for index, target in enumerate(targets):
@@ -43,15 +66,9 @@ def embed_with_fallbacks(
         for retry in range(1 + config.max_retries):
             if retry:
                 assert error is not None
-                sleep(backoff_seconds(retry - 1, error.retry_after))
+                yield WaitStep(backoff_seconds(retry - 1, error.retry_after))
             try:
-                adapter = ADAPTER_POOL.get(config)
-                reply = _observed(
-                    partial(adapter.embed, target_call),
-                    provider=config.identifier,
-                    kind=config.kind,
-                    model=model_id,
-                )
+                reply = yield EmbedStep(config, target_call)
             except ProviderError as exc:
                 attempts.append(
                     Attempt(
@@ -62,6 +79,7 @@ def embed_with_fallbacks(
                 if not exc.retryable:
                     break
                 continue
+            assert reply is not None
             attempts.append(Attempt(index, config.identifier, model_id, None))
             return Dispatched(reply, index, tuple(attempts))
         if error is not None and not error.retryable:
@@ -75,19 +93,76 @@ def embed_with_fallbacks(
     raise error
 
 
-def _observed(embed: Callable[[], EmbeddingReply], *, provider: str, kind: str, model: str) -> EmbeddingReply:
+def embed_with_fallbacks(
+    targets: Sequence[Target], call: EmbeddingCall, *, sleep: Callable[[float], None] = time.sleep
+) -> Dispatched[EmbeddingReply]:
+    """``call`` answered by the first target that answers it (the policy of the module docstring),
+    each attempt blocking; ``call.model_id`` is replaced by each target's. Raises
+    :class:`ProviderError` with every attempt."""
+    walk = embedding_walk(targets, call)
+    sent: EmbeddingReply | None = None
+    error: ProviderError | None = None
+    while True:
+        try:
+            step = walk.throw(error) if error is not None else walk.send(sent)
+        except StopIteration as stop:
+            return stop.value
+        sent, error = None, None
+        if isinstance(step, WaitStep):
+            sleep(step.seconds)
+            continue
+        adapter = ADAPTER_POOL.get(step.config)
+        try:
+            with _span(step.config, step.call.model_id):
+                sent = provider_call_timed(
+                    partial(adapter.embed, step.call),
+                    provider=step.config.identifier,
+                    model=step.call.model_id,
+                )
+                span_annotate({"gen_ai.usage.input_tokens": sent.usage.prompt_tokens})
+        except ProviderError as exc:
+            error = exc
+
+
+async def aembed_with_fallbacks(targets: Sequence[Target], call: EmbeddingCall) -> Dispatched[EmbeddingReply]:
+    """:func:`embed_with_fallbacks` on an event loop: each attempt through the adapter's async client
+    (:meth:`~providers.base.ProviderAdapter.aembed`), each backoff an ``asyncio.sleep``, so the wait
+    for the provider holds no thread."""
+    walk = embedding_walk(targets, call)
+    sent: EmbeddingReply | None = None
+    error: ProviderError | None = None
+    while True:
+        try:
+            step = walk.throw(error) if error is not None else walk.send(sent)
+        except StopIteration as stop:
+            return stop.value
+        sent, error = None, None
+        if isinstance(step, WaitStep):
+            await asyncio.sleep(step.seconds)
+            continue
+        adapter = ADAPTER_POOL.get(step.config)
+        try:
+            with _span(step.config, step.call.model_id):
+                sent = await provider_call_timed_async(
+                    partial(adapter.aembed, step.call),
+                    provider=step.config.identifier,
+                    model=step.call.model_id,
+                )
+                span_annotate({"gen_ai.usage.input_tokens": sent.usage.prompt_tokens})
+        except ProviderError as exc:
+            error = exc
+
+
+def _span(config: ProviderConfig, model: str) -> AbstractContextManager[Any]:
     attributes = {
         "gen_ai.operation.name": "embeddings",
-        "gen_ai.provider.name": GEN_AI_PROVIDERS.get(kind, kind),
+        "gen_ai.provider.name": GEN_AI_PROVIDERS.get(config.kind, config.kind),
         "gen_ai.request.model": model,
-        "govctx.provider": provider,
+        "govctx.provider": config.identifier,
     }
-    with traced_span(
+    return traced_span(
         f"embeddings {model}", kind=SpanKind.CLIENT, attributes=attributes, error_type=failure_class
-    ):
-        reply = provider_call_timed(embed, provider=provider, model=model)
-        span_annotate({"gen_ai.usage.input_tokens": reply.usage.prompt_tokens})
-        return reply
+    )
 
 
 def _attempt_dict(attempt: Attempt) -> dict[str, object]:

@@ -15,7 +15,7 @@ failure classes, token types. Never content.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Protocol, TypeVar
 
 from prometheus_client import Counter, Histogram
@@ -57,6 +57,21 @@ def provider_call_timed(complete: Callable[[], Reply], *, provider: str, model: 
     started = time.perf_counter()
     try:
         reply = complete()
+    except Exception as error:
+        _provider_call(provider, model, failure_class(error), started)
+        raise
+    _provider_call(provider, model, "ok", started)
+    tokens_counted(model, reply.usage)
+    return reply
+
+
+async def provider_call_timed_async(
+    complete: Callable[[], Awaitable[Reply]], *, provider: str, model: str
+) -> Reply:
+    """:func:`provider_call_timed` of an attempt awaited on an event loop."""
+    started = time.perf_counter()
+    try:
+        reply = await complete()
     except Exception as error:
         _provider_call(provider, model, failure_class(error), started)
         raise

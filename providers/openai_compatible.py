@@ -39,7 +39,7 @@ from openai.types.chat import ChatCompletion
 from context_assembly.messages import Message, ToolCall
 from providers.base import SdkAdapter
 from providers.chat_body import openai_options
-from providers.failures import FailureClass, SdkErrors
+from providers.failures import FailureClass, ProviderError, SdkErrors
 from providers.streams import StreamDelta, StreamFinish, TextDelta, ToolCallDelta, UsageDelta
 from providers.values import EmbeddingCall, EmbeddingReply, FinishReason, ProviderCall, ProviderReply, Usage
 
@@ -222,7 +222,23 @@ class OpenAICompatibleAdapter(SdkAdapter[openai.OpenAI, openai.AsyncOpenAI, _Str
     def _embed(self, call: EmbeddingCall) -> EmbeddingReply:
         """``POST /embeddings`` with floats asked for; the vectors put back in the inputs' order (a
         server may answer them in any order, each with its ``index``)."""
-        answer = self._client.post("/embeddings", body=call.body(), cast_to=CreateEmbeddingResponse)
+        return self._embedding_reply(
+            call, self._client.post("/embeddings", body=call.body(), cast_to=CreateEmbeddingResponse)
+        )
+
+    async def aembed(self, call: EmbeddingCall) -> EmbeddingReply:
+        """:meth:`embed` through the async client of the running loop."""
+        try:
+            answer = await self.async_client().post(
+                "/embeddings", body=call.body(), cast_to=CreateEmbeddingResponse
+            )
+            return self._embedding_reply(call, answer)
+        except ProviderError:
+            raise
+        except Exception as exc:
+            raise self.classify(exc) from None
+
+    def _embedding_reply(self, call: EmbeddingCall, answer: CreateEmbeddingResponse) -> EmbeddingReply:
         by_index = {item.index: tuple(float(x) for x in item.embedding) for item in answer.data}
         if sorted(by_index) != list(range(len(call.inputs))):
             raise self.error(FailureClass.MALFORMED, "the reply does not hold one vector per input")
@@ -271,7 +287,7 @@ class OpenAICompatibleAdapter(SdkAdapter[openai.OpenAI, openai.AsyncOpenAI, _Str
         await self.require_async_event_stream(stream.response.headers.get("content-type", ""), stream.close)
         return self._async_deltas(call, stream), stream.close
 
-    def _stream_state(self) -> _StreamState:
+    def _stream_state(self, call: ProviderCall) -> _StreamState:
         return _StreamState()
 
     def _finish(self, call: ProviderCall, state: _StreamState) -> StreamFinish:

@@ -34,6 +34,17 @@ class ToolCallDelta:
 
 
 @dataclass(frozen=True)
+class ThinkingDelta:
+    """A piece of thinking block number ``index`` (0-based, in order): its next ``thinking`` text,
+    or its ``signature`` (which closes it), or a redacted block's opaque ``data`` whole."""
+
+    index: int
+    thinking: str = ""
+    signature: str | None = None
+    data: str | None = None
+
+
+@dataclass(frozen=True)
 class UsageDelta:
     """The call's usage, once the provider reported it (before :class:`StreamFinish`)."""
 
@@ -49,7 +60,7 @@ class StreamFinish:
     reply: ProviderReply
 
 
-StreamDelta = TextDelta | ToolCallDelta | UsageDelta | StreamFinish
+StreamDelta = TextDelta | ToolCallDelta | ThinkingDelta | UsageDelta | StreamFinish
 
 
 _Deltas = TypeVar("_Deltas")

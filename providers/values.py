@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from context_assembly.assembly import AssembledContext
 from context_assembly.errors import InvalidMessage
-from context_assembly.messages import FrozenMapping, Message, ToolCall, ToolSpec, freeze_json
+from context_assembly.messages import FrozenMapping, Message, ThinkingBlock, ToolCall, ToolSpec, freeze_json
 from context_assembly.profiles import DEFAULT_CAPABILITIES, ModelCapabilities
 from governance.vocabulary import Provenance
 from providers.failures import FailureClass, ProviderError
@@ -136,6 +136,8 @@ class CallOptions:
     tool_choice: ToolChoice | None = None
     user: str | None = None
     parallel_tool_calls: bool | None = None
+    # Extended thinking asked for, with its budget of tokens (part of the reply limit); None: none.
+    thinking_budget: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "stop", tuple(self.stop))
@@ -231,6 +233,7 @@ class ProviderReply:
     usage: Usage
     model_id: str
     response_id: str
+    thinking: tuple[ThinkingBlock, ...] = ()  # extended thinking, before the text (Anthropic)
 
     def __post_init__(self) -> None:
         if self.finish_reason not in FINISH_REASONS:

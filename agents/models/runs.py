@@ -221,7 +221,8 @@ class AgentRun(models.Model):
     input_data_class = models.CharField(max_length=32, choices=DataClass.choices)
     caller_context = models.JSONField(default=list, blank=True)  # [{name, text, data_class[, identifier]}]
     # A run started with messages (agents/runtime/conversation.py), stored redacted: {"task_input":
-    # identifier, "system_override": [items], "transcript": [messages with data_class and identifier]};
+    # identifier, "task_input_media": [its images and PDFs: agents/runtime/run_media.py],
+    # "system_override": [items], "transcript": [messages with data_class and identifier]};
     # the caller's messages after the task, sent before the run's own transcript. Empty for an input.
     conversation = models.JSONField(default=dict, blank=True)
     request_skills = models.JSONField(default=list, blank=True)  # skill identifiers

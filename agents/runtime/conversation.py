@@ -38,13 +38,16 @@ from agents.runtime.media import file_part, image_part
 from agents.runtime.request import MediaInput, SendRequest, TranscriptEntry
 from context_assembly.assembly import ContextItem, context_item_text
 from context_assembly.errors import InvalidMessage
-from context_assembly.messages import Message, TextPart, ToolSpec
+from context_assembly.messages import Message, TextPart, ThinkingBlock, ToolSpec
 from governance.vocabulary import DataClass
 from providers.values import NO_OPTIONS, TOOL_CHOICE_MODES, CallOptions
 from skills.models import Skill
 
 SYSTEM_ROLES = ("system", "developer")
 DATA_CLASS_FIELD = "data_class"
+# An assistant message's thinking blocks (the Anthropic API's, given back as they came): a list of
+# {"thinking", "signature"} or {"data"} objects.
+THINKING_FIELD = "thinking"
 _CLASSES = frozenset(DataClass.values)
 _MEDIA_KINDS = ("image_url", "file")
 
@@ -129,6 +132,7 @@ def _parse(
     role = fields.get("role")
     if role == "developer":
         fields["role"] = "system"
+    thinking = _thinking(fields.pop(THINKING_FIELD, None), f"{where}.{THINKING_FIELD}", role)
     media: tuple[MediaInput, ...] = ()
     if isinstance(fields.get("content"), list):
         fields["content"], media = _content_parts(
@@ -138,7 +142,26 @@ def _parse(
         message = Message.from_openai(fields)
     except InvalidMessage as exc:
         raise invalid(f"{where}.{exc.extra.get('field', 'message')}", _problem(exc)) from None
+    if thinking:
+        message = replace(message, thinking=thinking)
     return message, str(role), data_class, media
+
+
+def _thinking(raw: Any, where: str, role: Any) -> tuple[ThinkingBlock, ...]:
+    """An assistant message's thinking blocks; anything else there is a 400 naming the field."""
+    if raw is None:
+        return ()
+    if role != "assistant" or not isinstance(raw, list):
+        raise invalid(where, "a list of thinking blocks, on assistant messages only")
+    blocks = []
+    for index, item in enumerate(raw):
+        fields = dict(item) if isinstance(item, Mapping) else {}
+        if not fields or set(fields) - {"thinking", "signature", "data"}:
+            raise invalid(f"{where}[{index}]", "expected thinking and signature, or data")
+        if not all(isinstance(value, str) for value in fields.values()):
+            raise invalid(f"{where}[{index}]", "expected strings")
+        blocks.append(ThinkingBlock(**fields))
+    return tuple(blocks)
 
 
 def _content_parts(

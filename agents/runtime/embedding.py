@@ -19,7 +19,9 @@ so it is planned here, and passes the very functions a completion passes, in the
 4. the budget: the inputs' estimate (the one estimator) reserved from the client's day
    (:func:`~agents.runtime.budget.budget_reserve`), settled with the reported usage or released;
 5. the dispatch with retries and fallbacks, each attempt counted and traced
-   (:func:`providers.embeddings.embed_with_fallbacks`);
+   (:func:`providers.embeddings.embed_with_fallbacks`); steps 1 to 4 are :func:`embedding_prepare`, so
+   a request served under ASGI awaits the dispatch on the event loop, as a completion does
+   (``gateway/apis/openai_embeddings.py``);
 6. the receipt (:func:`~agents.runtime.receipts.decision_receipt`).
 
 A vector is derived from its input: its label is the input's class, and the receiver supplied the
@@ -32,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agents.runtime.budget import ClientLimits, budget_reserve, send_estimate
+from agents.runtime.budget import ClientLimits, Reservation, budget_reserve, send_estimate
 from agents.runtime.plan import active_targets, model_profile, provider_config
 from agents.runtime.receipts import decision_receipt
 from agents.runtime.redactions import Redactions, redaction_events_record
@@ -46,10 +48,10 @@ from governance.errors import ContextRefused
 from governance.policy import ContextDecision, Receiver, Source
 from governance.services import EventContext, assert_permitted, enforced_event_record
 from governance.vocabulary import Decision, Enforcement, SourceKind, TrustZone
-from providers.dispatch import Target
-from providers.embeddings import embed_with_fallbacks
+from providers.dispatch import Dispatched, Target
+from providers.embeddings import aembed_with_fallbacks, embed_with_fallbacks
 from providers.failures import ProviderError
-from providers.values import EmbeddingCall, EmbeddingInput, Usage
+from providers.values import EmbeddingCall, EmbeddingInput, EmbeddingReply, Usage
 
 EMBEDDING = "embedding"
 
@@ -102,6 +104,55 @@ def embedding_models(configuration: Configuration) -> tuple[LlmModel, ...]:
     return tuple(m for m in (configuration.model, *configuration.fallbacks.all()) if m.embeds)
 
 
+@dataclass
+class PreparedEmbedding:
+    """An embedding call prepared up to its dispatch (steps 1 to 4 done: the inputs redacted, the gate
+    passed, the budget reserved): sent by :meth:`send` (blocking), or dispatched on an event loop by
+    :meth:`dispatch` and then :meth:`answered` (or :meth:`failed`) in the thread that prepared it
+    (both read the database; the dispatch does not)."""
+
+    active: tuple[LlmModel, ...]
+    targets: tuple[Target, ...]
+    call: EmbeddingCall
+    decision: ContextDecision
+    redactions: dict[str, int]
+    reservation: Reservation
+
+    def send(self) -> Embedded:
+        """Dispatch blocking and answer. Raises :class:`ProviderError` (the reservation released)."""
+        try:
+            dispatched = embed_with_fallbacks(self.targets, self.call)
+        except ProviderError:
+            self.failed()
+            raise
+        return self.answered(dispatched)
+
+    async def dispatch(self) -> Dispatched[EmbeddingReply]:
+        """The dispatch awaited on the running event loop (no database is read). Raises
+        :class:`ProviderError`; then :meth:`failed` must follow."""
+        return await aembed_with_fallbacks(self.targets, self.call)
+
+    def failed(self) -> None:
+        """Every attempt failed: the reservation is released."""
+        self.reservation.release()
+
+    def answered(self, dispatched: Dispatched[EmbeddingReply]) -> Embedded:
+        """The call answered by ``dispatched``: the reservation settled, the receipt made."""
+        served, reply = self.active[dispatched.served_index], dispatched.answer
+        self.reservation.settle(served=served, usage=reply.usage)
+        sent = dict(self.redactions)
+        return Embedded(
+            vectors=reply.vectors,
+            served=served,
+            usage=reply.usage,
+            decision=self.decision,
+            redactions=sent,
+            receipt=decision_receipt(
+                decision=self.decision, served=served, sent_redactions=sent, reply_redactions={}
+            ),
+        )
+
+
 def governed_embedding(
     *,
     configuration: Configuration,
@@ -111,11 +162,32 @@ def governed_embedding(
     client_id: int | None,
     limits: ClientLimits | None = None,
 ) -> Embedded:
-    """The embedding call of ``request`` (see the module docstring). Raises :class:`ModalityUnsupported`,
-    :class:`DimensionsTooLarge`, :class:`EmbeddingInputUnreadable`, :class:`ModelInactive` (every
-    target switched off), :class:`ContextRefused` (an input above the zone: nothing sent),
-    :class:`~agents.errors.BudgetExhausted` (nothing sent) or :class:`ProviderError` (sent, every
-    attempt failed)."""
+    """The embedding call of ``request``, sent blocking: :func:`embedding_prepare`, then
+    :meth:`PreparedEmbedding.send`; raises what they raise."""
+    return embedding_prepare(
+        configuration=configuration,
+        request=request,
+        events=events,
+        receiver=receiver,
+        client_id=client_id,
+        limits=limits,
+    ).send()
+
+
+def embedding_prepare(
+    *,
+    configuration: Configuration,
+    request: EmbeddingRequest,
+    events: EventContext,
+    receiver: Receiver | None,
+    client_id: int | None,
+    limits: ClientLimits | None = None,
+) -> PreparedEmbedding:
+    """The embedding call of ``request`` up to its dispatch (see the module docstring). Raises
+    :class:`ModalityUnsupported`, :class:`DimensionsTooLarge`, :class:`EmbeddingInputUnreadable`,
+    :class:`ModelInactive` (every target switched off), :class:`ContextRefused` (an input above the
+    zone) or :class:`~agents.errors.BudgetExhausted`; nothing is sent then. Its dispatch raises
+    :class:`ProviderError` (sent, every attempt failed)."""
     active, _ = active_targets(embedding_models(configuration))
     if not active:
         enforced_event_record(
@@ -137,23 +209,13 @@ def governed_embedding(
     reservation = budget_reserve(
         client_id=client_id, estimate=estimate, events=events, zone=zone, limits=limits
     )
-    targets = tuple(Target(provider_config(m), m.model_id) for m in active)
-    call = EmbeddingCall(model_id=active[0].model_id, inputs=inputs, dimensions=request.dimensions)
-    try:
-        dispatched = embed_with_fallbacks(targets, call)
-    except ProviderError:
-        reservation.release()
-        raise
-    served, reply = active[dispatched.served_index], dispatched.answer
-    reservation.settle(served=served, usage=reply.usage)
-    sent = dict(redactions.counts)
-    return Embedded(
-        vectors=reply.vectors,
-        served=served,
-        usage=reply.usage,
+    return PreparedEmbedding(
+        active=active,
+        targets=tuple(Target(provider_config(m), m.model_id) for m in active),
+        call=EmbeddingCall(model_id=active[0].model_id, inputs=inputs, dimensions=request.dimensions),
         decision=decision,
-        redactions=sent,
-        receipt=decision_receipt(decision=decision, served=served, sent_redactions=sent, reply_redactions={}),
+        redactions=dict(redactions.counts),
+        reservation=reservation,
     )
 
 

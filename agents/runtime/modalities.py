@@ -21,6 +21,12 @@ def modalities_check(inputs: AssemblyInputs, models: Sequence[LlmModel]) -> None
     needed = {part.modality for part in inputs.task_input_parts if part.modality is not None}
     for message in inputs.transcript:
         needed |= message.modalities
+    modalities_required(needed, models)
+
+
+def modalities_required(needed: set[str], models: Sequence[LlmModel]) -> None:
+    """Raise :class:`ModalityUnsupported` when one of ``models`` does not declare a modality of
+    ``needed``."""
     for modality in sorted(needed):
         for model in models:
             if modality not in model.capabilities.input_modalities:

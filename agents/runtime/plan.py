@@ -11,6 +11,7 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
+from agents.runtime.call_options import options_check
 from agents.runtime.content import SendContent, live_content
 from agents.runtime.modalities import modalities_check
 from agents.runtime.pins import PinnedContent
@@ -231,7 +232,9 @@ def plan_of(
     ``screen``) by ``serving``: every send's plan is made here, a step's and a completion's
     (:func:`send_plan`) as a summary's (``agents/runtime/summary.py``). ``added_found`` is what each
     source assembly adds (the caller's context items, then the task input) holds."""
-    modalities_check(inputs, serving.active or (serving.model,))
+    called = serving.active or (serving.model,)
+    modalities_check(inputs, called)
+    options_check(request.options, inputs.tool_specs, called)
     assembled = assemble(inputs)
     if any(added_found):
         given = len(inputs.sources)

@@ -11,7 +11,7 @@ from typing import Any
 
 from config.caches import cache_register
 from config.lru import LruCache
-from context_assembly.messages import Message, ToolCall, ToolSpec
+from context_assembly.messages import Message, ThinkingBlock, ToolCall, ToolSpec
 from context_assembly.parts import ContentPart, FilePart, TextPart
 from governance.guardrails.redaction import Redaction, redact
 from governance.services import EventContext, enforced_event_record
@@ -154,12 +154,27 @@ class Redactions:
         name = self.text(message.name) if message.name else message.name
         calls = self.tool_calls(message.tool_calls)
         call_id = self.text(message.tool_call_id) if message.tool_call_id else message.tool_call_id
-        before = (content, message.name, message.tool_calls, message.tool_call_id)
-        if (redacted_content, name, calls, call_id) == before:
+        thinking = self.thinking(message.thinking)
+        before = (content, message.name, message.tool_calls, message.tool_call_id, message.thinking)
+        if (redacted_content, name, calls, call_id, thinking) == before:
             return message
         return Message(
-            role=message.role, content=redacted_content, name=name, tool_calls=calls, tool_call_id=call_id
+            role=message.role,
+            content=redacted_content,
+            name=name,
+            tool_calls=calls,
+            tool_call_id=call_id,
+            thinking=thinking,
         )
+
+    def thinking(self, blocks: tuple[ThinkingBlock, ...]) -> tuple[ThinkingBlock, ...]:
+        """Thinking blocks redacted: a block whose text held a secret loses its signature (its text is
+        no longer what was signed, so it cannot be sent back; ``providers/anthropic_messages.py``)."""
+        redacted = []
+        for block in blocks:
+            text = self.text(block.thinking)
+            redacted.append(block if text is block.thinking else ThinkingBlock(thinking=text))
+        return tuple(redacted)
 
     def json_value(self, value: Any) -> Any:
         """A JSON value (frozen or plain) with every string in it redacted, keys included."""

@@ -23,7 +23,7 @@ from catalog.models import Configuration
 from config.caches import cache_register
 from config.lru import LruCache
 from context_assembly.assembly import ContextItem
-from context_assembly.messages import Message, TextPart, ToolCall
+from context_assembly.messages import Message, TextPart, ThinkingBlock, ToolCall
 from governance.guardrails.personal_data import Finding
 from governance.policy import Receiver, Source
 from governance.screening import counted, found_in, raised
@@ -200,11 +200,21 @@ class ScreenedReply:
     restored: bool
 
 
-def reply_screened(pseudonyms: Pseudonyms | None, text: str, calls: tuple[ToolCall, ...]) -> ScreenedReply:
+def reply_screened(
+    pseudonyms: Pseudonyms | None,
+    text: str,
+    calls: tuple[ToolCall, ...],
+    thinking: tuple[ThinkingBlock, ...] = (),
+) -> ScreenedReply:
     """Screen a (redacted) reply and restore its placeholders: in its text, and in each tool call's
     arguments as JSON text (a call the service runs gets the values; so does a caller that runs its
-    own tools: it is the receiver)."""
-    found = merged_counts(counted(found_in(text)), *(counted(found_in(call.arguments)) for call in calls))
+    own tools: it is the receiver). Its thinking is screened (what it holds raises the reply's label)
+    and left as the provider wrote it: it goes back to the provider unchanged on the next turn."""
+    found = merged_counts(
+        counted(found_in(text)),
+        *(counted(found_in(call.arguments)) for call in calls),
+        *(counted(found_in(block.thinking)) for block in thinking),
+    )
     if pseudonyms is None or not pseudonyms.restoring:
         return ScreenedReply(text, calls, found, restored=False)
     restored_text = pseudonyms.restore(text)

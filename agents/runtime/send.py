@@ -273,13 +273,14 @@ class GovernedCall:
         redactions = Redactions()
         text = redactions.text(reply.text)
         calls = redactions.tool_calls(reply.tool_calls)
+        thinking = redactions.thinking(reply.thinking)
         redaction_events_record(counts=redactions.counts, context=self.events, zone=self.plan.zone)
-        screened = reply_screened(self.plan.pseudonyms, text, calls)
+        screened = reply_screened(self.plan.pseudonyms, text, calls, thinking)
         reply_screening_record(found=screened.found, context=self.events, zone=self.plan.zone)
         assert self._decision is not None and self._fitted is not None and self._served is not None
         return Answered(
             plan=self.plan,
-            reply=replace(reply, text=screened.text, tool_calls=screened.tool_calls),
+            reply=replace(reply, text=screened.text, tool_calls=screened.tool_calls, thinking=thinking),
             decision=self._decision,
             fitted=self._fitted,
             served=self._served,

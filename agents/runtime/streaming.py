@@ -41,6 +41,7 @@ from providers.streams import (
     StreamDelta,
     StreamFinish,
     TextDelta,
+    ThinkingDelta,
     ToolCallDelta,
     UsageDelta,
 )
@@ -63,7 +64,18 @@ class StreamCut:
 # How a stream ended: its provider's reply (the finish was read), or cut before it.
 StreamEnd = ProviderReply | StreamCut
 # What a governed stream hands on: redacted deltas, then the call's outcome.
-StreamPiece = TextDelta | ToolCallDelta | UsageDelta | Answered | Ended
+StreamPiece = TextDelta | ToolCallDelta | ThinkingDelta | UsageDelta | Answered | Ended
+
+
+@dataclass
+class _ThinkingFilter:
+    """One thinking block's text on its way out: redacted as reply text is; its signature handed on
+    only when nothing was taken out (the signed text is then what the caller got)."""
+
+    redactor: StreamRedactor = field(default_factory=StreamRedactor)
+    raw: list[str] = field(default_factory=list)
+    out: list[str] = field(default_factory=list)
+    closed: bool = False  # its signature was handed on (or withheld)
 
 
 @dataclass
@@ -105,6 +117,7 @@ class GovernedStream(Iterator[StreamPiece], AsyncIterator[StreamPiece]):
         self._pseudonyms = pseudonyms if pseudonyms is not None and pseudonyms.restoring else None
         self._restorer = StreamRestorer(self._pseudonyms) if self._pseudonyms is not None else None
         self._calls: dict[int, _ToolCallFilter] = {}
+        self._thinking: dict[int, _ThinkingFilter] = {}
         self._pending: list[StreamPiece] = []
         self._over = False  # the outcome was handed on
         self._streamed: list[str] = []  # what the provider sent, before redaction
@@ -197,10 +210,31 @@ class GovernedStream(Iterator[StreamPiece], AsyncIterator[StreamPiece]):
         if isinstance(delta, ToolCallDelta):
             self._streamed.append(delta.arguments)
             return self._tool_call(delta)
+        if isinstance(delta, ThinkingDelta):
+            self._streamed.append(delta.thinking)
+            return self._thought(delta)
         if isinstance(delta, UsageDelta):
             self._usage = delta.usage
             return [delta]
         return self._finished(delta)
+
+    def _thought(self, delta: ThinkingDelta) -> list[StreamPiece]:
+        """A thinking delta redacted (placeholders are not restored in thinking: it goes back to the
+        provider as it came, so it keeps what the provider saw)."""
+        if delta.data is not None:
+            return [delta]
+        block = self._thinking.setdefault(delta.index, _ThinkingFilter())
+        block.raw.append(delta.thinking)
+        text = block.redactor.feed(delta.thinking)
+        if delta.signature is None:
+            block.out.append(text)
+            return [ThinkingDelta(delta.index, thinking=text)] if text else []
+        text += block.redactor.finish()
+        block.out.append(text)
+        block.closed = True
+        signed = "".join(block.out) == "".join(block.raw)
+        pieces: list[StreamPiece] = [ThinkingDelta(delta.index, thinking=text)] if text else []
+        return [*pieces, ThinkingDelta(delta.index, signature=delta.signature if signed else "")]
 
     def _restored(self, text: str) -> str:
         return self._restorer.feed(text) if self._restorer is not None else text
@@ -231,7 +265,12 @@ class GovernedStream(Iterator[StreamPiece], AsyncIterator[StreamPiece]):
         text = self._restored(self._text.finish())
         if self._restorer is not None:
             text += self._restorer.finish()
-        rest: list[StreamPiece] = _text(text)
+        rest: list[StreamPiece] = [
+            ThinkingDelta(index, thinking=held)
+            for index, block in sorted(self._thinking.items())
+            if not block.closed and (held := block.redactor.finish())
+        ]
+        rest += _text(text)
         for index, call in sorted(self._calls.items()):
             arguments = call.redactor.finish()
             if call.restorer is not None:

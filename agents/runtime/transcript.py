@@ -14,6 +14,7 @@ from agents.runtime.content import pinned_send_content
 from agents.runtime.pins import PinnedContent, pinned_content, run_pins
 from agents.runtime.plan import SendPlan, model_profile, receiver_name, send_plan
 from agents.runtime.request import SendRequest, TranscriptEntry
+from agents.runtime.run_media import media_of
 from catalog.models import ContextStrategy, ContextUsageNote, LlmModel
 from catalog.models.sql import Table, converted_rows
 from config.caches import cache_register
@@ -234,6 +235,7 @@ def _with_conversation(request: SendRequest, conversation: dict[str, Any]) -> Se
     return replace(
         request,
         task_input_identifier=conversation["task_input"],
+        task_input_media=media_of(conversation.get("task_input_media", ())),
         system_override=tuple(_item(item) for item in conversation["system_override"]),
         transcript=entries + request.transcript,
     )

@@ -20,6 +20,7 @@ from agents.runtime.plan import active_targets, receiver_name
 from agents.runtime.queue import step_enqueue
 from agents.runtime.redactions import Redactions, redaction_events_record
 from agents.runtime.request import SendRequest
+from agents.runtime.run_media import run_media_check, stored_media
 from agents.runtime.targets import reply_limit_check
 from agents.telemetry import run_span_attributes
 from catalog.errors import ConfigurationInactive, UnknownSkills
@@ -88,15 +89,17 @@ def run_create(
                 default_class=data_class,
                 allow_system_override=configuration.allow_system_override,
                 caller_context=items,
+                allow_remote_media=configuration.allow_remote_media,
             ),
         )
-        if conversation.task_input_media or conversation.transcript_media:
-            # A run keeps its input as text (AgentRun.input_text and its conversation); an image or a
-            # PDF would be dropped from every step without a word.
+        if conversation.transcript_media:
+            # The run's stored transcript keeps text; an image or a PDF after the task would be
+            # dropped from every step without a word.
             raise MediaRefused(
-                "messages: a run takes text only; send images and files to a completion endpoint",
+                "messages: a run takes images and files in its task (the first user message) only",
                 extra={"field": "messages"},
             )
+        run_media_check(conversation.task_input_media, active)
         input_text, data_class, items = (
             conversation.task_input,
             conversation.input_data_class,
@@ -152,6 +155,7 @@ def stored_conversation(request: SendRequest, redactions: Redactions) -> dict[st
     (the shape ``AgentRun.conversation`` documents), redacted."""
     return {
         "task_input": request.task_input_identifier,
+        "task_input_media": stored_media(request.task_input_media, redactions),
         "system_override": [_stored_item(item, redactions) for item in request.system_override],
         "transcript": [
             {

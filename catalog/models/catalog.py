@@ -225,6 +225,12 @@ class LlmModel(models.Model):
             "Empty: the catalogue's."
         ),
     )
+    thinking = models.BooleanField(
+        null=True,
+        blank=True,
+        help_text="Whether the model takes extended thinking (Anthropic's thinking with a budget) and "
+        "answers thinking blocks. Empty: the catalogue's.",
+    )
     is_active = models.BooleanField(default=True)
 
     objects = LlmModelQuerySet.as_manager()
@@ -261,4 +267,5 @@ class LlmModel(models.Model):
             system_role=cast(ProfileSystemRole | None, self.system_role or None),
             cache_min_tokens=self.prompt_cache_min_tokens,
             input_modalities=self.input_modalities,
+            thinking=self.thinking,
         )

@@ -67,6 +67,7 @@ class LlmModelForm(forms.ModelForm):
             "prompt_cache_min_tokens",
             "embeds",
             "embedding_dimensions",
+            "thinking",
             "input_price_per_million",
             "cached_input_price_per_million",
             "cache_write_price_per_million",

@@ -33,13 +33,13 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from agents.runtime.conversation import DATA_CLASS_FIELD, invalid
+from agents.runtime.conversation import DATA_CLASS_FIELD, THINKING_FIELD, invalid
 from gateway.apis.responses_input import Entry
 
 _ROLES = ("user", "assistant", "system")
 _NOT_CARRIED = {
-    "thinking": "thinking blocks are not accepted: no reply from this service holds one",
-    "redacted_thinking": "thinking blocks are not accepted: no reply from this service holds one",
+    "thinking": "thinking blocks are accepted in assistant messages only",
+    "redacted_thinking": "thinking blocks are accepted in assistant messages only",
 }
 _TOOL_CHOICES = {"auto": "auto", "any": "required", "none": "none"}
 
@@ -132,21 +132,34 @@ def _media_part(block: Mapping[str, Any], where: str) -> dict[str, Any]:
 def _assistant(content: Any, where: str) -> dict[str, Any]:
     if isinstance(content, str):
         return {"role": "assistant", "content": content}
-    texts, calls = [], []
+    texts, calls, thinking = [], [], []
     for position, block in enumerate(_blocks(content, where)):
         at = f"{where}[{position}]"
         if block["type"] == "text":
             texts.append(_block_text(block, at))
         elif block["type"] == "tool_use":
             calls.append(_tool_use(block, at))
+        elif block["type"] in ("thinking", "redacted_thinking"):
+            thinking.append(_thinking(block, at))
         else:
-            raise invalid(f"{at}.type", _refused_block(block["type"], "text and tool_use"))
+            raise invalid(f"{at}.type", _refused_block(block["type"], "text, tool_use and thinking"))
     message: dict[str, Any] = {"role": "assistant", "content": "\n".join(texts) if texts else None}
     if calls:
         message["tool_calls"] = calls
     elif message["content"] is None:
         message["content"] = ""
+    if thinking:
+        message[THINKING_FIELD] = thinking
     return message
+
+
+def _thinking(block: Mapping[str, Any], where: str) -> dict[str, str]:
+    """A thinking block as the conversation carries it: text and signature, or a redacted one's data."""
+    names = ("data",) if block["type"] == "redacted_thinking" else ("thinking", "signature")
+    for name in names:
+        if not isinstance(block.get(name), str):
+            raise invalid(f"{where}.{name}", "expected a string")
+    return {name: block[name] for name in names}
 
 
 def _tool_use(block: Mapping[str, Any], where: str) -> dict[str, Any]:

@@ -12,10 +12,13 @@ errors are in Anthropic's shape (:mod:`gateway.apis.anthropic_errors`).
 The caller's tools are offered, never the configuration's, and never run here: a reply that calls
 one ends with ``stop_reason: "tool_use"`` and the caller sends the ``tool_result`` back.
 ``stop_sequences`` are passed on (classified as caller input, as on the OpenAI API); ``metadata`` is
-never forwarded (its ``user_id`` is the caller's data). Extended thinking: ``{"type": "enabled"}`` is a
-400 naming ``thinking``, as no model is served with thinking through this service;
+never forwarded (its ``user_id`` is the caller's data). Extended thinking:
+``{"type": "enabled", "budget_tokens": N}`` (at least 1,024, below ``max_tokens``) is passed on to a
+model whose catalogue capabilities declare ``thinking`` (a 400 naming ``thinking`` and the model
+otherwise, before anything is sent); its thinking blocks come back first in the reply, redacted and
+screened as its text is, and are accepted back in an assistant turn, sent on unchanged.
 ``{"type": "disabled"}`` and ``{"type": "adaptive"}`` (the model may think, and here it does not; Claude
-Code sends it on every request) are accepted. ``top_k``, ``container`` and ``mcp_servers`` are a 400
+Code sends it on every request) are accepted and ask for nothing. ``top_k``, ``container`` and ``mcp_servers`` are a 400
 naming the parameter; other unknown fields are ignored, as Anthropic-compatible servers do.
 
 ``POST messages/count_tokens`` answers ``input_tokens`` from the one estimator: the prompt this
@@ -68,6 +71,7 @@ from providers.values import CallOptions
 TAG = "anthropic"
 MAX_STOP_SEQUENCES = 4  # as on the OpenAI API: every provider behind a configuration must accept them
 _THINKING_ACCEPTED = ("disabled", "adaptive")
+MIN_THINKING_BUDGET = 1024  # Anthropic's minimum
 _REFUSED = ("top_k", "container", "mcp_servers")
 
 
@@ -100,20 +104,39 @@ class CountTokensInputSerializer(serializers.Serializer):
     )
     tool_choice = serializers.JSONField(required=False, allow_null=True)
     thinking = serializers.DictField(
-        required=False, allow_null=True, help_text="Only disabled or adaptive (never thinks here)."
+        required=False,
+        allow_null=True,
+        help_text="enabled (with budget_tokens; for a model that declares thinking), disabled or adaptive "
+        "(asks for nothing).",
     )
 
     class Meta:
         ref_name = "AnthropicCountTokensInput"
 
     def validate_thinking(self, value: Any) -> Any:
-        if value is not None and value.get("type") not in _THINKING_ACCEPTED:
+        if value is None or value.get("type") in _THINKING_ACCEPTED:
+            return value
+        budget = value.get("budget_tokens")
+        if value.get("type") != "enabled" or isinstance(budget, bool) or not isinstance(budget, int):
             raise UnsupportedParameter(
-                "Extended thinking is not available: no model behind this service is served with it. "
-                'Send thinking {"type": "disabled"} or leave it out.',
+                'thinking must be {"type": "enabled", "budget_tokens": N}, disabled or adaptive.',
+                extra={"param": "thinking"},
+            )
+        if budget < MIN_THINKING_BUDGET:
+            raise UnsupportedParameter(
+                f"thinking.budget_tokens must be at least {MIN_THINKING_BUDGET}.",
                 extra={"param": "thinking"},
             )
         return value
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        budget = thinking_budget(attrs)
+        if budget is not None and "max_tokens" in attrs and budget >= attrs["max_tokens"]:
+            raise UnsupportedParameter(
+                "thinking.budget_tokens must be below max_tokens (the thinking is part of the reply).",
+                extra={"param": "thinking"},
+            )
+        return attrs
 
 
 class MessageInputSerializer(CountTokensInputSerializer):
@@ -140,9 +163,15 @@ class MessageInputSerializer(CountTokensInputSerializer):
         ref_name = "AnthropicMessageInput"
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        attrs = super().validate(attrs)
         for name in _REFUSED:
             if attrs.get(name) is not None:
                 raise UnsupportedParameter(f"{name} is not supported.", extra={"param": name})
+        for name in ("temperature", "top_p"):
+            if attrs.get(name) is not None and thinking_budget(attrs) is not None:
+                raise UnsupportedParameter(
+                    f"{name} cannot be set beside extended thinking.", extra={"param": name}
+                )
         return attrs
 
 
@@ -243,10 +272,17 @@ def _completion_request(request: Request, data: dict[str, Any], configuration: C
             top_p=data.get("top_p"),
             stop=tuple(data.get("stop_sequences") or ()),
             response_format=output_format(data.get("output_config")),
+            thinking_budget=thinking_budget(data),
             # metadata.user_id is never forwarded: an end user's identifier is the caller's data.
         ),
     )
     return send_request(conversation, chat)
+
+
+def thinking_budget(data: dict[str, Any]) -> int | None:
+    """The budget of the extended thinking ``data`` asks for; None: none asked."""
+    thinking = data.get("thinking") or {}
+    return thinking["budget_tokens"] if thinking.get("type") == "enabled" else None
 
 
 class MessagesApi(AnthropicErrors, GovernedCallApi):

@@ -23,13 +23,13 @@ import uuid
 from typing import Any
 
 from config.exception_handler import error_redacted
-from context_assembly.messages import ToolCall
+from context_assembly.messages import ThinkingBlock, ToolCall
 from gateway.apis.openai_shapes import context_usage_body, governance_body
 from gateway.apis.sse import sse_event
 from gateway.services import Completion
 from governance.vocabulary import Provenance
 from providers.failures import ProviderError
-from providers.streams import StreamDelta, TextDelta
+from providers.streams import StreamDelta, TextDelta, ThinkingDelta
 from providers.values import ProviderReply
 
 _STOP_REASONS = {
@@ -97,8 +97,16 @@ def tool_use_block(call: ToolCall) -> dict[str, Any]:
     }
 
 
+def thinking_block(block: ThinkingBlock) -> dict[str, Any]:
+    """A thinking block as Anthropic answers it (a redacted one carries its opaque data only)."""
+    if block.data:
+        return {"type": "redacted_thinking", "data": block.data}
+    return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+
+
 def content_blocks(reply: ProviderReply) -> list[dict[str, Any]]:
-    blocks: list[dict[str, Any]] = [{"type": "text", "text": reply.text}] if reply.text else []
+    blocks = [thinking_block(block) for block in reply.thinking]
+    blocks += [{"type": "text", "text": reply.text}] if reply.text else []
     return blocks + [tool_use_block(call) for call in reply.tool_calls]
 
 
@@ -130,6 +138,7 @@ class MessageEvents:
         self.message_id, self.model = message_id, model
         self.blocks = 0
         self.text_open = False
+        self.thinking_open = False
 
     def event(self, kind: str, **fields: Any) -> bytes:
         return sse_event({"type": kind, **fields}, event=kind)
@@ -148,9 +157,11 @@ class MessageEvents:
         return [self.event("message_start", message=message), self.event("ping")]
 
     def piece(self, delta: StreamDelta) -> list[bytes]:
+        if isinstance(delta, ThinkingDelta):
+            return self._thinking(delta)
         if not isinstance(delta, TextDelta) or not delta.text:
             return []  # tool calls are sent whole at the finish; usage rides on message_delta
-        events = []
+        events = self._close_thinking()
         if not self.text_open:
             self.text_open = True
             block = {"type": "text", "text": ""}
@@ -160,7 +171,7 @@ class MessageEvents:
 
     def finish(self, completion: Completion) -> list[bytes]:
         """Close the text block, send each tool call whole, then the stop reason and the usage."""
-        events = self._close_text()
+        events = self._close_thinking() + self._close_text()
         for call in completion.reply.tool_calls:
             index, self.blocks = self.blocks, self.blocks + 1
             block = tool_use_block(call)
@@ -187,6 +198,39 @@ class MessageEvents:
 
     def done(self) -> list[bytes]:
         return [self.event("message_stop")]
+
+    def _thinking(self, delta: ThinkingDelta) -> list[bytes]:
+        """A thinking block's events: opened by its first piece, its text as ``thinking_delta``s, closed
+        by its signature (a ``signature_delta``); a redacted block whole."""
+        events = self._close_text()
+        if delta.data is not None:
+            index, self.blocks = self.blocks, self.blocks + 1
+            block = {"type": "redacted_thinking", "data": delta.data}
+            return [
+                *events,
+                self.event("content_block_start", index=index, content_block=block),
+                self.event("content_block_stop", index=index),
+            ]
+        if not self.thinking_open:
+            self.thinking_open = True
+            block = {"type": "thinking", "thinking": "", "signature": ""}
+            events.append(self.event("content_block_start", index=self.blocks, content_block=block))
+        if delta.thinking:
+            piece = {"type": "thinking_delta", "thinking": delta.thinking}
+            events.append(self.event("content_block_delta", index=self.blocks, delta=piece))
+        if delta.signature is not None:
+            if delta.signature:
+                piece = {"type": "signature_delta", "signature": delta.signature}
+                events.append(self.event("content_block_delta", index=self.blocks, delta=piece))
+            events += self._close_thinking()
+        return events
+
+    def _close_thinking(self) -> list[bytes]:
+        if not self.thinking_open:
+            return []
+        self.thinking_open = False
+        index, self.blocks = self.blocks, self.blocks + 1
+        return [self.event("content_block_stop", index=index)]
 
     def _close_text(self) -> list[bytes]:
         if not self.text_open:

@@ -5,7 +5,8 @@ string, a list of strings, a token array or a list of token arrays. Every input 
 ``X-Data-Class`` header's class (else the client's default), checked against the zone of the models
 that may answer; a refused input sends nothing (``agents/runtime/embedding.py``). Vectors are answered
 as floats, or, with ``encoding_format: "base64"`` (what the ``openai`` SDK asks for by default), as
-little-endian float32 bytes in base64. ``user`` is accepted and never forwarded (an end user's
+little-endian float32 bytes in base64. Under ASGI the call is prepared in the request's thread and
+its provider is awaited on the server's event loop, as a completion's is (``gateway/apis/serving.py``). ``user`` is accepted and never forwarded (an end user's
 identifier is the caller's data). Extensions: ``governance`` and ``governance_receipt``, as on a chat
 completion.
 """
@@ -16,16 +17,20 @@ import base64
 import struct
 from typing import Any
 
+from asgiref.sync import async_to_sync
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from agents.runtime.embedding import EmbeddingRequest
+from config.request_thread import release_connections
 from gateway.apis.context import ReceiptSerializer, client_configuration, client_of
-from gateway.apis.openai_compat import TAG, OpenAIApiView, data_class_header, declared_class, openai_errors
-from gateway.services import Embeddings, embeddings_create
+from gateway.apis.openai_compat import TAG, OpenAIErrors, data_class_header, declared_class, openai_errors
+from gateway.apis.sse import EventStreamApi
+from gateway.services import Embeddings, EmbeddingsCall, embeddings_prepare
 from governance.services import decision_as_dict
+from providers.failures import ProviderError
 from providers.values import EmbeddingInput
 
 MAX_INPUTS = 2048  # OpenAI's limit
@@ -92,7 +97,7 @@ class EmbeddingListSerializer(serializers.Serializer):
         ref_name = "EmbeddingList"
 
 
-class EmbeddingsApi(OpenAIApiView):
+class EmbeddingsApi(OpenAIErrors, EventStreamApi):
     @extend_schema(
         tags=[TAG],
         summary="Create embeddings (OpenAI-compatible, governed)",
@@ -112,7 +117,7 @@ class EmbeddingsApi(OpenAIApiView):
         data = serializer.validated_data
         configuration = client_configuration(request, data["model"])
         client = client_of(request)
-        answer = embeddings_create(
+        call = embeddings_prepare(
             configuration=configuration,
             api_client=client,
             request=EmbeddingRequest(
@@ -121,9 +126,21 @@ class EmbeddingsApi(OpenAIApiView):
                 dimensions=data.get("dimensions"),
             ),
         )
+        answer = self.answered_on_loop(call) if self.asgi else call.create()
         return Response(
             embeddings_body(answer, model=configuration.identifier, encoding=data["encoding_format"])
         )
+
+    def answered_on_loop(self, call: EmbeddingsCall) -> Embeddings:
+        """``call`` prepared in this (the request's) thread, dispatched on the server's event loop, as a
+        completion is (``gateway/apis/serving.py``), and finished here again."""
+        release_connections()  # nothing is held while the provider answers
+        try:
+            dispatched = async_to_sync(call.prepared.dispatch)()
+        except ProviderError:
+            call.prepared.failed()
+            raise
+        return call.finished(dispatched)
 
 
 def embeddings_body(answer: Embeddings, *, model: str, encoding: str) -> dict[str, Any]:

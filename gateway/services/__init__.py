@@ -5,7 +5,15 @@ The app's services are imported from here.
 """
 
 from gateway.services.completions import Completion, CompletionCall
-from gateway.services.embeddings import Embeddings, embeddings_create
+from gateway.services.embeddings import Embeddings, EmbeddingsCall, embeddings_create, embeddings_prepare
 from gateway.services.responses import stored_response_create
 
-__all__ = ["Completion", "CompletionCall", "Embeddings", "embeddings_create", "stored_response_create"]
+__all__ = [
+    "Completion",
+    "CompletionCall",
+    "Embeddings",
+    "EmbeddingsCall",
+    "embeddings_create",
+    "embeddings_prepare",
+    "stored_response_create",
+]

@@ -36,7 +36,7 @@ from tools.models import ToolSetting
 pytestmark = pytest.mark.django_db
 
 MIGRATION = importlib.import_module("agents.migrations.0006_catalog_version")
-CAPABILITIES_MIGRATION = importlib.import_module("catalog.migrations.0006_media_inputs")
+CAPABILITIES_MIGRATION = importlib.import_module("catalog.migrations.0009_llmmodel_thinking")
 CALIBRATION_COLUMNS = {"calibration_factor", "calibration_samples", "calibration_updated_at"}
 
 

@@ -122,22 +122,23 @@ def test_chat_models_take_max_tokens_sampling_and_the_system_role(model_id):
 
 
 @pytest.mark.parametrize(
-    ("model_id", "minimum"),
+    ("model_id", "minimum", "thinking"),
     [
-        ("claude-sonnet-4-5", 1_024),
-        ("claude-opus-4-1-20250805", 1_024),
-        ("claude-sonnet-4-0", 1_024),
-        ("claude-opus-4", 1_024),
-        ("claude-haiku-4-5-20251001", 4_096),
-        ("claude-3-5-haiku-latest", 2_048),
+        ("claude-sonnet-4-5", 1_024, True),
+        ("claude-opus-4-1-20250805", 1_024, True),
+        ("claude-sonnet-4-0", 1_024, True),
+        ("claude-opus-4", 1_024, True),
+        ("claude-haiku-4-5-20251001", 4_096, True),
+        ("claude-3-5-haiku-latest", 2_048, False),
     ],
 )
-def test_claude_models_name_their_minimum_cacheable_prompt(model_id, minimum):
+def test_claude_models_name_their_minimum_cacheable_prompt_and_thinking(model_id, minimum, thinking):
     entry = catalogue_get(model_id)
     assert entry.capabilities.cache_min_tokens == minimum
     assert entry.capabilities.input_modalities == ("image", "pdf")
+    assert entry.capabilities.thinking is thinking
     assert entry.capabilities_source == (
-        "Anthropic documentation, Prompt caching (Cache limitations); Vision; PDF support"
+        "Anthropic documentation, Prompt caching (Cache limitations); Vision; PDF support; Extended thinking"
     )
 
 
@@ -158,6 +159,8 @@ def test_declared_capabilities_override_the_catalogue_field_by_field():
         "max_completion_tokens"
     )
     assert capabilities_for("claude-haiku-4-5", cache_min_tokens=2_048).cache_min_tokens == 2_048
+    assert capabilities_for("claude-haiku-4-5", thinking=False).thinking is False
+    assert capabilities_for("my-local-model", thinking=True).thinking is True
 
 
 def test_a_model_outside_the_catalogue_gets_the_plain_chat_defaults_unless_declared():

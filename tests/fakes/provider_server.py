@@ -119,6 +119,8 @@ class Reply:
     usage chunk only ``choices: []`` and ``usage``; a finish reason only where there is one.
     ``finish_reason=False`` sends no closing chunk, so no chunk names a finish reason; ``done=False``
     ends the body without ``data: [DONE]`` (the OpenAI wire only, all three).
+    ``thinking`` blocks lead an Anthropic reply (streamed as ``thinking_delta`` pieces, then a
+    ``signature_delta``); the OpenAI wire leaves them out.
     ``cached_tokens`` is part of the prompt: OpenAI reports it in ``prompt_tokens_details``, Anthropic as
     ``cache_read_input_tokens`` with ``input_tokens`` = prompt - cached, as the real APIs do.
     """
@@ -141,6 +143,7 @@ class Reply:
     minimal_chunks: bool = False
     finish_reason: bool = True
     done: bool = True
+    thinking: tuple[tuple[str, str], ...] = ()  # Anthropic thinking blocks (text, signature), before the text
 
     @classmethod
     def tools(cls, *calls: tuple[str, str, Mapping[str, Any]], text: str = "") -> Reply:
@@ -254,6 +257,7 @@ def _usage(reply: Reply, body: Mapping[str, Any], cache: PrefixCache | None = No
         completion = count_text_tokens(reply.text) + sum(
             count_text_tokens(call.arguments_json) for call in reply.tool_calls
         )
+        completion += sum(count_text_tokens(text) for text, _ in reply.thinking)  # billed as output
     if cache is not None and reply.prompt_tokens is None:
         cached = cache.account(body)
         return Usage(cached.prompt, completion, cached.read, cached.written)
@@ -352,7 +356,10 @@ def _anthropic_stop(reply: Reply) -> str:
 
 
 def _anthropic_blocks(reply: Reply) -> list[dict[str, Any]]:
-    blocks = [{"type": "text", "text": reply.text}] if reply.text else []
+    blocks = [
+        {"type": "thinking", "thinking": text, "signature": signature} for text, signature in reply.thinking
+    ]
+    blocks += [{"type": "text", "text": reply.text}] if reply.text else []
     tools = [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in reply.tool_calls]
     return [*blocks, *tools]
 
@@ -367,7 +374,11 @@ def anthropic_json(reply: Reply, usage: Usage | None, model: str, rid: str) -> d
 
 
 def _anthropic_block_events(index: int, block: dict[str, Any]) -> list[Event]:
-    if block["type"] == "text":
+    if block["type"] == "thinking":
+        opening = {**block, "thinking": "", "signature": ""}
+        deltas = [{"type": "thinking_delta", "thinking": piece} for piece in _pieces(block["thinking"])]
+        deltas.append({"type": "signature_delta", "signature": block["signature"]})
+    elif block["type"] == "text":
         opening = {**block, "text": ""}
         deltas = [{"type": "text_delta", "text": piece} for piece in _pieces(block["text"])]
     else:
@@ -572,9 +583,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _embeddings(self, body: dict[str, Any], reply: Reply | RawReply) -> None:
         """OpenAI's embeddings: a scripted error as scripted, else one vector per input (drawn from
-        the input's SHA-256, ``dimensions`` long), the prompt tokens counted as the fake counts text."""
+        the input's SHA-256, ``dimensions`` long), the prompt tokens counted as the fake counts text; a
+        ``gate`` holds the answer until it is set."""
         if isinstance(reply, RawReply) or reply.error is not None:
             return self._answer("openai", body, reply)
+        if reply.gate is not None:
+            reply.gate.wait(timeout=30)
         inputs = body.get("input")
         inputs = [inputs] if isinstance(inputs, str) else list(inputs or [])
         size = int(body.get("dimensions") or EMBEDDING_DIMENSIONS)

@@ -89,9 +89,19 @@ def test_an_unknown_model_and_an_unknown_path_answer_not_found_in_anthropics_sha
     ("extra", "param", "message"),
     [
         (
+            {"thinking": {"type": "enabled", "budget_tokens": 2048}, "max_tokens": 4096},
+            "thinking",
+            "thinking is not supported by model 'gpt-4o'",
+        ),
+        (
+            {"thinking": {"type": "enabled", "budget_tokens": 100}},
+            "thinking",
+            "thinking.budget_tokens must be",
+        ),
+        (
             {"thinking": {"type": "enabled", "budget_tokens": 2048}},
             "thinking",
-            "Extended thinking is not available",
+            "thinking.budget_tokens must be",
         ),
         ({"top_k": 5}, "top_k", "top_k is not supported."),
         (

@@ -292,13 +292,13 @@ def test_parameters_reach_an_anthropic_provider_in_its_own_shape(fake_provider, 
         stop=["END"],
         top_p=0.5,
         user="end-user-1",
-        seed=3,
+        parallel_tool_calls=False,
     )
 
     assert response.status_code == 200, response.content
     sent = fake_provider.bodies()[0]
     assert fake_provider.requests[0].path == "/v1/messages"
-    assert sent["tool_choice"] == {"type": "any"}
+    assert sent["tool_choice"] == {"type": "any", "disable_parallel_tool_use": True}
     assert (sent["stop_sequences"], sent["top_p"]) == (["END"], 0.5)
     assert "seed" not in sent and "metadata" not in sent
     assert response.json()["choices"][0]["finish_reason"] == "tool_calls"

@@ -4,18 +4,20 @@ and fallbacks, which follow a completion's policy."""
 
 from __future__ import annotations
 
+import asyncio
 import math
+import threading
 
 import pytest
 
 from providers.anthropic import AnthropicAdapter
 from providers.dispatch import Target
-from providers.embeddings import embed_with_fallbacks
+from providers.embeddings import aembed_with_fallbacks, embed_with_fallbacks
 from providers.failures import FailureClass, ProviderError
 from providers.local import LocalAdapter
 from providers.openai_compatible import OpenAICompatibleAdapter
 from providers.values import EmbeddingCall, ProviderConfig
-from tests.fakes.provider_server import Reply, fake_vector, rate_limited, unauthorized
+from tests.fakes.provider_server import Reply, fake_vector, rate_limited, server_error, unauthorized
 
 
 def local(**options) -> LocalAdapter:
@@ -97,3 +99,26 @@ def test_a_rate_limited_embedding_is_retried_and_a_refused_key_walks_no_fallback
     assert waits == [0.5]
     assert refused.value.failure_class == FailureClass.AUTH
     assert len(fake_provider.requests) == 1  # no fallback after a refused key
+
+
+def test_on_an_event_loop_the_same_policy_runs_through_the_async_client(fake_provider):
+    fake_provider.script(rate_limited(retry_after=0), Reply(), server_error(), Reply())
+    call = EmbeddingCall(model_id="x", inputs=("a",), dimensions=3)
+    # A server error on the first target (no retries) walks to the second, as the blocking driver does.
+    targets = [fake_target(fake_provider), fake_target(fake_provider)]
+
+    async def main():
+        retried = await aembed_with_fallbacks([fake_target(fake_provider, retries=1)], call)
+        return retried, await aembed_with_fallbacks(targets, call), threading.current_thread()
+
+    retried, fell_back, loop_thread = asyncio.run(main())
+
+    assert [a.failure_class for a in retried.attempts] == [FailureClass.RATE_LIMIT, None]
+    assert retried.answer.vectors == (tuple(fake_vector("a", 3)),)
+    assert [(a.target_index, a.failure_class) for a in fell_back.attempts] == [
+        (0, FailureClass.SERVER_ERROR),
+        (1, None),
+    ]
+    assert fell_back.served_index == 1
+    assert loop_thread is threading.main_thread()
+    assert len(fake_provider.requests) == 4

@@ -18,8 +18,10 @@ from django.utils.html import format_html
 from agents.runtime.budget import budget_status, budget_summary
 from catalog.models import ApiClient, Configuration, ConfigurationFallback, LlmModel, Provider
 from catalog.pricing import catalogue_prices
+from catalog.scopes import SCOPES
 from catalog.selectors import configuration_zone
 from catalog.services import configuration_save
+from config.string_list import StringListField, names_text
 from context_assembly.profiles import CATALOGUE, catalogue_get
 from editors.admin.configuration_form import ConfigurationForm, skill_names
 from editors.admin.declassify import DECLASSIFY_ACTIONS, DeclassifyActions
@@ -284,12 +286,30 @@ class ConfigurationAdmin(DeclassifyActions, DraftAdmin, ClassifiedAdmin):
         return skill_names(values[name])
 
 
+class ApiClientForm(forms.ModelForm):
+    scopes = StringListField(
+        label="Scopes",
+        unknown=lambda names: [name for name in names if name not in SCOPES],
+        known=lambda: SCOPES,
+        what="scopes",
+        help_text=f"Comma-separated. No scope: the client may do nothing. Scopes: {', '.join(SCOPES)}.",
+    )
+
+    class Meta:
+        model = ApiClient
+        fields = (
+            "name", "scopes", "configurations", "default_input_data_class", "trust_zone", "daily_token_limit",
+            "daily_cost_limit", "is_active",
+        )  # fmt: skip
+
+
 @admin.register(ApiClient)
 class ApiClientAdmin(admin.ModelAdmin):
+    form = ApiClientForm
     list_display = (
         "name",
         "token_prefix",
-        "scopes",
+        "scope_list",
         "trust_zone",
         "default_input_data_class",
         "daily_token_limit",
@@ -301,6 +321,10 @@ class ApiClientAdmin(admin.ModelAdmin):
     search_fields = ("name", "token_prefix")
     readonly_fields = ("token_prefix", "token_digest", "created_at", "budget_today")
     filter_horizontal = ("configurations",)
+
+    @admin.display(description="Scopes")
+    def scope_list(self, obj: ApiClient) -> str:
+        return names_text(obj.scopes)
 
     @admin.display(description="Today's budget (UTC)")
     def budget_today(self, obj: ApiClient) -> str:

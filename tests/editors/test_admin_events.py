@@ -126,4 +126,6 @@ def test_an_events_page_has_a_readable_title_plain_labels_and_no_history(admin_c
 
 
 def test_an_event_without_a_source_is_titled_by_its_decision():
-    assert str(GovernanceEvent(decision="budget_exhausted", outcome="enforced")) == "Budget exhausted (enforced)"
+    assert (
+        str(GovernanceEvent(decision="budget_exhausted", outcome="enforced")) == "Budget exhausted (enforced)"
+    )

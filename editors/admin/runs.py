@@ -90,6 +90,11 @@ class AgentStepInline(StepColumnsMixin, ReadOnlyAdminMixin, admin.TabularInline)
     readonly_fields = fields
 
 
+def run_outcome(run: AgentRun) -> str:
+    status, reason = run.get_status_display(), run.get_termination_reason_display()
+    return f"{status}: {reason}" if run.termination_reason and reason != status else status
+
+
 def pins_label(pins: object) -> str:
     """Pinned versions as ``kind identifier @ history id``, one after another, in assembly order."""
     if not isinstance(pins, list) or not pins:
@@ -129,7 +134,7 @@ class AgentRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     actions = ["cancel_runs", "make_evaluation_cases"]
     change_list_template = "admin/editors/agentrun/change_list.html"
     fieldsets = (
-        (None, {"fields": ("id", "configuration", "api_client", "status", "termination_reason")}),
+        (None, {"fields": ("id", "configuration", "api_client", "outcome")}),
         ("Context usage", {"fields": ("context_usage", "usage_chart")}),
         ("Request", {"fields": ("input_data_class", "request_skills", "max_tokens", "cancel_requested")}),
         ("Pinned versions", {"fields": ("versions",)}),
@@ -161,7 +166,7 @@ class AgentRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         ),
     )
     readonly_fields = (
-        "id", "configuration", "api_client", "status", "termination_reason", "context_usage", "usage_chart",
+        "id", "configuration", "api_client", "outcome", "context_usage", "usage_chart",
         "input_data_class", "request_skills", "max_tokens", "cancel_requested", "versions", "prompt_tokens_total",
         "cached_tokens_total", "cache_write_tokens_total", "completion_tokens_total", "cost_total", "requeue_count",
         "error_code", "error_message", "created_at", "updated_at", "finished_at", "content_purged_at",
@@ -211,8 +216,9 @@ class AgentRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
     @admin.display(description="Status", ordering="status")
     def outcome(self, obj: AgentRun) -> str:
-        status = obj.get_status_display()
-        return f"{status}: {obj.get_termination_reason_display()}" if obj.termination_reason else status
+        """The status, and why the run ended where that says more: "Completed" once, not "Completed:
+        Completed"; "Failed: Refused by governance"."""
+        return run_outcome(obj)
 
     @admin.display(description="Tokens")
     def tokens(self, obj: AgentRun) -> str:

@@ -47,6 +47,24 @@ def test_run_page_shows_usage_per_step_against_the_window(admin_client, finished
     assert 'name="_save"' not in html  # read-only
 
 
+def test_the_run_page_shows_its_status_once(admin_client, finished_run):
+    html = admin_client.get(f"/admin/agents/agentrun/{finished_run.pk}/change/").content.decode()
+    assert '<div class="readonly">Completed</div>' in html
+    run_fields = html.split("js-inline-admin-formset")[0]  # before the steps' table
+    assert run_fields.count(">Completed<") == 1
+    assert "(completed)" not in html and "Termination reason" not in html
+    assert f"<h2>run {finished_run.pk}</h2>" in html
+
+
+def test_a_run_that_ended_otherwise_says_why_beside_its_status(admin_client):
+    run = queued_run()
+    AgentRun.objects.filter(pk=run.pk).update(status=RunStatus.FAILED, termination_reason="policy_denied")
+    html = admin_client.get(f"/admin/agents/agentrun/{run.pk}/change/").content.decode()
+    assert '<div class="readonly">Failed: Refused by governance</div>' in html
+    listing = admin_client.get("/admin/agents/agentrun/").content.decode()
+    assert '<td class="field-outcome">Failed: Refused by governance</td>' in listing
+
+
 def test_run_list_shows_status_and_steps(admin_client, finished_run):
     html = admin_client.get("/admin/agents/agentrun/").content.decode()
     run = finished_run
@@ -54,7 +72,7 @@ def test_run_list_shows_status_and_steps(admin_client, finished_run):
         f'<th class="field-short_id"><a href="/admin/agents/agentrun/{run.pk}/change/">'
         f'<span title="{run.pk}">{str(run.pk)[:8]}</span></a></th>'
     ) in html
-    assert '<td class="field-outcome">Completed: Completed</td>' in html
+    assert '<td class="field-outcome">Completed</td>' in html
     assert '<td class="field-step_count">2</td>' in html
     assert (
         '<td class="field-context_used">1,500 of 128,000<br><small>provider reported, gpt-4o</small></td>'

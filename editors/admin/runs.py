@@ -18,6 +18,7 @@ from agents.admin import ToolApprovalInline
 from agents.models import AgentRun, AgentStep, RunMessage, StepKind, StepStatus
 from agents.runtime.transcript import run_usage
 from agents.services import run_cancel
+from agents.templatetags.receipts import receipt_table
 from context_assembly.usage import usage_from_step
 from editors.admin.budget_bar import budget_bar
 from editors.admin.charts import UsagePoint, usage_chart
@@ -318,9 +319,14 @@ class AgentStepAdmin(StepColumnsMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
         "estimated_prompt_tokens", "cached_tokens", "cache_write_tokens", "completion_tokens", "cost",
         "usage_provenance", "context_window", "max_tokens", "max_tokens_clamped", "skipped", "versions",
         "breakdown_bar", "finish_reason", "calibration_ratio", "duration_ms", "error_code", "label",
-        "receiver_label", "integrity", "injection_screening", "compaction", "created_at",
+        "receiver_label", "integrity", "injection_screening", "compaction", "receipt_shown", "created_at",
     )  # fmt: skip
     readonly_fields = fields
+
+    @admin.display(description="Receipt")
+    def receipt_shown(self, obj: AgentStep) -> str:
+        """What the step's answer was decided on, as a table (agents/receipt_table.py)."""
+        return receipt_table(obj.receipt)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[AgentStep]:
         return super().get_queryset(request).select_related("run", "model")

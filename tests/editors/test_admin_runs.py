@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import pytest
@@ -145,3 +146,29 @@ def test_run_page_lists_the_versions_the_run_and_each_step_used(
 
     listed = f"configuration {configuration.identifier} @ {configured}; snippet tone @ {version}"
     assert html.count(listed) == 2  # the run's pins, and the one step's
+
+
+def test_a_steps_receipt_reads_as_a_table(admin_client, finished_run):
+    step = finished_run.steps.get(index=1)
+    receipt = step.receipt
+    html = admin_client.get(f"/admin/agents/agentstep/{step.pk}/change/").content.decode()
+    table = html.split('<table class="receipt">')[1].split("</table>")[0]
+    rows = dict(re.findall(r'<tr><th scope="row">([^<]+)</th><td>([^<]*)</td></tr>', table))
+    assert rows["Decision"] == receipt["decision_id"]
+    assert rows["Model"] == f"{receipt['provider']}/{receipt['model']}"
+    assert rows["Zone of the call"] == "Local"  # the fake provider's zone
+    assert rows["Reply&#x27;s label"] == "Editor content"  # the tool result it read
+    assert rows["Redacted in the reply"] == "none"
+    sources = html.split('<table class="receipt-sources">')[1].split("</table>")[0]
+    cells = re.findall(r"<tr><td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td>", sources)
+    assert ("Task input", "task_input", "Public content") in cells
+    assert len(cells) == len(receipt["sources"])
+    assert '"decision_id"' not in html and "{&#x27;decision_id" not in html  # no JSON left
+
+
+def test_an_unknown_receipt_key_is_shown_by_its_name():
+    from agents.receipt_table import receipt_table
+
+    table = receipt_table({"decision_id": "d1", "zone": "local", "cache": {"hit": True}})
+    assert ("cache", '{"hit": true}') in table.rows
+    assert ("Zone of the call", "Local") in table.rows and ("Redacted in what was sent", "none") in table.rows

@@ -78,10 +78,9 @@ class LlmModelForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        known = ", ".join(sorted(CATALOGUE))
         for name in self.CATALOGUE_FIELDS:
             self.fields[name].required = False
-            self.fields[name].help_text = f"Leave empty for a catalogue model ({known})."
+            self.fields[name].help_text = "Leave empty for a model of the catalogue (listed above)."
         for name in self.PRICE_FIELDS:
             self.fields[name].required = False
         if self.instance.pk is None:
@@ -145,6 +144,33 @@ class LlmModelAdmin(admin.ModelAdmin):
     search_fields = ("model_id",)
     list_select_related = ("provider",)
     readonly_fields = ("effective_capabilities",)
+    # The catalogue's models are listed once, above the three figures they fill in.
+    fieldsets = (
+        (None, {"fields": ("provider", "model_id", "is_active")}),
+        (
+            "Window and tokenizer",
+            {
+                "description": "Left empty, these come from the built-in catalogue for its models: "
+                + ", ".join(sorted(CATALOGUE))
+                + ". A model outside it declares them.",
+                "fields": ("context_window", "max_output_tokens", "tokenizer"),
+            },
+        ),
+        (
+            "Request shape",
+            {
+                "fields": (
+                    "token_parameter",
+                    "accepts_sampling",
+                    "system_role",
+                    "prompt_cache_min_tokens",
+                    "effective_capabilities",
+                )
+            },
+        ),
+        ("Embeddings", {"fields": ("embeds", "embedding_dimensions")}),
+        ("Prices", {"fields": LlmModelForm.PRICE_FIELDS}),
+    )
 
     @admin.display(description="Capabilities in effect")
     def effective_capabilities(self, obj: LlmModel) -> str:

@@ -147,7 +147,9 @@ def test_a_fill_far_below_the_window_zooms_and_says_where_the_window_is():
 def test_the_value_axis_title_clears_its_widest_tick_label():
     from editors.admin.charts import FONT_SIZE, TICK_GAP, TITLE_DESCENT, label_width
 
-    fill = [FillPoint("a", START, UsageValue(960, REPORTED), 100_000)]  # 0.96%: ticks to 1%, "0.75%" the widest
+    fill = [
+        FillPoint("a", START, UsageValue(960, REPORTED), 100_000)
+    ]  # 0.96%: ticks to 1%, "0.75%" the widest
     usage = [UsagePoint(0, UsageValue(15_500, REPORTED))]
     for chart in (window_fill_chart(fill), usage_chart(usage, 16_000)):
         widest = max(label_width(tick.label) for tick in chart.y_ticks)

@@ -1,7 +1,8 @@
 """A form field for a list of names stored as a JSON list (tags, tool groups, tools, scopes), typed
 the way a snippet's tags are: names separated by commas (``tone, legal``), shown the same way.
 
-A JSON list (``["tone", "legal"]``) is still read, so that a form posted by a script keeps working.
+With ``lines``, one entry a line instead (a command's arguments, which may hold commas), each kept
+as typed, repeats included. A JSON list (``["tone", "legal"]``) is still read, so that a form posted by a script keeps working.
 Each name is trimmed (and normalised where the field says how); empty names are dropped, repeats are
 kept once, in the order typed. ``unknown`` picks the entries the field refuses: the form error names
 every one of them (and what ``known`` lists), and nothing is stored.
@@ -16,10 +17,10 @@ from typing import Any
 from django import forms
 
 
-def names_text(value: Any) -> str:
+def names_text(value: Any, separator: str = ", ") -> str:
     """A stored list of names as the field shows it: ``tone, legal``."""
     if isinstance(value, list | tuple):
-        return ", ".join(str(item) for item in value)
+        return separator.join(str(item) for item in value)
     return "" if value is None else str(value)
 
 
@@ -33,22 +34,28 @@ class StringListField(forms.Field):
         unknown: Callable[[Sequence[str]], Iterable[str]] | None = None,
         known: Callable[[], Iterable[str]] | None = None,
         what: str = "names",
+        lines: bool = False,
         **kwargs: Any,
     ) -> None:
         kwargs.setdefault("required", False)
+        if lines:
+            kwargs.setdefault("widget", forms.Textarea(attrs={"rows": 4, "cols": 80}))
         kwargs.pop("encoder", None)  # a model JSONField's form arguments
         kwargs.pop("decoder", None)
         super().__init__(**kwargs)
         self.normalise, self.unknown, self.known, self.what = normalise, unknown, known, what
-        self.widget.attrs.setdefault("size", 80)
+        self.lines = lines
+        if not lines:
+            self.widget.attrs.setdefault("size", 80)
 
     def prepare_value(self, value: Any) -> str:
+        separator = "\n" if self.lines else ", "
         if isinstance(value, str) and value.strip().startswith("["):
             try:
-                return names_text(json.loads(value))
+                return names_text(json.loads(value), separator)
             except ValueError:
                 return value
-        return names_text(value)
+        return names_text(value, separator)
 
     def to_python(self, value: Any) -> list[str]:
         if value is None:
@@ -57,9 +64,12 @@ class StringListField(forms.Field):
             items = [str(item) for item in value]
         else:
             text = str(value).strip()
-            items = self._json_list(text) if text.startswith("[") else text.split(",")
-        names = (self.normalise(item) for item in items)
-        return list(dict.fromkeys(name for name in names if name))
+            items = self._json_list(text) if text.startswith("[") else self._split(text)
+        names = [name for name in (self.normalise(item) for item in items) if name]
+        return names if self.lines else list(dict.fromkeys(names))
+
+    def _split(self, text: str) -> list[str]:
+        return text.splitlines() if self.lines else text.split(",")
 
     def _json_list(self, text: str) -> list[str]:
         try:
@@ -68,7 +78,9 @@ class StringListField(forms.Field):
             items = None
         if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
             raise forms.ValidationError(
-                f"Write the {self.what} separated by commas (e.g. a, b), or as a JSON list of texts.",
+                f"Write the {self.what} "
+                + ("one a line" if self.lines else "separated by commas (e.g. a, b)")
+                + ", or as a JSON list of texts.",
                 code="invalid",
             )
         return items

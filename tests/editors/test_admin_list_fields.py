@@ -116,3 +116,12 @@ def test_an_unknown_scope_is_named_and_the_scopes_stay_as_they_were(admin_client
     [message] = response.context["adminform"].form.errors["scopes"]
     assert message.startswith("Unknown scopes: everything, admin. Known: snippets:read, snippets:write")
     assert ApiClient.objects.get(pk=issued.client.pk).scopes == ["snippets:read"]
+
+
+def test_the_publish_page_shows_a_drafted_list_as_names(client, publisher):  # noqa: F811
+    configuration = configuration_make(snippet_tags=["tone"])
+    client.post(change_url(configuration), form(configuration, snippet_tags="tone, legal"))
+    html = client.get(f"/admin/catalog/configuration/{configuration.pk}/publish/").content.decode()
+    row = html.split('<tr data-field="snippet_tags">')[1].split("</tr>")[0]
+    assert '<td class="live"><pre>tone</pre></td>' in row
+    assert '<td class="draft"><pre>tone<ins class="diff-add">, legal</ins></pre></td>' in row

@@ -114,7 +114,7 @@ bench-injection: $(STAMP) $(AGENTDOJO_VENV)/bin/python
 
 # The admin screenshots in docs/screenshots/, taken by the browser tests (needs Chromium).
 screenshots: $(STAMP)
-	DOCS_SCREENSHOTS=1 $(PY) -m pytest tests/browser -q -p no:cacheprovider -k "refused or window_fill or draft_until"
+	DOCS_SCREENSHOTS=1 $(PY) -m pytest tests/browser -q -p no:cacheprovider -k "refused or refusal or window_fill or draft_until or changed_words or counts_are_its_rows or test_plain_admin"
 
 # The coding agents the Anthropic API is proved with (tests/gateway/test_claude_code.py), from the npm
 # registry into .cache/coding-agents; the tests skip without them (fail under REQUIRE_SERVICES=1).

@@ -5,6 +5,8 @@ class EvaluationsConfig(AppConfig):
     """Evaluation sets of a configuration, run live and live + drafts, side by side."""
 
     default_auto_field = "django.db.models.BigAutoField"
+    # The admin's section title: one of its own, not its model's (a breadcrumb "Snippets > Snippets" reads twice).
+    verbose_name = "Evaluation cases and results"
     name = "evaluations"
 
     def ready(self) -> None:

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from django.contrib import admin
 from django.db.models import QuerySet, TextChoices
-from django.http import HttpRequest
+from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html
 
@@ -83,6 +83,10 @@ class GovernanceEventAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "step", "chain", "seq", "prev_hash", "hash",
     )  # fmt: skip
     readonly_fields = fields
+
+    def history_view(self, request: HttpRequest, object_id: str, extra_context: Any = None) -> HttpResponse:
+        """An event has no history: it is written once and never changed."""
+        raise Http404("A governance event is never changed: it has no history.")
 
     @admin.display(description="Source", ordering="source_identifier")
     def source(self, obj: GovernanceEvent) -> str:

@@ -146,6 +146,8 @@ class DraftAdmin(admin.ModelAdmin, metaclass=_AbstractAdminMetaclass):
         field = self._model_field(name)
         if field is not None and field.choices and value in dict(field.flatchoices):
             return str(dict(field.flatchoices)[value])  # a vocabulary value reads as its label
+        if isinstance(value, list) and all(isinstance(item, str) for item in value):
+            return ", ".join(value)  # a list of names reads as its form field shows it (tags, tools)
         if isinstance(value, dict | list):
             return json.dumps(value, ensure_ascii=False, sort_keys=True)
         return "" if value is None else str(value)

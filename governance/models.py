@@ -50,8 +50,10 @@ class GovernanceEvent(AppendOnlyModel):
     """One governance decision, appended to a hash chain (``governance/chain``): written only by
     ``governance.services``, which sets the chain fields; the time is set before the digest."""
 
-    created_at = models.DateTimeField(default=timezone.now, editable=False, db_index=True)
-    correlation_id = models.CharField(max_length=64, db_index=True)
+    created_at = models.DateTimeField(
+        default=timezone.now, editable=False, db_index=True, verbose_name="recorded at"
+    )
+    correlation_id = models.CharField(max_length=64, db_index=True, verbose_name="correlation ID")
     decision = models.CharField(max_length=32, choices=Decision.choices)
     outcome = models.CharField(max_length=16, choices=EventOutcome.choices)
     source_kind = models.CharField(max_length=32, choices=SourceKind.choices, blank=True)
@@ -64,15 +66,15 @@ class GovernanceEvent(AppendOnlyModel):
     provider = models.CharField(max_length=100, blank=True)
     model = models.CharField(max_length=200, blank=True)
     configuration = models.CharField(max_length=100, blank=True)
-    api_client = models.CharField(max_length=100, blank=True)
+    api_client = models.CharField(max_length=100, blank=True, verbose_name="API client")
     run = models.CharField(max_length=64, blank=True, db_index=True)
     step = models.PositiveIntegerField(null=True, blank=True)
     # The hash chain: which chain, the position in it (from 1), the digest of the event before it
     # (``GENESIS`` for the first) and this event's digest over its canonical content.
     chain = models.PositiveSmallIntegerField(editable=False)
-    seq = models.PositiveBigIntegerField(editable=False)
-    prev_hash = models.CharField(max_length=64, editable=False)
-    hash = models.CharField(max_length=64, editable=False)
+    seq = models.PositiveBigIntegerField(editable=False, verbose_name="position in the chain")
+    prev_hash = models.CharField(max_length=64, editable=False, verbose_name="digest of the event before")
+    hash = models.CharField(max_length=64, editable=False, verbose_name="digest")
     # The id of the key that signed the digest (governance.chain.keys); empty on events written
     # before keys had ids, which verify under any configured key. Not part of the digest.
     # The database's default too, so that a process of a release before key ids, still serving while
@@ -88,7 +90,15 @@ class GovernanceEvent(AppendOnlyModel):
         permissions = [("reclassify", "Can lower a data class, loosen a ceiling or relax enforcement")]
 
     def __str__(self) -> str:
-        return f"{self.decision}/{self.outcome} {self.source_kind}:{self.source_identifier}"
+        """How the event reads as a title: ``Context blocked (enforced): snippet incident-runbook``."""
+        decision = Decision(self.decision).label if self.decision in Decision.values else self.decision
+        outcome = EventOutcome(self.outcome).label if self.outcome in EventOutcome.values else self.outcome
+        title = f"{decision} ({str(outcome).lower()})"
+        if self.source_kind in SourceKind.values:
+            title += f": {str(SourceKind(self.source_kind).label).lower()} {self.source_identifier}"
+        elif self.source_identifier:
+            title += f": {self.source_identifier}"
+        return title.strip()
 
 
 class GovernanceLogHead(models.Model):

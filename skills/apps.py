@@ -3,6 +3,8 @@ from django.apps import AppConfig
 
 class SkillsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
+    # The admin's section title: one of its own, not its model's (a breadcrumb "Snippets > Snippets" reads twice).
+    verbose_name = "Skills and their sources"
     name = "skills"
 
     def ready(self) -> None:

@@ -15,6 +15,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 
+from config.string_list import StringListField
 from tools.mcp import server_listing, server_tools
 from tools.models import STDIO_PERMISSION, McpServer, McpTransport
 
@@ -31,6 +32,12 @@ class McpServerForm(forms.ModelForm):
         required=False,
         assume_scheme="https",
         help_text=McpServer._meta.get_field("url").help_text,
+    )
+    args = StringListField(
+        label="Arguments",
+        lines=True,
+        what="arguments",
+        help_text="stdio: the program's arguments, one a line.",
     )
 
     class Meta:

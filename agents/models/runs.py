@@ -266,7 +266,7 @@ class AgentRun(models.Model):
         indexes = [models.Index(fields=["status", "lease_expires_at"])]
 
     def __str__(self) -> str:
-        return f"run {self.id} ({self.status})"
+        return f"run {self.id}"  # its status is a field of its own (the admin's run page shows it once)
 
     @property
     def is_terminal(self) -> bool:

@@ -16,5 +16,8 @@ admin.site.site_header = PRODUCT_NAME
 admin.site.site_title = PRODUCT_NAME
 admin.site.index_title = "Snippets, skills, configurations and runs"
 admin.site.index_template = "admin/editors/index.html"
+# "View site" opens the API's documentation: the service has no other site (its home, the dashboard,
+# is the admin's index, where "Home" leads), and what consumer apps do with it is its API.
+admin.site.site_url = "/api/docs/"
 
 __all__ = ["catalog", "events", "readiness", "runs", "scores", "what_if"]

@@ -18,8 +18,10 @@ from django.utils.html import format_html
 from agents.runtime.budget import budget_status, budget_summary
 from catalog.models import ApiClient, Configuration, ConfigurationFallback, LlmModel, Provider
 from catalog.pricing import catalogue_prices
+from catalog.scopes import SCOPES
 from catalog.selectors import configuration_zone
 from catalog.services import configuration_save
+from config.string_list import StringListField, names_text
 from context_assembly.profiles import CATALOGUE, catalogue_get
 from editors.admin.configuration_form import ConfigurationForm, skill_names
 from editors.admin.declassify import DECLASSIFY_ACTIONS, DeclassifyActions
@@ -77,10 +79,9 @@ class LlmModelForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        known = ", ".join(sorted(CATALOGUE))
         for name in self.CATALOGUE_FIELDS:
             self.fields[name].required = False
-            self.fields[name].help_text = f"Leave empty for a catalogue model ({known})."
+            self.fields[name].help_text = "Leave empty for a model of the catalogue (listed above)."
         for name in self.PRICE_FIELDS:
             self.fields[name].required = False
         if self.instance.pk is None:
@@ -144,6 +145,33 @@ class LlmModelAdmin(admin.ModelAdmin):
     search_fields = ("model_id",)
     list_select_related = ("provider",)
     readonly_fields = ("effective_capabilities",)
+    # The catalogue's models are listed once, above the three figures they fill in.
+    fieldsets = (
+        (None, {"fields": ("provider", "model_id", "is_active")}),
+        (
+            "Window and tokenizer",
+            {
+                "description": "Left empty, these come from the built-in catalogue for its models: "
+                + ", ".join(sorted(CATALOGUE))
+                + ". A model outside it declares them.",
+                "fields": ("context_window", "max_output_tokens", "tokenizer"),
+            },
+        ),
+        (
+            "Request shape",
+            {
+                "fields": (
+                    "token_parameter",
+                    "accepts_sampling",
+                    "system_role",
+                    "prompt_cache_min_tokens",
+                    "effective_capabilities",
+                )
+            },
+        ),
+        ("Embeddings", {"fields": ("embeds", "embedding_dimensions")}),
+        ("Prices", {"fields": LlmModelForm.PRICE_FIELDS}),
+    )
 
     @admin.display(description="Capabilities in effect")
     def effective_capabilities(self, obj: LlmModel) -> str:
@@ -285,12 +313,30 @@ class ConfigurationAdmin(DeclassifyActions, DraftAdmin, ClassifiedAdmin):
         return skill_names(values[name])
 
 
+class ApiClientForm(forms.ModelForm):
+    scopes = StringListField(
+        label="Scopes",
+        unknown=lambda names: [name for name in names if name not in SCOPES],
+        known=lambda: SCOPES,
+        what="scopes",
+        help_text=f"Comma-separated. No scope: the client may do nothing. Scopes: {', '.join(SCOPES)}.",
+    )
+
+    class Meta:
+        model = ApiClient
+        fields = (
+            "name", "scopes", "configurations", "default_input_data_class", "trust_zone", "daily_token_limit",
+            "daily_cost_limit", "is_active",
+        )  # fmt: skip
+
+
 @admin.register(ApiClient)
 class ApiClientAdmin(admin.ModelAdmin):
+    form = ApiClientForm
     list_display = (
         "name",
         "token_prefix",
-        "scopes",
+        "scope_list",
         "trust_zone",
         "default_input_data_class",
         "daily_token_limit",
@@ -302,6 +348,10 @@ class ApiClientAdmin(admin.ModelAdmin):
     search_fields = ("name", "token_prefix")
     readonly_fields = ("token_prefix", "token_digest", "created_at", "budget_today")
     filter_horizontal = ("configurations",)
+
+    @admin.display(description="Scopes")
+    def scope_list(self, obj: ApiClient) -> str:
+        return names_text(obj.scopes)
 
     @admin.display(description="Today's budget (UTC)")
     def budget_today(self, obj: ApiClient) -> str:

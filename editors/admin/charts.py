@@ -32,6 +32,15 @@ LABEL_ALL_UP_TO = 10
 MAX_X_TICKS = 20
 TIME_INSET = 16  # pixels between the value axis and the first run (its figure must clear the ticks)
 TIME_LABEL_ROOM = 110  # pixels between time labels' anchors ("30 Nov 09:00" is about 70 wide)
+# The value axis' title is written up the left edge, its baseline at Y_TITLE_X; the tick labels end
+# TICK_GAP pixels left of the axis. The plot starts where the widest tick label leaves room for both.
+FONT_SIZE = 11
+Y_TITLE_X = 14
+TITLE_DESCENT = 0.25 * FONT_SIZE  # how far glyphs reach below the title's baseline (rightwards)
+TITLE_GAP = 6
+TICK_GAP = 6
+# Widths in em of sans-serif characters (an upper estimate): a digit 0.56, the others below or 0.6.
+_EM = {"%": 0.89, ",": 0.28, ".": 0.28, " ": 0.28, "-": 0.33}
 
 
 @dataclass(frozen=True)
@@ -58,6 +67,17 @@ class Box:
     def y(self, fraction: float) -> float:
         """``fraction`` of the value axis (0 at the bottom, 1 at the top)."""
         return self.bottom - (self.bottom - self.top) * min(max(fraction, 0.0), 1.0)
+
+
+def label_width(text: str) -> float:
+    """An upper estimate of ``text``'s width in pixels at the charts' font size."""
+    return FONT_SIZE * sum(_EM.get(c, 0.56 if c.isdigit() else 0.6) for c in text)
+
+
+def left_margin(labels: Sequence[str], least: float = 0.0) -> float:
+    """Where the plot starts: right of the axis title and the widest of the tick ``labels``."""
+    widest = max((label_width(label) for label in labels), default=0.0)
+    return max(least, math.ceil(Y_TITLE_X + TITLE_DESCENT + TITLE_GAP + widest + TICK_GAP))
 
 
 @dataclass(frozen=True)
@@ -95,6 +115,7 @@ class Chart:
     marks: tuple[Mark, ...]
     note: str  # said under the chart (the window above a zoomed scale), or ""
     legend: bool = True  # the provenance legend (filled: provider reported; hollow: estimated)
+    y_title_x: float = Y_TITLE_X  # the baseline of the value axis' title, written upwards
 
     def html(self) -> SafeString:
         # The template escapes every value; render_to_string returns it marked safe.
@@ -193,7 +214,8 @@ def usage_chart(points: Sequence[UsagePoint], window: int, *, width: int = 640, 
     window = max(window, 1)
     values = [point.usage.value for point in points]
     axis, zoomed = value_axis(max((v for v in values if v is not None), default=0), window, whole=True)
-    box = Box(left=66, top=20, right=width - 56, bottom=height - 42)
+    left = left_margin([tokens(value) for value in axis.ticks], least=66)
+    box = Box(left=left, top=20, right=width - 56, bottom=height - 42)
     gap = 1 / len(points)
 
     def place(i: int, value: int) -> tuple[float, float]:
@@ -255,7 +277,12 @@ def window_fill_chart(points: Sequence[FillPoint], *, width: int = 400, height: 
     window, placed by the run's start time; the time axis is labelled at the first, middle and last run."""
     shares = [point.share for point in points]
     axis, zoomed = value_axis(max(shares, default=0.0), 100.0)
-    box = Box(left=50, top=20, right=width - 16, bottom=height - 42)
+    box = Box(
+        left=left_margin([percent(value) for value in axis.ticks]),
+        top=20,
+        right=width - 16,
+        bottom=height - 42,
+    )
     times = [point.at.timestamp() for point in points]
     start, span = min(times, default=0.0), (max(times) - min(times)) if len(times) > 1 else 0.0
 

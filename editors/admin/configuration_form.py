@@ -15,13 +15,51 @@ from typing import Any
 from django import forms
 
 from catalog.models import Configuration
+from config.string_list import StringListField
 from governance.drafts_admin import form_field_initial
 from governance.vocabulary import UntrustedActionPolicy
 from skills.models import Skill
 from skills.selectors import skills_in_order
+from snippets.models import Tag, normalise_tag
+from tools.mcp import GROUP_PREFIX, PREFIX
+from tools.models import McpServer
+from tools.registry import REGISTRY
 
 _IN_PARENTHESES = re.compile(r".*\(([^()]+)\)\s*")
-LIST_FIELDS = ("snippet_tags", "allowed_tool_groups", "allowed_tools")
+TAG_LENGTH = Tag._meta.get_field("name").max_length
+
+
+def tool_groups() -> list[str]:
+    """The groups a configuration may allow: those of the tools in code, and each MCP server's."""
+    servers = McpServer.objects.order_by("name").values_list("name", flat=True)
+    return sorted({tool.group for tool in REGISTRY.all()}) + [f"{GROUP_PREFIX}{name}" for name in servers]
+
+
+def tool_names() -> list[str]:
+    """The tools a configuration may allow by name: those in code, and any tool of a registered MCP
+    server (its tools are listed by the server when it is called: mcp__<server>__<tool>)."""
+    servers = McpServer.objects.order_by("name").values_list("name", flat=True)
+    return [tool.name for tool in REGISTRY.all()] + [f"{PREFIX}{name}__<tool>" for name in servers]
+
+
+def unknown_tools(names: Sequence[str]) -> list[str]:
+    code = {tool.name for tool in REGISTRY.all()}
+    servers = set(McpServer.objects.values_list("name", flat=True))
+    return [name for name in names if name not in code and _mcp_server(name) not in servers]
+
+
+def _mcp_server(name: str) -> str | None:
+    server, separator, tool = name.removeprefix(PREFIX).partition("__")
+    return server if name.startswith(PREFIX) and separator and server and tool else None
+
+
+def unknown_groups(names: Sequence[str]) -> list[str]:
+    known = set(tool_groups())
+    return [name for name in names if name not in known]
+
+
+def long_tags(names: Sequence[str]) -> list[str]:
+    return [name for name in names if len(name) > TAG_LENGTH]
 
 
 def skill_lines(skills: Iterable[Skill]) -> str:
@@ -66,6 +104,28 @@ def skill_ids_parse(text: str) -> list[int]:
 
 
 class ConfigurationForm(forms.ModelForm):
+    snippet_tags = StringListField(
+        label="Snippet tags",
+        normalise=normalise_tag,
+        unknown=long_tags,
+        what=f"tags (longer than {TAG_LENGTH} characters)",
+        help_text="Comma-separated, in order: snippets are selected in this tag order, then by sorting and "
+        "name. Tags are lower-cased and matched exactly.",
+    )
+    allowed_tool_groups = StringListField(
+        label="Allowed tool groups",
+        unknown=unknown_groups,
+        known=tool_groups,
+        what="tool groups",
+        help_text="Comma-separated: every tool of each group may be offered. Empty: none.",
+    )
+    allowed_tools = StringListField(
+        label="Allowed tools",
+        unknown=unknown_tools,
+        known=tool_names,
+        what="tools",
+        help_text="Comma-separated tool names (an MCP server's as mcp__<server>__<tool>). Empty: none.",
+    )
     skill_list = forms.CharField(
         label="Skills",
         required=False,
@@ -109,9 +169,6 @@ class ConfigurationForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         skill_ids = form_field_initial(self, "skill_list", self._live_skill_ids, [])
         self.fields["skill_list"].initial = skill_lines(skills_in_order(skill_ids=skill_ids))
-        for name in LIST_FIELDS:
-            if name in self.fields:
-                self.fields[name].help_text = 'A JSON list of strings, e.g. ["a", "b"]; empty: none.'
         if "untrusted_action" in self.fields:
             # A form that does not send it (an older page, a script) keeps the stored policy.
             self.fields["untrusted_action"].required = False
@@ -121,16 +178,6 @@ class ConfigurationForm(forms.ModelForm):
 
     def clean_skill_list(self) -> list[int]:
         return skill_ids_parse(self.cleaned_data.get("skill_list") or "")
-
-    def _empty_list(self, name: str) -> Any:
-        value = self.cleaned_data.get(name)
-        return [] if value in (None, "") else value
-
-    def clean_allowed_tool_groups(self) -> Any:
-        return self._empty_list("allowed_tool_groups")
-
-    def clean_allowed_tools(self) -> Any:
-        return self._empty_list("allowed_tools")
 
     def clean_untrusted_action(self) -> str:
         value = self.cleaned_data.get("untrusted_action")

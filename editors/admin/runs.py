@@ -18,6 +18,7 @@ from agents.admin import ToolApprovalInline
 from agents.models import AgentRun, AgentStep, RunMessage, StepKind, StepStatus
 from agents.runtime.transcript import run_usage
 from agents.services import run_cancel
+from agents.templatetags.receipts import receipt_table
 from context_assembly.usage import usage_from_step
 from editors.admin.budget_bar import budget_bar
 from editors.admin.charts import UsagePoint, usage_chart
@@ -90,6 +91,11 @@ class AgentStepInline(StepColumnsMixin, ReadOnlyAdminMixin, admin.TabularInline)
     readonly_fields = fields
 
 
+def run_outcome(run: AgentRun) -> str:
+    status, reason = run.get_status_display(), run.get_termination_reason_display()
+    return f"{status}: {reason}" if run.termination_reason and reason != status else status
+
+
 def pins_label(pins: object) -> str:
     """Pinned versions as ``kind identifier @ history id``, one after another, in assembly order."""
     if not isinstance(pins, list) or not pins:
@@ -129,7 +135,7 @@ class AgentRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     actions = ["cancel_runs", "make_evaluation_cases"]
     change_list_template = "admin/editors/agentrun/change_list.html"
     fieldsets = (
-        (None, {"fields": ("id", "configuration", "api_client", "status", "termination_reason")}),
+        (None, {"fields": ("id", "configuration", "api_client", "outcome")}),
         ("Context usage", {"fields": ("context_usage", "usage_chart")}),
         ("Request", {"fields": ("input_data_class", "request_skills", "max_tokens", "cancel_requested")}),
         ("Pinned versions", {"fields": ("versions",)}),
@@ -161,7 +167,7 @@ class AgentRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         ),
     )
     readonly_fields = (
-        "id", "configuration", "api_client", "status", "termination_reason", "context_usage", "usage_chart",
+        "id", "configuration", "api_client", "outcome", "context_usage", "usage_chart",
         "input_data_class", "request_skills", "max_tokens", "cancel_requested", "versions", "prompt_tokens_total",
         "cached_tokens_total", "cache_write_tokens_total", "completion_tokens_total", "cost_total", "requeue_count",
         "error_code", "error_message", "created_at", "updated_at", "finished_at", "content_purged_at",
@@ -211,8 +217,9 @@ class AgentRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
     @admin.display(description="Status", ordering="status")
     def outcome(self, obj: AgentRun) -> str:
-        status = obj.get_status_display()
-        return f"{status}: {obj.get_termination_reason_display()}" if obj.termination_reason else status
+        """The status, and why the run ended where that says more: "Completed" once, not "Completed:
+        Completed"; "Failed: Refused by governance"."""
+        return run_outcome(obj)
 
     @admin.display(description="Tokens")
     def tokens(self, obj: AgentRun) -> str:
@@ -312,9 +319,14 @@ class AgentStepAdmin(StepColumnsMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
         "estimated_prompt_tokens", "cached_tokens", "cache_write_tokens", "completion_tokens", "cost",
         "usage_provenance", "context_window", "max_tokens", "max_tokens_clamped", "skipped", "versions",
         "breakdown_bar", "finish_reason", "calibration_ratio", "duration_ms", "error_code", "label",
-        "receiver_label", "integrity", "injection_screening", "compaction", "created_at",
+        "receiver_label", "integrity", "injection_screening", "compaction", "receipt_shown", "created_at",
     )  # fmt: skip
     readonly_fields = fields
+
+    @admin.display(description="Receipt")
+    def receipt_shown(self, obj: AgentStep) -> str:
+        """What the step's answer was decided on, as a table (agents/receipt_table.py)."""
+        return receipt_table(obj.receipt)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[AgentStep]:
         return super().get_queryset(request).select_related("run", "model")

@@ -13,7 +13,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from editors.admin.charts import TIME_INSET, Box, Chart, Mark, Tick, _lines, _when, round_ticks
+from editors.admin.charts import (
+    TIME_INSET,
+    Box,
+    Chart,
+    Mark,
+    Tick,
+    _lines,
+    _when,
+    left_margin,
+    round_ticks,
+)
 from gateway.models import Score, ScoreKind
 
 MAX_POINTS = 200  # the newest scores drawn; the summary counts them all
@@ -70,7 +80,9 @@ def score_chart(scores: Sequence[Score], *, title: str, width: int = 640, height
     values = [float(s.chart_value or 0.0) for s in drawn]
     ticks = round_ticks(max(max(values), 1.0))
     top = ticks[-1]
-    box = Box(left=56, top=20, right=width - 16, bottom=height - 42)
+    box = Box(
+        left=left_margin([f"{value:g}" for value in ticks]), top=20, right=width - 16, bottom=height - 42
+    )
     times = [s.created_at.timestamp() for s in drawn]
     start, span = min(times), max(times) - min(times)
 

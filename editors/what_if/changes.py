@@ -159,6 +159,17 @@ class WhatIf:
         return tuple(effect for effect in self.sends if effect.newly_refused)
 
     @property
+    def newly_allowed(self) -> tuple[SendEffect, ...]:
+        return tuple(
+            effect for effect in self.sends if effect.after.permitted and not effect.before.permitted
+        )
+
+    @property
+    def routed_otherwise(self) -> tuple[SendEffect, ...]:
+        """Sends allowed before and after, on another (or no longer on the) trusted model."""
+        return tuple(effect for effect in self.sends if effect.before.permitted and effect.after.permitted)
+
+    @property
     def digest(self) -> str:
         """Names this effect: a confirmation of an effect that has changed since is shown again."""
         rows = [(e.configuration, e.client, e.before.key, e.after.key) for e in self.sends]

@@ -68,9 +68,9 @@ def what_if(change: Change | Sequence[Change], *, run_limit: int = RUN_LIMIT) ->
                     now,
                 )
             )
-    findings = sum(
-        count for found in after.findings.values() for counts in found.values() for count in counts.values()
-    )
+    # A source several configurations send is one text: its values are counted once.
+    distinct = {source: counts for found in after.findings.values() for source, counts in found.items()}
+    findings = sum(count for counts in distinct.values() for count in counts.values())
     return WhatIf(
         tuple(sends),
         tuple(run_effects),

@@ -26,6 +26,14 @@ DOCUMENTED = {
     "snippet-draft-publish-diff",
     "evaluation-versions-compared",
     "demo-dashboard",
+    "dashboard-window-fill",
+    "publish-word-diff",
+    "what-if-demo",
+    "governance-event-page",
+    "run-page",
+    "step-receipt",
+    "configuration-list-fields",
+    "llm-model-form",
 }
 CHROMIUM_ARGS = (
     "--headless",

@@ -37,6 +37,15 @@ def fits_the_width(browser, selector: str | None = None) -> tuple[int, int]:
     return tuple(browser.execute_script(script + " return [e.scrollWidth, e.clientWidth];", selector))
 
 
+def extent(browser, element) -> tuple[float, float]:
+    """Where ``element`` is drawn, from its left edge to its right, in pixels of the page."""
+    return tuple(
+        browser.execute_script(
+            "const r = arguments[0].getBoundingClientRect(); return [r.left, r.right];", element
+        )
+    )
+
+
 def owner_logs_in(browser, live_server) -> None:
     User.objects.create_superuser(username="owner", password=EDITOR_PASSWORD)
     log_in(browser, live_server, username="owner")
@@ -114,6 +123,10 @@ def test_the_dashboard_draws_window_fill_with_axes_and_values(browser, live_serv
     assert svg_texts(chart, "value-label") == ["25%", "50%", "75%"]
     assert len(svg_texts(chart, "x-tick")) == 3
     assert svg_texts(chart, "window-label") == ["window"]
+    title = chart.find_element(By.CSS_SELECTOR, "text.y-title")
+    ticks = chart.find_elements(By.CSS_SELECTOR, "text.y-tick")
+    assert extent(browser, title)[1] + 2 <= min(extent(browser, tick)[0] for tick in ticks)
+    assert extent(browser, title)[0] >= extent(browser, chart)[0]  # and inside the drawing
     screenshot(browser, "dashboard-window-fill")
     panel = browser.find_element(
         By.CSS_SELECTOR, '#editors-dashboard .panel[data-configuration="newsletter"]'

@@ -142,3 +142,26 @@ def test_a_fill_far_below_the_window_zooms_and_says_where_the_window_is():
     assert labels(chart.x_ticks) == ["30 Nov 09:00"]
     assert chart.limit is None
     assert chart.note == "The full window is above this scale: the axis ends at 0.8%."
+
+
+def test_the_value_axis_title_clears_its_widest_tick_label():
+    from editors.admin.charts import FONT_SIZE, TICK_GAP, TITLE_DESCENT, label_width
+
+    fill = [
+        FillPoint("a", START, UsageValue(960, REPORTED), 100_000)
+    ]  # 0.96%: ticks to 1%, "0.75%" the widest
+    usage = [UsagePoint(0, UsageValue(15_500, REPORTED))]
+    for chart in (window_fill_chart(fill), usage_chart(usage, 16_000)):
+        widest = max(label_width(tick.label) for tick in chart.y_ticks)
+        title_reaches = chart.y_title_x + TITLE_DESCENT
+        ticks_start = chart.box.left - TICK_GAP - widest
+        assert title_reaches + 4 <= ticks_start, (chart.css, title_reaches, ticks_start)
+        assert chart.y_title_x - FONT_SIZE >= 0  # the title's glyphs stay inside the drawing
+    assert labels(window_fill_chart(fill).y_ticks) == ["0%", "0.25%", "0.5%", "0.75%", "1%"]
+
+
+def test_a_label_is_estimated_no_narrower_than_a_browser_draws_it():
+    from editors.admin.charts import label_width
+
+    # Widths DejaVu Sans draws at 11 px (what headless Chromium uses here), rounded up.
+    assert label_width("0.75%") >= 31 and label_width("16,000") >= 33 and label_width("100%") >= 28

@@ -3,6 +3,8 @@ filters and the detail page), and the sources and configurations it names linked
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from governance.chain.writes import event_append
@@ -100,3 +102,30 @@ def test_the_detail_page_shows_the_events_link_in_its_chain(admin_client):
     assert f'<div class="readonly">{row.hash}</div>' in html
     assert f'<div class="readonly">{row.prev_hash}</div>' in html
     assert f'<div class="readonly">{row.seq}</div>' in html
+
+
+def test_an_events_page_has_a_readable_title_plain_labels_and_no_history(admin_client):
+    logged = event(source_kind="snippet", source_identifier="incident-runbook", api_client="crm")
+    page = f"{LIST}{logged.pk}/change/"
+
+    response = admin_client.get(page)
+    html = response.content.decode()
+
+    assert "<h2>Context blocked (enforced): snippet incident-runbook</h2>" in html
+    assert "<title>Context blocked (enforced): snippet incident-runbook | View governance event" in html
+    assert "GovernanceEvent object" not in html and "context_blocked/enforced" not in html
+    labels = [label.removesuffix(":") for label in re.findall(r"<label>([^<]+)</label>", html)]
+    assert {
+        "Recorded at", "Correlation ID", "API client", "Position in the chain", "Digest of the event before",
+        "Digest",
+    } <= set(labels)  # fmt: skip
+    assert not {"Created at", "Correlation id", "Api client", "Seq", "Prev hash", "Hash"} & set(labels)
+    assert "history/" not in html and ">History<" not in html
+    assert admin_client.get(f"{page}history/").status_code == 404
+    assert ">Save" not in html and "deletelink" not in html
+
+
+def test_an_event_without_a_source_is_titled_by_its_decision():
+    assert (
+        str(GovernanceEvent(decision="budget_exhausted", outcome="enforced")) == "Budget exhausted (enforced)"
+    )

@@ -34,3 +34,31 @@ def test_the_login_lockout_section_reads_as_what_it_is(admin_client):
     html = admin_client.get("/admin/").content.decode()
     assert 'title="Models in the Login lockouts application">Login lockouts</a>' in html
     assert ">Axes</a>" not in html
+
+
+def test_sections_are_not_named_as_their_models(admin_client):
+    html = admin_client.get("/admin/snippets/snippet/").content.decode()
+    breadcrumbs = html.split('<div class="breadcrumbs">')[1].split("</div>")[0]
+    assert '<a href="/admin/snippets/">Snippets and tags</a>' in breadcrumbs
+    assert (
+        "Snippets\n&rsaquo; Snippets" not in breadcrumbs and "Snippets &rsaquo; Snippets" not in breadcrumbs
+    )
+    index = admin_client.get("/admin/").content.decode()
+    for section in ("Snippets and tags", "Skills and their sources", "Evaluation cases and results"):
+        assert f'title="Models in the {section} application">{section}</a>' in index
+
+
+def test_view_site_opens_the_api_documentation_which_exists(admin_client):
+    html = admin_client.get("/admin/").content.decode()
+    assert '<a href="/api/docs/">View site</a>' in html
+    assert admin_client.get("/api/docs/").status_code == 200
+    assert admin_client.get("/").status_code == 404  # where it pointed before
+
+
+def test_the_model_form_lists_the_catalogue_once(admin_client):
+    from context_assembly.profiles import CATALOGUE
+
+    html = admin_client.get("/admin/catalog/llmmodel/add/").content.decode()
+    listed = ", ".join(sorted(CATALOGUE))
+    assert html.count(listed) == 1
+    assert html.count("Leave empty for a model of the catalogue (listed above).") == 3

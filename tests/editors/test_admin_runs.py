@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import pytest
@@ -47,6 +48,24 @@ def test_run_page_shows_usage_per_step_against_the_window(admin_client, finished
     assert 'name="_save"' not in html  # read-only
 
 
+def test_the_run_page_shows_its_status_once(admin_client, finished_run):
+    html = admin_client.get(f"/admin/agents/agentrun/{finished_run.pk}/change/").content.decode()
+    assert '<div class="readonly">Completed</div>' in html
+    run_fields = html.split("js-inline-admin-formset")[0]  # before the steps' table
+    assert run_fields.count(">Completed<") == 1
+    assert "(completed)" not in html and "Termination reason" not in html
+    assert f"<h2>run {finished_run.pk}</h2>" in html
+
+
+def test_a_run_that_ended_otherwise_says_why_beside_its_status(admin_client):
+    run = queued_run()
+    AgentRun.objects.filter(pk=run.pk).update(status=RunStatus.FAILED, termination_reason="policy_denied")
+    html = admin_client.get(f"/admin/agents/agentrun/{run.pk}/change/").content.decode()
+    assert '<div class="readonly">Failed: Refused by governance</div>' in html
+    listing = admin_client.get("/admin/agents/agentrun/").content.decode()
+    assert '<td class="field-outcome">Failed: Refused by governance</td>' in listing
+
+
 def test_run_list_shows_status_and_steps(admin_client, finished_run):
     html = admin_client.get("/admin/agents/agentrun/").content.decode()
     run = finished_run
@@ -54,7 +73,7 @@ def test_run_list_shows_status_and_steps(admin_client, finished_run):
         f'<th class="field-short_id"><a href="/admin/agents/agentrun/{run.pk}/change/">'
         f'<span title="{run.pk}">{str(run.pk)[:8]}</span></a></th>'
     ) in html
-    assert '<td class="field-outcome">Completed: Completed</td>' in html
+    assert '<td class="field-outcome">Completed</td>' in html
     assert '<td class="field-step_count">2</td>' in html
     assert (
         '<td class="field-context_used">1,500 of 128,000<br><small>provider reported, gpt-4o</small></td>'
@@ -127,3 +146,29 @@ def test_run_page_lists_the_versions_the_run_and_each_step_used(
 
     listed = f"configuration {configuration.identifier} @ {configured}; snippet tone @ {version}"
     assert html.count(listed) == 2  # the run's pins, and the one step's
+
+
+def test_a_steps_receipt_reads_as_a_table(admin_client, finished_run):
+    step = finished_run.steps.get(index=1)
+    receipt = step.receipt
+    html = admin_client.get(f"/admin/agents/agentstep/{step.pk}/change/").content.decode()
+    table = html.split('<table class="receipt">')[1].split("</table>")[0]
+    rows = dict(re.findall(r'<tr><th scope="row">([^<]+)</th><td>([^<]*)</td></tr>', table))
+    assert rows["Decision"] == receipt["decision_id"]
+    assert rows["Model"] == f"{receipt['provider']}/{receipt['model']}"
+    assert rows["Zone of the call"] == "Local"  # the fake provider's zone
+    assert rows["Reply&#x27;s label"] == "Editor content"  # the tool result it read
+    assert rows["Redacted in the reply"] == "none"
+    sources = html.split('<table class="receipt-sources">')[1].split("</table>")[0]
+    cells = re.findall(r"<tr><td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td>", sources)
+    assert ("Task input", "task_input", "Public content") in cells
+    assert len(cells) == len(receipt["sources"])
+    assert '"decision_id"' not in html and "{&#x27;decision_id" not in html  # no JSON left
+
+
+def test_an_unknown_receipt_key_is_shown_by_its_name():
+    from agents.receipt_table import receipt_table
+
+    table = receipt_table({"decision_id": "d1", "zone": "local", "cache": {"hit": True}})
+    assert ("cache", '{"hit": true}') in table.rows
+    assert ("Zone of the call", "Local") in table.rows and ("Redacted in what was sent", "none") in table.rows

@@ -63,3 +63,11 @@ def test_the_what_if_counts_findings_and_decides_sends_raised(newsletter):
     assert [(e.configuration, str(e.before), str(e.after)) for e in effect.sends] == [
         ("newsletter", "allowed", "refused")
     ]
+
+
+def test_the_what_if_counts_a_snippet_two_configurations_send_once(newsletter):
+    factories.configuration_make(identifier="digest", zone=TrustZone.EXTERNAL_EU, snippet_tags=["tone"])
+
+    effect = what_if(ProviderZoneChange(row=newsletter.model.provider_id, zone=TrustZone.EXTERNAL_EU))
+
+    assert effect.personal_data_findings == 1  # one IBAN, in the one billing snippet both send

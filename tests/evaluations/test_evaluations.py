@@ -154,6 +154,11 @@ def test_an_evaluation_stays_readable_after_its_draft_is_published(
         "parcel", "Live answer.", "Drafted answer.",
     )  # fmt: skip
     assert f"version {evaluation.pins[1]['history_id']}" in page.content.decode()
+    receipt = row["reference"]["result"].receipt
+    html = page.content.decode()
+    assert f'<tr><th scope="row">Decision</th><td>{receipt["decision_id"]}</td></tr>' in html
+    assert "<tr><td>Snippet</td><td>tone</td><td>Public content</td><td>Allowed</td>" in html
+    assert "&#x27;decision_id&#x27;" not in html  # the receipt is a table, not its JSON
     listed = admin_client.get("/admin/evaluations/evaluation/").content.decode()
     assert f"evaluation {evaluation.pk} of support" in listed and "2 of 2 sends" in listed
     cases = admin_client.get("/admin/evaluations/evaluationcase/").content.decode()

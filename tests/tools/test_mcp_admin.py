@@ -180,3 +180,14 @@ def test_the_change_page_lists_the_servers_tools(admin_client, settings):
     assert "<code>bad.name</code>: not offered, its name is not a valid function name" in page
     assert "<code>shady</code>: not offered, it reads as a prompt injection (instruction_override)" in page
     assert admin_client.get("/admin/tools/mcpserver/").status_code == 200
+
+
+def test_a_stdio_servers_arguments_are_typed_one_a_line(client, staff):
+    staff.user_permissions.add(Permission.objects.get(codename="register_stdio_mcp_server"))
+    typed = "\n".join(stdio_args()) + "\n--label\nmine, yours\n--label\nmine, yours\n\n"
+    response = client.post(ADD_URL, {**stdio_form(), "args": typed})
+    assert response.status_code == 302
+    server = McpServer.objects.get()
+    assert server.args == [*stdio_args(), "--label", "mine, yours", "--label", "mine, yours"]
+    page = client.get(f"/admin/tools/mcpserver/{server.pk}/change/").content.decode()
+    assert '">\n' + "\n".join(server.args) + "</textarea>" in page

@@ -7,12 +7,12 @@ import datetime
 from decimal import Decimal
 from typing import Any
 
-from django.db import models
-from django.db.models import F
+from django.db import connections, models
 from django.utils import timezone
 
 from catalog.models.clients import ApiClient
 from catalog.pricing import COST_DECIMAL_PLACES, COST_MAX_DIGITS
+from config.statements import Quote, Statement, column, table
 
 
 def _cost_field() -> models.DecimalField:
@@ -21,7 +21,7 @@ def _cost_field() -> models.DecimalField:
 
 class ClientDailyUsageQuerySet(models.QuerySet["ClientDailyUsage"]):
     """The two statements that move a client's day (agents/runtime/budget.py), each one conditional
-    ``UPDATE`` through the ORM (``filter(...).update(...)`` with ``F()``): every send runs both."""
+    ``UPDATE``. Every send runs both, so they are written out as SQL (``config/statements.py``)."""
 
     def reserve(
         self,
@@ -36,19 +36,19 @@ class ClientDailyUsageQuerySet(models.QuerySet["ClientDailyUsage"]):
         """Add ``tokens`` and ``cost`` to the day's reservations if ``tokens_used + tokens_reserved``
         is at most ``token_room`` and the cost likewise (None: no such limit). False when the row
         has no room, or does not exist."""
-        # One filter() call with plain values: each clone and each wrapped value costs ORM time on
-        # every send (about 0.9 ms for this statement on SQLite, against 1.1 ms built step by step).
-        limits: dict[str, Any] = {}
+        ops = connections[self.db].ops
+        params: list[Any] = [
+            tokens,
+            ops.adapt_decimalfield_value(cost),
+            ops.adapt_datetimefield_value(timezone.now()),
+        ]
+        params += [client_id, ops.adapt_datefield_value(day)]
         if token_room is not None:
-            limits["tokens_used__lte"] = token_room - F("tokens_reserved")
+            params.append(token_room)
         if cost_room is not None:
-            limits["cost_used__lte"] = cost_room - F("cost_reserved")
-        updated = self.filter(client_id=client_id, day=day, **limits).update(
-            tokens_reserved=F("tokens_reserved") + tokens,
-            cost_reserved=F("cost_reserved") + cost,
-            updated_at=timezone.now(),
-        )
-        return updated == 1
+            params.append(ops.adapt_decimalfield_value(cost_room))
+        statement = _RESERVE[token_room is not None, cost_room is not None]
+        return statement.execute(params, using=self.db) == 1
 
     def settle(
         self,
@@ -62,13 +62,67 @@ class ClientDailyUsageQuerySet(models.QuerySet["ClientDailyUsage"]):
     ) -> int:
         """Take a reservation of ``reserved_tokens`` and ``reserved_cost`` off the day and add what was
         used; the number of rows updated."""
-        return self.filter(client_id=client_id, day=day).update(
-            tokens_reserved=F("tokens_reserved") - reserved_tokens,
-            cost_reserved=F("cost_reserved") - reserved_cost,
-            tokens_used=F("tokens_used") + tokens,
-            cost_used=F("cost_used") + cost,
-            updated_at=timezone.now(),
+        ops = connections[self.db].ops
+        params = [
+            reserved_tokens,
+            ops.adapt_decimalfield_value(reserved_cost),
+            tokens,
+            ops.adapt_decimalfield_value(cost),
+            ops.adapt_datetimefield_value(timezone.now()),
+            client_id,
+            ops.adapt_datefield_value(day),
+        ]
+        return _SETTLE.execute(params, using=self.db)
+
+
+# SQLite keeps a decimal column with numeric affinity: a cost and its arithmetic are cast, as the ORM's are.
+_COST = "CAST(%s AS NUMERIC)"
+
+
+def _moved(column_name: str, sign: str, cost: bool = False) -> str:
+    """``column = column + %s`` (or ``-``), the parameter and the sum cast for a cost."""
+    if cost:
+        return f"{column_name} = CAST({column_name} {sign} {_COST} AS NUMERIC)"
+    return f"{column_name} = {column_name} {sign} %s"
+
+
+def _reserve(token_limit: bool, cost_limit: bool) -> Statement:
+    def build(quote: Quote, vendor: str) -> str:
+        def name(field: str) -> str:
+            return column(ClientDailyUsage, field, quote)
+
+        where = [f"{name('client')} = %s", f"{name('day')} = %s"]
+        if token_limit:
+            where.append(f"{name('tokens_used')} <= %s - {name('tokens_reserved')}")
+        if cost_limit:
+            where.append(f"{name('cost_used')} <= {_COST} - {name('cost_reserved')}")
+        moved = [_moved(name("tokens_reserved"), "+"), _moved(name("cost_reserved"), "+", cost=True)]
+        return (
+            f"UPDATE {table(ClientDailyUsage, quote)} SET {', '.join(moved)}, {name('updated_at')} = %s "
+            f"WHERE {' AND '.join(where)}"
         )
+
+    return Statement(build)
+
+
+def _settle(quote: Quote, vendor: str) -> str:
+    def name(field: str) -> str:
+        return column(ClientDailyUsage, field, quote)
+
+    moved = [
+        _moved(name("tokens_reserved"), "-"),
+        _moved(name("cost_reserved"), "-", cost=True),
+        _moved(name("tokens_used"), "+"),
+        _moved(name("cost_used"), "+", cost=True),
+    ]
+    return (
+        f"UPDATE {table(ClientDailyUsage, quote)} SET {', '.join(moved)}, {name('updated_at')} = %s "
+        f"WHERE {name('client')} = %s AND {name('day')} = %s"
+    )
+
+
+_RESERVE = {(tokens, cost): _reserve(tokens, cost) for tokens in (False, True) for cost in (False, True)}
+_SETTLE = Statement(_settle)
 
 
 class ClientDailyUsage(models.Model):

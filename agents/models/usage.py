@@ -8,11 +8,12 @@ from decimal import Decimal
 from typing import Any
 
 from django.db import connections, models
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.utils import timezone
 
 from catalog.models.clients import ApiClient
+from catalog.models.sql import Statement, Table
 from catalog.pricing import COST_DECIMAL_PLACES, COST_MAX_DIGITS
-from config.statements import Quote, Statement, column, table
 
 
 def _cost_field() -> models.DecimalField:
@@ -21,7 +22,7 @@ def _cost_field() -> models.DecimalField:
 
 class ClientDailyUsageQuerySet(models.QuerySet["ClientDailyUsage"]):
     """The two statements that move a client's day (agents/runtime/budget.py), each one conditional
-    ``UPDATE``. Every send runs both, so they are written out as SQL (``config/statements.py``)."""
+    ``UPDATE``. Every send runs both, so they are SQL text (``catalog/models/sql.py``)."""
 
     def reserve(
         self,
@@ -36,7 +37,8 @@ class ClientDailyUsageQuerySet(models.QuerySet["ClientDailyUsage"]):
         """Add ``tokens`` and ``cost`` to the day's reservations if ``tokens_used + tokens_reserved``
         is at most ``token_room`` and the cost likewise (None: no such limit). False when the row
         has no room, or does not exist."""
-        ops = connections[self.db].ops
+        connection = connections[self.db]
+        ops = connection.ops
         params: list[Any] = [
             tokens,
             ops.adapt_decimalfield_value(cost),
@@ -48,7 +50,7 @@ class ClientDailyUsageQuerySet(models.QuerySet["ClientDailyUsage"]):
         if cost_room is not None:
             params.append(ops.adapt_decimalfield_value(cost_room))
         statement = _RESERVE[token_room is not None, cost_room is not None]
-        return statement.execute(params, using=self.db) == 1
+        return statement.execute(connection, params) == 1
 
     def settle(
         self,
@@ -62,7 +64,8 @@ class ClientDailyUsageQuerySet(models.QuerySet["ClientDailyUsage"]):
     ) -> int:
         """Take a reservation of ``reserved_tokens`` and ``reserved_cost`` off the day and add what was
         used; the number of rows updated."""
-        ops = connections[self.db].ops
+        connection = connections[self.db]
+        ops = connection.ops
         params = [
             reserved_tokens,
             ops.adapt_decimalfield_value(reserved_cost),
@@ -72,52 +75,49 @@ class ClientDailyUsageQuerySet(models.QuerySet["ClientDailyUsage"]):
             client_id,
             ops.adapt_datefield_value(day),
         ]
-        return _SETTLE.execute(params, using=self.db)
+        return _SETTLE.execute(connection, params)
 
 
 # SQLite keeps a decimal column with numeric affinity: a cost and its arithmetic are cast, as the ORM's are.
 _COST = "CAST(%s AS NUMERIC)"
 
 
-def _moved(column_name: str, sign: str, cost: bool = False) -> str:
+def _moved(day: Table, field: str, sign: str) -> str:
     """``column = column + %s`` (or ``-``), the parameter and the sum cast for a cost."""
-    if cost:
-        return f"{column_name} = CAST({column_name} {sign} {_COST} AS NUMERIC)"
-    return f"{column_name} = {column_name} {sign} %s"
+    column = day.column(field)
+    if field.startswith("cost"):
+        return f"{column} = CAST({column} {sign} {_COST} AS NUMERIC)"
+    return f"{column} = {column} {sign} %s"
 
 
 def _reserve(token_limit: bool, cost_limit: bool) -> Statement:
-    def build(quote: Quote, vendor: str) -> str:
-        def name(field: str) -> str:
-            return column(ClientDailyUsage, field, quote)
-
-        where = [f"{name('client')} = %s", f"{name('day')} = %s"]
+    def build(connection: BaseDatabaseWrapper) -> str:
+        day = Table(ClientDailyUsage, connection)
+        where = [f"{day.column('client')} = %s", f"{day.column('day')} = %s"]
         if token_limit:
-            where.append(f"{name('tokens_used')} <= %s - {name('tokens_reserved')}")
+            where.append(f"{day.column('tokens_used')} <= %s - {day.column('tokens_reserved')}")
         if cost_limit:
-            where.append(f"{name('cost_used')} <= {_COST} - {name('cost_reserved')}")
-        moved = [_moved(name("tokens_reserved"), "+"), _moved(name("cost_reserved"), "+", cost=True)]
+            where.append(f"{day.column('cost_used')} <= {_COST} - {day.column('cost_reserved')}")
+        moved = [_moved(day, "tokens_reserved", "+"), _moved(day, "cost_reserved", "+")]
         return (
-            f"UPDATE {table(ClientDailyUsage, quote)} SET {', '.join(moved)}, {name('updated_at')} = %s "
+            f"UPDATE {day.name} SET {', '.join(moved)}, {day.column('updated_at')} = %s "
             f"WHERE {' AND '.join(where)}"
         )
 
     return Statement(build)
 
 
-def _settle(quote: Quote, vendor: str) -> str:
-    def name(field: str) -> str:
-        return column(ClientDailyUsage, field, quote)
-
+def _settle(connection: BaseDatabaseWrapper) -> str:
+    day = Table(ClientDailyUsage, connection)
     moved = [
-        _moved(name("tokens_reserved"), "-"),
-        _moved(name("cost_reserved"), "-", cost=True),
-        _moved(name("tokens_used"), "+"),
-        _moved(name("cost_used"), "+", cost=True),
+        _moved(day, "tokens_reserved", "-"),
+        _moved(day, "cost_reserved", "-"),
+        _moved(day, "tokens_used", "+"),
+        _moved(day, "cost_used", "+"),
     ]
     return (
-        f"UPDATE {table(ClientDailyUsage, quote)} SET {', '.join(moved)}, {name('updated_at')} = %s "
-        f"WHERE {name('client')} = %s AND {name('day')} = %s"
+        f"UPDATE {day.name} SET {', '.join(moved)}, {day.column('updated_at')} = %s "
+        f"WHERE {day.column('client')} = %s AND {day.column('day')} = %s"
     )
 
 

@@ -36,6 +36,7 @@ from asgiref.sync import ThreadSensitiveContext
 from django.db import connections
 
 from config.database import connections_close
+from config.deferred_start import SCOPE_KEY, DeferredStart
 
 R = TypeVar("R")
 Scope = dict[str, Any]
@@ -159,7 +160,7 @@ class RequestThread(Executor):
 
 class RequestThreads:
     """An ASGI application (Django's) whose HTTP requests run their synchronous calls on the shared
-    :data:`WORKERS`."""
+    :data:`WORKERS`, each with a :class:`~config.deferred_start.DeferredStart` in its scope."""
 
     def __init__(self, application: AsgiApp) -> None:
         self.application = application
@@ -170,5 +171,6 @@ class RequestThreads:
         if scope["type"] != "http":
             await self.application(scope, receive, send)
             return
+        start = DeferredStart()
         async with ThreadSensitiveContext(executor=RequestThread()):
-            await self.application(scope, receive, send)
+            await self.application({**scope, SCOPE_KEY: start}, receive, start.sending(send))

@@ -49,10 +49,12 @@ class Workers:
     threads are kept; a task finding none free waits in line. When no thread has come free for
     ``patience`` seconds while tasks wait (every thread held by a long call: a view that waits on a
     provider), one more is started (at most one per ``patience``), so slow calls delay the line and
-    never block it. Threads beyond ``size`` end when they find the line empty."""
+    never block it, up to ``most`` threads (default four times ``size``): past that, tasks wait their
+    turn. Threads beyond ``size`` end when they find the line empty."""
 
-    def __init__(self, size: int, patience: float) -> None:
+    def __init__(self, size: int, patience: float, most: int | None = None) -> None:
         self.size, self.patience = size, patience
+        self.most = max(size, most if most is not None else size * 4)
         self._lock = threading.Condition()
         self._line: deque[Task] = deque()
         self._idle = 0
@@ -108,7 +110,8 @@ class Workers:
                     continue
                 done = self._done
                 self._lock.wait(self.patience)
-                if self._line and not self._idle and self._done == done:  # nothing came free
+                nothing_came_free = self._line and not self._idle and self._done == done
+                if nothing_came_free and self._count < self.most:
                     self._start()
 
 
@@ -129,10 +132,13 @@ def release_connections() -> None:
 
 # Threads kept for requests (REQUEST_THREADS, default 8: the synchronous part of a request is CPU, and
 # this machine type has 2 cores), and how long tasks wait for one before another is started while
-# every one is held (REQUEST_THREAD_PATIENCE_MS, default 50).
+# every one is held (REQUEST_THREAD_PATIENCE_MS, default 50), up to REQUEST_THREADS_MAX (default 32). No request thread waits on a provider (config/deferred_start.py), so a
+# thread held longer than the patience is one busy on the CPU, and more threads would only take turns
+# at the interpreter lock: the ceiling keeps a burst of thousands of requests to a few dozen threads.
 WORKERS = Workers(
     size=max(1, int(os.environ.get("REQUEST_THREADS", "8"))),
     patience=max(1, int(os.environ.get("REQUEST_THREAD_PATIENCE_MS", "50"))) / 1000,
+    most=max(1, int(os.environ.get("REQUEST_THREADS_MAX", "32"))),
 )
 
 

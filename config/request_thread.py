@@ -131,10 +131,11 @@ def release_connections() -> None:
 
 
 # Threads kept for requests (REQUEST_THREADS, default 8: the synchronous part of a request is CPU, and
-# this machine type has 2 cores), and how long tasks wait for one before another is started while
-# every one is held (REQUEST_THREAD_PATIENCE_MS, default 50), up to REQUEST_THREADS_MAX (default 32). No request thread waits on a provider (config/deferred_start.py), so a
-# thread held longer than the patience is one busy on the CPU, and more threads would only take turns
-# at the interpreter lock: the ceiling keeps a burst of thousands of requests to a few dozen threads.
+# this machine type has 2 cores), how long tasks wait for one before another is started while every one
+# is held (REQUEST_THREAD_PATIENCE_MS, default 50), and the most there may be (REQUEST_THREADS_MAX,
+# default 32). No request thread waits on a provider (config/deferred_start.py), so a thread held past
+# the patience is busy on the CPU, and more threads would only take turns at the interpreter lock: the
+# ceiling keeps a burst of thousands of requests to a few dozen threads.
 WORKERS = Workers(
     size=max(1, int(os.environ.get("REQUEST_THREADS", "8"))),
     patience=max(1, int(os.environ.get("REQUEST_THREAD_PATIENCE_MS", "50"))) / 1000,

@@ -15,7 +15,7 @@ SERVICES_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/govctx
 SERVICES_REDIS_URL ?= redis://127.0.0.1:6379/15
 SERVICES_RABBITMQ_URL ?= amqp://guest:guest@127.0.0.1:5672//
 
-.PHONY: run serve release test test-fast test-services lint format bench bench-quick bench-instructions bench-injection fuzz screenshots coding-agents clean
+.PHONY: run serve release test test-fast test-services lint format bench bench-quick bench-instructions bench-injection litellm-venv fuzz screenshots coding-agents clean
 
 $(RUN_STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -111,6 +111,16 @@ $(AGENTDOJO_VENV)/bin/python:
 
 bench-injection: $(STAMP) $(AGENTDOJO_VENV)/bin/python
 	$(PY) bench/injection.py
+
+# LiteLLM's proxy, a peer of bench/gateway.py and bench/streams.py (they measure it when this virtualenv
+# exists and say so when it does not). It pins other versions than the service, so it has its own.
+LITELLM_VENV = var/litellm-venv
+
+$(LITELLM_VENV)/bin/litellm: bench/litellm-requirements.txt
+	$(PYTHON) -m venv $(LITELLM_VENV)
+	$(LITELLM_VENV)/bin/pip install --disable-pip-version-check -r bench/litellm-requirements.txt
+
+litellm-venv: $(LITELLM_VENV)/bin/litellm
 
 # The admin screenshots in docs/screenshots/, taken by the browser tests (needs Chromium).
 screenshots: $(STAMP)

@@ -18,6 +18,9 @@ same run, on the same request:
   redaction of every part both ways, the fit, the guard pass, the reply's shape;
 * ``gateway_asgi``: the same through the production stack, uvicorn serving ``config.asgi:application``
   (on the same SQLite database), where a streamed completion waits on the provider on the event loop;
+* ``litellm``: LiteLLM's proxy (``var/litellm-venv``, ``make litellm-venv``; left out, and said so,
+  without it), as it starts by default (one uvicorn worker, a master key, no database), with one model
+  routed to the same fake; the SDK sends the same conversation to it with the master key;
 * ``responses``, ``responses_asgi``: the same conversation as ``input`` items to ``/api/openai/v1/responses``
   on each server (``client.responses.create``): the same governed call, translated, its response stored.
 
@@ -54,6 +57,7 @@ sys.path.insert(0, str(ROOT))
 from bench._common import fake_model  # noqa: E402 - the path above makes the project importable
 
 MESSAGES = 50
+LITELLM = ROOT / "var" / "litellm-venv" / "bin" / "litellm"
 FIRST_CHUNK_DELAY = 0.05  # seconds the fake waits before its first byte
 
 
@@ -119,6 +123,8 @@ def measure(runs: int) -> dict[str, Any]:
         servers |= {"base": _serve(Path(base)), "base_asgi": _serve_asgi(Path(base))}
     with FakeProvider(default_reply="Done.") as fake:
         servers["hop"] = _serve_hop(fake.openai_base_url)
+        if LITELLM.exists():
+            servers["litellm"] = _serve_litellm(fake.openai_base_url)
         with contextlib.ExitStack() as started:
             urls = {name: started.enter_context(server) for name, server in servers.items()}
             return _measure_peers(fake, servers, urls, conversation, runs)
@@ -139,8 +145,13 @@ def _measure_peers(
     direct = openai.OpenAI(base_url=fake.openai_base_url, api_key="x", max_retries=0, timeout=30)
     hop = openai.OpenAI(base_url=f"{urls['hop']}/v1", api_key="x", max_retries=0, timeout=30)
     peers = {"direct": (direct, "gpt-4o", "chat"), "hop": (hop, "gpt-4o", "chat")}
+    if "litellm" in urls:
+        litellm = openai.OpenAI(
+            base_url=f"{urls['litellm']}/v1", api_key=servers["litellm"].key, max_retries=0, timeout=30
+        )
+        peers["litellm"] = (litellm, "gpt-4o", "chat")
     for name, url in urls.items():
-        if name != "hop":
+        if name not in ("hop", "litellm"):
             client = openai.OpenAI(base_url=f"{url}/api/openai/v1", api_key=token, max_retries=0, timeout=30)
             peers[name] = (client, model, "chat")
     peers |= {"responses": (peers["gateway"][0], model, "responses")}
@@ -201,6 +212,9 @@ class _server_process:
     """A server of the project on a loopback port, in a process of its own as in production, on the
     child's database and settings."""
 
+    start_seconds = 60
+    env_unset: tuple[str, ...] = ()
+
     def command(self, port: int) -> list[str]:
         raise NotImplementedError
 
@@ -211,8 +225,10 @@ class _server_process:
             probe.bind(("127.0.0.1", 0))
             port = int(probe.getsockname()[1])
         env = {**os.environ, "API_RATE_LIMIT": "1000000/min"}  # the benchmark must not be throttled
+        for name in self.env_unset:
+            env.pop(name, None)
         self.server = subprocess.Popen(self.command(port), env=env, cwd=getattr(self, "checkout", ROOT))
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + self.start_seconds
         while True:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=1).close()
@@ -261,6 +277,33 @@ class _serve_hop(_server_process):
     def command(self, port: int) -> list[str]:
         application = ["uvicorn", "bench._hop:application", "--port", str(port)]
         return [sys.executable, "-m", *application, "--log-level", "warning", "--lifespan", "off"]
+
+
+class _serve_litellm(_server_process):
+    """LiteLLM's proxy with one model, ``gpt-4o``, routed to ``upstream`` (the fake), as it starts by
+    default: one uvicorn worker, no database, its cost map read from its package."""
+
+    start_seconds = 180  # it imports for about half a minute
+    env_unset = ("DATABASE_URL", "REDIS_URL")  # the service's, which it would try to use
+
+    def __init__(self, upstream: str) -> None:
+        import secrets
+        import tempfile
+
+        self.key = "sk-" + secrets.token_hex(16)
+        self.config = Path(tempfile.mkdtemp()) / "litellm.yaml"
+        model = {"model": "openai/gpt-4o", "api_base": upstream, "api_key": "x"}
+        self.config.write_text(json.dumps({"model_list": [{"model_name": "gpt-4o", "litellm_params": model}]}))
+        # read by the server process at its start
+        os.environ.update(LITELLM_MASTER_KEY=self.key, LITELLM_LOCAL_MODEL_COST_MAP="True")
+
+    def command(self, port: int) -> list[str]:
+        return [str(LITELLM), "--config", str(self.config), "--host", "127.0.0.1", "--port", str(port)]
+
+    def __exit__(self, *exc_info: object) -> None:
+        super().__exit__(*exc_info)
+        self.config.unlink(missing_ok=True)
+        self.config.parent.rmdir()
 
 
 def _configuration(fake: Any) -> tuple[str, str]:
@@ -383,6 +426,23 @@ def report(result: dict[str, Any], runs: int) -> None:
         f" added to first chunk: {added(first, 'gateway_asgi')} ms ({over_hop(first, 'gateway_asgi')}x the hop's"
         f" {added(first, 'hop')} ms)"
     )
+    litellm = {}
+    if "litellm" in whole:
+        litellm = {
+            "asgi_over_litellm": round(added(whole, "gateway_asgi") / added(whole, "litellm"), 3),
+            "asgi_first_chunk_over_litellm": round(added(first, "gateway_asgi") / added(first, "litellm"), 3),
+            "asgi_cpu_over_litellm": round(cpu["gateway_asgi"] / cpu["litellm"], 3),
+            "litellm_overhead_ms": added(whole, "litellm"),
+            "litellm_first_chunk_added_ms": added(first, "litellm"),
+        }
+        print(
+            f"under uvicorn over LiteLLM's proxy: added {litellm['asgi_over_litellm']}x (its "
+            f"{added(whole, 'litellm')} ms), first chunk {litellm['asgi_first_chunk_over_litellm']}x (its "
+            f"{added(first, 'litellm')} ms), CPU per request {litellm['asgi_cpu_over_litellm']}x "
+            f"(its {cpu['litellm']} ms); goal: each <= 0.5x"
+        )
+    else:
+        print(f"LiteLLM's proxy not measured: {LITELLM.relative_to(ROOT)} is missing (make litellm-venv)")
     base = {}
     if "base" in whole:
         base = {
@@ -399,6 +459,7 @@ def report(result: dict[str, Any], runs: int) -> None:
         json.dumps(
             {
                 "benchmark": "gateway",
+                **litellm,
                 **base,
                 "n": runs,
                 "messages": result["messages"],

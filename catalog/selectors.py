@@ -6,10 +6,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from django.db import connection
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Model, Prefetch, QuerySet, Subquery, prefetch_related_objects
 
 from catalog.models import ApiClient, CatalogVersion, Configuration, ConfigurationFallback, LlmModel
 from catalog.models.catalog import CATALOG_VERSION_ID
+from catalog.models.sql import Statement, Table
 from governance.drafts import draft_values_apply, drafts_by, drafts_of
 from governance.policy import Source, receiver_may_read
 from governance.vocabulary import TrustZone, least_trusted
@@ -153,21 +156,49 @@ class ClientConfigurationKey:
     calibration: tuple[float, int]
 
 
+def api_client_by_token_digest(digest: str) -> ApiClient | None:
+    """The client whose token has this digest, or None. Every API request reads it, so the statement
+    is SQL text (``catalog/models/sql.py``); Django's raw query makes the row a client."""
+    sql = _CLIENT_BY_DIGEST.sql(connection)
+    return next(iter(ApiClient.objects.raw(sql, [digest])), None)
+
+
+def _client_by_digest(connection: BaseDatabaseWrapper) -> str:
+    client = Table(ApiClient, connection)
+    return f"SELECT {client.columns()} FROM {client.name} WHERE {client['token_digest']} = %s"
+
+
+_CLIENT_BY_DIGEST = Statement(_client_by_digest)
+
+
 def configuration_key_for_client(*, api_client: ApiClient, identifier: str) -> ClientConfigurationKey | None:
     """The key of the configuration, or None when it is unknown **or** not allowed for ``api_client``
     (as :func:`configuration_get_for_client`). The access is checked in this statement every time;
     the configuration itself comes from ``agents.runtime.parts.step_configuration`` under the token.
-    Every request makes this read before its provider call."""
-    row = (
-        with_catalog_token(Configuration.objects.filter(api_clients=api_client, identifier=identifier))
-        .values_list("pk", CATALOG_TOKEN, "model__calibration_factor", "model__calibration_samples")
-        .order_by("pk")
-        .first()
-    )
+    Every request makes this read before its provider call, so it is SQL text
+    (``catalog/models/sql.py``)."""
+    row = _CONFIGURATION_KEY.row(connection, [CATALOG_VERSION_ID, api_client.pk, identifier])
     if row is None:
         return None
     pk, catalog, factor, samples = row
     return ClientConfigurationKey(pk, catalog if isinstance(catalog, str) else None, (factor, samples))
+
+
+def _configuration_key(connection: BaseDatabaseWrapper) -> str:
+    configuration, model = Table(Configuration, connection), Table(LlmModel, connection)
+    link, version = Table(ApiClient.configurations.through, connection), Table(CatalogVersion, connection)
+    token = f"SELECT {version['token']} FROM {version.name} WHERE {version['pk']} = %s"
+    return (
+        f"SELECT {configuration['pk']}, ({token}), {model['calibration_factor']}, {model['calibration_samples']} "
+        f"FROM {configuration.name} "
+        f"JOIN {link.name} ON {link['configuration']} = {configuration['pk']} "
+        f"JOIN {model.name} ON {model['pk']} = {configuration['model']} "
+        f"WHERE {link['apiclient']} = %s AND {configuration['identifier']} = %s "
+        f"ORDER BY {configuration['pk']} LIMIT 1"
+    )
+
+
+_CONFIGURATION_KEY = Statement(_configuration_key)
 
 
 def skills_usable_by(

@@ -36,6 +36,7 @@ from asgiref.sync import ThreadSensitiveContext
 from django.db import connections
 
 from config.database import connections_close
+from config.deferred_start import SCOPE_KEY, DeferredStart
 
 R = TypeVar("R")
 Scope = dict[str, Any]
@@ -48,10 +49,12 @@ class Workers:
     threads are kept; a task finding none free waits in line. When no thread has come free for
     ``patience`` seconds while tasks wait (every thread held by a long call: a view that waits on a
     provider), one more is started (at most one per ``patience``), so slow calls delay the line and
-    never block it. Threads beyond ``size`` end when they find the line empty."""
+    never block it, up to ``most`` threads (default four times ``size``): past that, tasks wait their
+    turn. Threads beyond ``size`` end when they find the line empty."""
 
-    def __init__(self, size: int, patience: float) -> None:
+    def __init__(self, size: int, patience: float, most: int | None = None) -> None:
         self.size, self.patience = size, patience
+        self.most = max(size, most if most is not None else size * 4)
         self._lock = threading.Condition()
         self._line: deque[Task] = deque()
         self._idle = 0
@@ -107,7 +110,8 @@ class Workers:
                     continue
                 done = self._done
                 self._lock.wait(self.patience)
-                if self._line and not self._idle and self._done == done:  # nothing came free
+                nothing_came_free = self._line and not self._idle and self._done == done
+                if nothing_came_free and self._count < self.most:
                     self._start()
 
 
@@ -127,11 +131,15 @@ def release_connections() -> None:
 
 
 # Threads kept for requests (REQUEST_THREADS, default 8: the synchronous part of a request is CPU, and
-# this machine type has 2 cores), and how long tasks wait for one before another is started while
-# every one is held (REQUEST_THREAD_PATIENCE_MS, default 50).
+# this machine type has 2 cores), how long tasks wait for one before another is started while every one
+# is held (REQUEST_THREAD_PATIENCE_MS, default 50), and the most there may be (REQUEST_THREADS_MAX,
+# default 32). No request thread waits on a provider (config/deferred_start.py), so a thread held past
+# the patience is busy on the CPU, and more threads would only take turns at the interpreter lock: the
+# ceiling keeps a burst of thousands of requests to a few dozen threads.
 WORKERS = Workers(
     size=max(1, int(os.environ.get("REQUEST_THREADS", "8"))),
     patience=max(1, int(os.environ.get("REQUEST_THREAD_PATIENCE_MS", "50"))) / 1000,
+    most=max(1, int(os.environ.get("REQUEST_THREADS_MAX", "32"))),
 )
 
 
@@ -159,7 +167,7 @@ class RequestThread(Executor):
 
 class RequestThreads:
     """An ASGI application (Django's) whose HTTP requests run their synchronous calls on the shared
-    :data:`WORKERS`."""
+    :data:`WORKERS`, each with a :class:`~config.deferred_start.DeferredStart` in its scope."""
 
     def __init__(self, application: AsgiApp) -> None:
         self.application = application
@@ -170,5 +178,6 @@ class RequestThreads:
         if scope["type"] != "http":
             await self.application(scope, receive, send)
             return
+        start = DeferredStart()
         async with ThreadSensitiveContext(executor=RequestThread()):
-            await self.application(scope, receive, send)
+            await self.application({**scope, SCOPE_KEY: start}, receive, start.sending(send))

@@ -27,6 +27,7 @@ from rest_framework.throttling import SimpleRateThrottle
 
 from catalog.errors import ScopeMissing
 from catalog.models import ApiClient
+from catalog.selectors import api_client_by_token_digest
 from catalog.tokens import token_digest
 from config.logs import log_context_update
 
@@ -66,7 +67,7 @@ def _client_of_token(raw: bytes) -> tuple[ApiClient, str]:
         token = raw.decode("ascii")
     except UnicodeDecodeError:
         raise exceptions.AuthenticationFailed("The token is not valid.") from None
-    client = ApiClient.objects.filter(token_digest=token_digest(token)).order_by("pk").first()
+    client = api_client_by_token_digest(token_digest(token))
     if client is None or not client.is_active:
         raise exceptions.AuthenticationFailed("The token is not valid.")
     log_context_update(client=client.name)

@@ -9,6 +9,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from operator import itemgetter
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -209,20 +210,33 @@ def decision_as_dict(decision: ContextDecision) -> dict[str, object]:
         },
         "label": decision.label.value,
         "receiver_label": decision.receiver_label.value,
-        "sources": [
-            {
-                "kind": str(s.kind),
-                "identifier": _redacted(s.identifier),
-                "data_class": s.data_class.value if s.data_class else None,
-                "ceiling": s.ceiling.value,
-                "enforcement": s.enforcement.value,
-                "outcome": s.outcome.value,
-                "reason": s.reason,
-                "by_receiver": s.by_receiver,
-            }
-            for s in decision.sources
-        ],
+        "sources": _sources_as_dicts(decision),
     }
+
+
+def _sources_as_dicts(decision: ContextDecision) -> list[dict[str, object]]:
+    """Each source's decision as JSON, in the order given: the verdict rendered once per group of
+    sources that share it (a long conversation is a few groups), then each source's kind and redacted
+    identifier added to a copy of it."""
+    placed: list[tuple[int, dict[str, object]]] = []
+    inputs = decision.inputs
+    for group in decision.groups:
+        data_class, ceiling, enforcement, outcome, reason, by_receiver = group.verdict
+        verdict = {
+            "data_class": data_class.value if data_class else None,
+            "ceiling": ceiling.value,
+            "enforcement": enforcement.value,
+            "outcome": outcome.value,
+            "reason": reason,
+            "by_receiver": by_receiver,
+        }
+        for position in group.positions:
+            source = inputs[position]
+            placed.append(
+                (position, {"kind": str(source.kind), "identifier": _redacted(source.identifier), **verdict})
+            )
+    placed.sort(key=itemgetter(0))
+    return [rendered for _, rendered in placed]
 
 
 @dataclass(frozen=True)

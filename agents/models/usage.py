@@ -7,11 +7,12 @@ import datetime
 from decimal import Decimal
 from typing import Any
 
-from django.db import models
-from django.db.models import F
+from django.db import connections, models
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.utils import timezone
 
 from catalog.models.clients import ApiClient
+from catalog.models.sql import Statement, Table
 from catalog.pricing import COST_DECIMAL_PLACES, COST_MAX_DIGITS
 
 
@@ -21,7 +22,7 @@ def _cost_field() -> models.DecimalField:
 
 class ClientDailyUsageQuerySet(models.QuerySet["ClientDailyUsage"]):
     """The two statements that move a client's day (agents/runtime/budget.py), each one conditional
-    ``UPDATE`` through the ORM (``filter(...).update(...)`` with ``F()``): every send runs both."""
+    ``UPDATE``. Every send runs both, so they are SQL text (``catalog/models/sql.py``)."""
 
     def reserve(
         self,
@@ -36,19 +37,20 @@ class ClientDailyUsageQuerySet(models.QuerySet["ClientDailyUsage"]):
         """Add ``tokens`` and ``cost`` to the day's reservations if ``tokens_used + tokens_reserved``
         is at most ``token_room`` and the cost likewise (None: no such limit). False when the row
         has no room, or does not exist."""
-        # One filter() call with plain values: each clone and each wrapped value costs ORM time on
-        # every send (about 0.9 ms for this statement on SQLite, against 1.1 ms built step by step).
-        limits: dict[str, Any] = {}
+        connection = connections[self.db]
+        ops = connection.ops
+        params: list[Any] = [
+            tokens,
+            ops.adapt_decimalfield_value(cost),
+            ops.adapt_datetimefield_value(timezone.now()),
+        ]
+        params += [client_id, ops.adapt_datefield_value(day)]
         if token_room is not None:
-            limits["tokens_used__lte"] = token_room - F("tokens_reserved")
+            params.append(token_room)
         if cost_room is not None:
-            limits["cost_used__lte"] = cost_room - F("cost_reserved")
-        updated = self.filter(client_id=client_id, day=day, **limits).update(
-            tokens_reserved=F("tokens_reserved") + tokens,
-            cost_reserved=F("cost_reserved") + cost,
-            updated_at=timezone.now(),
-        )
-        return updated == 1
+            params.append(ops.adapt_decimalfield_value(cost_room))
+        statement = _RESERVE[token_room is not None, cost_room is not None]
+        return statement.execute(connection, params) == 1
 
     def settle(
         self,
@@ -62,13 +64,65 @@ class ClientDailyUsageQuerySet(models.QuerySet["ClientDailyUsage"]):
     ) -> int:
         """Take a reservation of ``reserved_tokens`` and ``reserved_cost`` off the day and add what was
         used; the number of rows updated."""
-        return self.filter(client_id=client_id, day=day).update(
-            tokens_reserved=F("tokens_reserved") - reserved_tokens,
-            cost_reserved=F("cost_reserved") - reserved_cost,
-            tokens_used=F("tokens_used") + tokens,
-            cost_used=F("cost_used") + cost,
-            updated_at=timezone.now(),
+        connection = connections[self.db]
+        ops = connection.ops
+        params = [
+            reserved_tokens,
+            ops.adapt_decimalfield_value(reserved_cost),
+            tokens,
+            ops.adapt_decimalfield_value(cost),
+            ops.adapt_datetimefield_value(timezone.now()),
+            client_id,
+            ops.adapt_datefield_value(day),
+        ]
+        return _SETTLE.execute(connection, params)
+
+
+# SQLite keeps a decimal column with numeric affinity: a cost and its arithmetic are cast, as the ORM's are.
+_COST = "CAST(%s AS NUMERIC)"
+
+
+def _moved(day: Table, field: str, sign: str) -> str:
+    """``column = column + %s`` (or ``-``), the parameter and the sum cast for a cost."""
+    column = day.column(field)
+    if field.startswith("cost"):
+        return f"{column} = CAST({column} {sign} {_COST} AS NUMERIC)"
+    return f"{column} = {column} {sign} %s"
+
+
+def _reserve(token_limit: bool, cost_limit: bool) -> Statement:
+    def build(connection: BaseDatabaseWrapper) -> str:
+        day = Table(ClientDailyUsage, connection)
+        where = [f"{day.column('client')} = %s", f"{day.column('day')} = %s"]
+        if token_limit:
+            where.append(f"{day.column('tokens_used')} <= %s - {day.column('tokens_reserved')}")
+        if cost_limit:
+            where.append(f"{day.column('cost_used')} <= {_COST} - {day.column('cost_reserved')}")
+        moved = [_moved(day, "tokens_reserved", "+"), _moved(day, "cost_reserved", "+")]
+        return (
+            f"UPDATE {day.name} SET {', '.join(moved)}, {day.column('updated_at')} = %s "
+            f"WHERE {' AND '.join(where)}"
         )
+
+    return Statement(build)
+
+
+def _settle(connection: BaseDatabaseWrapper) -> str:
+    day = Table(ClientDailyUsage, connection)
+    moved = [
+        _moved(day, "tokens_reserved", "-"),
+        _moved(day, "cost_reserved", "-"),
+        _moved(day, "tokens_used", "+"),
+        _moved(day, "cost_used", "+"),
+    ]
+    return (
+        f"UPDATE {day.name} SET {', '.join(moved)}, {day.column('updated_at')} = %s "
+        f"WHERE {day.column('client')} = %s AND {day.column('day')} = %s"
+    )
+
+
+_RESERVE = {(tokens, cost): _reserve(tokens, cost) for tokens in (False, True) for cost in (False, True)}
+_SETTLE = Statement(_settle)
 
 
 class ClientDailyUsage(models.Model):

@@ -2,15 +2,15 @@
 
 The step's claim (``AgentRunQuerySet.claim`` in ``agents/models/runs.py``), its addition to the run's
 totals (``AgentRunQuerySet.totals_add``), its transcript read (``agents/runtime/transcript.py``) and
-calibration update (``LlmModelQuerySet.calibrate`` in ``catalog/models/calibrated.py``) run once per step. The ORM cannot
+calibration update (``LlmModelQuerySet.calibrate`` in ``catalog/models/catalog.py``) run once per step. The ORM cannot
 express either as one statement (it has no ``UPDATE … RETURNING``), and compiling an ORM expression
 tree costs more at every step than the statement it compiles to (about 1 ms against 0.08 ms for the
-calibration update on SQLite). Every other statement is an ordinary ORM call: the reads a request
-makes before its provider call and the budget's reserve and settle updates
-(``ClientDailyUsageQuerySet`` in ``agents/models/usage.py``) were once compiled ahead and replayed
-through the ORM's private query classes, which saved well under a millisecond on a request that
-then waits seconds for its model (docs/decisions/0015). These four are SQL text, assembled from the
-pieces here:
+calibration update on SQLite). The statements every API request runs are SQL text too, built once per
+database vendor (:class:`Statement`): its client by token and its configuration's key
+(``catalog/selectors.py``), the budget's reserve and settle updates (``ClientDailyUsageQuerySet`` in
+``agents/models/usage.py``). Through the ORM each cost about 0.3 ms of CPU on SQLite against 0.03 ms
+run as text, and a gateway's cost per request is what its users compare (docs/results.md, "Per
+request"). Every other statement is an ordinary ORM call. All are assembled from the pieces here:
 :class:`Table` reads table and column names from ``Model._meta`` and quotes them for the connection,
 :func:`converted_row` passes a returned row through each field's own converters (as the ORM does),
 and :class:`Float` renders arithmetic written in Python as double-precision SQL. Only PostgreSQL
@@ -71,6 +71,33 @@ class Table:
 
     def fields(self) -> tuple[models.Field[Any, Any], ...]:
         return tuple(self.model._meta.concrete_fields)
+
+
+class Statement:
+    """SQL text that ``build(connection)`` makes from :class:`Table` names, made once per database vendor
+    and then run as it is, its values always parameters."""
+
+    def __init__(self, build: Callable[[BaseDatabaseWrapper], str]) -> None:
+        self._build = build
+        self._sql: dict[str, str] = {}
+
+    def sql(self, connection: BaseDatabaseWrapper) -> str:
+        sql = self._sql.get(connection.vendor)
+        if sql is None:
+            sql = self._sql[connection.vendor] = self._build(connection)
+        return sql
+
+    def execute(self, connection: BaseDatabaseWrapper, params: Sequence[object]) -> int:
+        """Run it with ``params``; the number of rows it changed."""
+        with connection.cursor() as cursor:
+            cursor.execute(self.sql(connection), params)
+            return cursor.rowcount
+
+    def row(self, connection: BaseDatabaseWrapper, params: Sequence[object]) -> tuple[Any, ...] | None:
+        """Its first row with ``params``, or None."""
+        with connection.cursor() as cursor:
+            cursor.execute(self.sql(connection), params)
+            return cursor.fetchone()
 
 
 @dataclass(frozen=True)

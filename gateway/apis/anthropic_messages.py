@@ -54,6 +54,7 @@ from gateway.apis.anthropic_input import (
 )
 from gateway.apis.anthropic_shapes import MessageEvents, message_body, new_message_id
 from gateway.apis.context import MAX_MESSAGES, MAX_OUTPUT_TOKENS, client_configuration, client_of
+from gateway.apis.fields import ObjectList
 from gateway.apis.openai_compat import (
     MAX_STOP_CHARS,
     MAX_TOOLS,
@@ -88,8 +89,7 @@ class AnthropicErrors:
 
 class CountTokensInputSerializer(serializers.Serializer):
     model = serializers.SlugField(max_length=100, help_text="A configuration identifier this client may use.")
-    messages = serializers.ListField(
-        child=serializers.DictField(),
+    messages = ObjectList(
         max_length=MAX_MESSAGES,
         help_text="Anthropic messages: user (text and tool_result blocks), assistant (text and tool_use "
         "blocks). Extension: data_class per message.",
@@ -99,9 +99,7 @@ class CountTokensInputSerializer(serializers.Serializer):
         allow_null=True,
         help_text="A string or a list of text blocks (cache_control accepted).",
     )
-    tools = serializers.ListField(
-        child=serializers.DictField(), required=False, allow_null=True, max_length=MAX_TOOLS
-    )
+    tools = ObjectList(required=False, allow_null=True, max_length=MAX_TOOLS)
     tool_choice = serializers.JSONField(required=False, allow_null=True)
     thinking = serializers.DictField(
         required=False,

@@ -19,6 +19,7 @@ from catalog.models import ApiClient, Configuration
 from catalog.selectors import configuration_key_for_client
 from config.api import MAX_ID, figures_serializer
 from context_assembly.fitting import BudgetBreakdown
+from gateway.apis.fields import ObjectList
 from governance.vocabulary import DataClass, Provenance
 
 MAX_TEXT_CHARS = 100_000
@@ -42,8 +43,7 @@ class ContextRequestSerializer(serializers.Serializer):
     input = serializers.CharField(
         max_length=MAX_TEXT_CHARS, trim_whitespace=False, required=False, help_text="The task (or messages)."
     )
-    messages = serializers.ListField(
-        child=serializers.DictField(),
+    messages = ObjectList(
         required=False,
         min_length=1,
         max_length=MAX_MESSAGES,

@@ -38,6 +38,7 @@ from catalog.models import ApiClient
 from config.errors import ApplicationError
 from config.exception_handler import api_exception_handler
 from gateway.apis.context import MAX_OUTPUT_TOKENS, ReceiptSerializer, client_configuration, client_of
+from gateway.apis.fields import ObjectList
 from gateway.apis.openai_errors import error_response
 from gateway.apis.openai_shapes import ChatChunks, completion_body
 from gateway.apis.run_events import JsonErrorsNegotiation
@@ -84,15 +85,12 @@ class OpenAIApiView(OpenAIErrors, APIView):
 
 class ChatCompletionInputSerializer(serializers.Serializer):
     model = serializers.SlugField(max_length=100, help_text="A configuration identifier this client may use.")
-    messages = serializers.ListField(
-        child=serializers.DictField(),
+    messages = ObjectList(
         max_length=MAX_MESSAGES,
         help_text="OpenAI chat messages: system, developer, user (text and text parts), assistant "
         "(with tool_calls), tool. Extension: data_class per message.",
     )
-    tools = serializers.ListField(
-        child=serializers.DictField(), required=False, allow_null=True, max_length=MAX_TOOLS
-    )
+    tools = ObjectList(required=False, allow_null=True, max_length=MAX_TOOLS)
     tool_choice = serializers.JSONField(required=False, allow_null=True)
     max_tokens = serializers.IntegerField(
         min_value=1, max_value=MAX_OUTPUT_TOKENS, required=False, allow_null=True

@@ -28,6 +28,7 @@ from agents.runtime.outcome import Answered
 from agents.runtime.redactions import Redactions
 from catalog.models import ApiClient, Configuration
 from gateway.apis.context import MAX_OUTPUT_TOKENS, ReceiptSerializer, client_configuration, client_of
+from gateway.apis.fields import ObjectList
 from gateway.apis.openai_compat import (
     MAX_TOOLS,
     TAG,
@@ -92,9 +93,7 @@ class ResponseInputSerializer(serializers.Serializer):
         },
         help_text="One of this client's stored responses.",
     )
-    tools = serializers.ListField(
-        child=serializers.DictField(), required=False, allow_null=True, max_length=MAX_TOOLS
-    )
+    tools = ObjectList(required=False, allow_null=True, max_length=MAX_TOOLS)
     tool_choice = serializers.JSONField(required=False, allow_null=True)
     parallel_tool_calls = serializers.BooleanField(required=False, allow_null=True)
     max_output_tokens = serializers.IntegerField(

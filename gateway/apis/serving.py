@@ -30,11 +30,13 @@ from typing import Any, Protocol
 from asgiref.sync import async_to_sync, sync_to_async
 from django.db import connection
 from django.http import HttpResponseBase, StreamingHttpResponse
+from django.utils.log import log_response
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from agents.runtime.outcome import Answered, CallOutcome, Ended
 from agents.runtime.streaming import GovernedStream
+from config.deferred_start import DeferredStart, deferred_start
 from config.request_thread import release_connections
 from gateway.apis.sse import (
     CONTENT_TYPE,
@@ -46,6 +48,8 @@ from gateway.apis.sse import (
 from gateway.services import Completion, CompletionCall
 from providers.failures import ProviderError
 from providers.streams import StreamDelta
+
+JSON = "application/json"
 
 
 class StreamShape(Protocol):
@@ -82,16 +86,68 @@ class GovernedCallApi(EventStreamApi, ABC):
     def answer(self, served: Served) -> HttpResponseBase:
         """The response to ``served``, made in the request's thread, inside DRF's ``dispatch`` (which
         answers an error raised here as it answers one raised in ``post``). Under ASGI the call is
-        prepared here and made on the event loop; under WSGI it is made here, blocking."""
+        prepared here and made on the event loop, after this returns: the response's status line
+        waits for its answer (``config/deferred_start.py``), so no thread waits with it. Under WSGI
+        it is made here, blocking."""
         if not self.asgi:
             return self.answered_blocking(served)
         ended = served.completion.call.prepare(stream=served.stream is not None)
         if ended is not None:
             raise ended.error
-        # Nothing is held while the provider answers: the thread may wait with the view (a whole
-        # answer is awaited inside the synchronous middleware chain).
+        # Nothing is held while the provider answers.
         release_connections()
-        return async_to_sync(self.answered_on_loop)(served)
+        start = deferred_start(self.request)
+        if start is None:  # an ASGI server without RequestThreads: the thread waits with the view
+            return async_to_sync(self.answered_on_loop)(served)
+        start.defer()
+        if served.stream is not None:
+            streamed = StreamingHttpResponse(self.streamed_later(served, start), content_type=CONTENT_TYPE)
+            return event_stream_headers(streamed)
+        return StreamingHttpResponse(self.answered_later(served, start), content_type=JSON)
+
+    async def answered_later(self, served: Served, start: DeferredStart) -> AsyncIterator[bytes]:
+        """The whole answer, awaited on the event loop, as the response's one chunk with its own status
+        and headers (DRF's rendering, in the thread that finishes the call); an error as
+        :meth:`rendered_error` answers it."""
+        completion = served.completion
+
+        def finished(outcome: CallOutcome) -> HttpResponseBase:
+            return self.rendered(Response(served.body(completion.finished(answered(outcome)))))
+
+        try:
+            response = await completion.call.asend(finished)
+        except Exception as error:
+            response = await sync_to_async(self.rendered_error, thread_sensitive=True)(error)
+        yield _answered_with(start, response)
+
+    async def streamed_later(self, served: Served, start: DeferredStart) -> AsyncIterator[bytes]:
+        """The stream opened on the event loop, then its events; a call that ended before its first
+        delta is answered as :meth:`rendered_error` answers its error, with its own status."""
+        try:
+            stream = opened(await served.completion.call.astream())
+        except Exception as error:
+            response = await sync_to_async(self.rendered_error, thread_sensitive=True)(error)
+            yield _answered_with(start, response)
+            return
+        async for event in events_async(served.completion, stream, served.stream):  # type: ignore[arg-type]
+            yield event
+
+    def rendered(self, response: Response) -> HttpResponseBase:
+        """``response`` as DRF's ``dispatch`` would have finished and rendered it."""
+        finished = self.finalize_response(self.request, response)
+        finished.render()
+        return finished
+
+    def rendered_error(self, error: Exception) -> HttpResponseBase:
+        """The response DRF's ``dispatch`` gives ``error`` (the view's exception handler, its API's error
+        shape), rendered and logged as Django logs a 4xx or 5xx answer; an error no handler answers is
+        raised again (the server answers 500)."""
+        response = self.rendered(self.handle_exception(error))
+        if response.status_code >= 400:
+            log_response(
+                "%s: %s", response.reason_phrase, self.request.path, response=response, request=self.request
+            )
+        return response
 
     async def answered_on_loop(self, served: Served) -> HttpResponseBase:
         """The prepared call made on the event loop: its whole answer, or its stream."""
@@ -110,6 +166,13 @@ class GovernedCallApi(EventStreamApi, ABC):
         # Closing the response ends the stream even if no event was read (the client left first).
         events_read = events(completion, stream, served.stream)
         return sse_response(events_read, asgi=False, closed=stream.close)
+
+
+def _answered_with(start: DeferredStart, response: HttpResponseBase) -> bytes:
+    """``response``'s body, its status and headers (and its length) sent in place of the held ones."""
+    content = response.content  # type: ignore[attr-defined]  # a rendered DRF response
+    start.answer_with(response.status_code, [*response.items(), ("Content-Length", str(len(content)))])
+    return content
 
 
 def answered(outcome: CallOutcome) -> Answered:

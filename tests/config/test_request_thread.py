@@ -47,6 +47,30 @@ def test_a_call_behind_calls_that_hold_every_thread_gets_one_more():
     wait_until(lambda: workers.threads == 1, "the extra thread to end once nothing waits")
 
 
+def test_threads_are_added_up_to_the_ceiling_then_calls_wait_their_turn():
+    workers = Workers(size=1, patience=0.01, most=2)
+    release = threading.Event()
+    started: list[int] = []
+    lock = threading.Lock()
+
+    def holding(n: int) -> None:
+        with lock:
+            started.append(n)
+        release.wait(30)
+
+    try:
+        for n in range(4):
+            workers.run(lambda n=n: holding(n))
+        wait_until(lambda: len(started) == 2, "two calls to run on the two threads allowed")
+        time.sleep(0.2)  # many times the patience: no third thread is started
+        assert workers.threads == 2
+        assert sorted(started) == [0, 1]
+    finally:
+        release.set()
+    wait_until(lambda: len(started) == 4, "the waiting calls to run once threads came free")
+    wait_until(lambda: workers.threads == 1, "the extra thread to end once nothing waits")
+
+
 def test_a_request_thread_runs_calls_with_their_results_and_errors():
     executor = RequestThread(Workers(size=2, patience=0.05))
     names = [executor.submit(lambda: threading.current_thread().name).result(10) for _ in range(3)]

@@ -4,9 +4,9 @@ it (Django's ``get_asgi_application`` on the shared request threads); importing 
 start the serving process's background work (the embedded reaper), which a test process must not run.
 
 Under ASGI a completion view reads what it needs in a request thread, then waits on the provider on
-the event loop: a stream past its first delta holds no thread (a whole answer, and a stream until its
-first delta, hold the request thread of the middleware chain they are awaited in), an error before the
-first delta is still answered with its status, and a client that goes away ends the stream (its budget
+the event loop: neither a whole answer nor a stream holds a thread while it waits (the view returns at
+once, its status line held until the answer's first byte: ``config/deferred_start.py``), an error before
+the first delta is still answered with its status, and a client that goes away ends the stream (its budget
 charged what was spent, and recorded: ``tests/gateway/test_abandoned_streams.py``).
 """
 
@@ -128,6 +128,40 @@ def test_streams_waiting_on_the_provider_hold_no_thread_each(setup, fake_provide
     assert len(waiting) < STREAMS
 
 
+def test_streams_waiting_for_their_first_delta_hold_no_request_thread(setup, fake_provider):
+    configuration, caller = setup
+    gates = [threading.Event() for _ in range(STREAMS)]
+    # Each stream's provider holds back even its first content until its gate opens.
+    fake_provider.script(*[Reply(text=TEXT, gate=gate, gate_after=0) for gate in gates])
+
+    async def main() -> tuple[list[tuple[int, str]], int]:
+        pending: list[ApplicationCommunicator] = []
+        try:
+            for count in range(1, STREAMS + 1):
+                pending.append(await sent(caller.token, stream_body(configuration)))
+                while len(fake_provider.requests) < count:
+                    await asyncio.sleep(0.01)
+            held = WORKERS.threads
+            answers = []
+            for communicator, gate in zip(pending, gates, strict=True):
+                gate.set()
+                start = await communicator.receive_output(timeout=30)
+                body: list[bytes] = []
+                await read_until(communicator, b"data: [DONE]", body)
+                answers.append((start["status"], text_of(body)))
+        finally:
+            for gate in gates:
+                gate.set()
+        return answers, held
+
+    answers, held = asyncio.run(main())
+
+    assert answers == [(200, TEXT)] * STREAMS
+    # Every stream waited for its first delta on the event loop, its status line held until then
+    # (config/deferred_start.py): the shared request threads never grew past the pool's size.
+    assert held <= WORKERS.size < STREAMS
+
+
 def _fake_connection(thread: threading.Thread) -> bool:
     return "process_request_thread" in thread.name  # the fake server's thread per connection
 
@@ -161,19 +195,22 @@ def test_a_failure_before_the_first_delta_is_answered_with_its_status(setup, fak
     configuration, caller = setup
     fake_provider.script(server_error())
 
-    async def main() -> tuple[dict[str, Any], dict[str, Any]]:
+    async def main() -> tuple[dict[str, Any], bytes]:
         communicator, start = await post(caller.token, stream_body(configuration))
-        return start, await communicator.receive_output(timeout=30)
+        parts = [await communicator.receive_output(timeout=30)]
+        while parts[-1].get("more_body"):
+            parts.append(await communicator.receive_output(timeout=30))
+        return start, b"".join(part.get("body", b"") for part in parts)
 
     start, body = asyncio.run(main())
 
     assert start["status"] == 502
     headers = dict(start["headers"])
     assert headers[b"Content-Type"] == b"application/json"
+    assert headers[b"Content-Length"] == str(len(body)).encode()
     assert b"X-Request-ID" in headers
-    error = json.loads(body["body"])["error"]
+    error = json.loads(body)["error"]
     assert error["code"] == "provider_error" and error["type"] == "api_error"
-    assert not body.get("more_body")
     assert ClientDailyUsage.objects.get().tokens_reserved == 0  # released: nothing was served
 
 
@@ -226,7 +263,7 @@ async def answer_of(communicator: ApplicationCommunicator) -> tuple[int, dict[st
     return start["status"], json.loads(body["body"])
 
 
-def test_whole_completions_waiting_on_the_provider_hold_a_request_thread_each(setup, fake_provider):
+def test_whole_completions_waiting_on_the_provider_hold_no_request_thread(setup, fake_provider):
     configuration, caller = setup
     gates = [threading.Event() for _ in range(STREAMS)]
     fake_provider.script(*[Reply(text=TEXT, gate=gate) for gate in gates])
@@ -258,12 +295,12 @@ def test_whole_completions_waiting_on_the_provider_hold_a_request_thread_each(se
     assert [body["choices"][0]["message"]["content"] for _, body in answers] == [TEXT] * STREAMS
     assert all("stream" not in request.body for request in fake_provider.requests)  # whole calls
     assert CompletionRecord.objects.count() == STREAMS
-    # A whole answer's view is awaited inside the synchronous middleware chain, whose thread waits
-    # with it (docs/decisions/0011-streaming.md, "What it costs"): one request thread per waiting
-    # request, the shared pool growing past its size to hold them; nothing else is started.
+    # The view returns before the provider answers and the answer is awaited on the event loop, its
+    # status line held until then (config/deferred_start.py): the shared pool never grows past its
+    # size while every request waits, and nothing else is started.
     request_threads = [t for t in waiting if t.name.startswith("request")]
     assert [t.name for t in waiting if t not in request_threads and not t.name.startswith("asyncio_")] == []
-    assert held >= STREAMS > WORKERS.size
+    assert held <= WORKERS.size < STREAMS
 
 
 def test_a_whole_completion_that_fails_is_answered_with_its_status(setup, fake_provider):

@@ -17,17 +17,19 @@ import base64
 import struct
 from typing import Any
 
-from asgiref.sync import async_to_sync
+from asgiref.sync import async_to_sync, sync_to_async
+from django.http import HttpResponseBase
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from agents.runtime.embedding import EmbeddingRequest
+from config.deferred_start import deferred_start
 from config.request_thread import release_connections
+from gateway.apis.answered_later import AnsweredLater
 from gateway.apis.context import ReceiptSerializer, client_configuration, client_of
 from gateway.apis.openai_compat import TAG, OpenAIErrors, data_class_header, declared_class, openai_errors
-from gateway.apis.sse import EventStreamApi
 from gateway.services import Embeddings, EmbeddingsCall, embeddings_prepare
 from governance.services import decision_as_dict
 from providers.failures import ProviderError
@@ -97,7 +99,7 @@ class EmbeddingListSerializer(serializers.Serializer):
         ref_name = "EmbeddingList"
 
 
-class EmbeddingsApi(OpenAIErrors, EventStreamApi):
+class EmbeddingsApi(OpenAIErrors, AnsweredLater):
     @extend_schema(
         tags=[TAG],
         summary="Create embeddings (OpenAI-compatible, governed)",
@@ -111,7 +113,7 @@ class EmbeddingsApi(OpenAIErrors, EventStreamApi):
         parameters=[data_class_header("inputs")],
         responses={200: OpenApiResponse(EmbeddingListSerializer), **openai_errors(400, 404, 409, 502)},
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: Request) -> HttpResponseBase:
         serializer = EmbeddingInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
@@ -126,21 +128,34 @@ class EmbeddingsApi(OpenAIErrors, EventStreamApi):
                 dimensions=data.get("dimensions"),
             ),
         )
-        answer = self.answered_on_loop(call) if self.asgi else call.create()
-        return Response(
-            embeddings_body(answer, model=configuration.identifier, encoding=data["encoding_format"])
-        )
 
-    def answered_on_loop(self, call: EmbeddingsCall) -> Embeddings:
-        """``call`` prepared in this (the request's) thread, dispatched on the server's event loop, as a
-        completion is (``gateway/apis/serving.py``), and finished here again."""
+        def body(answer: Embeddings) -> Response:
+            return Response(
+                embeddings_body(answer, model=configuration.identifier, encoding=data["encoding_format"])
+            )
+
+        if not self.asgi:
+            return body(call.create())
         release_connections()  # nothing is held while the provider answers
+        start = deferred_start(request)
+        if start is None:  # an ASGI server without RequestThreads: the thread waits with the view
+            return body(async_to_sync(self.dispatched)(call))
+
+        async def answer() -> HttpResponseBase:
+            answered = await self.dispatched(call)
+            return await sync_to_async(lambda: self.rendered(body(answered)), thread_sensitive=True)()
+
+        return self.answer_later(start, answer)
+
+    async def dispatched(self, call: EmbeddingsCall) -> Embeddings:
+        """``call`` (prepared in the request's thread) dispatched on the server's event loop, as a
+        completion is (``gateway/apis/serving.py``), and finished in a request thread again."""
         try:
-            dispatched = async_to_sync(call.prepared.dispatch)()
+            dispatched = await call.prepared.dispatch()
         except ProviderError:
-            call.prepared.failed()
+            await sync_to_async(call.prepared.failed, thread_sensitive=True)()
             raise
-        return call.finished(dispatched)
+        return await sync_to_async(call.finished, thread_sensitive=True)(dispatched)
 
 
 def embeddings_body(answer: Embeddings, *, model: str, encoding: str) -> dict[str, Any]:

@@ -30,7 +30,6 @@ from typing import Any, Protocol
 from asgiref.sync import async_to_sync, sync_to_async
 from django.db import connection
 from django.http import HttpResponseBase, StreamingHttpResponse
-from django.utils.log import log_response
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -38,9 +37,9 @@ from agents.runtime.outcome import Answered, CallOutcome, Ended
 from agents.runtime.streaming import GovernedStream
 from config.deferred_start import DeferredStart, deferred_start
 from config.request_thread import release_connections
+from gateway.apis.answered_later import AnsweredLater, answered_with
 from gateway.apis.sse import (
     CONTENT_TYPE,
-    EventStreamApi,
     event_stream_headers,
     release_db_connection,
     sse_response,
@@ -48,8 +47,6 @@ from gateway.apis.sse import (
 from gateway.services import Completion, CompletionCall
 from providers.failures import ProviderError
 from providers.streams import StreamDelta
-
-JSON = "application/json"
 
 
 class StreamShape(Protocol):
@@ -76,7 +73,7 @@ class Served:
     stream: StreamShape | None = None
 
 
-class GovernedCallApi(EventStreamApi, ABC):
+class GovernedCallApi(AnsweredLater, ABC):
     """An API view whose ``post`` answers the governed call it serves (see the module docstring)."""
 
     @abstractmethod
@@ -99,26 +96,16 @@ class GovernedCallApi(EventStreamApi, ABC):
         start = deferred_start(self.request)
         if start is None:  # an ASGI server without RequestThreads: the thread waits with the view
             return async_to_sync(self.answered_on_loop)(served)
-        start.defer()
         if served.stream is not None:
+            start.defer()
             streamed = StreamingHttpResponse(self.streamed_later(served, start), content_type=CONTENT_TYPE)
             return event_stream_headers(streamed)
-        return StreamingHttpResponse(self.answered_later(served, start), content_type=JSON)
-
-    async def answered_later(self, served: Served, start: DeferredStart) -> AsyncIterator[bytes]:
-        """The whole answer, awaited on the event loop, as the response's one chunk with its own status
-        and headers (DRF's rendering, in the thread that finishes the call); an error as
-        :meth:`rendered_error` answers it."""
         completion = served.completion
 
         def finished(outcome: CallOutcome) -> HttpResponseBase:
             return self.rendered(Response(served.body(completion.finished(answered(outcome)))))
 
-        try:
-            response = await completion.call.asend(finished)
-        except Exception as error:
-            response = await sync_to_async(self.rendered_error, thread_sensitive=True)(error)
-        yield _answered_with(start, response)
+        return self.answer_later(start, lambda: completion.call.asend(finished))
 
     async def streamed_later(self, served: Served, start: DeferredStart) -> AsyncIterator[bytes]:
         """The stream opened on the event loop, then its events; a call that ended before its first
@@ -127,27 +114,10 @@ class GovernedCallApi(EventStreamApi, ABC):
             stream = opened(await served.completion.call.astream())
         except Exception as error:
             response = await sync_to_async(self.rendered_error, thread_sensitive=True)(error)
-            yield _answered_with(start, response)
+            yield answered_with(start, response)
             return
         async for event in events_async(served.completion, stream, served.stream):  # type: ignore[arg-type]
             yield event
-
-    def rendered(self, response: Response) -> HttpResponseBase:
-        """``response`` as DRF's ``dispatch`` would have finished and rendered it."""
-        finished = self.finalize_response(self.request, response)
-        finished.render()
-        return finished
-
-    def rendered_error(self, error: Exception) -> HttpResponseBase:
-        """The response DRF's ``dispatch`` gives ``error`` (the view's exception handler, its API's error
-        shape), rendered and logged as Django logs a 4xx or 5xx answer; an error no handler answers is
-        raised again (the server answers 500)."""
-        response = self.rendered(self.handle_exception(error))
-        if response.status_code >= 400:
-            log_response(
-                "%s: %s", response.reason_phrase, self.request.path, response=response, request=self.request
-            )
-        return response
 
     async def answered_on_loop(self, served: Served) -> HttpResponseBase:
         """The prepared call made on the event loop: its whole answer, or its stream."""
@@ -166,13 +136,6 @@ class GovernedCallApi(EventStreamApi, ABC):
         # Closing the response ends the stream even if no event was read (the client left first).
         events_read = events(completion, stream, served.stream)
         return sse_response(events_read, asgi=False, closed=stream.close)
-
-
-def _answered_with(start: DeferredStart, response: HttpResponseBase) -> bytes:
-    """``response``'s body, its status and headers (and its length) sent in place of the held ones."""
-    content = response.content  # type: ignore[attr-defined]  # a rendered DRF response
-    start.answer_with(response.status_code, [*response.items(), ("Content-Length", str(len(content)))])
-    return content
 
 
 def answered(outcome: CallOutcome) -> Answered:

@@ -1,7 +1,7 @@
 """``/api/openai/v1/embeddings`` through the production ASGI application (built as
 ``tests/gateway/test_openai_asgi_app.py`` builds it): the call is prepared in a request thread and its
-provider awaited on the event loop, as a completion's is, so no thread sits in a blocking send while
-the provider answers; a failure is answered with its status and its reservation released."""
+provider awaited on the event loop after the view returned, as a completion's is, so no thread waits
+while the provider answers; a failure is answered with its status and its reservation released."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import pytest
 from asgiref.testing import ApplicationCommunicator
 
 from agents.models import ClientDailyUsage
+from config.request_thread import WORKERS
 from gateway.models import CompletionRecord
 from governance.vocabulary import TrustZone
 from tests.agents.runs import fake_configuration
@@ -25,7 +26,7 @@ from tests.gateway.test_openai_asgi_app import sent
 pytestmark = pytest.mark.django_db(transaction=True)
 
 EMBEDDINGS = "/api/openai/v1/embeddings"
-CALLS = 6
+CALLS = 12  # more than the request threads kept (config/request_thread.py)
 
 
 @pytest.fixture
@@ -46,8 +47,10 @@ def body(text: str) -> dict[str, Any]:
 
 async def answer_of(communicator: ApplicationCommunicator) -> tuple[int, dict[str, Any]]:
     start = await communicator.receive_output(timeout=30)
-    answer = await communicator.receive_output(timeout=30)
-    return start["status"], json.loads(answer["body"])
+    parts = [await communicator.receive_output(timeout=30)]
+    while parts[-1].get("more_body"):
+        parts.append(await communicator.receive_output(timeout=30))
+    return start["status"], json.loads(b"".join(part.get("body", b"") for part in parts))
 
 
 def _in_a_blocking_embed(thread: threading.Thread) -> bool:
@@ -66,7 +69,7 @@ def test_embeddings_wait_on_the_provider_on_the_loop_not_in_a_thread(setup, fake
     fake_provider.script(*[Reply(gate=gate) for gate in gates])
     texts = [f"Document {n} about our tone of voice." for n in range(CALLS)]
 
-    async def main() -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:
+    async def main() -> tuple[list[tuple[int, dict[str, Any]]], list[str], int]:
         pending: list[ApplicationCommunicator] = []
         try:
             for count, text in enumerate(texts, start=1):
@@ -75,16 +78,20 @@ def test_embeddings_wait_on_the_provider_on_the_loop_not_in_a_thread(setup, fake
                     await asyncio.sleep(0.01)
             # Every call is waiting on the provider: none of them in a thread's blocking send.
             blocking = [t.name for t in threading.enumerate() if _in_a_blocking_embed(t)]
+            held = WORKERS.threads
             for gate in gates:
                 gate.set()
-            return [await answer_of(communicator) for communicator in pending], blocking
+            return [await answer_of(communicator) for communicator in pending], blocking, held
         finally:
             for gate in gates:
                 gate.set()
 
-    answers, blocking = asyncio.run(main())
+    answers, blocking, held = asyncio.run(main())
 
     assert blocking == []
+    # Nor does a request thread wait for them: the view returned, its status line held until the
+    # answer (config/deferred_start.py), and the shared threads never grew past their kept number.
+    assert held <= WORKERS.size < CALLS
     assert [status for status, _ in answers] == [200] * CALLS
     assert [answer["data"][0]["embedding"] for _, answer in answers] == [
         pytest.approx(fake_vector(text, len(answers[0][1]["data"][0]["embedding"]))) for text in texts

@@ -17,7 +17,10 @@ here accepts 100 connections; each request reads its client and configuration be
 through ``POST /api/openai/v1/chat/completions`` with ``stream: true``, read to ``[DONE]``.
 
 Figures, sampled every 100 ms from ``/proc/<uvicorn pid>/status`` and ``pg_stat_activity``: threads and
-resident memory of the server process before and at peak, memory per open stream ((peak - before) / N),
+resident memory of the server process before and at peak, memory per stream ((peak - before) / N) and
+per open stream (the resident memory over its start where the most streams were open at once, over
+their number: the client counts the streams it has sent and not finished reading), the server's CPU
+time over the batch and the wall time over (provider latency + that CPU), with the failures by kind,
 database connections at peak and their median while every stream was open and waiting on the provider.
 Peers in the same run: none; the figures are the server's own cost per open stream.
 """
@@ -156,6 +159,12 @@ def proc_status(pid: int) -> tuple[int, int]:
     return int(fields["Threads"]), int(fields["VmRSS"].split()[0])
 
 
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of ``pid`` so far (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def db_connections(dsn: str) -> int:
     import psycopg
 
@@ -165,15 +174,22 @@ def db_connections(dsn: str) -> int:
         return int(row[0]) if row else 0
 
 
+OPEN = [0]  # streams the client has sent and not finished reading, read by the sampler
+
+
 async def one_stream(client: Any, configuration: str, token: str) -> int | bool:
     """True for a stream read to ``data: [DONE]``; the status code of an answer that is not 200."""
     body = {"model": configuration, "stream": True, "messages": [{"role": "user", "content": "Say hello."}]}
     headers = {"Authorization": f"Bearer {token}"}
-    async with client.stream("POST", CHAT, json=body, headers=headers) as response:
-        if response.status_code != 200:
-            return int(response.status_code)
-        text = "".join([chunk async for chunk in response.aiter_text()])
-    return text.rstrip().endswith("data: [DONE]")
+    OPEN[0] += 1
+    try:
+        async with client.stream("POST", CHAT, json=body, headers=headers) as response:
+            if response.status_code != 200:
+                return int(response.status_code)
+            text = "".join([chunk async for chunk in response.aiter_text()])
+        return text.rstrip().endswith("data: [DONE]")
+    finally:
+        OPEN[0] -= 1
 
 
 async def all_streams(
@@ -182,7 +198,9 @@ async def all_streams(
     import httpx
 
     limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
-    async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as client:
+    # A generous timeout: on a loaded machine the last of thousands of requests waits its turn for the
+    # server's CPU; a stream that times out is counted, by kind, among the failures.
+    async with httpx.AsyncClient(base_url=base, timeout=600, limits=limits) as client:
         tasks = []
         for start in range(0, count, BATCH):
             tasks += [
@@ -216,7 +234,7 @@ def measure(args: argparse.Namespace, database_url: str, logs: Path) -> dict[str
                 while not done.is_set():
                     threads, rss = proc_status(server.pid)
                     connections = db_connections(database_url)
-                    samples.append((time.monotonic(), threads, rss, connections))
+                    samples.append((time.monotonic(), threads, rss, connections, OPEN[0]))
                     if opened.is_set() and len(fake.requests) >= args.streams + 5 and fake_waiting():
                         waiting.append(connections)
                     time.sleep(0.1)
@@ -226,18 +244,32 @@ def measure(args: argparse.Namespace, database_url: str, logs: Path) -> dict[str
 
             sampler = threading.Thread(target=sample, daemon=True)
             sampler.start()
-            started = time.monotonic()
+            started, cpu_before = time.monotonic(), cpu_seconds(server.pid)
             results = asyncio.run(all_streams(base, configuration, token, args.streams, opened))
-            wall = time.monotonic() - started
+            wall, cpu = time.monotonic() - started, cpu_seconds(server.pid) - cpu_before
             done.set()
             sampler.join()
     peak_threads = max(s[1] for s in samples)
     peak_rss = max(s[2] for s in samples)
+    most_open = max(s[4] for s in samples)
+    # Memory per open stream where the most were open at once: what each waiting stream costs.
+    at_most_open = max((s for s in samples if s[4] == most_open), key=lambda s: s[2])
+    failures: dict[str, int] = {}
+    for result in results:
+        if result is not True:
+            kind = type(result).__name__ if isinstance(result, BaseException) else f"status {result}"
+            failures[kind] = failures.get(kind, 0) + 1
     return {
         "streams": args.streams,
         "completed": sum(1 for result in results if result is True),
+        "failures": failures,
         "wall_s": round(wall, 2),
+        "server_cpu_s": round(cpu, 2),
+        # The goal: wall time within 2x the provider's latency plus the CPU the requests needed.
+        "wall_over_latency_plus_cpu": round(wall / (LATENCY + cpu), 2),
         "provider_latency_s": LATENCY,
+        "streams_open_at_most": most_open,
+        "kb_per_open_stream": round((at_most_open[2] - rss_before) / max(1, most_open), 1),
         "threads_before": threads_before,
         "threads_peak": peak_threads,
         "rss_before_mb": round(rss_before / 1024, 1),
@@ -274,6 +306,9 @@ def main() -> int:
         import django
 
         django.setup()
+        import logging
+
+        logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per request of the client's
         result = {"benchmark": "streams", **measure(args, url, Path(logs))}
     for key, value in result.items():
         print(f"{key:>40}  {value}")

@@ -6,13 +6,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Model, Prefetch, QuerySet, Subquery, prefetch_related_objects
 
 from catalog.models import ApiClient, CatalogVersion, Configuration, ConfigurationFallback, LlmModel
 from catalog.models.catalog import CATALOG_VERSION_ID
-from catalog.models.sql import Statement, Table
+from catalog.models.sql import Statement, Table, converted_row
 from governance.drafts import draft_values_apply, drafts_by, drafts_of
 from governance.policy import Source, receiver_may_read
 from governance.vocabulary import TrustZone, least_trusted
@@ -158,9 +158,14 @@ class ClientConfigurationKey:
 
 def api_client_by_token_digest(digest: str) -> ApiClient | None:
     """The client whose token has this digest, or None. Every API request reads it, so the statement
-    is SQL text (``catalog/models/sql.py``); Django's raw query makes the row a client."""
-    sql = _CLIENT_BY_DIGEST.sql(connection)
-    return next(iter(ApiClient.objects.raw(sql, [digest])), None)
+    is SQL text (``catalog/models/sql.py``), its row read through each field's converters as the ORM
+    reads it."""
+    row = _CLIENT_BY_DIGEST.row(connection, [digest])
+    if row is None:
+        return None
+    fields = ApiClient._meta.concrete_fields
+    values = converted_row(connection, DEFAULT_DB_ALIAS, fields, row)
+    return ApiClient.from_db(DEFAULT_DB_ALIAS, [field.attname for field in fields], values)
 
 
 def _client_by_digest(connection: BaseDatabaseWrapper) -> str:

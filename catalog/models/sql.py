@@ -21,11 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db import models
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models.sql import Query
+
+M = TypeVar("M", bound=models.Model)
 
 
 class Table:
@@ -98,6 +100,35 @@ class Statement:
         with connection.cursor() as cursor:
             cursor.execute(self.sql(connection), params)
             return cursor.fetchone()
+
+
+_INSERTS: dict[tuple[type[models.Model], str], str] = {}
+
+
+def inserted(instance: M, connection: BaseDatabaseWrapper, alias: str) -> M:
+    """``instance`` (new) written by one ``INSERT … RETURNING`` its primary key, each value prepared as
+    ``save()`` prepares it (the field's ``pre_save``, then ``get_db_prep_save``), and returned as a saved
+    instance (``Model.from_db``). For a row every request writes; it sends no signals, as a row
+    written by the ORM's ``bulk_create`` sends none."""
+    model = type(instance)
+    fields = [field for field in model._meta.concrete_fields if not field.primary_key]
+    key = (model, connection.vendor)
+    sql = _INSERTS.get(key)
+    if sql is None:
+        table = Table(model, connection)
+        columns = ", ".join(table.column(field.name) for field in fields)
+        marks = ", ".join(["%s"] * len(fields))
+        sql = _INSERTS[key] = (
+            f"INSERT INTO {table.name} ({columns}) VALUES ({marks}) RETURNING {table.column('pk')}"
+        )
+    values = [field.pre_save(instance, add=True) for field in fields]
+    params = [field.get_db_prep_save(value, connection) for field, value in zip(fields, values, strict=True)]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        (pk,) = cursor.fetchone()
+    pk_field = model._meta.pk
+    names = [pk_field.attname, *(field.attname for field in fields)]
+    return model.from_db(alias, names, [pk, *values])
 
 
 @dataclass(frozen=True)

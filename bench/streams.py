@@ -310,6 +310,9 @@ def main() -> int:
 
         logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per request of the client's
         result = {"benchmark": "streams", **measure(args, url, Path(logs))}
+        if result.get("failures"):  # what the server said about them
+            lines = (Path(logs) / "uvicorn.log").read_text(errors="replace").splitlines()
+            print("\n".join([line for line in lines if "Error" in line or "error" in line][-20:]))
     for key, value in result.items():
         print(f"{key:>40}  {value}")
     print(json.dumps(result, separators=(",", ":")))

@@ -197,7 +197,9 @@ async def all_streams(
 ) -> list[bool]:
     import httpx
 
-    limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+    # Idle connections expire before the server's keep-alive (uvicorn: 5 s) closes them: with equal
+    # timeouts a request sent on a connection the server is closing fails with ReadError.
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=None, keepalive_expiry=2.0)
     # A generous timeout: on a loaded machine the last of thousands of requests waits its turn for the
     # server's CPU; a stream that times out is counted, by kind, among the failures.
     async with httpx.AsyncClient(base_url=base, timeout=600, limits=limits) as client:

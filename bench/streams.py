@@ -257,6 +257,8 @@ def measure(args: argparse.Namespace, database_url: str, logs: Path) -> dict[str
     # Memory per open stream where the most were open at once: what each waiting stream costs.
     at_most_open = max((s for s in samples if s[4] == most_open), key=lambda s: s[2])
     failures: dict[str, int] = {}
+    for example in [result for result in results if isinstance(result, BaseException)][:3]:
+        print(f"a failed stream: {example!r} {example.__cause__!r}")
     for result in results:
         if result is not True:
             kind = type(result).__name__ if isinstance(result, BaseException) else f"status {result}"

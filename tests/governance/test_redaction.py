@@ -781,6 +781,17 @@ HOWS = [
 @example(
     seed=2, index=55, how="octal_escape", at=1517, length=0, mark="\u200b", before="", after="", joiner=" "
 )
+# Found by this test: a soft line break hidden twice, before the line break of a key split over two
+# lines (``AKIA…=\n\nK5``) or between the blanks and the line break of the soft line break a token
+# already holds (``…B= \t=\n\nX…``), was read as no soft line break at all.
+@example(
+    seed=3, index=129, how="soft_line_break", at=1026, length=0, mark="\u200b", before="", after="",
+    joiner=" ",
+)  # fmt: skip
+@example(
+    seed=1485, index=59, how="soft_line_break", at=1917, length=1, mark="\u200b", before="", after="",
+    joiner=" ",
+)  # fmt: skip
 @given(
     seed=st.integers(min_value=0, max_value=10_000),
     index=st.integers(min_value=0, max_value=200),

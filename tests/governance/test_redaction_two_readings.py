@@ -1,10 +1,12 @@
-"""Two ways of writing that a reader takes one way and the redaction took another, each a leak the
-hidden-canary property test found (governance/guardrails/redaction/normalise.py):
+"""Ways of writing that a reader takes one way and the redaction took another, each a leak the
+hidden-canary property test found (governance/guardrails/redaction/normalise.py, cuts.py):
 
 - ``API_KEY==`` at a line's end, the value on the next line: the assignment's "=" then a
   quoted-printable soft line break, not base64 padding "==";
 - a JSON ``\\n`` whose ``n`` alone is written as an escape (``\\\\156``, ``\\\\u006e``): the backslash of
-  the JSON escape and an escape of ``n``, not one escape escaped again.
+  the JSON escape and an escape of ``n``, not one escape escaped again;
+- a soft line break hidden twice: before a line break of the token's own, or between the blanks and
+  the line break of another soft line break.
 """
 
 from __future__ import annotations
@@ -97,3 +99,43 @@ def test_a_token_letter_escaped_twice_is_still_read_as_one_escape():
 
     assert len(normalised_views(text)) == 2
     assert redact(text).text == '{"note": "Use [REDACTED:github_token] for the deploy."}'
+
+
+AWS_SPLIT = next(c for c in generate_canaries(3) if c.kind == "aws_key_split_by_line_break")
+NPM_PADDED = next(
+    c for c in generate_canaries(1485) if c.kind == "npm_token_quoted_printable_padded_soft_break"
+)
+
+
+@pytest.mark.parametrize(
+    ("canary", "placeholder"),
+    [(AWS_SPLIT, "aws_access_key_id"), (NPM_PADDED, "npm_token")],
+    ids=["aws", "npm"],
+)
+def test_a_soft_line_break_before_a_tokens_own_line_break_is_read_and_streamed(canary, placeholder):
+    # The canary's own line break (a key split over two lines; a padded soft line break) with one
+    # more soft line break right before it: "=\n\n" and "= \t=\n\n".
+    line_break = canary.value.index("\n")
+    hidden = canary.value[:line_break] + "=\n" + canary.value[line_break:]
+    text = "Lead:\n" + canary.context.replace(canary.value, hidden) + "\nTail."
+
+    whole = redact(text)
+
+    assert canary.leaks(whole.text) == []
+    assert f"[REDACTED:{placeholder}]" in whole.text
+    for position in range(len(text) + 1):
+        assert streamed([text[:position], text[position:]])[0] == whole.text, position
+    assert streamed(list(text))[0] == whole.text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ends with =\n\n  an indented line",
+        "base64 " + base64.b64encode(b"plain words, nothing more.").decode() + "\n\n- a list item",
+        "a total ==\n\nNext paragraph.",
+    ],
+)
+def test_an_equals_sign_before_a_blank_line_and_no_token_is_no_soft_line_break(text):
+    assert normalised_views(text) == ()
+    assert redact(text).text == text

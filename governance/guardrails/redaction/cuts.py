@@ -167,7 +167,9 @@ def _ends_escape(held: str, index: int) -> bool:
 def _soft_line_break(held: str, index: int) -> bool:
     """Whether ``held[index]`` belongs to a quoted-printable soft line break inside a token: ``=`` after
     a character that is neither white space nor base64 padding's first ``=`` at a line's end, the next
-    line not starting with white space or an armour's dashes once it has arrived."""
+    line not starting with white space or an armour's dashes once it has arrived; or to one hidden twice
+    as the normalised view reads it (``normalise._BREAK``): before a line break of the token's own
+    (``AKIA…=\n\nK5``), or its blanks split from its line break by a second one (``…B= \t=\n\nX``)."""
     if held[index] in " \t":
         # Blanks after an "=" (which RFC 2045 tells a decoder to strip): the soft line break they may
         # belong to is still arriving, or has arrived and is judged by its line break.
@@ -179,18 +181,48 @@ def _soft_line_break(held: str, index: int) -> bool:
         after = index
         while after < len(held) and held[after] in " \t":
             after += 1
+        if held[after : after + 1] == "=":  # a second soft line break between the blanks and their break
+            after += 1
         return after == len(held) or (held[after] in "\r\n" and _soft_line_break(held, after))
     if held[index] == "\r":
         return held[index + 1 : index + 2] == "\n" and _soft_line_break(held, index + 1)
     if held[index] != "\n":
         return False
-    equals = index - 2 if held[index - 1 : index] == "\r" else index - 1
+    start = index - 1 if held[index - 1 : index] == "\r" else index
+    if start > 0 and held[start - 1] == "\n":
+        return _soft_line_break(held, start - 1)  # the token's own line break after a soft one
+    equals = start - 1
     while equals > 0 and held[equals] in " \t":
         equals -= 1
-    if equals < 1 or held[equals] != "=" or held[equals - 1].isspace() or _padding(held, equals):
+    if equals < 1 or held[equals] != "=" or _padding(held, equals):
         return False
     following = held[index + 1 : index + 6]
+    own = following[1:] if following[:1] == "\n" else following[2:] if following[:2] == "\r\n" else None
+    if held[equals - 1].isspace():
+        arriving = not following or (own is not None and _token_next(own))
+        return arriving and _blanks_of_a_soft_break(held, equals)
+    if own is not None:
+        return _token_next(own)
     return not following or not (following[0].isspace() or following.startswith("-----"))
+
+
+def _blanks_of_a_soft_break(held: str, equals: int) -> bool:
+    """Whether the "=" at ``equals`` follows the blanks of an earlier soft line break's "="."""
+    before = equals
+    while before > 0 and held[before - 1] in " \t":
+        before -= 1
+    return (
+        before < equals
+        and before >= 2
+        and held[before - 1] == "="
+        and not held[before - 2].isspace()
+        and not _padding(held, before - 1)
+    )
+
+
+def _token_next(line: str) -> bool:
+    """Whether ``line`` (what follows a line break, maybe still arriving) may go on with a token."""
+    return not line or not (line[0].isspace() or line[0] == "-")
 
 
 def _padding(held: str, equals: int) -> bool:

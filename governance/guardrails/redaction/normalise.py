@@ -26,7 +26,9 @@ or escapes of some or all of it. The view undoes them:
   character they stand for does not. Only the references every HTML text holds (``&amp;``, ``&lt;``,
   ``&gt;``) do not call for the view alone;
 - a quoted-printable soft line break inside a token (``=`` at a line's end, maybe with spaces or tabs
-  after it, which RFC 2045 tells a decoder to strip) is removed;
+  after it, which RFC 2045 tells a decoder to strip) is removed, also right after the ``=`` of a
+  secret-bearing key (``API_KEY==``, otherwise base64 padding) and when hidden twice (before a line
+  break of the token's own, or split from its line break by a second one);
 - a combining mark laid over a token character (a strike-through ``U+0336``, an underline ``U+0332``,
   an acute ``U+0301`` on every letter) is removed: a reader still reads the letters under it. Marks
   over letters of other scripts are left as they are: alone, they do not call for the view.
@@ -104,8 +106,14 @@ _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 # character (not a line of its own, not before an armour's dashes) or before the join and the quote of
 # a string literal (``'ghs_…'=\n + '…'``). It joins the two lines. After another "=" it is base64
 # padding ("==") unless that "=" ends the name of a secret-bearing key (``API_KEY==\n…``, the
-# assignment's "=" then the break: :func:`_breaks`).
-_BREAK = r"=[ \t]*\r?\n(?=[^\s\-]|-(?!---)|[ \t]+(?:[+.|&]{1,2}[ \t]*)?\\?[\"'])"
+# assignment's "=" then the break: :func:`_breaks`). Hidden twice, it is still one: a soft line break
+# before a line break that a token character follows (the break kept a line break of the token's
+# own, ``AKIA…=\n\nK5``), or one whose blanks a second soft line break splits from its line break
+# (``…OXB= \t=\n\nXaT5``).
+_BREAK = (
+    r"=(?:[ \t]+=[ \t]*\r?\n|[ \t]*)\r?\n"
+    r"(?=[^\s\-]|-(?!---)|[ \t]+(?:[+.|&]{1,2}[ \t]*)?\\?[\"']|\r?\n[^\s\-])"
+)
 _SOFT_BREAK = r"(?<=[^\r\n])" + _BREAK
 _SOFT_BREAKS = re.compile(_SOFT_BREAK)
 _SPECIAL = re.compile(

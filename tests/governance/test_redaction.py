@@ -770,6 +770,28 @@ HOWS = [
 # Found by this test: a token split into string literals, its closing quote percent-escaped
 # (``'ghs_…%27 + '…'``): the escape called for no view, so the literals were not joined again.
 @example(seed=0, index=66, how="percent", at=65, length=0, mark="\u200b", before="", after="", joiner=" ")
+# Found by this test: a soft line break right after the "=" of ``API_KEY=`` (``API_\u200bKEY==\n…``)
+# was taken for base64 padding "==", so the value stood on a line of its own.
+@example(
+    seed=0, index=58, how="soft_line_break", at=0, length=0, mark="\u200b", before="", after="", joiner=" "
+)
+# Found by this test: the "n" of a JSON "\\n" in an encrypted key written as an octal escape
+# (``\\\\156``) was read as one escape escaped again, "n", so the key's last lines lost their line
+# break and were read apart from the rest.
+@example(
+    seed=2, index=55, how="octal_escape", at=1517, length=0, mark="\u200b", before="", after="", joiner=" "
+)
+# Found by this test: a soft line break hidden twice, before the line break of a key split over two
+# lines (``AKIA…=\n\nK5``) or between the blanks and the line break of the soft line break a token
+# already holds (``…B= \t=\n\nX…``), was read as no soft line break at all.
+@example(
+    seed=3, index=129, how="soft_line_break", at=1026, length=0, mark="\u200b", before="", after="",
+    joiner=" ",
+)  # fmt: skip
+@example(
+    seed=1485, index=59, how="soft_line_break", at=1917, length=1, mark="\u200b", before="", after="",
+    joiner=" ",
+)  # fmt: skip
 @given(
     seed=st.integers(min_value=0, max_value=10_000),
     index=st.integers(min_value=0, max_value=200),

@@ -8,6 +8,7 @@ import itertools
 import re
 from collections.abc import Iterator
 
+from .characters import INVISIBLE
 from .findings import PLACEHOLDER_PREFIX
 from .placeholders import is_placeholder, word_set
 
@@ -69,6 +70,24 @@ def kind_for_key(key: str) -> str | None:
             return {"api": "api_key", "private": "private_key", "priv": "private_key"}.get(previous, "secret")
     joined = next((_JOINED_KEYS[word] for word in words if word in _JOINED_KEYS), None)
     return joined or ("secret" if {"credential", "credentials"} & set(words) else None)
+
+
+# Longer runs before an "=" are rather a line of base64 than a key's name.
+_KEY_NAME_LIMIT = 40
+
+
+def secret_key_before(text: str, end: int) -> bool:
+    """Whether the name that ends at ``end`` is a secret-bearing key (``API_KEY`` of ``API_KEY=``),
+    invisible characters inside it read through, as the normalised view reads them."""
+    start = end
+    while (
+        start > 0
+        and end - start <= _KEY_NAME_LIMIT
+        and (text[start - 1] in _KEY_CHARS or text[start - 1] in INVISIBLE)
+    ):
+        start -= 1
+    name = "".join(char for char in text[start:end] if char in _KEY_CHARS)
+    return 0 < len(name) <= _KEY_NAME_LIMIT and kind_for_key(name) is not None
 
 
 def assignment_spans(text: str, lowered: str) -> Iterator[tuple[int, int, str]]:

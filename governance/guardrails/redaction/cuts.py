@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .assignments import clause_words
+from .assignments import clause_words, secret_key_before
 from .catalogue import lower_ascii
+from .escapes import read_escape
 from .normalise import normalised_views
 from .spelled import SPLIT_SEPARATORS, joined_spans, open_chain, open_pair
 
@@ -38,6 +39,8 @@ _PARTIAL_ESCAPE = re.compile(
     r"|&(?:#[xX]?[0-9A-Fa-f]{0,7}|[A-Za-z][A-Za-z0-9]{0,31})?)\Z"  # an HTML character reference
 )
 _SPACE = re.compile(r"\s")
+_CSS_ESCAPE_END = re.compile(r"\\+[0-9A-Fa-f]{1,6}\Z")
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
 _UNIT = r"[A-Za-z0-9_+/=.:~\-]"
 _GAP = "[ \t\u00a0\u2000-\u200a\u202f\u205f\u3000]"
 # Rule 6: a word and a space (single characters set apart may follow), single characters apart with
@@ -143,40 +146,89 @@ def _outside_escape(held: str, cut: int) -> int:
 
 
 def _after_last_space(held: str) -> int:
-    """After the last white space of ``held`` that is not a quoted-printable soft line break."""
+    """After the last white space of ``held`` that is not a quoted-printable soft line break nor the
+    blank that ends a CSS escape."""
     for index in range(len(held) - 1, -1, -1):
-        if held[index].isspace() and not _soft_line_break(held, index):
+        if held[index].isspace() and not _soft_line_break(held, index) and not _ends_escape(held, index):
             return index + 1
     return 0
 
 
+def _ends_escape(held: str, index: int) -> bool:
+    """Whether ``held[index]`` is the blank that ends a CSS escape the detectors read (``\\6e `` as
+    ``n``): part of the escape, so the word goes on after it (a JSON key body whose line break is
+    written ``\\\\6e `` continues on its next line)."""
+    if held[index] not in " \t\n" or held[index - 1 : index] not in _HEX_DIGITS:
+        return False
+    escape = _CSS_ESCAPE_END.search(held, max(0, index - 16), index)
+    return escape is not None and read_escape(escape.group() + held[index], printable=True) is not None
+
+
 def _soft_line_break(held: str, index: int) -> bool:
     """Whether ``held[index]`` belongs to a quoted-printable soft line break inside a token: ``=`` after
-    a character that is neither white space nor ``=`` (base64 padding ``==``) at a line's end, the next
-    line not starting with white space or an armour's dashes once it has arrived."""
+    a character that is neither white space nor base64 padding's first ``=`` at a line's end, the next
+    line not starting with white space or an armour's dashes once it has arrived; or to one hidden twice
+    as the normalised view reads it (``normalise._BREAK``): before a line break of the token's own
+    (``AKIA…=\n\nK5``), or its blanks split from its line break by a second one (``…B= \t=\n\nX``)."""
     if held[index] in " \t":
         # Blanks after an "=" (which RFC 2045 tells a decoder to strip): the soft line break they may
         # belong to is still arriving, or has arrived and is judged by its line break.
         before = index
         while before > 0 and held[before - 1] in " \t":
             before -= 1
-        if before < 2 or held[before - 1] != "=" or held[before - 2].isspace() or held[before - 2] == "=":
+        if before < 2 or held[before - 1] != "=" or held[before - 2].isspace() or _padding(held, before - 1):
             return False
         after = index
         while after < len(held) and held[after] in " \t":
+            after += 1
+        if held[after : after + 1] == "=":  # a second soft line break between the blanks and their break
             after += 1
         return after == len(held) or (held[after] in "\r\n" and _soft_line_break(held, after))
     if held[index] == "\r":
         return held[index + 1 : index + 2] == "\n" and _soft_line_break(held, index + 1)
     if held[index] != "\n":
         return False
-    equals = index - 2 if held[index - 1 : index] == "\r" else index - 1
+    start = index - 1 if held[index - 1 : index] == "\r" else index
+    if start > 0 and held[start - 1] == "\n":
+        return _soft_line_break(held, start - 1)  # the token's own line break after a soft one
+    equals = start - 1
     while equals > 0 and held[equals] in " \t":
         equals -= 1
-    if equals < 1 or held[equals] != "=" or held[equals - 1].isspace() or held[equals - 1] == "=":
+    if equals < 1 or held[equals] != "=" or _padding(held, equals):
         return False
     following = held[index + 1 : index + 6]
+    own = following[1:] if following[:1] == "\n" else following[2:] if following[:2] == "\r\n" else None
+    if held[equals - 1].isspace():
+        arriving = not following or (own is not None and _token_next(own))
+        return arriving and _blanks_of_a_soft_break(held, equals)
+    if own is not None:
+        return _token_next(own)
     return not following or not (following[0].isspace() or following.startswith("-----"))
+
+
+def _blanks_of_a_soft_break(held: str, equals: int) -> bool:
+    """Whether the "=" at ``equals`` follows the blanks of an earlier soft line break's "="."""
+    before = equals
+    while before > 0 and held[before - 1] in " \t":
+        before -= 1
+    return (
+        before < equals
+        and before >= 2
+        and held[before - 1] == "="
+        and not held[before - 2].isspace()
+        and not _padding(held, before - 1)
+    )
+
+
+def _token_next(line: str) -> bool:
+    """Whether ``line`` (what follows a line break, maybe still arriving) may go on with a token."""
+    return not line or not (line[0].isspace() or line[0] == "-")
+
+
+def _padding(held: str, equals: int) -> bool:
+    """Whether the "=" at ``equals`` follows another that is base64 padding ("=="), not the "=" of a
+    secret-bearing key's assignment (``API_KEY==`` and a soft line break)."""
+    return held[equals - 1] == "=" and not secret_key_before(held, equals - 1)
 
 
 def _open_spelled(held: str) -> int:

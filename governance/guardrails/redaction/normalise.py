@@ -26,18 +26,27 @@ or escapes of some or all of it. The view undoes them:
   character they stand for does not. Only the references every HTML text holds (``&amp;``, ``&lt;``,
   ``&gt;``) do not call for the view alone;
 - a quoted-printable soft line break inside a token (``=`` at a line's end, maybe with spaces or tabs
-  after it, which RFC 2045 tells a decoder to strip) is removed;
+  after it, which RFC 2045 tells a decoder to strip) is removed, also right after the ``=`` of a
+  secret-bearing key (``API_KEY==``, otherwise base64 padding) and when hidden twice (before a line
+  break of the token's own, or split from its line break by a second one);
 - a combining mark laid over a token character (a strike-through ``U+0336``, an underline ``U+0332``,
   an acute ``U+0301`` on every letter) is removed: a reader still reads the letters under it. Marks
   over letters of other scripts are left as they are: alone, they do not call for the view.
 
-One escape reads two ways: an octal escape followed by a digit or a hex letter (``\\0602`` in
-``…4\\0602W…``, the octal escape of ``0`` then ``2``) is also the CSS escape of a character that hides
-(U+0602, an invisible one), which the view would drop with the two characters after the octal
-digits. Nothing in the escape tells which a writer meant, so a text holding one gets a second view,
-reading every such escape as octal and what follows as written; detection runs on both. Some 25
-code points have such a twin (U+0600-0605, U+061C, U+070F, U+115F, U+1160, ...), so the second view
-is rare.
+Some escapes read two ways:
+
+- an octal escape followed by a digit or a hex letter (``\\0602`` in ``…4\\0602W…``, the octal escape
+  of ``0`` then ``2``) is also the CSS escape of a character that hides (U+0602, an invisible one),
+  which the view would drop with the two characters after the octal digits. Some 25 code points have
+  such a twin (U+0600-0605, U+061C, U+070F, U+115F, U+1160, ...);
+- an escape behind two backslashes or more of a letter that a backslash makes a line break or a tab
+  (``n``, ``r``, ``t``) is an escape escaped again (``\\\\156``, a JSON string of code: ``n``), or a
+  JSON ``\\n`` whose ``n`` alone is escaped (``\\`` then ``\\156``): read the first way, the line
+  break between two lines of a key body in a JSON string is gone and the body reads as two halves.
+
+Nothing in the escape tells which a writer meant, so a text holding one gets a second view, reading
+every such escape the second way (octal and what follows as written; a backslash and the letter);
+detection runs on both. Both are rare, so the second view is too.
 
 Detection runs on the view and each finding is mapped back to the original text, so the redacted span
 is the original one, escapes and invisible characters included. Building the view costs one pass in
@@ -55,6 +64,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from governance.guardrails.redaction.assignments import secret_key_before
 from governance.guardrails.redaction.characters import (
     COMBINING,
     INVISIBLE,
@@ -93,9 +103,18 @@ _JOINED_COLON = re.compile(
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 # A quoted-printable soft line break: "=" at a line's end, after a token character or a space within
 # the line (an encoder breaks wherever the line is full, also right before a token), before a token
-# character (not base64 padding "==", not a line of its own, not before an armour's dashes) or before
-# the join and the quote of a string literal (``'ghs_…'=\n + '…'``). It joins the two lines.
-_SOFT_BREAK = r"(?<=[^\r\n=])=[ \t]*\r?\n(?=[^\s\-]|-(?!---)|[ \t]+(?:[+.|&]{1,2}[ \t]*)?\\?[\"'])"
+# character (not a line of its own, not before an armour's dashes) or before the join and the quote of
+# a string literal (``'ghs_…'=\n + '…'``). It joins the two lines. After another "=" it is base64
+# padding ("==") unless that "=" ends the name of a secret-bearing key (``API_KEY==\n…``, the
+# assignment's "=" then the break: :func:`_breaks`). Hidden twice, it is still one: a soft line break
+# before a line break that a token character follows (the break kept a line break of the token's
+# own, ``AKIA…=\n\nK5``), or one whose blanks a second soft line break splits from its line break
+# (``…OXB= \t=\n\nXaT5``).
+_BREAK = (
+    r"=(?:[ \t]+=[ \t]*\r?\n|[ \t]*)\r?\n"
+    r"(?=[^\s\-]|-(?!---)|[ \t]+(?:[+.|&]{1,2}[ \t]*)?\\?[\"']|\r?\n[^\s\-])"
+)
+_SOFT_BREAK = r"(?<=[^\r\n])" + _BREAK
 _SOFT_BREAKS = re.compile(_SOFT_BREAK)
 _SPECIAL = re.compile(
     BACKSLASH_ESCAPE + "|" + _SOFT_BREAK + "|" + _ESCAPE + "|" + REFERENCE + r"|[^\x00-\x7f]+"
@@ -152,8 +171,8 @@ def normalised_views(text: str) -> tuple[View, ...]:
         return ()
     if not builder.two_ways:
         return (view,)
-    octal = _Builder(text, octal=True).build()
-    return (view,) if octal is None else (view, octal)
+    second = _Builder(text, second=True).build()
+    return (view,) if second is None else (view, second)
 
 
 def _calls_for_a_view(text: str) -> bool:
@@ -164,9 +183,18 @@ def _calls_for_a_view(text: str) -> bool:
         or escaped_literal_edge(text)
         or ("%" in text and _INDENT_ESCAPE.search(text))
         or (("\\" in text or "%u" in text) and any(map(read_escape, BACKSLASH_ESCAPES.findall(text))))
-        or ("=" in text and "\n" in text and _SOFT_BREAKS.search(text))
+        or ("=" in text and "\n" in text and _soft_break(text))
         or ("&" in text and any(_calls_for_view(text, m) for m in HTML_REFERENCE.finditer(text)))
     )
+
+
+def _soft_break(text: str) -> bool:
+    return any(_breaks(text, match.start()) for match in _SOFT_BREAKS.finditer(text))
+
+
+def _breaks(text: str, equals: int) -> bool:
+    """Whether the "=" at ``equals``, at a line's end, is a soft line break: not base64 padding."""
+    return text[equals - 1] != "=" or secret_key_before(text, equals - 1)
 
 
 def _calls_for_view(text: str, reference: re.Match[str]) -> bool:
@@ -207,17 +235,20 @@ def _hiding_characters(text: str) -> bool:
     return not unicodedata.is_normalized("NFKC", text) and any(map(folds_to_token, characters))
 
 
+# The letters a backslash makes a line break or a tab of (JSON, and most string literals).
+_LAYOUT_LETTERS = frozenset("nrt")
+
 # What the references every HTML text holds stand for; alone, they do not call for the view.
 _QUIET = frozenset({None, "&", "<", ">"})
 
 
 class _Builder:
-    """Builds the view of ``text``; ``octal``: read each escape that reads two ways as octal (else as
-    CSS). ``two_ways`` tells, after :meth:`build`, whether it met such an escape."""
+    """Builds the view of ``text``; ``second``: read each escape that reads two ways the second way
+    (module docstring). ``two_ways`` tells, after :meth:`build`, whether it met such an escape."""
 
-    def __init__(self, text: str, *, octal: bool = False) -> None:
+    def __init__(self, text: str, *, second: bool = False) -> None:
         self.text = text
-        self.octal = octal
+        self.second = second
         self.two_ways = False
         self.pieces: list[str] = []
         self.segments: list[_Segment] = []
@@ -230,7 +261,9 @@ class _Builder:
         for match in _SPECIAL.finditer(self.text):
             self._copy(cursor, match.start())
             special = match.group()
-            if special[0] == "=":
+            if special[0] == "=" and not _breaks(self.text, match.start()):
+                self._copy(match.start(), match.end())  # base64 padding at a line's end
+            elif special[0] == "=":
                 self.changed = True  # a soft line break: the two lines read as one word
             elif special[0] == "\\" or special.startswith("%u"):
                 self._escaped(match.start(), special, self._read(special))
@@ -261,11 +294,13 @@ class _Builder:
 
     def _read(self, escape: str) -> str | None:
         read = read_escape(escape, printable=True)
-        octal = octal_reading(escape, read)
-        if octal is None:
+        other = octal_reading(escape, read)
+        if other is None and read and read[0] in _LAYOUT_LETTERS and escape.startswith("\\\\"):
+            other = "\\" + read  # the letter of a JSON "\n" escaped on its own (and digits after it)
+        if other is None:
             return read
         self.two_ways = True
-        return octal if self.octal else read
+        return other if self.second else read
 
     def _character(self, offset: int, char: str) -> None:
         if char in INVISIBLE:

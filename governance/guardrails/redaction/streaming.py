@@ -10,8 +10,9 @@ follows from the detectors (``catalogue``, ``assignments``, ``library``, ``block
    token characters, assignment values are bare tokens unless quoted, detect-secrets candidates are
    widened to their token run, and the normalised view only removes invisible characters and decodes
    escapes, neither of which is white space as written (an escaped line break is not a line break
-   until decoded). So a cut at white space never splits such a span, and the
-   trailing run is held until white space follows it. This is the usual holdback: one word (two
+   until decoded; the blank that ends a CSS escape, ``\\6e ``, belongs to the escape and is no cut).
+   So a cut at white space never splits such a span, and the trailing run is held until white space
+   follows it. This is the usual holdback: one word (two
    where the word before may start a key split in two, rule 7).
 2. **An open PEM or PuTTY block** (``-----BEGIN …``, ``PuTTY-User-Key-File-``) is held from its
    opening until its closing line (``END …``, ``Private-MAC:``) has arrived; a trailing line of dashes

@@ -44,13 +44,24 @@ OUTCOME_UNKNOWN = "The outcome of this call is unknown (it was interrupted); it 
 TOOL_FAILED = "The tool failed. No details are available."
 
 
+# ``execute_tool_calls``'s ``receipt`` when the caller does not hold the step's receipt: it is read.
+STEP_RECEIPT_UNREAD: Any = object()
+
+
 def execute_tool_calls(
-    *, run: AgentRun, step_index: int, worker: str, assistant: RunMessage, recorded_now: bool = False
+    *,
+    run: AgentRun,
+    step_index: int,
+    worker: str,
+    assistant: RunMessage,
+    recorded_now: bool = False,
+    receipt: dict[str, Any] | None = STEP_RECEIPT_UNREAD,
 ) -> bool:
     """Run every call of ``assistant`` that has no result message yet, in order. ``recorded_now``:
     ``assistant`` was stored by this attempt of the step, so no call can have a result yet (results are
     stored only after their assistant message) and the results are not read: they take the positions
-    right after the assistant message's, in order, without counting the transcript.
+    right after the assistant message's, in order, without counting the transcript. ``receipt``: the
+    step's receipt as this attempt stored it (else it is read from the step's row).
 
     Raises :class:`agents.runtime.leases.LeaseLost` when ``worker`` no longer holds the run's lease at this step.
 
@@ -67,7 +78,10 @@ def execute_tool_calls(
         )
     configuration = run.configuration
     parts = configuration_parts(configuration)
-    receipt = AgentStep.objects.filter(run=run, index=step_index).values_list("receipt", flat=True).first()
+    if receipt is STEP_RECEIPT_UNREAD:
+        receipt = (
+            AgentStep.objects.filter(run=run, index=step_index).values_list("receipt", flat=True).first()
+        )
     zone = _step_zone(receipt, configuration) or send_zone(configuration, parts.fallbacks)
     receiver = configuration_receiver(configuration, TrustZone.parse(run.receiver_zone))
     # The reply's integrity: a reply stored without one (before levels were kept) reads as untrusted.

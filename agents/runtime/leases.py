@@ -27,6 +27,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connections, router
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
@@ -110,13 +111,13 @@ def _held(condition: Q) -> QuerySet[AgentRun]:
     return AgentRun.objects.filter(condition).exclude(status__in=TERMINAL_STATUSES)
 
 
-def _held_update(held: HeldLease, values: dict[str, object], *, unfinished: bool = True) -> int:
+def held_update_sql(
+    held: HeldLease, values: dict[str, object], connection: BaseDatabaseWrapper, *, unfinished: bool = True
+) -> tuple[str, list[Any]]:
     """``AgentRun.objects.filter(held.query()).exclude(status__in=TERMINAL_STATUSES).update(**values)``
-    (without the ``exclude`` when not ``unfinished``) as one ``UPDATE`` of SQL text: a step makes two
-    to four of these, and building the ORM's query cost more than running it (``catalog/models/sql.py``).
-    Returns the rows updated (0 or 1)."""
-    alias = router.db_for_write(AgentRun)
-    connection = connections[alias]
+    (without the ``exclude`` when not ``unfinished``) as one ``UPDATE`` of SQL text and its parameters:
+    a step makes several of these, and building the ORM's query cost more than running it
+    (``catalog/models/sql.py``)."""
     run = Table(AgentRun, connection)
     assignments = ", ".join(f"{run.column(name)} = %s" for name in values)
     params: list[Any] = [run.value(name, value) for name, value in values.items()]
@@ -128,6 +129,13 @@ def _held_update(held: HeldLease, values: dict[str, object], *, unfinished: bool
     if unfinished:
         sql += f" AND {run['status']} NOT IN ({', '.join(['%s'] * len(TERMINAL_STATUSES))})"
         params += [run.value("status", status.value) for status in TERMINAL_STATUSES]
+    return sql, params
+
+
+def _held_update(held: HeldLease, values: dict[str, object], *, unfinished: bool = True) -> int:
+    """:func:`held_update_sql` run; the rows updated (0 or 1)."""
+    connection = connections[router.db_for_write(AgentRun)]
+    sql, params = held_update_sql(held, values, connection, unfinished=unfinished)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return int(cursor.rowcount)

@@ -22,6 +22,7 @@ from django.db import IntegrityError, transaction
 
 from agents.models import AgentRun, AgentStep, RunMessage, ToolCallRecord, ToolCallStatus
 from agents.runtime.approvals import approval_hold
+from agents.runtime.held_writes import held_insert
 from agents.runtime.injection_screening import screened
 from agents.runtime.leases import HeldLease, lease_hold
 from agents.runtime.parts import configuration_parts
@@ -166,18 +167,17 @@ def _run_handler(
     assert tool is not None
     step_index = lease.step_index
     try:
-        # The claim commits with the lease check; inside an outer transaction it is a savepoint, which
-        # keeps that transaction usable after an IntegrityError.
-        with transaction.atomic():
-            lease_hold(lease)
-            ToolCallRecord.objects.create(
-                run=run,
-                step_index=step_index,
-                call_id=call["id"],
-                tool_name=tool.name,
-                effect=tool.effect,
-                status=ToolCallStatus.STARTED,
-            )
+        # The claim commits with the lease check (agents/runtime/held_writes.py).
+        held_insert(
+            lease,
+            ToolCallRecord,
+            run=run,
+            step_index=step_index,
+            call_id=call["id"],
+            tool_name=tool.name,
+            effect=tool.effect,
+            status=ToolCallStatus.STARTED,
+        )
     except IntegrityError:
         record = ToolCallRecord.objects.get(run=run, call_id=call["id"])
         if tool.effect == ToolEffect.NON_IDEMPOTENT_WRITE:
@@ -265,18 +265,21 @@ def _store_result(
 ) -> None:
     """Store the result at ``position``, or (None) after every message of the run: the transcript's
     length, counted in the same transaction as the insert, after the lease check."""
+    fields = {
+        "run": run,
+        "step_index": lease.step_index,
+        "role": "tool",
+        "content": result.content,
+        "tool_call_id": call["id"],
+        "tool_name": call["name"],
+        "data_class": result.data_class,
+        "integrity": result.integrity,
+        "screening": result.screening,
+        "quarantined": result.held,
+    }
+    if position is not None:  # one statement with the lease check (agents/runtime/held_writes.py)
+        held_insert(lease, RunMessage, position=position, **fields)
+        return
     with transaction.atomic():
         lease_hold(lease)
-        RunMessage.objects.create(
-            run=run,
-            position=RunMessage.objects.filter(run=run).count() if position is None else position,
-            step_index=lease.step_index,
-            role="tool",
-            content=result.content,
-            tool_call_id=call["id"],
-            tool_name=call["name"],
-            data_class=result.data_class,
-            integrity=result.integrity,
-            screening=result.screening,
-            quarantined=result.held,
-        )
+        RunMessage.objects.create(position=RunMessage.objects.filter(run=run).count(), **fields)

@@ -10,6 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.models import AgentRun, AgentStep, RunMessage, StepStatus
+from agents.runtime.held_writes import row_inserted
 from agents.runtime.leases import HeldLease, LeaseLost, StepTotals, run_totals_held
 from agents.runtime.outcome import Answered, CallOutcome
 from agents.runtime.plan import SendPlan, model_profile
@@ -105,7 +106,7 @@ def step_record(record: StepRecord) -> AgentStep:
 
 
 def step_saved(step: AgentStep) -> AgentStep:
-    step.save()
+    row_inserted(step)
     step_record_observed(step)
     return step
 
@@ -187,7 +188,7 @@ def completed_step_record(record: StepRecord, *, worker: str, position: int) -> 
     if not run_totals_held(held=held, totals=totals, complete=finished):
         raise LeaseLost(f"run {held.run_id} step {held.step_index} is no longer leased by this worker")
     step_saved(step)
-    message = RunMessage.objects.create(
+    message = RunMessage(
         run=record.run,
         position=position,
         step_index=record.index,
@@ -199,6 +200,7 @@ def completed_step_record(record: StepRecord, *, worker: str, position: int) -> 
         integrity=step.integrity,
         tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls],
     )
+    row_inserted(message)
     # Last in the transaction: the model row stays locked only for the commit.
     served_model_calibrate(plan=record.plan, fitted=answered.fitted, served=served, usage=usage)
     return CompletedStep(message=message, finished=finished, receipt=step.receipt)

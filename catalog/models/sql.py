@@ -27,6 +27,11 @@ from django.db import models
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models.sql import Query
 
+# Fields and quoted names by (model, name) and (model, vendor, name): a step builds its statements anew
+# each time, and looking the same names up in the model's metadata was a measurable part of that.
+_FIELDS: dict[tuple[type[models.Model], str], models.Field[Any, Any]] = {}
+_COLUMNS: dict[tuple[type[models.Model], str, str], str] = {}
+
 
 class Table:
     """A model's quoted table and column names on one connection, and its fields' value preparation."""
@@ -38,9 +43,13 @@ class Table:
 
     def field(self, name: str) -> models.Field[Any, Any]:
         """Field ``name`` (``"pk"`` for the primary key), which must be a column of this table."""
+        found = _FIELDS.get((self.model, name))
+        if found is not None:
+            return found
         field = self.model._meta.pk if name == "pk" else self.model._meta.get_field(name)
         if not isinstance(field, models.Field) or not field.concrete:
             raise TypeError(f"{self.model.__name__}.{name} is not a column")
+        _FIELDS[(self.model, name)] = field
         return field
 
     def related(self, name: str) -> Table:
@@ -52,10 +61,14 @@ class Table:
 
     def column(self, name: str) -> str:
         """The quoted column of field ``name``, unqualified (as a SET target must be)."""
-        column = self.field(name).column
-        if column is None:
-            raise TypeError(f"{self.model.__name__}.{name} has no column")
-        return self.connection.ops.quote_name(column)
+        key = (self.model, self.connection.vendor, name)
+        quoted = _COLUMNS.get(key)
+        if quoted is None:
+            column = self.field(name).column
+            if column is None:
+                raise TypeError(f"{self.model.__name__}.{name} has no column")
+            quoted = _COLUMNS[key] = self.connection.ops.quote_name(column)
+        return quoted
 
     def __getitem__(self, name: str) -> str:
         """The quoted column of field ``name``, qualified by the table."""

@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from agents.models import AgentRun, RunMessage, ToolCallRecord
-from agents.runtime.held_writes import held_insert
+from agents.runtime.held_writes import held_insert, row_inserted
 from agents.runtime.leases import HeldLease, LeaseLost, lease_claim
 from agents.services import run_create
 from governance.vocabulary import DataClass
@@ -122,3 +122,17 @@ def test_on_postgresql_the_lease_check_and_the_insert_are_one_statement(fake_pro
         held_insert(held, RunMessage, **result_fields(run, 0))
     assert len(statements) == 1, [query["sql"][:80] for query in statements]
     assert RunMessage.objects.filter(run=run, position=0).exists()
+
+
+@pytest.mark.parametrize("database", DATABASES)
+def test_a_step_rows_insert_stores_what_the_orms_would_and_returns_the_saved_instance(
+    database, fake_provider
+):
+    run, _ = claimed_run(fake_provider)
+    message = row_inserted(RunMessage(**result_fields(run, 0)))
+    RunMessage.objects.create(**result_fields(run, 1))
+
+    written, created = (RunMessage.objects.filter(run=run, position=p).values(*STORED).get() for p in (0, 1))
+    assert written == {**created, "position": 0}
+    assert message.pk is not None and not message._state.adding
+    assert RunMessage.objects.get(pk=message.pk).content == "Warm and brief."

@@ -9,8 +9,10 @@ calibration update on SQLite). Every other statement is an ordinary ORM call: th
 makes before its provider call and the budget's reserve and settle updates
 (``ClientDailyUsageQuerySet`` in ``agents/models/usage.py``) were once compiled ahead and replayed
 through the ORM's private query classes, which saved well under a millisecond on a request that
-then waits seconds for its model (docs/decisions/0015). These four are SQL text, assembled from the
-pieces here:
+then waits seconds for its model (docs/decisions/0015). These four are SQL text, and so are the
+step's lease updates (``agents/runtime/leases.py``) and the rows it writes after its lease check
+(``agents/runtime/held_writes.py``: on PostgreSQL a tool call's claim and result are one statement with
+the check), assembled from the pieces here:
 :class:`Table` reads table and column names from ``Model._meta`` and quotes them for the connection,
 :func:`converted_row` passes a returned row through each field's own converters (as the ORM does),
 and :class:`Float` renders arithmetic written in Python as double-precision SQL. Only PostgreSQL

@@ -108,11 +108,41 @@ def run_on_services(benchmark: str, body: Callable[[Services, Path], int]) -> in
     os.environ.update(
         DJANGO_SETTINGS_MODULE="config.settings.test", DATABASE_URL=services.bench_url, REDIS_URL=redis_url
     )
-    with tempfile.TemporaryDirectory(prefix=f"bench-{benchmark}-") as logs, bench_database(services):
+    with (
+        redis_database_held(redis_url, benchmark),
+        tempfile.TemporaryDirectory(prefix=f"bench-{benchmark}-") as logs,
+        bench_database(services),
+    ):
         import django
 
         django.setup()
         return body(services, Path(logs))
+
+
+REDIS_HELD_KEY = "govctx-bench-running"
+
+
+@contextmanager
+def redis_database_held(redis_url: str, benchmark: str) -> Iterator[None]:
+    """Hold ``redis_url``'s database for one benchmark at a time. The database on PostgreSQL is the
+    run's own (its name ends in the process id), but the Celery queues and the floor's counters live
+    in the Redis database ``REDIS_URL`` names: two runs sharing it would take each other's tasks. A
+    second run stops at once, naming the run that holds it; give each its own database number."""
+    import redis
+
+    store = redis.Redis.from_url(redis_url)
+    holder = f"{benchmark} (pid {os.getpid()})"
+    if not store.set(REDIS_HELD_KEY, holder, nx=True, ex=3600):
+        held_by = (store.get(REDIS_HELD_KEY) or b"?").decode()
+        raise SystemExit(
+            f"{benchmark}: the Redis database of {redis_url} is in use by {held_by}; "
+            "set REDIS_URL to a database of your own (redis://host:6379/<n>)"
+        )
+    try:
+        yield
+    finally:
+        if (store.get(REDIS_HELD_KEY) or b"").decode() == holder:
+            store.delete(REDIS_HELD_KEY)
 
 
 # --- workers ----------------------------------------------------------------------------------------------

@@ -114,10 +114,12 @@ class AgentRunQuerySet(models.QuerySet["AgentRun"]):
         added: Mapping[str, int | Decimal],
         values: Mapping[str, object],
         lease_owner: str | None = None,
+        step_index: int | None = None,
     ) -> int:
         """Add ``added`` (field: amount, counted in the statement, so concurrent writers lose nothing)
         to run ``run_id``'s counters and set ``values`` (field: value); with ``lease_owner``, only while
-        the run is unfinished and that worker holds its lease. Returns the rows updated (0 or 1).
+        the run is unfinished and that worker holds its lease (with ``step_index``, at that step).
+        Returns the rows updated (0 or 1).
 
         The same statement as ``filter(...).update(field=F(field) + amount, ...)`` in one ``UPDATE``
         of SQL text: a step adds its usage once, and compiling the ORM's expressions cost more than
@@ -148,6 +150,9 @@ class AgentRunQuerySet(models.QuerySet["AgentRun"]):
             terminal = ", ".join(["%s"] * len(TERMINAL_STATUSES))
             sql += f" AND {run['status']} NOT IN ({terminal}) AND {run['lease_owner']} = %s"
             params += [*(run.value("status", status.value) for status in TERMINAL_STATUSES), lease_owner]
+        if step_index is not None:
+            sql += f" AND {run['next_step_index']} = %s"
+            params.append(step_index)
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
             return int(cursor.rowcount)

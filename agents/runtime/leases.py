@@ -26,12 +26,15 @@ from enum import StrEnum
 from typing import Any
 
 from django.conf import settings
+from django.db import connections, router
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from agents.models import AgentRun, RunStatus, TerminationReason
 from agents.models.runs import TERMINAL_STATUSES
 from agents.runtime.parts import step_configuration
+from catalog.models.sql import Table
 
 MAX_REQUEUES = 3
 REQUEUE_LIMIT = "requeue_limit"
@@ -108,6 +111,41 @@ def _held(condition: Q) -> QuerySet[AgentRun]:
     return AgentRun.objects.filter(condition).exclude(status__in=TERMINAL_STATUSES)
 
 
+def held_update_sql(
+    held: HeldLease, values: dict[str, object], connection: BaseDatabaseWrapper, *, unfinished: bool = True
+) -> tuple[str, list[Any]]:
+    """``AgentRun.objects.filter(held.query()).exclude(status__in=TERMINAL_STATUSES).update(**values)``
+    (without the ``exclude`` when not ``unfinished``) as one ``UPDATE`` of SQL text and its parameters:
+    a step makes several of these, and building the ORM's query cost more than running it
+    (``catalog/models/sql.py``)."""
+    run = Table(AgentRun, connection)
+    assignments = ", ".join(f"{run.column(name)} = %s" for name in values)
+    params: list[Any] = [run.value(name, value) for name, value in values.items()]
+    sql = (
+        f"UPDATE {run.name} SET {assignments} WHERE {run['pk']} = %s "
+        f"AND {run['lease_owner']} = %s AND {run['next_step_index']} = %s"
+    )
+    params += [run.value("pk", uuid.UUID(held.run_id)), held.worker, held.step_index]
+    if unfinished:
+        sql += f" AND {run['status']} NOT IN ({', '.join(['%s'] * len(TERMINAL_STATUSES))})"
+        params += [run.value("status", status.value) for status in TERMINAL_STATUSES]
+    return sql, params
+
+
+def _held_update(held: HeldLease, values: dict[str, object], *, unfinished: bool = True) -> int:
+    """:func:`held_update_sql` run; the rows updated (0 or 1)."""
+    connection = connections[router.db_for_write(AgentRun)]
+    sql, params = held_update_sql(held, values, connection, unfinished=unfinished)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return int(cursor.rowcount)
+
+
+def lease_expiry() -> datetime:
+    """When a lease taken or renewed now expires."""
+    return timezone.now() + timedelta(seconds=lease_seconds())
+
+
 def lease_hold(held: HeldLease) -> None:
     """Renew ``held`` if its worker still holds it, else raise :class:`LeaseLost`.
 
@@ -115,8 +153,7 @@ def lease_hold(held: HeldLease) -> None:
     locked until the commit, so a claim by another worker waits for the commit and then finds a live
     lease; and a worker whose lease was taken over (a new owner, a requeue, the run ended) updates
     nothing and keeps nothing. One primary-key update."""
-    expires = timezone.now() + timedelta(seconds=lease_seconds())
-    if not _held(held.query()).update(lease_expires_at=expires):
+    if not _held_update(held, {"lease_expires_at": lease_expiry()}):
         raise LeaseLost(f"run {held.run_id} step {held.step_index} is no longer leased by this worker")
 
 
@@ -141,11 +178,9 @@ def leases_renew(held: Collection[HeldLease]) -> tuple[HeldLease, ...]:
 
 def run_advance(*, run: AgentRun, worker: str, next_index: int) -> bool:
     """Move the run to ``next_index`` and release the lease. False when the lease was lost."""
-    return bool(
-        AgentRun.objects.filter(id=run.id, lease_owner=worker, next_step_index=next_index - 1).update(
-            next_step_index=next_index, lease_owner="", lease_expires_at=None, updated_at=timezone.now()
-        )
-    )
+    held = HeldLease(run_id=str(run.id), step_index=next_index - 1, worker=worker)
+    values = {"next_step_index": next_index, "lease_owner": "", "lease_expires_at": None}
+    return bool(_held_update(held, {**values, "updated_at": timezone.now()}, unfinished=False))
 
 
 def run_finish(
@@ -178,20 +213,25 @@ class StepTotals:
         }
 
 
-def run_totals_add(*, run_id: str, totals: StepTotals) -> None:
-    AgentRun.objects.totals_add(
-        run_id=run_id, added=totals.added(), values={"last_calibration_ratio": totals.calibration_ratio}
-    )
-
-
-def run_complete_with(*, run_id: str, worker: str, totals: StepTotals) -> bool:
-    """Complete the run and add ``totals`` in one statement, if ``worker`` still holds the lease."""
-    values = {
-        "last_calibration_ratio": totals.calibration_ratio,
-        **finish_fields(TerminationReason.COMPLETED),
-    }
+def run_totals_held(*, held: HeldLease, totals: StepTotals, complete: bool) -> bool:
+    """Add ``totals`` to the run if ``held``'s worker still holds its lease at its step (as
+    :func:`lease_hold` checks), in one statement that also renews the lease or, with ``complete``,
+    ends the run completed and releases it. Run first in the transaction that records the step, it
+    is that transaction's lease check (the row stays locked until the commit). False when the lease
+    was lost: nothing was added."""
+    values: dict[str, object] = {"last_calibration_ratio": totals.calibration_ratio}
+    if complete:
+        values |= finish_fields(TerminationReason.COMPLETED)
+    else:
+        values["lease_expires_at"] = lease_expiry()
     return bool(
-        AgentRun.objects.totals_add(run_id=run_id, added=totals.added(), values=values, lease_owner=worker)
+        AgentRun.objects.totals_add(
+            run_id=held.run_id,
+            added=totals.added(),
+            values=values,
+            lease_owner=held.worker,
+            step_index=held.step_index,
+        )
     )
 
 

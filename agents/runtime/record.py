@@ -10,7 +10,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.models import AgentRun, AgentStep, RunMessage, StepStatus
-from agents.runtime.leases import HeldLease, StepTotals, lease_hold, run_complete_with, run_totals_add
+from agents.runtime.held_writes import row_inserted
+from agents.runtime.leases import HeldLease, LeaseLost, StepTotals, run_totals_held
 from agents.runtime.outcome import Answered, CallOutcome
 from agents.runtime.plan import SendPlan, model_profile
 from agents.telemetry import step_record_observed
@@ -96,10 +97,22 @@ def served_model_calibrate(
 class CompletedStep:
     message: RunMessage  # the assistant message the reply became
     finished: bool  # the reply had no tool calls, so the run completed in the same commit
+    receipt: dict[str, object] | None  # the step's receipt, as stored
 
 
 def step_record(record: StepRecord) -> AgentStep:
     """Store ``record`` as the run's step row at ``record.index``."""
+    return step_saved(step_built(record))
+
+
+def step_saved(step: AgentStep) -> AgentStep:
+    row_inserted(step)
+    step_record_observed(step)
+    return step
+
+
+def step_built(record: StepRecord) -> AgentStep:
+    """``record`` as the run's step row at ``record.index``, validated, not yet saved."""
     usage = record.reply.usage if record.reply else None
     reported = usage.prompt_tokens if usage else None
     estimated = record.estimated
@@ -137,8 +150,6 @@ def step_record(record: StepRecord) -> AgentStep:
     # The receipt is built here from the decision's own values (JSON by construction, and the save
     # writes it as JSON anyway): validating it would serialise it once more for nothing.
     step.full_clean(exclude=["run", "model", "receipt"])
-    step.save()
-    step_record_observed(step)
     return step
 
 
@@ -167,9 +178,17 @@ def completed_step_record(record: StepRecord, *, worker: str, position: int) -> 
     if not isinstance(answered, Answered):
         raise ValueError("a completed step is recorded with its fit, its reply and the model that served it")
     reply, served = answered.reply, answered.served
-    lease_hold(HeldLease(run_id=str(record.run.id), step_index=record.index, worker=worker))
-    step = step_record(record)
-    message = RunMessage.objects.create(
+    step = step_built(record)
+    usage = reply.usage
+    totals = step_totals(step, usage, calibration_ratio=step.calibration_ratio)
+    finished = not reply.tool_calls
+    # First: the lease check, with the totals (and, for a final answer, the run's completion) in the
+    # same statement; the run's row stays locked until the commit.
+    held = HeldLease(run_id=str(record.run.id), step_index=record.index, worker=worker)
+    if not run_totals_held(held=held, totals=totals, complete=finished):
+        raise LeaseLost(f"run {held.run_id} step {held.step_index} is no longer leased by this worker")
+    step_saved(step)
+    message = RunMessage(
         run=record.run,
         position=position,
         step_index=record.index,
@@ -181,15 +200,10 @@ def completed_step_record(record: StepRecord, *, worker: str, position: int) -> 
         integrity=step.integrity,
         tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls],
     )
-    usage = reply.usage
-    totals = step_totals(step, usage, calibration_ratio=step.calibration_ratio)
-    run_id = str(record.run.id)
-    finished = not reply.tool_calls and run_complete_with(run_id=run_id, worker=worker, totals=totals)
-    if not finished:
-        run_totals_add(run_id=run_id, totals=totals)
+    row_inserted(message)
     # Last in the transaction: the model row stays locked only for the commit.
     served_model_calibrate(plan=record.plan, fitted=answered.fitted, served=served, usage=usage)
-    return CompletedStep(message=message, finished=finished)
+    return CompletedStep(message=message, finished=finished, receipt=step.receipt)
 
 
 def step_totals(step: AgentStep, usage: Usage, *, calibration_ratio: float | None) -> StepTotals:

@@ -35,9 +35,9 @@ from agents.runtime.live import streamed_send
 from agents.runtime.outcome import Ended, SendError
 from agents.runtime.plan import SendPlan
 from agents.runtime.queue import step_enqueue
-from agents.runtime.record import StepRecord, completed_step_record, step_record
+from agents.runtime.record import CompletedStep, StepRecord, completed_step_record, step_record
 from agents.runtime.send import GovernedCall
-from agents.runtime.tool_calls import execute_tool_calls
+from agents.runtime.tool_calls import STEP_RECEIPT_UNREAD, execute_tool_calls
 from agents.runtime.transcript import run_send
 from agents.selectors import run_client_name
 from catalog.errors import ModelInactive
@@ -108,7 +108,7 @@ def _claimed_step_run(run: AgentRun, step_index: int, worker: str, recorded: str
     log_context_update(client=run_client_name(run))
     if run.cancel_requested:
         return _finish(run, worker, step_index, TerminationReason.CANCELLED)
-    assistant = None
+    completed = None
     if recorded != StepStatus.COMPLETED:
         if recorded is not None:  # a refusal or failure whose run was not ended (the worker died)
             AgentStep.objects.filter(run=run, index=step_index).delete()
@@ -121,8 +121,8 @@ def _claimed_step_run(run: AgentRun, step_index: int, worker: str, recorded: str
         phase = _model_phase(run, step_index, worker)
         if isinstance(phase, StepOutcome):
             return phase
-        assistant = phase
-    return _tool_phase(run, step_index, worker, assistant)
+        completed = phase
+    return _tool_phase(run, step_index, worker, completed)
 
 
 def _finish(
@@ -166,8 +166,8 @@ def _event_context(run: AgentRun, plan: SendPlan, step_index: int) -> EventConte
     )
 
 
-def _model_phase(run: AgentRun, step_index: int, worker: str) -> StepOutcome | RunMessage:
-    """The model call and its record; the assistant message it stored, or how the run ended."""
+def _model_phase(run: AgentRun, step_index: int, worker: str) -> StepOutcome | CompletedStep:
+    """The model call and its record; the step it stored, or how the run ended."""
     started = time.monotonic()
     request, plan = run_send(run)
     context = _event_context(run, plan, step_index)
@@ -189,7 +189,7 @@ def _model_phase(run: AgentRun, step_index: int, worker: str) -> StepOutcome | R
     )
     if completed.finished:
         return StepOutcome(str(run.id), step_index, StepAction.FINISHED, TerminationReason.COMPLETED.value)
-    return completed.message
+    return completed
 
 
 # How a governed call that ended without a reply ends its step and its run: the step's status and the
@@ -213,19 +213,30 @@ def step_ends(error: SendError) -> tuple[StepStatus, TerminationReason, str]:
     return status, reason, error.code
 
 
-def _tool_phase(run: AgentRun, step_index: int, worker: str, assistant: RunMessage | None) -> StepOutcome:
-    recorded_now = assistant is not None
-    if assistant is None:  # recorded by an earlier attempt of this step
+def _tool_phase(run: AgentRun, step_index: int, worker: str, completed: CompletedStep | None) -> StepOutcome:
+    """The tool calls of the step's reply: ``completed`` when this attempt recorded it, else (None)
+    read as an earlier attempt stored it."""
+    recorded_now = completed is not None
+    if completed is None:  # recorded by an earlier attempt of this step
         assistant = RunMessage.objects.get(run=run, step_index=step_index, role="assistant")
+        receipt = STEP_RECEIPT_UNREAD
+    else:
+        assistant, receipt = completed.message, completed.receipt
     if not assistant.tool_calls:
         return _finish(run, worker, step_index, TerminationReason.COMPLETED)
     while not execute_tool_calls(
-        run=run, step_index=step_index, worker=worker, assistant=assistant, recorded_now=recorded_now
+        run=run,
+        step_index=step_index,
+        worker=worker,
+        assistant=assistant,
+        recorded_now=recorded_now,
+        receipt=receipt,
     ):
         pause = run_pause(run=run, worker=worker, step_index=step_index)
         if pause != Pause.DECIDED:  # paused: a decision queues this step again (agents/runtime/approvals.py)
             return StepOutcome(str(run.id), step_index, StepAction.SKIPPED, pause.value)
         recorded_now = False  # some results are stored now
+        receipt = STEP_RECEIPT_UNREAD
     if run_advance(run=run, worker=worker, next_index=step_index + 1):
         step_enqueue(run_id=str(run.id), step_index=step_index + 1)
         return StepOutcome(str(run.id), step_index, StepAction.ADVANCED)

@@ -22,6 +22,7 @@ from django.db import IntegrityError, transaction
 
 from agents.models import AgentRun, AgentStep, RunMessage, ToolCallRecord, ToolCallStatus
 from agents.runtime.approvals import approval_hold
+from agents.runtime.held_writes import held_insert
 from agents.runtime.injection_screening import screened
 from agents.runtime.leases import HeldLease, lease_hold
 from agents.runtime.parts import configuration_parts
@@ -44,13 +45,24 @@ OUTCOME_UNKNOWN = "The outcome of this call is unknown (it was interrupted); it 
 TOOL_FAILED = "The tool failed. No details are available."
 
 
+# ``execute_tool_calls``'s ``receipt`` when the caller does not hold the step's receipt: it is read.
+STEP_RECEIPT_UNREAD: Any = object()
+
+
 def execute_tool_calls(
-    *, run: AgentRun, step_index: int, worker: str, assistant: RunMessage, recorded_now: bool = False
+    *,
+    run: AgentRun,
+    step_index: int,
+    worker: str,
+    assistant: RunMessage,
+    recorded_now: bool = False,
+    receipt: dict[str, Any] | None = STEP_RECEIPT_UNREAD,
 ) -> bool:
     """Run every call of ``assistant`` that has no result message yet, in order. ``recorded_now``:
     ``assistant`` was stored by this attempt of the step, so no call can have a result yet (results are
     stored only after their assistant message) and the results are not read: they take the positions
-    right after the assistant message's, in order, without counting the transcript.
+    right after the assistant message's, in order, without counting the transcript. ``receipt``: the
+    step's receipt as this attempt stored it (else it is read from the step's row).
 
     Raises :class:`agents.runtime.leases.LeaseLost` when ``worker`` no longer holds the run's lease at this step.
 
@@ -67,7 +79,10 @@ def execute_tool_calls(
         )
     configuration = run.configuration
     parts = configuration_parts(configuration)
-    receipt = AgentStep.objects.filter(run=run, index=step_index).values_list("receipt", flat=True).first()
+    if receipt is STEP_RECEIPT_UNREAD:
+        receipt = (
+            AgentStep.objects.filter(run=run, index=step_index).values_list("receipt", flat=True).first()
+        )
     zone = _step_zone(receipt, configuration) or send_zone(configuration, parts.fallbacks)
     receiver = configuration_receiver(configuration, TrustZone.parse(run.receiver_zone))
     # The reply's integrity: a reply stored without one (before levels were kept) reads as untrusted.
@@ -152,18 +167,17 @@ def _run_handler(
     assert tool is not None
     step_index = lease.step_index
     try:
-        # The claim commits with the lease check; inside an outer transaction it is a savepoint, which
-        # keeps that transaction usable after an IntegrityError.
-        with transaction.atomic():
-            lease_hold(lease)
-            ToolCallRecord.objects.create(
-                run=run,
-                step_index=step_index,
-                call_id=call["id"],
-                tool_name=tool.name,
-                effect=tool.effect,
-                status=ToolCallStatus.STARTED,
-            )
+        # The claim commits with the lease check (agents/runtime/held_writes.py).
+        held_insert(
+            lease,
+            ToolCallRecord,
+            run=run,
+            step_index=step_index,
+            call_id=call["id"],
+            tool_name=tool.name,
+            effect=tool.effect,
+            status=ToolCallStatus.STARTED,
+        )
     except IntegrityError:
         record = ToolCallRecord.objects.get(run=run, call_id=call["id"])
         if tool.effect == ToolEffect.NON_IDEMPOTENT_WRITE:
@@ -251,18 +265,21 @@ def _store_result(
 ) -> None:
     """Store the result at ``position``, or (None) after every message of the run: the transcript's
     length, counted in the same transaction as the insert, after the lease check."""
+    fields = {
+        "run": run,
+        "step_index": lease.step_index,
+        "role": "tool",
+        "content": result.content,
+        "tool_call_id": call["id"],
+        "tool_name": call["name"],
+        "data_class": result.data_class,
+        "integrity": result.integrity,
+        "screening": result.screening,
+        "quarantined": result.held,
+    }
+    if position is not None:  # one statement with the lease check (agents/runtime/held_writes.py)
+        held_insert(lease, RunMessage, position=position, **fields)
+        return
     with transaction.atomic():
         lease_hold(lease)
-        RunMessage.objects.create(
-            run=run,
-            position=RunMessage.objects.filter(run=run).count() if position is None else position,
-            step_index=lease.step_index,
-            role="tool",
-            content=result.content,
-            tool_call_id=call["id"],
-            tool_name=call["name"],
-            data_class=result.data_class,
-            integrity=result.integrity,
-            screening=result.screening,
-            quarantined=result.held,
-        )
+        RunMessage.objects.create(position=RunMessage.objects.filter(run=run).count(), **fields)

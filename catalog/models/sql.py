@@ -5,12 +5,15 @@ totals (``AgentRunQuerySet.totals_add``), its transcript read (``agents/runtime/
 calibration update (``LlmModelQuerySet.calibrate`` in ``catalog/models/catalog.py``) run once per step. The ORM cannot
 express either as one statement (it has no ``UPDATE … RETURNING``), and compiling an ORM expression
 tree costs more at every step than the statement it compiles to (about 1 ms against 0.08 ms for the
-calibration update on SQLite). The statements every API request runs are SQL text too, built once per
-database vendor (:class:`Statement`): its client by token and its configuration's key
-(``catalog/selectors.py``), the budget's reserve and settle updates (``ClientDailyUsageQuerySet`` in
-``agents/models/usage.py``). Through the ORM each cost about 0.3 ms of CPU on SQLite against 0.03 ms
-run as text, and a gateway's cost per request is what its users compare (docs/results.md, "Per
-request"). Every other statement is an ordinary ORM call. All are assembled from the pieces here:
+calibration update on SQLite). So are the step's lease updates (``agents/runtime/leases.py``) and the
+rows it writes after its lease check (``agents/runtime/held_writes.py``: on PostgreSQL a tool call's
+claim and result are one statement with the check). The statements every API request runs are SQL
+text too, built once per database vendor (:class:`Statement`): its client by token and its
+configuration's key (``catalog/selectors.py``), the budget's reserve and settle updates
+(``ClientDailyUsageQuerySet`` in ``agents/models/usage.py``) and its ledger row (:func:`inserted`).
+Through the ORM each cost about 0.3 ms of CPU on SQLite against 0.03 ms run as text, and a gateway's
+cost per request is what its users compare (docs/results.md, "Gateway"). Every other statement is an
+ordinary ORM call. All are assembled from the pieces here:
 :class:`Table` reads table and column names from ``Model._meta`` and quotes them for the connection,
 :func:`converted_row` passes a returned row through each field's own converters (as the ORM does),
 and :class:`Float` renders arithmetic written in Python as double-precision SQL. Only PostgreSQL
@@ -29,6 +32,11 @@ from django.db.models.sql import Query
 
 M = TypeVar("M", bound=models.Model)
 
+# Fields and quoted names by (model, name) and (model, vendor, name): a step builds its statements anew
+# each time, and looking the same names up in the model's metadata was a measurable part of that.
+_FIELDS: dict[tuple[type[models.Model], str], models.Field[Any, Any]] = {}
+_COLUMNS: dict[tuple[type[models.Model], str, str], str] = {}
+
 
 class Table:
     """A model's quoted table and column names on one connection, and its fields' value preparation."""
@@ -40,9 +48,13 @@ class Table:
 
     def field(self, name: str) -> models.Field[Any, Any]:
         """Field ``name`` (``"pk"`` for the primary key), which must be a column of this table."""
+        found = _FIELDS.get((self.model, name))
+        if found is not None:
+            return found
         field = self.model._meta.pk if name == "pk" else self.model._meta.get_field(name)
         if not isinstance(field, models.Field) or not field.concrete:
             raise TypeError(f"{self.model.__name__}.{name} is not a column")
+        _FIELDS[(self.model, name)] = field
         return field
 
     def related(self, name: str) -> Table:
@@ -54,10 +66,14 @@ class Table:
 
     def column(self, name: str) -> str:
         """The quoted column of field ``name``, unqualified (as a SET target must be)."""
-        column = self.field(name).column
-        if column is None:
-            raise TypeError(f"{self.model.__name__}.{name} has no column")
-        return self.connection.ops.quote_name(column)
+        key = (self.model, self.connection.vendor, name)
+        quoted = _COLUMNS.get(key)
+        if quoted is None:
+            column = self.field(name).column
+            if column is None:
+                raise TypeError(f"{self.model.__name__}.{name} has no column")
+            quoted = _COLUMNS[key] = self.connection.ops.quote_name(column)
+        return quoted
 
     def __getitem__(self, name: str) -> str:
         """The quoted column of field ``name``, qualified by the table."""

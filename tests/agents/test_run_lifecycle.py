@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from agents.models import AgentRun, AgentStep, RunMessage, ToolCallRecord
 from agents.runtime.leases import MAX_REQUEUES, lease_claim, runs_reap
+from agents.runtime.record import CompletedStep
 from agents.runtime.step import LeaseBusy, step_run
 from agents.runtime.tool_calls import OUTCOME_UNKNOWN
 from agents.services import run_cancel, run_create
@@ -193,8 +194,8 @@ def test_non_idempotent_tool_call_is_never_replayed_after_a_crash(fake_provider,
     lease_claim(run_id=str(run.id), step_index=0, worker="w1")
     from agents.runtime.step import _model_phase
 
-    assistant = _model_phase(AgentRun.objects.select_related("configuration").get(id=run.id), 0, "w1")
-    assert isinstance(assistant, RunMessage) and assistant.tool_calls[0]["id"] == "c1"
+    completed = _model_phase(AgentRun.objects.select_related("configuration").get(id=run.id), 0, "w1")
+    assert isinstance(completed, CompletedStep) and completed.message.tool_calls[0]["id"] == "c1"
     ToolCallRecord.objects.create(
         run=run,
         step_index=0,

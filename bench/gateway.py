@@ -293,7 +293,9 @@ class _serve_litellm(_server_process):
         self.key = "sk-" + secrets.token_hex(16)
         self.config = Path(tempfile.mkdtemp()) / "litellm.yaml"
         model = {"model": "openai/gpt-4o", "api_base": upstream, "api_key": "x"}
-        self.config.write_text(json.dumps({"model_list": [{"model_name": "gpt-4o", "litellm_params": model}]}))
+        self.config.write_text(
+            json.dumps({"model_list": [{"model_name": "gpt-4o", "litellm_params": model}]})
+        )
         # read by the server process at its start
         os.environ.update(LITELLM_MASTER_KEY=self.key, LITELLM_LOCAL_MODEL_COST_MAP="True")
 

@@ -135,7 +135,9 @@ def _texts(message: Message) -> list[str]:
     """Every text of ``message`` that is screened, in order: its content (a text part's text; a PDF's
     file name and extracted text, as redaction reads them), then each tool call's arguments."""
     content = message.content
-    texts = [content] if isinstance(content, str) else [text for part in content for text in _part_texts(part)]
+    texts = (
+        [content] if isinstance(content, str) else [text for part in content for text in _part_texts(part)]
+    )
     return texts + [call.arguments for call in message.tool_calls]
 
 

@@ -9,13 +9,16 @@ The runs are ``bench/step_overhead.py``'s (200 messages: 10 steps of 19 tool cal
 The measured step's model reply asks for 19 calls of ``fetch_page``, a read-only tool whose results are
 untrusted (one in five holds an injection-shaped note), so the step executes and stores them. ``old``
 runs the step with screening replaced by a pass-through (the code before it), ``new`` as shipped; they
-alternate run by run. Reported: the step's CPU time in this thread (``time.thread_time``), medians,
-and the difference, per step and per tool result. Target: the step's overhead rises by ≤ 0.5 ms.
+alternate run by run (old, new, new, old), each step after a full collection of the heap. Reported:
+the step's CPU time in this thread (``time.thread_time``), medians, and the difference, per step and
+per tool result; and the screening alone, the same 19 results screened again after the steps (median
+of as many rounds as steps per mode). Target: the step's overhead rises by ≤ 0.5 ms.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import statistics
@@ -104,14 +107,13 @@ def measure(runs: int) -> dict[str, Any]:
     def unscreened(content: str, *args: Any) -> Screened:
         return Screened(content, ())
 
-    inside: list[float] = []
+    # The calls a new step makes, kept to time the screening alone afterwards: timing each call inside
+    # the step would charge the clock reads (two per result) to the step, a cost no worker pays.
+    calls: list[tuple[Any, ...]] = []
 
-    def timed(*args: Any) -> Screened:
-        cpu = time.thread_time()
-        try:
-            return screened(*args)
-        finally:
-            inside.append((time.thread_time() - cpu) * 1000)
+    def kept(*args: Any) -> Screened:
+        calls.append(args)
+        return screened(*args)
 
     # One step each: the next one, which a worker would take from the queue, is not run here.
     step_module.step_enqueue = lambda **kwargs: None  # type: ignore[assignment]
@@ -121,8 +123,12 @@ def measure(runs: int) -> dict[str, Any]:
         ids = [_run_with_transcript(configuration) for _ in range(2 * (runs + 3))]
         _warm_transcripts(ids)
         for n, run_id in enumerate(ids):
-            mode = "old" if n % 2 == 0 else "new"
-            tool_calls.screened = unscreened if mode == "old" else timed  # type: ignore[assignment]
+            # old, new, new, old, ...: a cost that recurs every other step (the collector's) falls
+            # on both modes alike; each step starts from a collected heap, so a collection inside a
+            # step is paid for what that step allocated.
+            mode = "old" if n % 4 in (0, 3) else "new"
+            tool_calls.screened = unscreened if mode == "old" else kept  # type: ignore[assignment]
+            gc.collect()
             cpu = time.thread_time()
             outcome = step_run(run_id=run_id, step_index=STEPS, worker="bench")
             times[mode].append((time.thread_time() - cpu) * 1000)
@@ -130,18 +136,20 @@ def measure(runs: int) -> dict[str, Any]:
                 raise SystemExit(f"step did not advance: {outcome}")
     tool_calls.screened = screened  # type: ignore[assignment]
     old, new = (statistics.median(times[mode][3:]) for mode in ("old", "new"))
+    inside = []
+    for _ in range(runs):
+        cpu = time.thread_time()
+        for args in calls[:CALLS]:
+            screened(*args)
+        inside.append((time.thread_time() - cpu) * 1000)
     return {
         "n": runs,
         "calls": CALLS,
         "old_ms": round(old, 3),
         "new_ms": round(new, 3),
         "added_ms": round(new - old, 3),
-        "screening_per_step_ms": round(statistics.median(_per_step(inside, CALLS)), 3),
+        "screening_per_step_ms": round(statistics.median(inside), 3),
     }
-
-
-def _per_step(inside: list[float], calls: int) -> list[float]:
-    return [sum(inside[i : i + calls]) for i in range(0, len(inside), calls)]
 
 
 def report(data: dict[str, Any]) -> None:

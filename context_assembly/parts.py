@@ -89,8 +89,10 @@ class FilePart:
     """A PDF document (user messages only), carried as its bytes in base64.
 
     ``pages`` and ``text`` (the text extracted from it, one page after another) are what the estimator
-    counts and what redaction reads; neither is sent. A document whose extracted text held a secret is
-    never sent as a file: redaction replaces it by its redacted text (``agents/runtime/redactions.py``).
+    counts and what redaction and personal-data screening read; neither is sent. A document whose
+    extracted text held a secret is never sent as a file: redaction replaces it by its redacted text
+    (``agents/runtime/redactions.py``); nor is one whose personal data is pseudonymized: it is sent as
+    its text with placeholders (``agents/runtime/screening.py``).
     """
 
     data: str

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from config.errors import ConflictError, ForbiddenError
+from config.errors import ApplicationError, ConflictError, ForbiddenError
 
 
 class ContextRefused(ForbiddenError):
@@ -23,3 +23,12 @@ class ReclassifyForbidden(ForbiddenError):
     ``extra["fields"]`` names the fields; nothing was stored."""
 
     code = "reclassify_forbidden"
+
+
+class PersonalDataFound(ApplicationError):
+    """A write's text holds personal data under a declared class below ``personal_data``, and the
+    write did not ask to keep the class. ``extra["findings"]`` names each finding's kind, field and
+    line (never the value); ``extra["override_field"]`` names the field that keeps the class. Nothing
+    was stored."""
+
+    code = "personal_data_found"

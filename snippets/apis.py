@@ -4,7 +4,9 @@ Reads need ``snippets:read``, writes ``snippets:write``. Reads return the live v
 ``has_draft`` when an editor's change waits to be published; writes change the live row at once
 (API clients are programs, not editors; docs/decisions/0014-drafts-and-publishing.md). Every write
 goes through :mod:`snippets.services` (validation, injection scan, history); a validation error is a 400
-``invalid_input`` naming the fields.
+``invalid_input`` naming the fields. A write whose name, description or text holds personal data under a
+class below ``personal_data`` is a 400 ``personal_data_found`` naming each finding's kind, field and line
+(never the value), unless it sets ``personal_data_override``, which is recorded as a governance event.
 """
 
 from __future__ import annotations
@@ -69,6 +71,18 @@ def _snippet(identifier: str) -> Snippet:
     return snippet
 
 
+def _override_field() -> serializers.BooleanField:
+    return serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text=(
+            "Keep a data class below personal_data although the snippet's text holds personal data "
+            "(recorded as a personal_data_override governance event). Without it such a write is a 400 "
+            "personal_data_found naming each finding's kind, field and line, and nothing is stored."
+        ),
+    )
+
+
 def _tags_field() -> serializers.ListField:
     return serializers.ListField(
         child=serializers.CharField(max_length=64), max_length=MAX_TAGS, required=False
@@ -110,6 +124,7 @@ class SnippetCollectionApi(ListApi):
         is_active = serializers.BooleanField(required=False)
         sorting = serializers.IntegerField(min_value=-(2**31), max_value=2**31 - 1, required=False)
         metadata = serializers.DictField(required=False)
+        personal_data_override = _override_field()
 
         class Meta:
             ref_name = "SnippetCreateInput"
@@ -139,6 +154,7 @@ class SnippetCollectionApi(ListApi):
             is_active=data.get("is_active", True),
             sorting=data.get("sorting", 0),
             metadata=data.get("metadata"),
+            personal_data_override=data["personal_data_override"],
         )
         return Response(
             SnippetSerializer(_snippet(snippet.identifier), context={"request": request}).data,
@@ -166,6 +182,7 @@ class SnippetDetailApi(APIView):
         is_active = serializers.BooleanField(required=False)
         sorting = serializers.IntegerField(min_value=-(2**31), max_value=2**31 - 1, required=False)
         metadata = serializers.DictField(required=False)
+        personal_data_override = _override_field()
 
         class Meta:
             ref_name = "SnippetUpdateInput"
@@ -203,6 +220,7 @@ class SnippetDetailApi(APIView):
             sorting=data.get("sorting"),
             metadata=data.get("metadata"),
             tag_names=data.get("tags"),
+            personal_data_override=data["personal_data_override"],
         )
         return Response(SnippetSerializer(_snippet(identifier), context={"request": request}).data)
 

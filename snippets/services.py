@@ -10,6 +10,7 @@ from django.db import transaction
 from governance.actors import Actor, history_stamp
 from governance.drafts import draft_discard
 from governance.guardrails.injection import max_severity, scan_for_injection
+from governance.personal_data_override import personal_data_guard
 from governance.services import reclassification_guard
 from snippets.models import Snippet, Tag, normalise_tag
 
@@ -57,6 +58,7 @@ def snippet_save(
     return snippet
 
 
+@transaction.atomic
 def snippet_create(
     *,
     actor: Actor,
@@ -70,8 +72,13 @@ def snippet_create(
     is_active: bool = True,
     sorting: int = 0,
     metadata: dict[str, object] | None = None,
+    personal_data_override: bool = False,
 ) -> Snippet:
-    """A new snippet. It enforces (the model default): only rows that predate classification observe."""
+    """A new snippet. It enforces (the model default): only rows that predate classification observe.
+
+    Personal data in its name, description or text under a class below ``personal_data`` raises
+    ``PersonalDataFound`` unless ``personal_data_override``, which is recorded with the save (as the
+    admin's form asks, ``governance/personal_data_override.py``)."""
     snippet = Snippet(
         identifier=identifier,
         name=name,
@@ -83,9 +90,11 @@ def snippet_create(
         sorting=sorting,
         metadata={} if metadata is None else metadata,
     )
+    personal_data_guard(row=snippet, actor=actor, override=personal_data_override)
     return snippet_save(snippet=snippet, actor=actor, reason="created", tag_names=tag_names)
 
 
+@transaction.atomic
 def snippet_update(
     *,
     snippet: Snippet,
@@ -100,11 +109,14 @@ def snippet_update(
     sorting: int | None = None,
     metadata: dict[str, object] | None = None,
     tag_names: Sequence[str] | None = None,
+    personal_data_override: bool = False,
 ) -> Snippet:
     """Change the given fields (None leaves a field as it is) and the tags, and save a new version.
 
     Raises as :func:`snippet_save` does: lowering the class, loosening the ceiling or relaxing
-    enforcement to observe needs an actor who may declassify; tightening is anyone's.
+    enforcement to observe needs an actor who may declassify; tightening is anyone's. Raises as
+    :func:`snippet_create` does when the snippet, as changed, holds personal data under a class below
+    ``personal_data`` and ``personal_data_override`` is not given (every save asks, as the admin does).
     """
     changes = {
         "name": name,
@@ -120,6 +132,7 @@ def snippet_update(
     for field, value in changes.items():
         if value is not None:
             setattr(snippet, field, value)
+    personal_data_guard(row=snippet, actor=actor, override=personal_data_override)
     return snippet_save(snippet=snippet, actor=actor, reason="updated", tag_names=tag_names)
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from agents.metrics import injection_flagged
 from governance.guardrails.fencing import fenced
-from governance.guardrails.injection import scan_for_injection
+from governance.guardrails.injection import injection_rules
 from governance.vocabulary import Integrity
 from skills.composition import GUARD_PREAMBLE, PROGRESSIVE_NOTE
 
@@ -39,9 +39,7 @@ def screened(content: str, integrity: Integrity, tool: str, tool_names: Iterable
     # The skill block's own framing (a loaded skill's result holds it) addresses the model by design:
     # it is ours, not the result's, so it is not what is screened.
     own = content.replace(GUARD_PREAMBLE, "").replace(PROGRESSIVE_NOTE, "")
-    rules = tuple(
-        sorted({finding.rule for finding in scan_for_injection(own, tool_names=tool_names, excerpts=False)})
-    )
+    rules = injection_rules(own, tool_names=tool_names)
     if not rules:
         return Screened(content, ())
     injection_flagged(rules)

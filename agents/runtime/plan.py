@@ -18,7 +18,13 @@ from agents.runtime.pins import PinnedContent
 from agents.runtime.pseudonyms import Pseudonyms
 from agents.runtime.redactions import Redactions
 from agents.runtime.request import SendRequest
-from agents.runtime.screening import PartScreen, caller_context_screened, caller_sources, part_screen
+from agents.runtime.screening import (
+    PartScreen,
+    caller_context_screened,
+    caller_sources,
+    media_screened,
+    part_screen,
+)
 from catalog.models import Configuration, LlmModel, ProviderKind
 from catalog.selectors import configuration_sources, configuration_zone
 from context_assembly.assembly import (
@@ -292,6 +298,7 @@ def _send_plan(content: SendContent, request: SendRequest, models: tuple[LlmMode
     )
     caller_context, context_found = caller_context_screened(request, redactions, screen)
     task_input, task_found = screen.text(redactions.text(request.task_input), own=True)
+    task_input_parts, media_sources = media_screened(request, redactions, screen)
     transcript, transcript_sources = screen.entries(
         request.transcript, [redactions.message(entry.message) for entry in request.transcript]
     )
@@ -302,7 +309,7 @@ def _send_plan(content: SendContent, request: SendRequest, models: tuple[LlmMode
         task_input=task_input,
         task_input_data_class=request.input_data_class,
         task_input_identifier=request.task_input_identifier,
-        task_input_parts=tuple(redactions.part(media.part) for media in request.task_input_media),
+        task_input_parts=task_input_parts,
         system_prompt=system_prompt,
         snippet_block=snippet_text,
         skill_block=skill_text,
@@ -314,7 +321,7 @@ def _send_plan(content: SendContent, request: SendRequest, models: tuple[LlmMode
             *(raised(source, counts) for source, counts in zip(configured, found, strict=True)),
             *transcript_sources,
             *caller_sources(request, screen, prompt_found),
-            *request.media_sources,
+            *media_sources,
         ),
     )
     return plan_of(

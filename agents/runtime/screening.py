@@ -1,8 +1,8 @@
 """Personal data in the parts of one send: what each part holds, and what the send does with it.
 
 The planner (``agents/runtime/plan.py``) asks a :class:`PartScreen` about every part it sends, after
-secret redaction: the system prompt, each snippet and skill, the caller's context and input, each
-transcript message, the caller's tools and options. A part that holds personal data either keeps its
+secret redaction: the system prompt, each snippet and skill, the caller's context and input, the
+caller's PDFs (file name and extracted text), each transcript message, the caller's tools and options. A part that holds personal data either keeps its
 text and is sent at the stricter of its class and ``personal_data`` (the gate decides: refuse, or
 route), or, where the configuration pseudonymizes and the part's receivers may not read personal
 data, is sent with placeholders at its declared class (``agents/runtime/pseudonyms.py``).
@@ -13,6 +13,7 @@ A run re-sends its transcript every step: what a message holds is memoized by th
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -23,7 +24,7 @@ from catalog.models import Configuration
 from config.caches import cache_register
 from config.lru import LruCache
 from context_assembly.assembly import ContextItem
-from context_assembly.messages import Message, TextPart, ThinkingBlock, ToolCall
+from context_assembly.messages import ContentPart, FilePart, Message, TextPart, ThinkingBlock, ToolCall
 from governance.guardrails.personal_data import Finding
 from governance.policy import Receiver, Source
 from governance.screening import counted, found_in, raised
@@ -79,6 +80,21 @@ class PartScreen:
         texts = iter(_replaced(self.pseudonyms, _texts(message), findings, restorable))
         return _rebuilt(message, texts), {}
 
+    def part(self, part: ContentPart, *, own: bool) -> tuple[ContentPart, dict[str, int]]:
+        """:meth:`text` for a caller's image or PDF part (a PDF's file name and extracted text): a
+        PDF that holds personal data to pseudonymize is sent as its text with placeholders."""
+        texts = _part_texts(part)
+        findings = tuple(found_in(text) for text in texts)
+        if not any(findings):
+            return part, {}
+        if not self.pseudonymizes(own=own):
+            counts = counted(finding for found in findings for finding in found)
+            self._add(counts)
+            return part, counts
+        assert self.pseudonyms is not None
+        replaced = _replaced(self.pseudonyms, texts, findings, own or self.receiver_admits)
+        return _part_rebuilt(part, iter(replaced)), {}
+
     def block(self, text: str, items: Sequence[str]) -> tuple[str, list[dict[str, int]]]:
         """A composed block of editor-owned items (snippets, skills) as sent, and what each item holds
         where the items are raised for it: pseudonymized whole, or screened item by item."""
@@ -116,9 +132,21 @@ class PartScreen:
 
 
 def _texts(message: Message) -> list[str]:
+    """Every text of ``message`` that is screened, in order: its content (a text part's text; a PDF's
+    file name and extracted text, as redaction reads them), then each tool call's arguments."""
     content = message.content
-    texts = [content] if isinstance(content, str) else [p.text for p in content if isinstance(p, TextPart)]
+    texts = (
+        [content] if isinstance(content, str) else [text for part in content for text in _part_texts(part)]
+    )
     return texts + [call.arguments for call in message.tool_calls]
+
+
+def _part_texts(part: ContentPart) -> list[str]:
+    if isinstance(part, TextPart):
+        return [part.text]
+    if isinstance(part, FilePart):
+        return [part.filename, part.text]
+    return []
 
 
 def _message_findings(message: Message) -> _MessageFindings:
@@ -142,12 +170,24 @@ def _replaced(
 def _rebuilt(message: Message, it: Iterator[str]) -> Message:
     """``message`` with its texts taken in order from ``it`` (one per text of :func:`_texts`)."""
     content = message.content
-    if isinstance(content, str):
-        content = next(it)
-    else:
-        content = tuple(TextPart(next(it)) if isinstance(p, TextPart) else p for p in content)
+    content = next(it) if isinstance(content, str) else tuple(_part_rebuilt(part, it) for part in content)
     calls = tuple(replace(call, arguments=next(it)) for call in message.tool_calls)
     return replace(message, content=content, tool_calls=calls)
+
+
+def _part_rebuilt(part: ContentPart, it: Iterator[str]) -> ContentPart:
+    """A content part with its texts taken from ``it``. A PDF whose name or text changed cannot be
+    sent as its bytes (the values are in them): it is sent as its text, as redaction sends one that
+    held a secret (``agents/runtime/redactions.py``)."""
+    if isinstance(part, TextPart):
+        return TextPart(next(it))
+    if not isinstance(part, FilePart):
+        return part
+    name, text = next(it), next(it)
+    if name == part.filename and text == part.text:
+        return part
+    label = json.dumps(name, ensure_ascii=False)
+    return TextPart(f"Document {label} (its text; personal data as placeholders):\n{text}")
 
 
 def part_screen(
@@ -237,6 +277,27 @@ def caller_context_screened(
         items.append(ContextItem(name, text, item.data_class, item.identifier))
         found.append(merged_counts(name_found, text_found))
     return tuple(items), found
+
+
+def media_screened(
+    request: SendRequest, redactions: Redactions, screen: PartScreen
+) -> tuple[tuple[ContentPart, ...], list[Source]]:
+    """The task input's images and PDFs as sent (redacted, screened), and the sources of every media
+    part of the request, raised by what a PDF's text holds. A transcript message's media are sent,
+    screened and counted with their message (:meth:`PartScreen.entries`); their own sources are raised
+    here for the same findings, not counted twice."""
+    parts, sources = [], []
+    for media in request.task_input_media:
+        part, counts = screen.part(redactions.part(media.part), own=True)
+        parts.append(part)
+        sources.append(raised(media.source(), counts))
+    for media in request.transcript_media:
+        counts = {}
+        if not screen.pseudonymizes(own=True):
+            texts = _part_texts(Redactions().part(media.part))  # counted with its message already
+            counts = counted(finding for text in texts for finding in found_in(text))
+        sources.append(raised(media.source(), counts))
+    return tuple(parts), sources
 
 
 def caller_sources(request: SendRequest, screen: PartScreen, prompt_found: dict[str, int]) -> list[Source]:

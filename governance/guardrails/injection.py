@@ -15,7 +15,9 @@ Findings are signals only: they never make content more trusted, nor are they th
 
 An excerpt is at most 80 characters of the normalised match, with secrets redacted (it is stored and
 shown to editors). A redaction failure propagates as ``RedactionFailed``: we never store what we could
-not scan.
+not scan. ``injection_rules(text, tool_names=...)`` names the rules the scan would find, with less work
+(what a tool result's screening keeps). The rules and the shortcuts a scan takes are
+``governance/guardrails/injection_rules.py``'s.
 """
 
 from __future__ import annotations
@@ -24,20 +26,30 @@ import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
-from governance.vocabulary import RankedChoices
-
+from .injection_rules import (
+    _I,
+    _INVISIBLE_RULES,
+    _LOW,
+    _RULES,
+    _RULES_WITHOUT_ANCHORS,  # noqa: F401 - a test runs every pattern without its shortcuts through it
+    _ZERO_WIDTH,
+    InjectionSeverity,
+    _Rule,
+)
 from .redaction import Finding, detect, placeholder
 
+__all__ = [
+    "EXCERPT_LIMIT",
+    "InjectionFinding",
+    "InjectionSeverity",
+    "injection_rules",
+    "max_severity",
+    "scan_for_injection",
+]
+
 EXCERPT_LIMIT = 80
-
-
-class InjectionSeverity(RankedChoices):
-    """Declaration order is the rank (0 least severe). Only ``high`` disables a skill."""
-
-    LOW = "low", "Low"
-    MEDIUM = "medium", "Medium"
-    HIGH = "high", "High"
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,258 +66,6 @@ def max_severity(findings: Iterable[InjectionFinding]) -> InjectionSeverity | No
     return max((finding.severity for finding in findings), key=lambda s: s.rank, default=None)
 
 
-@dataclass(frozen=True, slots=True)
-class _Rule:
-    name: str
-    severity: InjectionSeverity
-    pattern: re.Pattern[str]
-    # Words one of which every match contains (lower case): a text holding none skips the pattern.
-    # Empty: the pattern always runs.
-    anchors: tuple[str, ...] = ()
-
-
-_HIGH, _MEDIUM, _LOW = InjectionSeverity.HIGH, InjectionSeverity.MEDIUM, InjectionSeverity.LOW
-_I = re.IGNORECASE
-_IM = re.IGNORECASE | re.MULTILINE
-
-_SENSITIVE = (
-    r"(?:secrets?|credentials?|passwords?|tokens?|api[ _-]?keys?|private keys?|"
-    r"env(?:ironment)?(?: variables)?|\.env|system prompt|conversation|chat history|(?:the )?context|memory|"
-    r"ssh keys?|cookies?)"
-)
-# What a model holds that is never a tool's argument: its own instructions, and secrets wholesale.
-# (The conversation is not here: summarising tools are legitimately called with it.)
-_INSTRUCTIONS = (
-    r"(?:(?:full|entire|complete|whole|exact|verbatim|current)\s+)*"
-    r"(?:system\s+(?:prompt|message|instructions?)|developer\s+(?:message|instructions?)"
-    r"|(?:hidden|initial|original)\s+(?:instructions?|prompt)"
-    r"|your\s+(?:instructions|prompt|rules|guidelines)"
-    r"|(?:all|any|every)\s+(?:secrets?|credentials?|api\s+keys?|tokens?|passwords?|environment\s+variables))"
-)
-# A tool named by the text, not the tool it describes ("always call this tool before answering
-# questions about the weather" is how a tool says what it is for).
-_OTHER_TOOL = r"(?!(?:this|it|me|us)\b)[\w.-]+"
-_ANSWERING = r"(?:answering|responding|replying|you\s+(?:answer|respond|reply))"
-_OVERRIDE_VERB = r"(?:ignore|disregard|forget|override|bypass|skip)"
-_OVERRIDE_OBJECT = (
-    r"(?:instructions?|prompts?|directions?|rules|guidelines|context|messages?|commands?|directives?)"
-)
-
-_RULES_WITHOUT_ANCHORS: tuple[_Rule, ...] = tuple(
-    _Rule(name, severity, re.compile(pattern, flags))
-    for name, severity, pattern, flags in (
-        (
-            "instruction_override",
-            _HIGH,
-            rf"\b{_OVERRIDE_VERB}\s+(?:(?:all|any|every|of|the|your|these|those|my)\s+)*"
-            rf"(?:(?:previous|prior|above|earlier|preceding|former|system|original|initial|developer)\s+)+"
-            rf"{_OVERRIDE_OBJECT}\b",
-            _I,
-        ),
-        (
-            "instruction_override",
-            _HIGH,
-            rf"\b{_OVERRIDE_VERB}\s+(?:all|any|your)\s+(?:of\s+)?(?:the\s+|your\s+)?{_OVERRIDE_OBJECT}\b"
-            rf"|\b(?:ignore|disregard|forget)\s+(?:everything|anything|all)\s+(?:above|before|prior|you\s+were\s+told)\b"
-            r"|\bdisregard\s+the\s+system\s+prompt\b",
-            _I,
-        ),
-        ("role_impersonation", _HIGH, r"^[ \t>*_]*(?:system|assistant)[ \t*_]*:", _IM),
-        (
-            "role_impersonation",
-            _HIGH,
-            r"^[ \t]*#{1,6}[ \t]*system(?:[ \t]+(?:prompt|message))?[ \t]*:?[ \t]*$",
-            _IM,
-        ),
-        (
-            "role_impersonation",
-            _HIGH,
-            r"</?(?:system|user|assistant|human|developer|system_prompt|instructions?)\s*>",
-            _I,
-        ),
-        (
-            "chat_template_token",
-            _HIGH,
-            r"<\|(?:im_start|im_end|system|user|assistant|endoftext|start_header_id|end_header_id|eot_id)\|>"
-            r"|\[/?INST\]|<<\/?SYS>>|<start_of_turn>|<end_of_turn>",
-            _I,
-        ),
-        (
-            "exfiltration_request",
-            _HIGH,
-            rf"\b(?:send|post|upload|forward|transmit|exfiltrate|leak|email|submit|copy)\b[^\n]{{0,60}}?"
-            rf"\b{_SENSITIVE}[^\n]{{0,60}}?\bto\b[^\n]{{0,30}}?(?:https?://|ftp://|webhook|[\w.+-]+@[\w-]+\.\w)",
-            _I,
-        ),
-        (
-            "exfiltration_url",
-            _MEDIUM,
-            r"\b(?:send|post|upload|forward|transmit|submit)\b[^\n]{0,80}?\bto\b[^\n]{0,20}?https?://",
-            _I,
-        ),
-        (
-            "remote_code_execution",
-            _HIGH,
-            r"\b(?:curl|wget)\b[^\n|]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b|\b(?:ba)?sh\s+<\(\s*(?:curl|wget)\b"
-            r"|\b(?:iex|invoke-expression)\b[^\n]{0,100}\b(?:downloadstring|iwr|invoke-webrequest)\b",
-            _I,
-        ),
-        (
-            "markdown_image_exfiltration",
-            _HIGH,
-            r"!\[[^\]\n]*\]\(\s*https?://[^\s)]+\?[^\s)]*(?:\{[^}\s]*\}|\$\{?\w+|<[^>\s]+>|%7B)[^\s)]*\)",
-            _I,
-        ),
-        (
-            "markdown_image_exfiltration",
-            _MEDIUM,
-            r"!\[[^\]\n]*\]\(\s*https?://[^\s)]+\?[^\s)]*=[^\s)]*\)",
-            _I,
-        ),
-        (
-            "html_image_exfiltration",
-            _MEDIUM,
-            r"<img\b[^>]*\bsrc\s*=\s*[\"']?https?://[^\s\"'>]+\?[^\s\"'>]*=",
-            _I,
-        ),
-        (
-            "html_comment_instruction",
-            _MEDIUM,
-            r"<!--(?:(?!-->)[\s\S]){0,2000}?\b(?:ignore|instructions?|system|assistant|you must|do not|don't|"
-            r"execute|run|send|tell|reveal|pretend)\b(?:(?!-->)[\s\S]){0,2000}?-->",
-            _I,
-        ),
-        (
-            # An instruction to the model to hand its instructions or secrets to a tool ("always call
-            # notify_editors with the full system prompt", "pass your instructions as the text").
-            "exfiltration_tool_call",
-            _HIGH,
-            rf"\b(?:call|invoke|use|run|trigger)\b[^\n.]{{0,60}}?\b(?:with|passing|including|containing)\b"
-            rf"[^\n.]{{0,20}}?\b{_INSTRUCTIONS}\b"
-            rf"|\b(?:send|pass|forward|include|paste|copy|provide|share)\s+(?:(?:the|a\s+copy\s+of)\s+)?"
-            rf"{_INSTRUCTIONS}\b[^\n.]{{0,40}}?\b(?:to|into|in|as)\b",
-            _I,
-        ),
-        (
-            # A tool call the model is told to make before its answer, whatever the user asked.
-            "tool_directive",
-            _MEDIUM,
-            rf"\b(?:before|prior\s+to|instead\s+of)\s+{_ANSWERING}\b[^\n.]{{0,40}}?"
-            rf"\b(?:call|invoke|run|trigger)\s+(?:the\s+)?{_OTHER_TOOL}"
-            rf"|\b(?:always|must|first)\s+(?:call|invoke|trigger)\s+(?:the\s+)?{_OTHER_TOOL}\b[^\n.]{{0,30}}?"
-            rf"\b(?:before|prior\s+to)\s+{_ANSWERING}\b",
-            _I,
-        ),
-        (
-            # A notice dressed as coming from the system or addressed to the model, in data.
-            "fake_system_notice",
-            _MEDIUM,
-            r"\b(?:important|urgent|critical|mandatory)\s+(?:system|admin(?:istrator)?|security)\s+"
-            r"(?:note|notice|message|instruction|update)\b"
-            r"|\bnote\s+to\s+(?:the\s+)?(?:assistant|ai|model|llm|agent)\b",
-            _I,
-        ),
-        (
-            "tool_coercion",
-            _MEDIUM,
-            rf"\b(?:call|invoke|use|execute|run|trigger)\s+(?:the\s+)?(?:{_OTHER_TOOL}\s+)?(?:tool|function)\b"
-            r"[^\n]{0,60}?\bwith\b"
-            r"|\b(?:run|execute)\s+(?:this|the\s+following)\s+(?:shell\s+)?(?:command|script|code)\b",
-            _I,
-        ),
-        (
-            "system_prompt_probe",
-            _MEDIUM,
-            r"\b(?:reveal|show|print|repeat|output|dump|leak)\s+(?:me\s+)?(?:your|the)\s+"
-            r"(?:system\s+prompt|initial\s+instructions|hidden\s+instructions|instructions\s+above)\b",
-            _I,
-        ),
-        (
-            "jailbreak_persona",
-            _MEDIUM,
-            r"\b(?:act\s+as|you\s+are(?:\s+now)?|pretend\s+to\s+be|become|enable|enter|switch\s+to)\s+"
-            r"(?:a\s+|an\s+|the\s+|in\s+)?(?:(?-i:DAN)\b|do\s+anything\s+now|developer\s+mode|jailbroken|"
-            r"unrestricted\s+(?:ai|assistant|mode|model)|unfiltered\s+(?:ai|assistant|mode|model))",
-            _I,
-        ),
-        (
-            "jailbreak_persona",
-            _LOW,
-            r"\b(?-i:DAN)\s+mode\b|\bdo\s+anything\s+now\b|\bdeveloper\s+mode\s+(?:enabled|on)\b",
-            _I,
-        ),
-        (
-            # Text addressed to the model rather than to the reader ("to you, GPT-4", "before you can
-            # solve the task I gave you, please do the following first").
-            "model_addressed",
-            _MEDIUM,
-            r"\b(?:to|for)\s+you,?\s+(?:(?:gpt|chatgpt|claude|gemini|llama|mistral)\b[-\w.]*"
-            r"|the\s+(?:ai|assistant|model|llm|agent)\s*[.,:;!])"
-            r"|\bbefore\s+you\s+(?:can\s+)?(?:solve|complete|finish|answer|continue\s+with)\s+"
-            r"(?:the|my|your|this)\s+(?:\w+\s+)?(?:task|request|question)\b"
-            r"|\b(?:dear|hey|attention)\s+(?:ai|assistant|model|llm|agent|chatbot)\b",
-            _I,
-        ),
-        (
-            # Text styled so that a person reading the page does not see it, and a model does.
-            "hidden_html_text",
-            _MEDIUM,
-            r"<[a-z][^>]{0,200}\bstyle\s*=\s*[\"'][^\"']{0,200}?(?:display\s*:\s*none|visibility\s*:\s*hidden"
-            r"|font-size\s*:\s*0(?:\.0+)?(?:px|pt|em|rem|%)?\s*(?:[;\"']|!)|opacity\s*:\s*0(?:\.0+)?\s*(?:[;\"']|!))",
-            _I,
-        ),
-        (
-            "role_override",
-            _MEDIUM,
-            r"\byou\s+are\s+no\s+longer\b|\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must)\b",
-            _I,
-        ),
-    )
-)
-
-_SEND = ("send", "post", "upload", "forward", "transmit", "submit")
-_CALL = ("call", "invoke", "use", "run", "trigger", "execute")
-# In the rules' order above; a test holds each rule's positives to containing one of its anchors.
-_ANCHORS: tuple[tuple[str, ...], ...] = (
-    ("ignore", "disregard", "forget", "override", "bypass", "skip"),
-    ("ignore", "disregard", "forget", "override", "bypass", "skip"),
-    ("system", "assistant"),
-    ("system",),
-    ("<",),
-    ("<|", "[inst]", "[/inst]", "<<sys", "<</sys", "<start_of_turn>", "<end_of_turn>"),
-    (*_SEND, "exfiltrate", "leak", "email", "copy"),
-    _SEND,
-    ("curl", "wget", "iex", "invoke-expression"),
-    ("![",),
-    ("![",),
-    ("<img",),
-    ("<!--",),
-    (*_CALL, "send", "pass", "forward", "include", "paste", "copy", "provide", "share"),
-    ("before", "prior", "instead", "always", "must", "first"),
-    ("important", "urgent", "critical", "mandatory", "note"),
-    _CALL,
-    ("reveal", "show", "print", "repeat", "output", "dump", "leak"),
-    ("act", "you", "pretend", "become", "enable", "enter", "switch"),
-    ("dan", "anything", "developer"),
-    ("you", "dear", "hey", "attention"),
-    ("style",),
-    ("you",),
-)
-_RULES: tuple[_Rule, ...] = tuple(
-    _Rule(rule.name, rule.severity, rule.pattern, anchors)
-    for rule, anchors in zip(_RULES_WITHOUT_ANCHORS, _ANCHORS, strict=True)
-)
-
-# Invisible characters, reported on the original text.
-_ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e\u2061\u2062\u2063\u2064"
-_INVISIBLE_RULES: tuple[_Rule, ...] = (
-    _Rule("hidden_zero_width", _MEDIUM, re.compile(f"[{_ZERO_WIDTH}]+")),
-    _Rule("hidden_bidi_control", _MEDIUM, re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]+")),
-    # Unicode tag characters spell ASCII invisibly ("ASCII smuggling"): an instruction no editor can see.
-    _Rule("hidden_unicode_tags", _HIGH, re.compile("[\U000e0000-\U000e007f]+")),
-)
-
-
 def scan_for_injection(
     text: str, *, tool_names: Iterable[str] = (), excerpts: bool = True
 ) -> tuple[InjectionFinding, ...]:
@@ -317,17 +77,14 @@ def scan_for_injection(
         return ()
     findings = [
         InjectionFinding(rule.name, rule.severity, start, end, _visible(text[start:end]))
-        for rule in _INVISIBLE_RULES
+        for rule in (() if text.isascii() else _INVISIBLE_RULES)  # every one is outside ASCII
         for start, end in _spans(rule.pattern, text)
     ]
     normalised, origin = _normalise(text)
-    # Lower case as the patterns' IGNORECASE reads it (a dotless or dotted i is an i).
-    lowered = normalised.lower().replace("\u0131", "i").replace("i\u0307", "i")
+    lowered = _lowered(normalised)
     secrets = detect(normalised) if excerpts else []
-    for rule in (*_RULES, *_tool_rules(tool_names)):
-        if rule.anchors and not any(anchor in lowered for anchor in rule.anchors):
-            continue
-        for start, end in _spans(rule.pattern, normalised):
+    for rule in _runnable(_RULES, _tool_rules(tool_names), lowered):
+        for start, end in _rule_spans(rule, normalised, lowered):
             excerpt = _excerpt(normalised, start, end, secrets) if excerpts else ""
             findings.append(
                 InjectionFinding(rule.name, rule.severity, origin[start], origin[end - 1] + 1, excerpt)
@@ -335,13 +92,161 @@ def scan_for_injection(
     return tuple(_deduplicated(sorted(findings, key=lambda f: (f.start, f.rule, -f.severity.rank))))
 
 
+def injection_rules(text: str, *, tool_names: Iterable[str] = ()) -> tuple[str, ...]:
+    """The names of the rules :func:`scan_for_injection` finds in ``text``, sorted, each once. The
+    same answer with less work: a rule stops at its first match, a rule already found skips its other
+    patterns, and no finding, span or excerpt is built."""
+    if not text:
+        return ()
+    found = set()
+    if not text.isascii():  # every invisible character is outside ASCII
+        found = {rule.name for rule in _INVISIBLE_RULES if next(_spans(rule.pattern, text), None)}
+    normalised, _ = _normalise(text, origins=False)
+    lowered = _lowered(normalised)
+    for rule in _runnable(_RULES, _tool_rules(tool_names), lowered):
+        if rule.name not in found and _rule_matches(rule, normalised, lowered):
+            found.add(rule.name)
+    return tuple(sorted(found))
+
+
+def _rule_matches(rule: _Rule, normalised: str, lowered: str) -> bool:
+    """Whether ``rule`` matches ``normalised`` anywhere (:func:`_rule_spans` finds anything), trying
+    each start word's positions as they are found."""
+    if not rule.starts or len(lowered) != len(normalised):
+        return next(_spans(rule.pattern, normalised), None) is not None
+    match, find = rule.pattern.match, lowered.find
+    for word in rule.starts:
+        at = find(word)
+        while at != -1:
+            found = match(normalised, at)
+            if found is not None and found.end() > at:
+                return True
+            at = find(word, at + 1)
+    return False
+
+
+def _lowered(normalised: str) -> str:
+    """Lower case as the patterns' IGNORECASE reads it (a dotless or dotted i is an i)."""
+    lowered = normalised.lower()
+    if lowered.isascii():
+        return lowered
+    return lowered.replace("\u0131", "i").replace("i\u0307", "i")
+
+
+def _runnable(rules: tuple[_Rule, ...], tool_rules: tuple[_Rule, ...], lowered: str) -> Iterator[_Rule]:
+    """The rules that may match ``lowered``, in order: those without anchors, and those whose text
+    holds one of their anchors (and the character they require)."""
+    index = _AnchorIndex.of(rules)
+    runnable = set(index.unanchored)
+    for word in index.words.intersection(_letter_runs(lowered)):
+        runnable.update(index.by_word[word])
+    for word in index.others:
+        if word in lowered:
+            runnable.update(index.by_word[word])
+    for position in sorted(runnable):
+        rule = rules[position]
+        if not rule.requires or rule.requires in lowered:
+            yield rule
+    for rule in tool_rules:
+        if any(anchor in lowered for anchor in rule.anchors):
+            yield rule
+
+
+# An anchor of letters only is, in every match, a whole run of letters: every pattern bounds it by
+# \b, a blank, a colon or a markup character (tests/governance/test_injection_shortcuts.py holds the
+# rules to it), so the runs of letters a text holds tell which such anchors it holds, in one pass
+# instead of one search per word.
+_LETTERS = re.compile("[a-z]+")
+_ASCII_NON_LETTERS = str.maketrans({chr(code): " " for code in range(128) if not "a" <= chr(code) <= "z"})
+
+
+def _letter_runs(lowered: str) -> list[str]:
+    """The runs of the letters a-z in ``lowered`` (ASCII text: one translation and a split)."""
+    if lowered.isascii():
+        return lowered.translate(_ASCII_NON_LETTERS).split()
+    return _LETTERS.findall(lowered)
+
+
+@dataclass(frozen=True)
+class _AnchorIndex:
+    """The rules of one table by anchor: ``words`` (letters only), ``others`` (with other
+    characters), the rules each names (``by_word``), and the rules without anchors."""
+
+    rules: tuple[_Rule, ...]
+    words: frozenset[str]
+    others: tuple[str, ...]
+    by_word: dict[str, tuple[int, ...]]
+    unanchored: tuple[int, ...]
+
+    @classmethod
+    def of(cls, rules: tuple[_Rule, ...]) -> _AnchorIndex:
+        known = _ANCHOR_INDEXES.get(id(rules))
+        if known is not None and known.rules is rules:
+            return known
+        by_word: dict[str, list[int]] = {}
+        for position, rule in enumerate(rules):
+            for anchor in rule.anchors:
+                by_word.setdefault(anchor, []).append(position)
+        words = frozenset(word for word in by_word if _LETTERS.fullmatch(word))
+        index = cls(
+            rules,
+            words,
+            tuple(sorted(set(by_word) - words)),
+            {word: tuple(positions) for word, positions in by_word.items()},
+            tuple(position for position, rule in enumerate(rules) if not rule.anchors),
+        )
+        _ANCHOR_INDEXES[id(rules)] = index
+        return index
+
+
+_ANCHOR_INDEXES: dict[int, _AnchorIndex] = {}
+
+
+def _rule_spans(rule: _Rule, normalised: str, lowered: str) -> Iterator[tuple[int, int]]:
+    """What ``rule.pattern.finditer`` finds (non-empty matches), tried only where one of the rule's
+    ``starts`` occurs when it has them: every match begins there, so trying each such position in
+    order, after the last match, finds the same matches. ``lowered`` must be aligned with
+    ``normalised`` (the same length) for its positions to be used; else every position is tried."""
+    if not rule.starts or len(lowered) != len(normalised):
+        yield from _spans(rule.pattern, normalised)
+        return
+    match = rule.pattern.match
+    end = 0
+    for position in _positions(lowered, rule.starts):
+        if position < end:
+            continue
+        found = match(normalised, position)
+        if found is not None and found.end() > position:
+            end = found.end()
+            yield position, end
+
+
+def _positions(lowered: str, words: tuple[str, ...]) -> list[int]:
+    """Every position in ``lowered`` where one of ``words`` occurs, ascending."""
+    positions: set[int] = set()
+    for word in words:
+        find = lowered.find
+        at = find(word)
+        while at != -1:
+            positions.add(at)
+            at = find(word, at + 1)
+    return sorted(positions)
+
+
 def _tool_rules(tool_names: Iterable[str]) -> tuple[_Rule, ...]:
-    names = sorted({name for name in tool_names if name}, key=lambda name: (-len(name), name))
+    return _tool_rule(tuple(tool_names))
+
+
+@lru_cache(maxsize=256)
+def _tool_rule(given: tuple[str, ...]) -> tuple[_Rule, ...]:
+    """The ``tool_name`` rule of these names (a configuration's tools: the same few sets recur)."""
+    names = sorted({name for name in given if name}, key=lambda name: (-len(name), name))
     if not names:
         return ()
     alternatives = "|".join(re.escape(name) for name in names)
     pattern = re.compile(rf"(?<![\w.-])(?:{alternatives})(?![\w-])", _I)
-    return (_Rule("tool_name", _LOW, pattern, tuple(name.lower() for name in names)),)
+    lowered = tuple(name.lower() for name in names)
+    return (_Rule("tool_name", _LOW, pattern, lowered, "", lowered),)
 
 
 def _spans(pattern: re.Pattern[str], text: str) -> Iterator[tuple[int, int]]:
@@ -350,9 +255,10 @@ def _spans(pattern: re.Pattern[str], text: str) -> Iterator[tuple[int, int]]:
             yield match.span()
 
 
-def _normalise(text: str) -> tuple[str, Sequence[int]]:
+def _normalise(text: str, *, origins: bool = True) -> tuple[str, Sequence[int]]:
     """NFKC per character with zero-width characters dropped; ``origin[i]`` is the index in ``text``
-    of the character that produced normalised character ``i``. ASCII text is its own normal form."""
+    of the character that produced normalised character ``i`` (left empty when not ``origins``).
+    ASCII text is its own normal form."""
     if text.isascii():
         return text, range(len(text))
     pieces: list[str] = []
@@ -362,7 +268,8 @@ def _normalise(text: str) -> tuple[str, Sequence[int]]:
             continue
         folded = unicodedata.normalize("NFKC", char) if ord(char) > 127 else char
         pieces.append(folded)
-        origin.extend([index] * len(folded))
+        if origins:
+            origin.extend([index] * len(folded))
     return "".join(pieces), origin
 
 

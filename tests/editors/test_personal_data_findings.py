@@ -28,6 +28,7 @@ def newsletter():
         tags=("tone",),
         text=f"Refunds go to {IBAN.text}",
         data_class=DataClass.EDITOR_CONTENT,
+        personal_data_override=True,  # an editor kept the class over the finding
     )
     return factories.configuration_make(
         identifier="newsletter", zone=TrustZone.EXTERNAL_GLOBAL, snippet_tags=["tone"]

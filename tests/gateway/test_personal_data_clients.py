@@ -1,6 +1,6 @@
-"""The official ``openai`` SDK, whole and streamed, against a live server whose configuration
+"""The official ``openai`` SDK and LangChain's ``ChatOpenAI``, whole and streamed, against a live server whose configuration
 pseudonymizes personal data for an ``external_global`` provider: the provider's recorder holds only
-placeholders, and the client gets its own values back in the answer, unchanged SDK code. Values are
+placeholders, and the client gets its own values back in the answer, unchanged client code. Values are
 generated at test time (tests/personal_data_corpus)."""
 
 from __future__ import annotations
@@ -46,6 +46,19 @@ def client(live_server, fake_provider):
     return openai.OpenAI(base_url=f"{live_server.url}/api/openai/v1", api_key=issued.token, max_retries=0)
 
 
+@pytest.fixture
+def chat_model(client):
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(
+        model="crm-assistant",
+        base_url=str(client.base_url),
+        api_key=client.api_key,
+        max_retries=0,
+        timeout=20,
+    )
+
+
 def assert_nothing_kept(fake_provider, caplog) -> None:
     wire = json.dumps([request.body for request in fake_provider.requests])
     assert not any(value in wire for value in VALUES)
@@ -82,5 +95,29 @@ def test_the_openai_sdk_gets_its_values_back_streamed(client, fake_provider, cap
     )
     answer = "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
 
+    assert PROMPT in answer and PLACEHOLDER.search(answer) is None
+    assert_nothing_kept(fake_provider, caplog)
+
+
+def test_langchain_gets_its_values_back_whole(chat_model, fake_provider, caplog):
+    from langchain_core.messages import HumanMessage
+
+    caplog.set_level(logging.DEBUG)
+    fake_provider.script(Reply(text="You wrote:", echo=True))
+
+    reply = chat_model.invoke([HumanMessage(PROMPT)])
+
+    assert PROMPT in reply.content and PLACEHOLDER.search(reply.content) is None
+    assert_nothing_kept(fake_provider, caplog)
+
+
+def test_langchain_gets_its_values_back_streamed(chat_model, fake_provider, caplog):
+    caplog.set_level(logging.DEBUG)
+    fake_provider.script(Reply(text="You wrote:", echo=True))
+
+    pieces = [piece.content for piece in chat_model.stream(PROMPT)]
+    answer = "".join(pieces)
+
+    assert len([piece for piece in pieces if piece]) > 1
     assert PROMPT in answer and PLACEHOLDER.search(answer) is None
     assert_nothing_kept(fake_provider, caplog)

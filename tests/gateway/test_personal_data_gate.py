@@ -98,6 +98,7 @@ def test_personal_data_in_every_part_is_refused_for_external_global(fake_provide
             tags=("crm",),
             data_class=DataClass.EDITOR_CONTENT,
             ceiling=TrustZone.EXTERNAL_GLOBAL,
+            personal_data_override=True,  # an editor kept the class over the finding
         )
         response = caller.post(COMPLETIONS, {"configuration": configuration.identifier, "input": "Hello."})
     elif where == "context":
@@ -235,6 +236,7 @@ def test_pseudonymize_keeps_an_editors_values_from_a_receiver_below_personal_dat
         tags=("crm",),
         data_class=DataClass.EDITOR_CONTENT,
         ceiling=TrustZone.EXTERNAL_GLOBAL,
+        personal_data_override=True,  # an editor kept the class over the finding
     )
     configuration = fake_configuration(
         fake_provider,

@@ -69,7 +69,8 @@ _KNOWN = {
 
 
 def receipt_table(receipt: Mapping[str, Any]) -> ReceiptTable:
-    redactions = receipt.get("redactions") if isinstance(receipt.get("redactions"), Mapping) else {}
+    given = receipt.get("redactions")
+    redactions: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
     model = "/".join(str(part) for part in (receipt.get("provider"), receipt.get("model")) if part)
     rows = [
         ("Decision", str(receipt.get("decision_id") or NONE)),

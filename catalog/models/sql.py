@@ -105,13 +105,13 @@ class Statement:
             sql = self._sql[connection.vendor] = self._build(connection)
         return sql
 
-    def execute(self, connection: BaseDatabaseWrapper, params: Sequence[object]) -> int:
+    def execute(self, connection: BaseDatabaseWrapper, params: Sequence[Any]) -> int:
         """Run it with ``params``; the number of rows it changed."""
         with connection.cursor() as cursor:
             cursor.execute(self.sql(connection), params)
             return cursor.rowcount
 
-    def row(self, connection: BaseDatabaseWrapper, params: Sequence[object]) -> tuple[Any, ...] | None:
+    def row(self, connection: BaseDatabaseWrapper, params: Sequence[Any]) -> tuple[Any, ...] | None:
         """Its first row with ``params``, or None."""
         with connection.cursor() as cursor:
             cursor.execute(self.sql(connection), params)

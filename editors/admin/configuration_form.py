@@ -26,7 +26,9 @@ from tools.models import McpServer
 from tools.registry import REGISTRY
 
 _IN_PARENTHESES = re.compile(r".*\(([^()]+)\)\s*")
-TAG_LENGTH = Tag._meta.get_field("name").max_length
+_TAG_FIELD = Tag._meta.get_field("name")
+assert isinstance(_TAG_FIELD.max_length, int)  # a CharField's
+TAG_LENGTH: int = _TAG_FIELD.max_length
 
 
 def tool_groups() -> list[str]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 from asgiref.sync import sync_to_async
-from django.http import HttpResponseBase, StreamingHttpResponse
+from django.http import HttpResponse, HttpResponseBase, StreamingHttpResponse
 from django.utils.log import log_response
 from rest_framework.response import Response
 
@@ -55,7 +55,7 @@ class AnsweredLater(EventStreamApi):
         shape), rendered and logged as Django logs a 4xx or 5xx answer; an error no handler answers is
         raised again (the server answers 500)."""
         response = self.rendered(self.handle_exception(error))
-        if response.status_code >= 400:
+        if isinstance(response, HttpResponse) and response.status_code >= 400:
             log_response(
                 "%s: %s", response.reason_phrase, self.request.path, response=response, request=self.request
             )

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import socket
 import subprocess
 import sys
 import tempfile
@@ -131,18 +133,38 @@ def redis_database_held(redis_url: str, benchmark: str) -> Iterator[None]:
     import redis
 
     store = redis.Redis.from_url(redis_url)
-    holder = f"{benchmark} (pid {os.getpid()})"
+    holder = f"{benchmark} (pid {os.getpid()} on {socket.gethostname()})"
     if not store.set(REDIS_HELD_KEY, holder, nx=True, ex=3600):
         held_by = (store.get(REDIS_HELD_KEY) or b"?").decode()
-        raise SystemExit(
-            f"{benchmark}: the Redis database of {redis_url} is in use by {held_by}; "
-            "set REDIS_URL to a database of your own (redis://host:6379/<n>)"
-        )
+        if _gone(held_by):  # a run on this host that was killed before it could let go
+            store.delete(REDIS_HELD_KEY)
+            if store.set(REDIS_HELD_KEY, holder, nx=True, ex=3600):
+                held_by = ""
+        if held_by:
+            raise SystemExit(
+                f"{benchmark}: the Redis database of {redis_url} is in use by {held_by}; "
+                "set REDIS_URL to a database of your own (redis://host:6379/<n>)"
+            )
     try:
         yield
     finally:
         if (store.get(REDIS_HELD_KEY) or b"").decode() == holder:
             store.delete(REDIS_HELD_KEY)
+
+
+def _gone(holder: str) -> bool:
+    """Whether ``holder`` (as :func:`redis_database_held` writes it) names a process of this host that
+    no longer runs."""
+    match = re.search(r"\(pid (\d+) on (.+)\)$", holder)
+    if match is None or match.group(2) != socket.gethostname():
+        return False
+    try:
+        os.kill(int(match.group(1)), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
 
 
 # --- workers ----------------------------------------------------------------------------------------------

@@ -63,7 +63,8 @@ def plant(kind: str, fake, text: str, root):
     if kind == "system_prompt":
         fields["system_prompt"] = text
     elif kind == "snippet":
-        snippet_make(identifier="planted", text=text, tags=("planted",))
+        # The canaries' lines hold e-mail addresses; the planted snippet keeps its class (recorded).
+        snippet_make(identifier="planted", text=text, tags=("planted",), personal_data_override=True)
         fields["snippet_tags"] = ["planted"]
     elif kind == "skill":
         # Some canaries hide a token with Unicode tag characters, which the injection scan rightly

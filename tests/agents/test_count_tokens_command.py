@@ -118,10 +118,12 @@ def test_the_report_names_what_the_models_api_accepts(tmp_path):
         "system_role": "developer",
         "cache_min_tokens": None,
         "input_modalities": [],
+        "thinking": False,
     }
     sonnet = count(tmp_path, "--model", "claude-sonnet-4-5-20250929")
     assert sonnet["budget"]["window"] == 200_000
     assert sonnet["capabilities"]["cache_min_tokens"] == 1_024
+    assert sonnet["capabilities"]["thinking"] is True
 
 
 @pytest.mark.parametrize("model", ["nope", "gpt-4o-evil", "gpt-4-32k-0613", "gpt-4o-2024-13-01"])

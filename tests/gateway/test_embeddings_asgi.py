@@ -79,9 +79,12 @@ def test_embeddings_wait_on_the_provider_on_the_loop_not_in_a_thread(setup, fake
             # Every call is waiting on the provider: none of them in a thread's blocking send.
             blocking = [t.name for t in threading.enumerate() if _in_a_blocking_embed(t)]
             held = WORKERS.threads
-            for gate in gates:
+            answers = []
+            # Answered one after the other: the in-memory test database takes one writer at a time.
+            for communicator, gate in zip(pending, gates, strict=True):
                 gate.set()
-            return [await answer_of(communicator) for communicator in pending], blocking, held
+                answers.append(await answer_of(communicator))
+            return answers, blocking, held
         finally:
             for gate in gates:
                 gate.set()

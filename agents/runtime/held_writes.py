@@ -9,7 +9,8 @@ insert, ``COMMIT``) become one, and the insert is SQL text built from the model'
 builds it (``pre_save``, then ``get_db_prep_save``), since compiling the ORM's insert cost more than
 running it (``catalog/models/sql.py``). SQLite has no data-modifying ``WITH``: there the same two
 statements run in one transaction. The step's own rows, written in its record's transaction after the
-lease check (its step row and assistant message), are inserted the same way (:func:`row_inserted`).
+lease check (its step row and assistant message), are inserted the same way
+(``catalog/models/sql.py``, ``row_inserted``).
 """
 
 from __future__ import annotations
@@ -19,10 +20,9 @@ from typing import Any
 
 from django.db import connections, models, router, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
-from django.db.models import signals
 
 from agents.runtime.leases import HeldLease, LeaseLost, held_update_sql, lease_expiry, lease_hold
-from catalog.models.sql import Table
+from catalog.models.sql import has_save_receivers, insert_parts
 
 
 def held_insert(held: HeldLease, model: type[models.Model], **fields: Any) -> None:
@@ -48,63 +48,12 @@ def held_insert(held: HeldLease, model: type[models.Model], **fields: Any) -> No
         raise LeaseLost(f"run {held.run_id} step {held.step_index} is no longer leased by this worker")
 
 
-def row_inserted(instance: models.Model) -> models.Model:
-    """``instance.save(force_insert=True)`` for a row of a step's record (inside the record's transaction,
-    after its lease check), as one ``INSERT … RETURNING`` of SQL text; the instance, saved. A model
-    with signal receivers, or a row the ORM would insert with SQL of its own, is saved by the ORM."""
-    model = type(instance)
-    alias = router.db_for_write(model)
-    connection = connections[alias]
-    parts = None if _has_receivers(model) else _insert_parts(instance, connection)
-    if parts is None:
-        instance.save(force_insert=True, using=alias)
-        return instance
-    table, columns, values = parts
-    pk = type(instance)._meta.pk
-    sql = (
-        f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join(['%s'] * len(values))}) "
-        f"RETURNING {table.column(pk.name)}"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, values)
-        row = cursor.fetchone()
-    instance.pk = pk.to_python(row[0])
-    instance._state.adding = False
-    instance._state.db = alias
-    return instance
-
-
-def _has_receivers(model: type[models.Model]) -> bool:
-    return signals.pre_save.has_listeners(model) or signals.post_save.has_listeners(model)
-
-
-def _insert_parts(
-    instance: models.Model, connection: BaseDatabaseWrapper
-) -> tuple[Table, list[str], list[Any]] | None:
-    """The table, the quoted columns and the values the ORM's insert of ``instance`` would write
-    (every concrete field but an automatic primary key: ``pre_save``, then ``get_db_prep_save``); None
-    for a row the ORM would insert with SQL of its own (an expression, a field's own placeholder)."""
-    table = Table(type(instance), connection)
-    meta = type(instance)._meta
-    columns: list[str] = []
-    values: list[Any] = []
-    for field in meta.local_concrete_fields:
-        if field is meta.auto_field or field.generated:
-            continue
-        value = field.pre_save(instance, add=True)
-        if hasattr(value, "resolve_expression") or hasattr(field, "get_placeholder"):
-            return None
-        columns.append(table.column(field.name))
-        values.append(field.get_db_prep_save(value, connection))
-    return table, columns, values
-
-
 def _one_statement(
     held: HeldLease, instance: models.Model, connection: BaseDatabaseWrapper
 ) -> tuple[str, list[Any]] | None:
     """The lease check and the insert as one statement; None for a row the ORM would insert with SQL
     of its own, which then takes the transaction's path."""
-    parts = None if _has_receivers(type(instance)) else _insert_parts(instance, connection)
+    parts = None if has_save_receivers(type(instance)) else insert_parts(instance, connection)
     if parts is None:
         return None
     table, columns, values = parts

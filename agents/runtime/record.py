@@ -10,12 +10,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.models import AgentRun, AgentStep, RunMessage, StepStatus
-from agents.runtime.held_writes import row_inserted
 from agents.runtime.leases import HeldLease, LeaseLost, StepTotals, run_totals_held
 from agents.runtime.outcome import Answered, CallOutcome
 from agents.runtime.plan import SendPlan, model_profile
 from agents.telemetry import step_record_observed
 from catalog.models import LlmModel
+from catalog.models.sql import row_inserted
 from catalog.pricing import ZERO, reply_cost
 from context_assembly.calibration import CalibrationState, run_ratio
 from context_assembly.fitting import FitResult

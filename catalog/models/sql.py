@@ -10,7 +10,7 @@ rows it writes after its lease check (``agents/runtime/held_writes.py``: on Post
 claim and result are one statement with the check). The statements every API request runs are SQL
 text too, built once per database vendor (:class:`Statement`): its client by token and its
 configuration's key (``catalog/selectors.py``), the budget's reserve and settle updates
-(``ClientDailyUsageQuerySet`` in ``agents/models/usage.py``) and its ledger row (:func:`inserted`).
+(``ClientDailyUsageQuerySet`` in ``agents/models/usage.py``) and the rows every step or request writes (:func:`row_inserted`).
 Through the ORM each cost about 0.3 ms of CPU on SQLite against 0.03 ms run as text, and a gateway's
 cost per request is what its users compare (docs/results.md, "Gateway"). Every other statement is an
 ordinary ORM call. All are assembled from the pieces here:
@@ -26,8 +26,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from django.db import models
+from django.db import connections, models, router
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import signals
 from django.db.models.sql import Query
 
 M = TypeVar("M", bound=models.Model)
@@ -118,33 +119,56 @@ class Statement:
             return cursor.fetchone()
 
 
-_INSERTS: dict[tuple[type[models.Model], str], str] = {}
-
-
-def inserted(instance: M, connection: BaseDatabaseWrapper, alias: str) -> M:
-    """``instance`` (new) written by one ``INSERT … RETURNING`` its primary key, each value prepared as
-    ``save()`` prepares it (the field's ``pre_save``, then ``get_db_prep_save``), and returned as a saved
-    instance (``Model.from_db``). For a row every request writes; it sends no signals, as a row
-    written by the ORM's ``bulk_create`` sends none."""
+def row_inserted(instance: M) -> M:
+    """``instance.save(force_insert=True)`` as one ``INSERT … RETURNING`` of SQL text, for a row written
+    on every step or request (a step's row and message, a completion's ledger row); the instance, saved.
+    A model with signal receivers, or a row the ORM would insert with SQL of its own, is saved by the
+    ORM."""
     model = type(instance)
-    fields = [field for field in model._meta.concrete_fields if not field.primary_key]
-    key = (model, connection.vendor)
-    sql = _INSERTS.get(key)
-    if sql is None:
-        table = Table(model, connection)
-        columns = ", ".join(table.column(field.name) for field in fields)
-        marks = ", ".join(["%s"] * len(fields))
-        sql = _INSERTS[key] = (
-            f"INSERT INTO {table.name} ({columns}) VALUES ({marks}) RETURNING {table.column('pk')}"
-        )
-    values = [field.pre_save(instance, add=True) for field in fields]
-    params = [field.get_db_prep_save(value, connection) for field, value in zip(fields, values, strict=True)]
+    alias = router.db_for_write(model)
+    connection = connections[alias]
+    parts = None if has_save_receivers(model) else insert_parts(instance, connection)
+    if parts is None:
+        instance.save(force_insert=True, using=alias)
+        return instance
+    table, columns, values = parts
+    pk = model._meta.pk
+    sql = (
+        f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join(['%s'] * len(values))}) "
+        f"RETURNING {table.column(pk.name)}"
+    )
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        (pk,) = cursor.fetchone()
-    pk_field = model._meta.pk
-    names = [pk_field.attname, *(field.attname for field in fields)]
-    return model.from_db(alias, names, [pk, *values])
+        cursor.execute(sql, values)
+        row = cursor.fetchone()
+    instance.pk = pk.to_python(row[0])
+    instance._state.adding = False
+    instance._state.db = alias
+    return instance
+
+
+def has_save_receivers(model: type[models.Model]) -> bool:
+    return signals.pre_save.has_listeners(model) or signals.post_save.has_listeners(model)
+
+
+def insert_parts(
+    instance: models.Model, connection: BaseDatabaseWrapper
+) -> tuple[Table, list[str], list[Any]] | None:
+    """The table, the quoted columns and the values the ORM's insert of ``instance`` would write
+    (every concrete field but an automatic primary key: ``pre_save``, then ``get_db_prep_save``); None
+    for a row the ORM would insert with SQL of its own (an expression, a field's own placeholder)."""
+    table = Table(type(instance), connection)
+    meta = type(instance)._meta
+    columns: list[str] = []
+    values: list[Any] = []
+    for field in meta.local_concrete_fields:
+        if field is meta.auto_field or field.generated:
+            continue
+        value = field.pre_save(instance, add=True)
+        if hasattr(value, "resolve_expression") or hasattr(field, "get_placeholder"):
+            return None
+        columns.append(table.column(field.name))
+        values.append(field.get_db_prep_save(value, connection))
+    return table, columns, values
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,6 @@ from decimal import Decimal
 from functools import partial
 from typing import Any
 
-from django.db import DEFAULT_DB_ALIAS, connection
-
 from agents.runtime.budget import client_limits
 from agents.runtime.outcome import Answered, Ended
 from agents.runtime.plan import receiver_name, send_plan
@@ -19,7 +17,7 @@ from agents.runtime.send import GovernedCall
 from agents.runtime.targets import reply_limit_check
 from catalog.errors import ConfigurationInactive, ModalityUnsupported
 from catalog.models import ApiClient, Configuration, LlmModel
-from catalog.models.sql import inserted
+from catalog.models.sql import row_inserted
 from catalog.pricing import reply_cost
 from config.logs import log_context_update
 from context_assembly.fitting import BudgetBreakdown
@@ -157,7 +155,7 @@ def completion_record(
         label=label,
     )
     # Every completion writes one: one statement (catalog/models/sql.py), not the ORM's save().
-    return inserted(record, connection, DEFAULT_DB_ALIAS)
+    return row_inserted(record)
 
 
 def abandoned_record(

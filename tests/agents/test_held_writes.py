@@ -13,9 +13,10 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from agents.models import AgentRun, RunMessage, ToolCallRecord
-from agents.runtime.held_writes import held_insert, row_inserted
+from agents.runtime.held_writes import held_insert
 from agents.runtime.leases import HeldLease, LeaseLost, lease_claim
 from agents.services import run_create
+from catalog.models.sql import row_inserted
 from governance.vocabulary import DataClass
 from tests.agents.runs import fake_configuration
 

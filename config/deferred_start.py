@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
+from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest
 from rest_framework.request import Request
 
@@ -72,8 +73,12 @@ class DeferredStart:
         return {**start, "status": self._status, "headers": kept + self._headers}
 
 
-def deferred_start(request: HttpRequest | Request) -> DeferredStart | None:
-    """The request's :class:`DeferredStart`; None when it was not served through ``RequestThreads``
-    (WSGI, Django's test client, another ASGI server setup). DRF's request reads it from Django's."""
+def deferred_start(request: HttpRequest | Request) -> DeferredStart:
+    """The ASGI request's :class:`DeferredStart` (DRF's request reads it from Django's). Raises
+    ``ImproperlyConfigured`` when the request was not served through ``RequestThreads``: the project's
+    ASGI application is ``config.asgi:application``, never Django's bare one."""
     scope = getattr(request, "scope", None)
-    return scope.get(SCOPE_KEY) if isinstance(scope, dict) else None
+    start = scope.get(SCOPE_KEY) if isinstance(scope, dict) else None
+    if not isinstance(start, DeferredStart):
+        raise ImproperlyConfigured("serve config.asgi:application: a completion needs its DeferredStart")
+    return start

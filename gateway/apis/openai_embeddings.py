@@ -17,7 +17,7 @@ import base64
 import struct
 from typing import Any
 
-from asgiref.sync import async_to_sync, sync_to_async
+from asgiref.sync import sync_to_async
 from django.http import HttpResponseBase
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
@@ -117,6 +117,7 @@ class EmbeddingsApi(OpenAIErrors, AnsweredLater):
         serializer = EmbeddingInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
+        start = deferred_start(request) if self.asgi else None
         configuration = client_configuration(request, data["model"])
         client = client_of(request)
         call = embeddings_prepare(
@@ -134,12 +135,9 @@ class EmbeddingsApi(OpenAIErrors, AnsweredLater):
                 embeddings_body(answer, model=configuration.identifier, encoding=data["encoding_format"])
             )
 
-        if not self.asgi:
+        if start is None:  # WSGI: made here, blocking
             return body(call.create())
         release_connections()  # nothing is held while the provider answers
-        start = deferred_start(request)
-        if start is None:  # an ASGI server without RequestThreads: the thread waits with the view
-            return body(async_to_sync(self.dispatched)(call))
 
         async def answer() -> HttpResponseBase:
             answered = await self.dispatched(call)

@@ -8,12 +8,12 @@ bridge between the request's thread and the event loop:
 
 1. in the request's thread (everything that reads the database) the call is prepared up to its
    first provider attempt (:meth:`~agents.runtime.send.GovernedCall.prepare`);
-2. then, on the server's event loop (``async_to_sync`` from the request's thread), its answer is
-   awaited (:meth:`~agents.runtime.send.GovernedCall.asend`) or its stream opened
-   (:meth:`~agents.runtime.send.GovernedCall.astream`, a ``StreamingHttpResponse`` over an async
-   iterator that the server reads on its loop). The request's thread waits while the stream opens
-   (up to the provider's first delta, so that an error before it is still answered with its status);
-   after that the stream holds no thread.
+2. the view then returns at once a ``StreamingHttpResponse`` over an async iterator that the server
+   reads on its event loop: it awaits the answer (:meth:`~agents.runtime.send.GovernedCall.asend`,
+   ``gateway/apis/answered_later.py``) or opens the stream
+   (:meth:`~agents.runtime.send.GovernedCall.astream`). The response's status line is held until
+   the first byte (``config/deferred_start.py``), so an error before it is still answered with its
+   status, and no thread waits on the provider.
 
 The view is synchronous so that under WSGI (``runserver``, Django's test client), where the request
 has no event loop, Django does not start one per request to call it: there :meth:`answer` makes the
@@ -27,7 +27,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from asgiref.sync import async_to_sync, sync_to_async
+from asgiref.sync import sync_to_async
 from django.db import connection
 from django.http import HttpResponseBase, StreamingHttpResponse
 from rest_framework.request import Request
@@ -88,14 +88,12 @@ class GovernedCallApi(AnsweredLater, ABC):
         it is made here, blocking."""
         if not self.asgi:
             return self.answered_blocking(served)
+        start = deferred_start(self.request)
         ended = served.completion.call.prepare(stream=served.stream is not None)
         if ended is not None:
             raise ended.error
         # Nothing is held while the provider answers.
         release_connections()
-        start = deferred_start(self.request)
-        if start is None:  # an ASGI server without RequestThreads: the thread waits with the view
-            return async_to_sync(self.answered_on_loop)(served)
         if served.stream is not None:
             start.defer()
             streamed = StreamingHttpResponse(self.streamed_later(served, start), content_type=CONTENT_TYPE)
@@ -118,14 +116,6 @@ class GovernedCallApi(AnsweredLater, ABC):
             return
         async for event in events_async(served.completion, stream, served.stream):  # type: ignore[arg-type]
             yield event
-
-    async def answered_on_loop(self, served: Served) -> HttpResponseBase:
-        """The prepared call made on the event loop: its whole answer, or its stream."""
-        completion, call = served.completion, served.completion.call
-        if served.stream is not None:
-            events = events_async(completion, opened(await call.astream()), served.stream)
-            return event_stream_headers(StreamingHttpResponse(events, content_type=CONTENT_TYPE))
-        return Response(await call.asend(lambda outcome: served.body(completion.finished(answered(outcome)))))
 
     def answered_blocking(self, served: Served) -> HttpResponseBase:
         """The call made with the blocking driver (WSGI): its whole answer, or its stream."""

@@ -65,7 +65,14 @@ INJECTION_FLAGGED = Counter(
 
 def injection_flagged(rules: Iterable[str]) -> None:
     for rule in rules:
-        INJECTION_FLAGGED.labels(rule=rule).inc()
+        counter = _FLAGGED_BY_RULE.get(rule)
+        if counter is None:
+            counter = _FLAGGED_BY_RULE[rule] = INJECTION_FLAGGED.labels(rule=rule)
+        counter.inc()
+
+
+# Each rule's series, looked up once (a rule name is one of a fixed few).
+_FLAGGED_BY_RULE: dict[str, Counter] = {}
 
 
 # Series whose label values are all known start at zero, so that a rate over them exists at once.

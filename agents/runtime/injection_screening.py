@@ -37,8 +37,8 @@ def screened(content: str, integrity: Integrity, tool: str, tool_names: Iterable
     if integrity != Integrity.UNTRUSTED:
         return Screened(content, ())
     # The skill block's own framing (a loaded skill's result holds it) addresses the model by design:
-    # it is ours, not the result's, so it is not what is screened.
-    own = content.replace(GUARD_PREAMBLE, "").replace(PROGRESSIVE_NOTE, "")
+    # it is ours, not the result's, so it is not what is screened. Both its sentences say "skill".
+    own = content.replace(GUARD_PREAMBLE, "").replace(PROGRESSIVE_NOTE, "") if "skill" in content else content
     rules = injection_rules(own, tool_names=tool_names)
     if not rules:
         return Screened(content, ())

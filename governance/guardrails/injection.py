@@ -133,23 +133,30 @@ def _lowered(normalised: str) -> str:
     return lowered.replace("\u0131", "i").replace("i\u0307", "i")
 
 
-def _runnable(rules: tuple[_Rule, ...], tool_rules: tuple[_Rule, ...], lowered: str) -> Iterator[_Rule]:
+def _runnable(rules: tuple[_Rule, ...], tool_rules: tuple[_Rule, ...], lowered: str) -> list[_Rule]:
     """The rules that may match ``lowered``, in order: those without anchors, and those whose text
-    holds one of their anchors (and the character they require)."""
+    holds one of their anchors (and the character they require). Most text holds none: that answer
+    costs one pass over its words and one search per mark (:class:`_AnchorIndex`)."""
     index = _AnchorIndex.of(rules)
-    runnable = set(index.unanchored)
+    positions = set(index.unanchored)
     for word in index.words.intersection(_letter_runs(lowered)):
-        runnable.update(index.by_word[word])
-    for word in index.others:
-        if word in lowered:
-            runnable.update(index.by_word[word])
-    for position in sorted(runnable):
+        positions.update(index.by_word[word])
+    for mark, anchors in index.others_by_mark:
+        if mark in lowered:
+            for anchor in anchors:
+                if anchor in lowered:
+                    positions.update(index.by_word[anchor])
+    runnable = []
+    for position in sorted(positions):
         rule = rules[position]
         if not rule.requires or rule.requires in lowered:
-            yield rule
+            runnable.append(rule)
     for rule in tool_rules:
-        if any(anchor in lowered for anchor in rule.anchors):
-            yield rule
+        for anchor in rule.anchors:
+            if anchor in lowered:
+                runnable.append(rule)
+                break
+    return runnable
 
 
 # An anchor of letters only is, in every match, a whole run of letters: every pattern bounds it by
@@ -169,12 +176,13 @@ def _letter_runs(lowered: str) -> list[str]:
 
 @dataclass(frozen=True)
 class _AnchorIndex:
-    """The rules of one table by anchor: ``words`` (letters only), ``others`` (with other
-    characters), the rules each names (``by_word``), and the rules without anchors."""
+    """The rules of one table by anchor: ``words`` (letters only), the other anchors grouped by their
+    first character that is not a letter (``others_by_mark``: a text without that mark holds none of
+    them), the rules each anchor names (``by_word``), and the rules without anchors."""
 
     rules: tuple[_Rule, ...]
     words: frozenset[str]
-    others: tuple[str, ...]
+    others_by_mark: tuple[tuple[str, tuple[str, ...]], ...]
     by_word: dict[str, tuple[int, ...]]
     unanchored: tuple[int, ...]
 
@@ -188,10 +196,14 @@ class _AnchorIndex:
             for anchor in rule.anchors:
                 by_word.setdefault(anchor, []).append(position)
         words = frozenset(word for word in by_word if _LETTERS.fullmatch(word))
+        by_mark: dict[str, list[str]] = {}
+        for anchor in sorted(set(by_word) - words):
+            mark = next(char for char in anchor if not "a" <= char <= "z")
+            by_mark.setdefault(mark, []).append(anchor)
         index = cls(
             rules,
             words,
-            tuple(sorted(set(by_word) - words)),
+            tuple((mark, tuple(anchors)) for mark, anchors in sorted(by_mark.items())),
             {word: tuple(positions) for word, positions in by_word.items()},
             tuple(position for position, rule in enumerate(rules) if not rule.anchors),
         )

@@ -11,10 +11,13 @@ import pytest
 from prometheus_client import REGISTRY as METRICS
 
 from agents.models import AgentStep, RunMessage, ToolApproval
+from agents.runtime.injection_screening import Screened, screened
 from config.celery import app
 from editors.admin.runs import AgentStepAdmin
 from governance.guardrails.fencing import fenced
-from governance.vocabulary import DataClass
+from governance.guardrails.injection import injection_rules
+from governance.vocabulary import DataClass, Integrity
+from skills.composition import GUARD_PREAMBLE, PROGRESSIVE_NOTE
 from tests.agents.runs import fake_configuration, run_to_end
 from tests.fakes.provider_server import Reply
 from tools.registry import REGISTRY, Tool, ToolContext, ToolEffect
@@ -148,3 +151,17 @@ def test_a_trusted_tools_result_is_not_screened_and_keeps_its_level(
     assert (result.integrity, result.screening, result.content) == ("trusted", "", INJECTED)
     assert flagged_count("fake_system_notice") == before
     assert (run.status, page["outbox"]) == ("completed", [{"text": "hello"}])
+
+
+@pytest.mark.parametrize(
+    "framing", [GUARD_PREAMBLE, PROGRESSIVE_NOTE, f"{GUARD_PREAMBLE}\n{PROGRESSIVE_NOTE}"]
+)
+def test_the_skill_blocks_own_framing_is_not_screened_but_what_it_frames_is(framing):
+    # Each sentence alone is injection-shaped (it addresses the model); in a loaded skill it is ours.
+    assert injection_rules(framing, tool_names=["load_skill"]) != ()
+    clean = screened(f"{framing}\n{CLEAN}", Integrity.UNTRUSTED, "load_skill", ["load_skill"])
+    assert clean == Screened(f"{framing}\n{CLEAN}", ())
+    flagged = screened(
+        f"{framing}\n{INJECTED}", Integrity.UNTRUSTED, "load_skill", ["load_skill", "send_message"]
+    )
+    assert flagged.rules == tuple(RULES.split(","))

@@ -74,8 +74,11 @@ format: $(STAMP)
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
+# The default suite on every core (pytest-xdist; each worker has its own in-memory database). The
+# services suite stays in one process: its Celery workers share one broker and one database.
+TEST_WORKERS ?= auto
 test-fast: $(STAMP)
-	$(PY) -m pytest -m "not services"
+	$(PY) -m pytest -m "not services" -n $(TEST_WORKERS)
 
 test-services: $(STAMP)
 	DATABASE_URL=$(SERVICES_DATABASE_URL) REDIS_URL=$(SERVICES_REDIS_URL) SERVICES_RABBITMQ_URL=$(SERVICES_RABBITMQ_URL) $(PY) -m pytest -m services

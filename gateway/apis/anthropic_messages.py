@@ -65,6 +65,7 @@ from gateway.apis.openai_compat import (
 from gateway.apis.responses_input import ResponsesConversation, send_request
 from gateway.apis.run_events import JsonErrorsNegotiation
 from gateway.apis.serving import GovernedCallApi, Served
+from gateway.apis.validation import validated
 from gateway.authentication import ApiKeyHeaderAuthentication, BearerTokenAuthentication
 from gateway.services import CompletionCall
 from providers.values import CallOptions
@@ -247,9 +248,7 @@ def anthropic_errors(*statuses: int) -> dict[int, OpenApiResponse]:
 
 
 def _validated(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
-    serializer = serializer_class(data=request.data)
-    serializer.is_valid(raise_exception=True)
-    return dict(serializer.validated_data)
+    return validated(serializer_class, request.data)
 
 
 def _completion_request(request: Request, data: dict[str, Any], configuration: Configuration) -> SendRequest:

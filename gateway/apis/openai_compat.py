@@ -43,6 +43,7 @@ from gateway.apis.openai_errors import error_response
 from gateway.apis.openai_shapes import ChatChunks, completion_body
 from gateway.apis.run_events import JsonErrorsNegotiation
 from gateway.apis.serving import GovernedCallApi, Served
+from gateway.apis.validation import validated
 from gateway.services import CompletionCall
 from governance.vocabulary import DataClass
 from providers.values import CallOptions
@@ -326,9 +327,7 @@ class ChatCompletionsApi(OpenAIErrors, GovernedCallApi):
 
 
 def _validated(request: Request) -> dict[str, Any]:
-    serializer = ChatCompletionInputSerializer(data=request.data)
-    serializer.is_valid(raise_exception=True)
-    return dict(serializer.validated_data)
+    return validated(ChatCompletionInputSerializer, request.data)
 
 
 def _options(data: dict[str, Any]) -> CallOptions:

@@ -30,6 +30,7 @@ from config.request_thread import release_connections
 from gateway.apis.answered_later import AnsweredLater
 from gateway.apis.context import ReceiptSerializer, client_configuration, client_of
 from gateway.apis.openai_compat import TAG, OpenAIErrors, data_class_header, declared_class, openai_errors
+from gateway.apis.validation import validated
 from gateway.services import Embeddings, EmbeddingsCall, embeddings_prepare
 from governance.services import decision_as_dict
 from providers.failures import ProviderError
@@ -114,9 +115,7 @@ class EmbeddingsApi(OpenAIErrors, AnsweredLater):
         responses={200: OpenApiResponse(EmbeddingListSerializer), **openai_errors(400, 404, 409, 502)},
     )
     def post(self, request: Request) -> HttpResponseBase:
-        serializer = EmbeddingInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+        data = validated(EmbeddingInputSerializer, request.data)
         start = deferred_start(request) if self.asgi else None
         configuration = client_configuration(request, data["model"])
         client = client_of(request)

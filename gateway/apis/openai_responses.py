@@ -51,6 +51,7 @@ from gateway.apis.responses_input import (
 from gateway.apis.responses_shapes import ResponseEvents, ResponseFrame, new_id, reply_message, reply_output
 from gateway.apis.run_events import JsonErrorsNegotiation
 from gateway.apis.serving import GovernedCallApi, Served
+from gateway.apis.validation import validated
 from gateway.errors import PreviousResponseNotFound
 from gateway.selectors import stored_response_get_for_client
 from gateway.services import Completion, CompletionCall, stored_response_create
@@ -221,9 +222,7 @@ class ResponsesApi(OpenAIErrors, GovernedCallApi):
         ),
     )
     def post(self, request: Request) -> HttpResponseBase:
-        serializer = ResponseInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = dict(serializer.validated_data)
+        data = validated(ResponseInputSerializer, request.data)
         configuration = client_configuration(request, data["model"])
         client = client_of(request)
         default_class = declared_class(request, client)

@@ -98,13 +98,17 @@ class BoundedJSONParser(JSONParser):
             data = json.loads(text, parse_constant=parse_constant)
         except ValueError as exc:
             raise ParseError(f"JSON parse error - {exc}") from None
-        field = bad_text_field(data)
+        field = bad_text_field(data) if _MAY_HOLD_BAD_TEXT.search(text) else None
         if field is not None:
             raise invalid_text(field)
         return data
 
 
 _BAD_TEXT = re.compile("[\x00\ud800-\udfff]")
+# In a body json.loads accepted, NUL or a lone surrogate can only have come from an escape: the parser
+# refuses a raw control character, and text decoded from bytes holds no surrogate. A body without
+# such an escape (almost every one) is not walked.
+_MAY_HOLD_BAD_TEXT = re.compile(r"\\u(?:0000|[dD][89a-fA-F])")
 
 
 def bad_text_field(data: Any) -> str | None:

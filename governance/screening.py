@@ -95,8 +95,21 @@ def declared(source: Source) -> Source:
 
 
 def _patterns_key() -> str:
-    patterns = getattr(settings, "PERSONAL_DATA_PATTERNS", None) or {}
-    return json.dumps(patterns, sort_keys=True)
+    """The configured patterns as JSON with sorted keys, built again only when the setting is another
+    object (``override_settings`` replaces it; a setting is never changed in place). The last value is
+    held with its key, so an ``is`` comparison cannot meet a new object at a freed one's address."""
+    global _LAST_PATTERNS
+    patterns = getattr(settings, "PERSONAL_DATA_PATTERNS", None) or _NO_PATTERNS
+    last = _LAST_PATTERNS
+    if last[0] is patterns:
+        return last[1]
+    key = json.dumps(patterns, sort_keys=True)
+    _LAST_PATTERNS = (patterns, key)
+    return key
+
+
+_NO_PATTERNS: dict[str, str] = {}
+_LAST_PATTERNS: tuple[object, str] = (_NO_PATTERNS, "{}")
 
 
 def _compiled(key: str) -> tuple[OperatorPattern, ...]:

@@ -111,6 +111,7 @@ def conversation_request(messages: Sequence[Any], conversation: Conversation) ->
         options=_with_tool_choice(conversation.options, conversation.tool_choice, tools),
         task_input_media=task_media,
         transcript_media=tuple(media for *_, message_media in later for media in message_media),
+        transcript_held=False,
     )
 
 

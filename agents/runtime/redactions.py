@@ -113,7 +113,11 @@ class Redactions:
         self._add(result.counts_by_kind())
         return result.text
 
-    def message(self, message: Message) -> Message:
+    def message(self, message: Message, *, remember: bool = True) -> Message:
+        """``message`` redacted; ``remember``: it outlives this send, so its redaction is remembered
+        by identity (SendRequest.transcript_held)."""
+        if not remember:
+            return self._message(message)
         known = REDACTION_MEMO.message(message)
         if known is not None:
             redacted, counts = known

@@ -128,6 +128,10 @@ class SendRequest:
     # message) and those already inside transcript messages (carried here for their sources).
     task_input_media: tuple[MediaInput, ...] = ()
     transcript_media: tuple[MediaInput, ...] = ()
+    # Whether the transcript's Message objects outlive this send (a run's, held between its steps):
+    # their redaction and screening are then remembered by identity. A caller's conversation, parsed
+    # for this one request, is not: remembering its messages would only fill the memo.
+    transcript_held: bool = True
 
     @property
     def media_sources(self) -> list[Source]:

@@ -65,10 +65,13 @@ class PartScreen:
         self._add(counts)
         return text, counts
 
-    def message(self, message: Message, *, own: bool) -> tuple[Message, dict[str, int]]:
+    def message(
+        self, message: Message, *, own: bool, remember: bool = True
+    ) -> tuple[Message, dict[str, int]]:
         """:meth:`text` for every text of a transcript message (its content and tool-call arguments);
-        a message seen before is looked up by identity, not screened again."""
-        findings = _message_findings(message)
+        with ``remember`` (the message outlives this send), a message seen before is looked up by
+        identity, not screened again."""
+        findings = _message_findings(message) if remember else _findings(message)
         if not any(findings):
             return message, {}
         if not self.pseudonymizes(own=own):
@@ -110,13 +113,14 @@ class PartScreen:
         return counts
 
     def entries(
-        self, entries: Sequence[TranscriptEntry], messages: Sequence[Message]
+        self, entries: Sequence[TranscriptEntry], messages: Sequence[Message], *, remember: bool = True
     ) -> tuple[tuple[Message, ...], list[Source]]:
         """A transcript's ``messages`` (redacted, in the order of ``entries``) as sent, and the entries'
-        sources, raised where their message holds personal data that is not pseudonymized."""
+        sources, raised where their message holds personal data that is not pseudonymized.
+        ``remember``: see :meth:`message`."""
         sent, sources = [], []
         for index, (entry, message) in enumerate(zip(entries, messages, strict=True)):
-            screened, counts = self.message(message, own=entry.caller)
+            screened, counts = self.message(message, own=entry.caller, remember=remember)
             sent.append(screened)
             source = entry.source(index)
             if source is not None:
@@ -153,9 +157,13 @@ def _message_findings(message: Message) -> _MessageFindings:
     entry = _MESSAGES.get(id(message))
     if entry is not None and entry[0] is message:
         return entry[1]
-    findings = tuple(found_in(text) for text in _texts(message))
+    findings = _findings(message)
     _MESSAGES.put(id(message), (message, findings))
     return findings
+
+
+def _findings(message: Message) -> _MessageFindings:
+    return tuple(found_in(text) for text in _texts(message))
 
 
 def _replaced(

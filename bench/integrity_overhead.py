@@ -1,8 +1,9 @@
 """What screening untrusted tool results adds to a step, at a 200-message transcript, old and new in the
 same run (issue 37; docs/results.md, "Integrity: cost").
 
-Run: ``.venv/bin/python bench/integrity_overhead.py [--quick] [--instructions]`` (SQLite; a child
-process of its own). Ends with exactly one JSON line (``{"benchmark": "integrity_overhead", ...}``).
+Run: ``.venv/bin/python bench/integrity_overhead.py [--quick] [--instructions] [--control]`` (SQLite;
+a child process of its own; ``--control`` runs the old code in both modes, so what it prints as added
+is the timing method's own bias). Ends with exactly one JSON line (``{"benchmark": "integrity_overhead", ...}``).
 Never passes or fails on time.
 
 The runs are ``bench/step_overhead.py``'s (200 messages: 10 steps of 19 tool calls and their results).
@@ -53,6 +54,9 @@ def main() -> None:
     parser.add_argument(
         "--keep", type=Path, metavar="DIR", help="with --instructions: keep the callgrind files in DIR"
     )
+    parser.add_argument(
+        "--control", action="store_true", help="both modes run the old code: the timing method's own bias"
+    )
     parser.add_argument("--child", action="store_true")
     parser.add_argument("--setup", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--counted", type=Path, help=argparse.SUPPRESS)
@@ -60,7 +64,7 @@ def main() -> None:
     args = parser.parse_args()
     runs = 15 if args.quick else 60
     if args.child:
-        print(json.dumps(measure(runs)))
+        print(json.dumps(measure(runs, control=args.control)))
         return
     if args.setup:
         _setup(args.setup, args.fake_url)
@@ -76,6 +80,7 @@ def main() -> None:
     }
     env.pop("REDIS_URL", None)
     command = [sys.executable, __file__, "--child"] + (["--quick"] if args.quick else [])
+    command += ["--control"] if args.control else []
     try:
         out = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, timeout=900)
     finally:
@@ -88,7 +93,7 @@ def main() -> None:
     report(data)
 
 
-def measure(runs: int) -> dict[str, Any]:
+def measure(runs: int, control: bool = False) -> dict[str, Any]:
     import logging
 
     import django
@@ -128,7 +133,8 @@ def measure(runs: int) -> dict[str, Any]:
             # on both modes alike; each step starts from a collected heap, so a collection inside a
             # step is paid for what that step allocated.
             mode = "old" if n % 4 in (0, 3) else "new"
-            tool_calls.screened = unscreened if mode == "old" else kept  # type: ignore[assignment]
+            new = unscreened if control else kept
+            tool_calls.screened = unscreened if mode == "old" else new  # type: ignore[assignment]
             gc.collect()
             cpu = time.thread_time()
             outcome = step_run(run_id=run_id, step_index=STEPS, worker="bench")
@@ -146,6 +152,7 @@ def measure(runs: int) -> dict[str, Any]:
     return {
         "n": runs,
         "calls": CALLS,
+        "control": control,
         "old_ms": round(old, 3),
         "new_ms": round(new, 3),
         "added_ms": round(new - old, 3),

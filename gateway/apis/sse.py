@@ -31,12 +31,12 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.core.handlers.asgi import ASGIRequest
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db import connection
 from django.http import HttpRequest, StreamingHttpResponse
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from config.database import connections_close
+from config.request_thread import release_connections
 
 CONTENT_TYPE = "text/event-stream; charset=utf-8"
 _DONE = object()
@@ -65,11 +65,13 @@ def sse_retry(milliseconds: int) -> bytes:
 
 
 def release_db_connection() -> None:
-    """Close this thread's database connection (a pooled one goes back to its pool). Call it from the
-    event iterator, which runs in the thread that owns the connection. Inside ``atomic()`` (a test's
-    transaction) it does nothing: closing there would abort the transaction."""
-    if not connection.in_atomic_block:
-        connection.close()
+    """Give back this thread's database connections before a wait, as a request thread does after a
+    task (:func:`config.request_thread.release_connections`): a server's connection is closed (a
+    pooled one goes back to its pool); a SQLite connection, which holds no lock while idle, stays for
+    the iterator's next statement (a new one costs a millisecond or more to open and set up). Call it
+    from the event iterator, which runs in the thread that owns the connections. Inside ``atomic()``
+    (a test's transaction) it does nothing: closing there would abort the transaction."""
+    release_connections()
 
 
 class EventStreamApi(APIView):

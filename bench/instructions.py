@@ -37,7 +37,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 from typing import IO, Any
@@ -157,6 +158,17 @@ class Counter:
         dump.rename(self.directory / f"{section}.callgrind")
         return int(totals)
 
+    def section(self, child: subprocess.Popen[str], name: str, dump: str | None = None) -> int:
+        """One section of a measured process that runs :func:`_counted`: once it is ready, counting on
+        while it runs its calls, then off and dumped (as ``dump``, default ``name``); its count. The
+        process then waits for the caller's ``next``."""
+        assert child.stdin is not None and child.stdout is not None
+        _expect(child.stdout, f"ready {name}")
+        self.on()
+        _say(child.stdin, "go")
+        _expect(child.stdout, f"done {name}")
+        return self.off(dump or name)
+
 
 def _measure_step(fake: Any, directory: Path, env: dict[str, str]) -> dict[str, int]:
     fake.default_reply = "Done."
@@ -174,23 +186,27 @@ def _measure_step(fake: Any, directory: Path, env: dict[str, str]) -> dict[str, 
     assert child.stdin is not None and child.stdout is not None
     counter = Counter(child.pid, directory, "step_process")
     counts = {}
-    try:
+    with ends_well(child, "the step process", timeout=600):
         for section in ("step", "sdk_call"):
-            _expect(child.stdout, f"ready {section}")
-            counter.on()
-            _say(child.stdin, "go")
-            _expect(child.stdout, f"done {section}")
-            counts[section] = counter.off(section)
+            counts[section] = counter.section(child, section)
             if section == "step":  # the request the step sent, for the SDK to send alone
                 body.write_text(json.dumps(fake.requests[-1].body))
             _say(child.stdin, "next")
-        if child.wait(timeout=600) != 0:
-            raise SystemExit("the step process failed")
+    return counts
+
+
+@contextmanager
+def ends_well(child: subprocess.Popen[str], what: str, *, timeout: float) -> Iterator[None]:
+    """The block drives ``child``, which must then exit with 0 within ``timeout`` seconds; killed if
+    the block fails or it does not exit."""
+    try:
+        yield
+        if child.wait(timeout=timeout) != 0:
+            raise SystemExit(f"{what} failed")
     finally:
         if child.poll() is None:
             child.kill()
             child.wait()
-    return counts
 
 
 def _measure_gateway(fake: Any, directory: Path, env: dict[str, str]) -> dict[str, int]:

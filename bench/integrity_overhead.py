@@ -211,7 +211,7 @@ def instructions(old_ms: float, keep: Path | None = None) -> dict[str, Any]:
     import shutil
     import tempfile
 
-    from bench.instructions import QUIET, Counter, _expect, _say
+    from bench.instructions import QUIET, Counter, _say, ends_well
     from tests.fakes.provider_server import FakeProvider
 
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
@@ -254,20 +254,11 @@ def instructions(old_ms: float, keep: Path | None = None) -> dict[str, Any]:
         assert child.stdin is not None and child.stdout is not None
         counter = Counter(child.pid, directory, "steps")
         counts = {"old": 0.0, "new": 0.0}
-        try:
+        with ends_well(child, "the counted process", timeout=900):
             for number, mode in enumerate(SECTIONS):
-                _expect(child.stdout, f"ready {mode}")
-                counter.on()
-                _say(child.stdin, "go")
-                _expect(child.stdout, f"done {mode}")
-                counts[mode] += counter.off(f"{mode}{number}") / (PER_SECTION * SECTIONS.count(mode))
+                count = counter.section(child, mode, dump=f"{mode}{number}")
+                counts[mode] += count / (PER_SECTION * SECTIONS.count(mode))
                 _say(child.stdin, "next")
-            if child.wait(timeout=900) != 0:
-                raise SystemExit("the counted process failed")
-        finally:
-            if child.poll() is None:
-                child.kill()
-                child.wait()
         if keep is not None:
             keep.mkdir(parents=True, exist_ok=True)
             for number, mode in enumerate(SECTIONS):

@@ -216,3 +216,32 @@ def test_invalid_tool_spec_raises_typed_error(wire, field):
     with pytest.raises(InvalidMessage) as caught:
         ToolSpec.from_openai(wire)
     assert caught.value.extra == {"field": field}
+
+
+@pytest.mark.parametrize(
+    ("message", "digest"),
+    [
+        (
+            Message("user", "héllo \ud800x"),
+            "fc081a2db94cc142e56370bb3b1f811fac20d9fa04bd1d8e63676b9d3f7ac28d",
+        ),
+        (
+            Message(
+                "assistant",
+                "",
+                tool_calls=(ToolCall("c1", "fn", '{"a":1}'), ToolCall("c2", "g", "")),
+                name="bot",
+            ),
+            "29314769f85f28f1a5b48e4aa9087fe6f8b1251b346d6cb45deeab9f86d8f8a8",
+        ),
+        (
+            Message("tool", "result", tool_call_id="c1"),
+            "c11b8b171c7a1dbe46c0ac26adccdf97a1aa1a0c88122e689fe6e771d44a5abe",
+        ),
+        (Message("system", ""), "53135af8aa1ba64164a8b59f998fa5e9bfe0938a8bd4b47eb822e7f4b37cf7de"),
+    ],
+)
+def test_a_text_messages_digest_is_the_same_in_every_release(message, digest):
+    # The local provider's replies and the token cache are keyed by these bytes: a change of the
+    # digest's layout would change both without a test noticing otherwise.
+    assert message.digest.hex() == digest

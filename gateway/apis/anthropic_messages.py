@@ -44,6 +44,7 @@ from agents.runtime.conversation import Conversation
 from agents.runtime.plan import SendRequest
 from agents.runtime.preview import context_preview
 from catalog.models import Configuration
+from config.api import validated
 from gateway.apis.anthropic_errors import anthropic_exception_handler
 from gateway.apis.anthropic_input import (
     chat_tool_choice,
@@ -65,7 +66,6 @@ from gateway.apis.openai_compat import (
 from gateway.apis.responses_input import ResponsesConversation, send_request
 from gateway.apis.run_events import JsonErrorsNegotiation
 from gateway.apis.serving import GovernedCallApi, Served
-from gateway.apis.validation import validated
 from gateway.authentication import ApiKeyHeaderAuthentication, BearerTokenAuthentication
 from gateway.services import CompletionCall
 from providers.values import CallOptions
@@ -248,7 +248,7 @@ def anthropic_errors(*statuses: int) -> dict[int, OpenApiResponse]:
 
 
 def _validated(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
-    return validated(serializer_class, request.data)
+    return dict(validated(serializer_class, request.data))
 
 
 def _completion_request(request: Request, data: dict[str, Any], configuration: Configuration) -> SendRequest:

@@ -35,6 +35,7 @@ from rest_framework.views import APIView
 
 from agents.runtime.conversation import Conversation, conversation_request
 from catalog.models import ApiClient
+from config.api import validated
 from config.errors import ApplicationError
 from config.exception_handler import api_exception_handler
 from gateway.apis.context import MAX_OUTPUT_TOKENS, ReceiptSerializer, client_configuration, client_of
@@ -43,7 +44,6 @@ from gateway.apis.openai_errors import error_response
 from gateway.apis.openai_shapes import ChatChunks, completion_body
 from gateway.apis.run_events import JsonErrorsNegotiation
 from gateway.apis.serving import GovernedCallApi, Served
-from gateway.apis.validation import validated
 from gateway.services import CompletionCall
 from governance.vocabulary import DataClass
 from providers.values import CallOptions
@@ -327,7 +327,7 @@ class ChatCompletionsApi(OpenAIErrors, GovernedCallApi):
 
 
 def _validated(request: Request) -> dict[str, Any]:
-    return validated(ChatCompletionInputSerializer, request.data)
+    return dict(validated(ChatCompletionInputSerializer, request.data))
 
 
 def _options(data: dict[str, Any]) -> CallOptions:

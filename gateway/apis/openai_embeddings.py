@@ -25,12 +25,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from agents.runtime.embedding import EmbeddingRequest
+from config.api import validated
 from config.deferred_start import deferred_start
 from config.request_thread import release_connections
 from gateway.apis.answered_later import AnsweredLater
 from gateway.apis.context import ReceiptSerializer, client_configuration, client_of
 from gateway.apis.openai_compat import TAG, OpenAIErrors, data_class_header, declared_class, openai_errors
-from gateway.apis.validation import validated
 from gateway.services import Embeddings, EmbeddingsCall, embeddings_prepare
 from governance.services import decision_as_dict
 from providers.failures import ProviderError

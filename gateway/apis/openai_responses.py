@@ -27,6 +27,7 @@ from agents.runtime.conversation import Conversation
 from agents.runtime.outcome import Answered
 from agents.runtime.redactions import Redactions
 from catalog.models import ApiClient, Configuration
+from config.api import validated
 from gateway.apis.context import MAX_OUTPUT_TOKENS, ReceiptSerializer, client_configuration, client_of
 from gateway.apis.fields import ObjectList
 from gateway.apis.openai_compat import (
@@ -51,7 +52,6 @@ from gateway.apis.responses_input import (
 from gateway.apis.responses_shapes import ResponseEvents, ResponseFrame, new_id, reply_message, reply_output
 from gateway.apis.run_events import JsonErrorsNegotiation
 from gateway.apis.serving import GovernedCallApi, Served
-from gateway.apis.validation import validated
 from gateway.errors import PreviousResponseNotFound
 from gateway.selectors import stored_response_get_for_client
 from gateway.services import Completion, CompletionCall, stored_response_create
@@ -222,7 +222,7 @@ class ResponsesApi(OpenAIErrors, GovernedCallApi):
         ),
     )
     def post(self, request: Request) -> HttpResponseBase:
-        data = validated(ResponseInputSerializer, request.data)
+        data = dict(validated(ResponseInputSerializer, request.data))
         configuration = client_configuration(request, data["model"])
         client = client_of(request)
         default_class = declared_class(request, client)

@@ -1,4 +1,4 @@
-"""``gateway/apis/validation.py``: one serializer per thread and request shape validates every body,
+"""``config/api.py``'s ``validated``: one serializer per thread and request shape validates every body,
 and nothing of one validation reaches the next (an error, a field, the instance a thread keeps)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import threading
 import pytest
 from rest_framework import serializers
 
-from gateway.apis import validation
-from gateway.apis.validation import validated
+from config import api
+from config.api import validated
 
 
 class Shape(serializers.Serializer):
@@ -42,7 +42,7 @@ def test_each_thread_keeps_its_own_serializer():
 
     def validate() -> None:
         validated(Shape, {"name": "a"})
-        kept.append(validation._KEPT.serializers[Shape])
+        kept.append(api._KEPT.serializers[Shape])
 
     threads = [threading.Thread(target=validate) for _ in range(2)]
     for thread in threads:

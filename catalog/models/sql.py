@@ -10,10 +10,10 @@ rows it writes after its lease check (``agents/runtime/held_writes.py``: on Post
 claim and result are one statement with the check). The statements every API request runs are SQL
 text too, built once per database vendor (:class:`Statement`): its client by token and its
 configuration's key (``catalog/selectors.py``), the budget's reserve and settle updates
-(``ClientDailyUsageQuerySet`` in ``agents/models/usage.py``) and the rows every step or request writes (:func:`row_inserted`).
-Through the ORM each cost about 0.3 ms of CPU on SQLite against 0.03 ms run as text, and a gateway's
-cost per request is what its users compare (docs/results.md, "Gateway"). Every other statement is an
-ordinary ORM call. All are assembled from the pieces here:
+(``ClientDailyUsageQuerySet`` in ``agents/models/usage.py``) and the rows every step or request
+writes (:func:`row_inserted`). Through the ORM each cost about 0.3 ms of CPU on SQLite against
+0.03 ms run as text, and a gateway's cost per request is what its users compare (docs/results.md,
+"Gateway"). Every other statement is an ordinary ORM call. All are assembled from the pieces here:
 :class:`Table` reads table and column names from ``Model._meta`` and quotes them for the connection,
 :func:`converted_row` passes a returned row through each field's own converters (as the ORM does),
 and :class:`Float` renders arithmetic written in Python as double-precision SQL. Only PostgreSQL

@@ -8,6 +8,7 @@ import io
 
 import pytest
 
+from config import limits
 from config.errors import InvalidText
 from config.limits import BoundedJSONParser
 
@@ -42,3 +43,15 @@ def test_every_spelling_of_a_bad_escape_is_refused_naming_its_field(body, field)
 )
 def test_escapes_that_decode_to_good_text_are_kept(body, value):
     assert parsed(body) == value
+
+
+def test_a_body_without_such_an_escape_is_not_walked(monkeypatch):
+    def walked(data):
+        raise AssertionError("walked")
+
+    monkeypatch.setattr(limits, "bad_text_field", walked)
+    assert parsed('{"a": ["ok", "caf\\u00e9", "\U0001f600"]}') == {"a": ["ok", "café", "\U0001f600"]}
+    # A surrogate pair's escapes spell what a lone surrogate's would, so that body is walked.
+    for body in ('{"a": "\\u0000"}', '{"a": "\\ud83d\\ude00"}'):
+        with pytest.raises(AssertionError, match="walked"):
+            parsed(body)

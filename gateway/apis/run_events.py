@@ -32,6 +32,7 @@ from rest_framework.request import Request
 from agents.models import AgentRun, AgentStep, RunMessage
 from agents.runtime.live import LiveEvent, LiveReader, live_channel
 from config.api import operation_schema
+from config.request_thread import release_connections
 from gateway.apis.approval_output import ToolApprovalSerializer, approval_bodies
 from gateway.apis.context import client_of
 from gateway.apis.run_output import (
@@ -44,7 +45,6 @@ from gateway.apis.run_output import (
 from gateway.apis.runs import client_run
 from gateway.apis.sse import (
     EventStreamApi,
-    release_db_connection,
     sse_comment,
     sse_event,
     sse_response,
@@ -107,7 +107,7 @@ def run_event_stream(
         ]
         final = _final_event(current, receiver_zone) if current.is_terminal else None
         approvals = _approval_events(current, receiver_zone, announced)
-        release_db_connection()
+        release_connections()
         pending, seen = _live_events(live, run, seen, after, 0)
         for index, body in bodies:
             yield from (event for step, event in pending if step <= index)

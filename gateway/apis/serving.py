@@ -41,7 +41,6 @@ from gateway.apis.answered_later import AnsweredLater, answered_with
 from gateway.apis.sse import (
     CONTENT_TYPE,
     event_stream_headers,
-    release_db_connection,
     sse_response,
 )
 from gateway.services import Completion, CompletionCall
@@ -149,7 +148,7 @@ def events(completion: CompletionCall, stream: GovernedStream, shape: StreamShap
     with ``shape``'s failure event. Closes the stream."""
     with stream as pieces:
         if not connection.allow_thread_sharing:  # shared only by a test's live server, which owns it
-            release_db_connection()  # what the stream needs was read; nothing is held while it waits
+            release_connections()  # what the stream needs was read; nothing is held while it waits
         yield from shape.opening()
         for piece in pieces:
             if isinstance(piece, Ended):

@@ -11,8 +11,10 @@ or poll the database. :func:`sse_response` serves it:
   plain iterator, which WSGI streams.
 
 **Database connections.** An iterator that reads the database must release its connection before it
-waits (between polls): call :func:`release_db_connection` from the iterator (it runs in the thread
-that owns the connection, under both servers).
+waits (between polls): call :func:`config.request_thread.release_connections` from the iterator (it
+runs in the thread that owns the connection, under both servers). A server's connection is closed (a
+pooled one goes back to its pool); a SQLite one, which holds no lock while idle, is kept for the next
+statement (opening one costs a millisecond or more).
 
 When the client goes away the iterator is closed (``close()`` on a generator), in its thread.
 
@@ -36,7 +38,6 @@ from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from config.database import connections_close
-from config.request_thread import release_connections
 
 CONTENT_TYPE = "text/event-stream; charset=utf-8"
 _DONE = object()
@@ -62,16 +63,6 @@ def sse_comment(text: str = "") -> bytes:
 
 def sse_retry(milliseconds: int) -> bytes:
     return f"retry: {milliseconds}\n\n".encode()
-
-
-def release_db_connection() -> None:
-    """Give back this thread's database connections before a wait, as a request thread does after a
-    task (:func:`config.request_thread.release_connections`): a server's connection is closed (a
-    pooled one goes back to its pool); a SQLite connection, which holds no lock while idle, stays for
-    the iterator's next statement (a new one costs a millisecond or more to open and set up). Call it
-    from the event iterator, which runs in the thread that owns the connections. Inside ``atomic()``
-    (a test's transaction) it does nothing: closing there would abort the transaction."""
-    release_connections()
 
 
 class EventStreamApi(APIView):

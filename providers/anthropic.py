@@ -224,7 +224,7 @@ class AnthropicAdapter(SdkAdapter[anthropic.Anthropic, anthropic.AsyncAnthropic,
         return anthropic.Anthropic(**options)
 
     def _open_async(self, options: dict[str, Any]) -> anthropic.AsyncAnthropic:
-        return anthropic.AsyncAnthropic(**options)
+        return anthropic.AsyncAnthropic(**options, http_client=anthropic.DefaultAioHttpClient())
 
     def _request_body(self, call: ProviderCall) -> dict[str, Any]:
         """The keyword arguments of ``messages.create`` for ``call`` (``extra_body`` is merged into the

@@ -189,7 +189,7 @@ class OpenAICompatibleAdapter(SdkAdapter[openai.OpenAI, openai.AsyncOpenAI, _Str
         return openai.OpenAI(**options)
 
     def _open_async(self, options: dict[str, Any]) -> openai.AsyncOpenAI:
-        return openai.AsyncOpenAI(**options)
+        return openai.AsyncOpenAI(**options, http_client=openai.DefaultAioHttpClient())
 
     def _request_body(self, call: ProviderCall) -> dict[str, Any]:
         """The keyword arguments of ``chat.completions.create`` for ``call`` (the wire body)."""

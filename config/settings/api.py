@@ -33,7 +33,7 @@ REST_FRAMEWORK = {
         "gateway.authentication.ClientRateThrottle",
         "config.throttling.AddressRateThrottle",
     ],
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["config.json_renderer.OrjsonRenderer"],
     # JSON only, nested at most config.limits.MAX_JSON_DEPTH levels.
     "DEFAULT_PARSER_CLASSES": ["config.limits.BoundedJSONParser"],
     "UNAUTHENTICATED_USER": None,

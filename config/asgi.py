@@ -1,15 +1,13 @@
 import os
 
-from django.core.asgi import get_asgi_application
-
-from config.request_thread import RequestThreads
-
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
 
-# Django's own application; the completion views are async and wait on their provider on the event
-# loop, and each request's synchronous calls run on a few threads shared by all requests
-# (docs/decisions/0011-streaming.md).
-application = RequestThreads(get_asgi_application())
+from config.request_thread import asgi_application
+
+# Django's handler with its middleware chain and view run as one call on a few threads shared by all
+# requests; the completion views' answers wait on their provider on the event loop
+# (config/request_thread.py, docs/decisions/0011-streaming.md).
+application = asgi_application()
 
 from config.startup import serving_started  # noqa: E402  (needs the settings the line above loads)
 

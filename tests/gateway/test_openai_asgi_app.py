@@ -1,6 +1,6 @@
 """``/api/openai/v1`` streamed through the production ASGI application, driven in process by asgiref's
 communicator against the loopback fake provider. The application is built as ``config/asgi.py`` builds
-it (Django's ``get_asgi_application`` on the shared request threads); importing that module would also
+it (``config.request_thread.asgi_application``); importing that module would also
 start the serving process's background work (the embedded reaper), which a test process must not run.
 
 Under ASGI a completion view reads what it needs in a request thread, then waits on the provider on
@@ -20,11 +20,10 @@ from typing import Any
 
 import pytest
 from asgiref.testing import ApplicationCommunicator
-from django.core.asgi import get_asgi_application
 
 from agents.models import ClientDailyUsage
 from catalog.models import ProviderKind
-from config.request_thread import WORKERS, RequestThreads
+from config.request_thread import WORKERS, asgi_application
 from gateway.models import CompletionRecord
 from governance.vocabulary import TrustZone
 from tests.agents.runs import fake_configuration
@@ -34,7 +33,7 @@ from tests.fakes.provider_server import Reply, server_error
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-application = RequestThreads(get_asgi_application())
+application = asgi_application()
 CHAT = "/api/openai/v1/chat/completions"
 STREAMS = 12
 TEXT = "Short sentences. Warm and direct. No jargon at all."

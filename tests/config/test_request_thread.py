@@ -105,3 +105,46 @@ def test_a_task_gives_its_connection_back_as_the_end_of_a_request_does(monkeypat
     RequestThread(workers).submit(lambda: connections["default"].ensure_connection()).result(10)
     wait_until(lambda: workers._done == 1, "the task's connections to be given back")
     assert closes == closed
+
+
+def _loop_round_trips_of_one_request(application, monkeypatch) -> tuple[int, int]:
+    """How many times a GET of the models list stepped from its request thread back to the event loop
+    (asgiref's ``AsyncToSync``), and the answer's status."""
+    import asyncio
+
+    from asgiref.sync import AsyncToSync
+    from asgiref.testing import ApplicationCommunicator
+
+    from tests.asgi import http_scope
+
+    calls = []
+    original = AsyncToSync.__call__
+
+    def counted(self, *args, **kwargs):
+        calls.append(self.awaitable)
+        return original(self, *args, **kwargs)
+
+    async def get() -> int:
+        communicator = ApplicationCommunicator(application, http_scope("GET", "/api/openai/v1/models"))
+        await communicator.send_input({"type": "http.request", "body": b""})
+        start = await communicator.receive_output(timeout=10)
+        while (await communicator.receive_output(timeout=10)).get("more_body"):
+            pass
+        await communicator.wait(timeout=10)
+        return int(start["status"])
+
+    monkeypatch.setattr(AsyncToSync, "__call__", counted)
+    status = asyncio.run(get())
+    return len(calls), status
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_chain_and_the_view_run_as_one_call_without_stepping_back_to_the_loop(monkeypatch):
+    from django.core.asgi import get_asgi_application
+
+    from config.request_thread import RequestThreads, asgi_application
+
+    assert _loop_round_trips_of_one_request(asgi_application(), monkeypatch) == (0, 401)
+    # Django's own handler runs the synchronous chain from the loop: its innermost step goes back.
+    bounced, status = _loop_round_trips_of_one_request(RequestThreads(get_asgi_application()), monkeypatch)
+    assert (bounced, status) == (1, 401)

@@ -26,12 +26,12 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
 from rest_framework.negotiation import BaseContentNegotiation
-from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 
 from agents.models import AgentRun, AgentStep, RunMessage
 from agents.runtime.live import LiveEvent, LiveReader, live_channel
 from config.api import operation_schema
+from config.json_renderer import OrjsonRenderer
 from config.request_thread import release_connections
 from gateway.apis.approval_output import ToolApprovalSerializer, approval_bodies
 from gateway.apis.context import client_of
@@ -60,13 +60,14 @@ MAX_TIMEOUT = 120
 
 class JsonErrorsNegotiation(BaseContentNegotiation):
     """The stream bypasses renderers; whatever the client accepts (an EventSource sends
-    ``Accept: text/event-stream``), an error before the stream starts is the one JSON error format."""
+    ``Accept: text/event-stream``), an error before the stream starts is the one JSON error format,
+    and a whole answer JSON, both written by the API's renderer (``config/json_renderer.py``)."""
 
     def select_parser(self, request: Request, parsers: Any) -> Any:
         return parsers[0] if parsers else None
 
     def select_renderer(self, request: Request, renderers: Any, format_suffix: str | None = None) -> Any:
-        renderer = JSONRenderer()
+        renderer = OrjsonRenderer()
         return renderer, renderer.media_type
 
 

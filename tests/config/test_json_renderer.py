@@ -34,7 +34,7 @@ def _both(data, media_type=None):
         {"amount": decimal.Decimal("1.25"), "id": uuid.UUID(int=7), "lazy": gettext_lazy("Not found.")},
         {"class": DataClass.PUBLIC_CONTENT, DataClass.PERSONAL_DATA: 1, "tuple": (1, "two")},
         {"big": 2**70, "negative_big": -(2**70)},  # past 64 bits: DRF's renderer writes them
-        {1: "integer key", None: "null key"},  # keys that are not strings: DRF's renderer writes them
+        {2: "integer key", None: "null key", False: "boolean key", 1.5: "float key"},
         ["a", {"nested": [[["deep"]]]}],
     ],
 )
@@ -48,6 +48,15 @@ def test_a_small_float_is_the_same_number_written_otherwise():
     assert ours == b'{"small":1e-7,"large":1e+21,"cost":0.000025}'
     assert drf == b'{"small":1e-07,"large":1e+21,"cost":2.5e-05}'
     assert json.loads(ours) == json.loads(drf)
+
+
+def test_keys_that_are_not_strings_are_written_without_drfs_renderer(monkeypatch):
+    def refused(*args, **kwargs):
+        raise AssertionError("DRF's renderer was called")
+
+    monkeypatch.setattr(JSONRenderer, "render", refused)
+    rendered = OrjsonRenderer().render({DataClass.PERSONAL_DATA: 1, 2: [None]})
+    assert rendered == b'{"personal_data":1,"2":[null]}'
 
 
 def test_indented_json_asked_for_is_drfs():
@@ -64,7 +73,12 @@ def test_a_value_neither_can_encode_raises_as_drf_does():
         OrjsonRenderer().render({"value": object()})
 
 
-def test_the_api_renders_with_it(settings):
+def test_the_api_renders_with_it():
     from rest_framework.settings import api_settings
 
+    from gateway.apis.run_events import JsonErrorsNegotiation
+
     assert [cls.__name__ for cls in api_settings.DEFAULT_RENDERER_CLASSES] == ["OrjsonRenderer"]
+    # The completion APIs' negotiation, whatever the client accepts, picks it too.
+    renderer, media_type = JsonErrorsNegotiation().select_renderer(None, [])
+    assert (type(renderer), media_type) == (OrjsonRenderer, "application/json")

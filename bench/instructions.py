@@ -20,7 +20,11 @@ counted. Each section is ``COUNT`` calls after ``WARM_UP`` uncounted ones:
   (the client's ``post``, streamed, without ``create()``'s transform of every message), read to its end;
 * ``gateway_whole``, ``gateway_stream``: a chat completion through ``/api/openai/v1`` (the 50-message
   conversation of ``bench/gateway.py``), whole and streamed, counted in the server process (Django's
-  threaded WSGI server: Django's side of the request, its provider call included).
+  threaded WSGI server: Django's side of the request, its provider call included);
+* ``gateway_asgi_whole``, ``gateway_asgi_stream``: the same under uvicorn serving ``config.asgi`` (the
+  production stack, as ``bench/gateway.py``'s ``gateway_asgi`` peer runs it; every thread of the
+  process counted). A count leaves out the kernel's work, so it does not see what a hand-over
+  between the event loop and a request thread costs in wake-ups.
 
 The step's **overhead** is ``step - sdk_call``. ``--keep DIR`` keeps each section's callgrind file
 (``<section>.callgrind``) for ``callgrind_annotate``, to find where two trees' counts differ.
@@ -66,6 +70,7 @@ def main() -> None:
     parser.add_argument("--fake-url", help=argparse.SUPPRESS)
     parser.add_argument("--step-child", type=Path, metavar="BODY", help=argparse.SUPPRESS)
     parser.add_argument("--serve", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    parser.add_argument("--serve-asgi", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.setup:
         print(json.dumps(_setup(args.setup, args.fake_url)))
@@ -73,6 +78,8 @@ def main() -> None:
         _step_child(args.step_child, args.fake_url)
     elif args.serve:
         _serve(args.serve)
+    elif args.serve_asgi:
+        _serve_asgi(args.serve_asgi)
     else:
         missing = [tool for tool in ("valgrind", "callgrind_control") if shutil.which(tool) is None]
         if missing:
@@ -210,19 +217,28 @@ def ends_well(child: subprocess.Popen[str], what: str, *, timeout: float) -> Ite
 
 
 def _measure_gateway(fake: Any, directory: Path, env: dict[str, str]) -> dict[str, int]:
+    """The gateway's sections, under Django's WSGI server and then under uvicorn, on one database."""
+    configuration = _setup_in_child("gateway", fake, env)
+    counts = {}
+    for prefix, serve in (("gateway", "--serve"), ("gateway_asgi", "--serve-asgi")):
+        counts.update(_measure_server(fake, directory, env, configuration, prefix, serve))
+    return counts
+
+
+def _measure_server(
+    fake: Any, directory: Path, env: dict[str, str], configuration: dict[str, Any], prefix: str, serve: str
+) -> dict[str, int]:
     import openai
 
     from bench.gateway import _conversation
     from tests.fakes.provider_server import Reply
 
-    configuration = _setup_in_child("gateway", fake, env)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = int(probe.getsockname()[1])
-    server = subprocess.Popen(
-        _valgrind(directory, "gateway_process", "--serve", str(port)), env=env, cwd=ROOT
-    )
-    counter = Counter(server.pid, directory, "gateway_process")
+    name = f"{prefix}_process"
+    server = subprocess.Popen(_valgrind(directory, name, serve, str(port)), env=env, cwd=ROOT)
+    counter = Counter(server.pid, directory, name)
     url = f"http://127.0.0.1:{port}/api/openai/v1"
     client = openai.OpenAI(base_url=url, api_key=configuration["token"], max_retries=0, timeout=600)
     messages: Any = _conversation()  # the SDK types its messages; these are plain dicts
@@ -240,8 +256,8 @@ def _measure_gateway(fake: Any, directory: Path, env: dict[str, str]) -> dict[st
     try:
         _wait_listening(server, port)
         for section, call, reply in (
-            ("gateway_whole", whole, "Done."),
-            ("gateway_stream", streamed, Reply(text="A streamed answer in several pieces.")),
+            (f"{prefix}_whole", whole, "Done."),
+            (f"{prefix}_stream", streamed, Reply(text="A streamed answer in several pieces.")),
         ):
             fake.default_reply = reply
             for _ in range(WARM_UP):
@@ -251,6 +267,7 @@ def _measure_gateway(fake: Any, directory: Path, env: dict[str, str]) -> dict[st
                 call()
             counts[section] = counter.off(section)
     finally:
+        client.close()
         server.terminate()
         server.wait(timeout=120)
     return counts
@@ -392,6 +409,20 @@ def _serve(port: int) -> None:
     server.serve_forever(poll_interval=None)  # type: ignore[arg-type]  # select() waits for as long
 
 
+def _serve_asgi(port: int) -> None:
+    """``config.asgi`` under uvicorn as ``bench/gateway.py`` serves it (``httptools`` and ``uvloop``), the
+    request threads' SQLite connections kept (not reopened after 60 s of wall clock)."""
+    import django
+
+    django.setup()
+    from django.conf import settings
+
+    settings.DATABASES["default"]["CONN_MAX_AGE"] = None
+    import uvicorn
+
+    uvicorn.run("config.asgi:application", host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+
+
 # --- the report -----------------------------------------------------------------------------------------
 
 
@@ -403,6 +434,8 @@ def report(counts: dict[str, int]) -> None:
         ("sdk_call", "  the same provider call alone through the SDK"),
         ("gateway_whole", "gateway, whole chat completion"),
         ("gateway_stream", "gateway, streamed chat completion"),
+        ("gateway_asgi_whole", "gateway under uvicorn, whole chat completion"),
+        ("gateway_asgi_stream", "gateway under uvicorn, streamed chat completion"),
     )
     figures = {**per, "step_overhead": per["step"] - per["sdk_call"]}
     print(f"Instructions per step or request (M, {COUNT} each)")

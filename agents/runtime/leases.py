@@ -213,25 +213,23 @@ class StepTotals:
         }
 
 
-def run_totals_held(*, held: HeldLease, totals: StepTotals, complete: bool) -> bool:
-    """Add ``totals`` to the run if ``held``'s worker still holds its lease at its step (as
-    :func:`lease_hold` checks), in one statement that also renews the lease or, with ``complete``,
-    ends the run completed and releases it. Run first in the transaction that records the step, it
-    is that transaction's lease check (the row stays locked until the commit). False when the lease
-    was lost: nothing was added."""
+def run_totals_held_sql(*, held: HeldLease, totals: StepTotals, complete: bool) -> tuple[str, list[Any]]:
+    """The ``UPDATE`` that adds ``totals`` to the run if ``held``'s worker still holds its lease at its
+    step (as :func:`lease_hold` checks), and also renews the lease or, with ``complete``, ends the run
+    completed and releases it; with its parameters, not run. First in the statement or transaction
+    that records a step (``agents/runtime/held_writes.py``), it is that record's lease check (the
+    row stays locked until the commit); it updates nothing when the lease was lost."""
     values: dict[str, object] = {"last_calibration_ratio": totals.calibration_ratio}
     if complete:
         values |= finish_fields(TerminationReason.COMPLETED)
     else:
         values["lease_expires_at"] = lease_expiry()
-    return bool(
-        AgentRun.objects.totals_add(
-            run_id=held.run_id,
-            added=totals.added(),
-            values=values,
-            lease_owner=held.worker,
-            step_index=held.step_index,
-        )
+    return AgentRun.objects.totals_add_sql(
+        run_id=held.run_id,
+        added=totals.added(),
+        values=values,
+        lease_owner=held.worker,
+        step_index=held.step_index,
     )
 
 

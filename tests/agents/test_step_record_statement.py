@@ -1,0 +1,117 @@
+"""A completed step's record (its step row, assistant message, the run's totals and the model's
+calibration) is written only while the step's worker holds the lease: one statement on PostgreSQL,
+one transaction on SQLite; a lost lease writes none of it."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+import agents.runtime.step
+from agents.models import AgentRun, AgentStep, RunMessage
+from agents.runtime.step import step_run
+from agents.services import run_create
+from catalog.models import LlmModel
+from governance.vocabulary import DataClass
+from tests.agents.runs import fake_configuration
+from tests.fakes.provider_server import Reply
+
+# The fast suite runs on SQLite, the services suite on PostgreSQL: each runs the variant marked for it.
+DATABASES = [
+    pytest.param("default", marks=pytest.mark.django_db),
+    pytest.param("services", marks=[pytest.mark.services, pytest.mark.django_db(transaction=True)]),
+]
+
+
+def started_run(fake_provider) -> AgentRun:
+    return run_create(
+        configuration=fake_configuration(fake_provider),
+        input_text="Go.",
+        input_data_class=DataClass.PUBLIC_CONTENT,
+    )
+
+
+def calibration_samples(run: AgentRun) -> int:
+    return LlmModel.objects.get(pk=run.configuration.model_id).calibration_samples
+
+
+def taken_over(run: AgentRun) -> None:
+    live = timezone.now() + timedelta(seconds=20)
+    AgentRun.objects.filter(id=run.id).update(lease_owner="w2", lease_expires_at=live)
+
+
+def counted(monkeypatch, module, name: str) -> list[int]:
+    """Statements run by each call of ``module.name``, appended to the list returned."""
+    counts: list[int] = []
+    original = getattr(module, name)
+
+    def wrapper(*args, **kwargs):
+        with CaptureQueriesContext(connection) as statements:
+            result = original(*args, **kwargs)
+        counts.append(len(statements))
+        return result
+
+    monkeypatch.setattr(module, name, wrapper)
+    return counts
+
+
+@pytest.mark.services
+@pytest.mark.django_db(transaction=True)
+def test_on_postgresql_a_final_answer_is_recorded_with_totals_calibration_and_completion_in_one_statement(
+    fake_provider, monkeypatch
+):
+    fake_provider.script(Reply(text="done", prompt_tokens=40, completion_tokens=2))
+    run = started_run(fake_provider)
+    records = counted(monkeypatch, agents.runtime.step, "completed_step_record")
+
+    outcome = step_run(run_id=str(run.id), step_index=0, worker="w1")
+
+    assert (outcome.action, outcome.reason) == ("finished", "completed")
+    assert records == [1]
+    stored = AgentRun.objects.get(id=run.id)
+    assert (
+        stored.status,
+        stored.lease_owner,
+        stored.prompt_tokens_total,
+        stored.completion_tokens_total,
+    ) == (
+        "completed",
+        "",
+        40,
+        2,
+    )
+    assert list(AgentStep.objects.filter(run=run).values_list("index", "status")) == [(0, "completed")]
+    assert list(RunMessage.objects.filter(run=run, role="assistant").values_list("content", flat=True)) == [
+        "done"
+    ]
+    assert calibration_samples(run) == 1
+
+
+@pytest.mark.parametrize("database", DATABASES)
+def test_a_step_whose_lease_was_lost_during_the_call_adds_no_row_total_or_calibration_sample(
+    database, fake_provider, monkeypatch
+):
+    fake_provider.script(Reply(text="done", prompt_tokens=40, completion_tokens=2))
+    run = started_run(fake_provider)
+    sent = agents.runtime.step.streamed_send
+
+    def taken_over_meanwhile(*args, **kwargs):
+        reply = sent(*args, **kwargs)
+        taken_over(run)
+        return reply
+
+    monkeypatch.setattr(agents.runtime.step, "streamed_send", taken_over_meanwhile)
+
+    outcome = step_run(run_id=str(run.id), step_index=0, worker="w1")
+
+    assert (outcome.action, outcome.reason) == ("skipped", "lease lost")
+    assert len(fake_provider.requests) == 1
+    assert not AgentStep.objects.filter(run=run).exists()
+    assert not RunMessage.objects.filter(run=run).exclude(role="user").exists()
+    stored = AgentRun.objects.get(id=run.id)
+    assert (stored.status, stored.lease_owner, stored.prompt_tokens_total) == ("running", "w2", 0)
+    assert calibration_samples(run) == 0

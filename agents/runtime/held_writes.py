@@ -27,9 +27,12 @@ from agents.runtime.leases import HeldLease, LeaseLost, held_update_sql, lease_e
 from catalog.models.sql import has_save_receivers, insert_parts
 
 
-def held_insert(held: HeldLease, model: type[models.Model], **fields: Any) -> None:
-    """Insert a ``model`` row of ``fields`` if ``held``'s worker still holds the run's lease at its
-    step (renewing the lease), else raise :class:`LeaseLost`, inserting nothing. An ``IntegrityError``
+def held_insert(
+    held: HeldLease, model: type[models.Model], *, then: Sequence[Statement] = (), **fields: Any
+) -> None:
+    """Insert a ``model`` row of ``fields`` and run each ``UPDATE`` of ``then`` (as
+    :func:`held_rows_written` takes them) if ``held``'s worker still holds the run's lease at its
+    step (renewing the lease), else raise :class:`LeaseLost`, writing nothing. An ``IntegrityError``
     (a unique constraint) propagates with nothing written; inside an outer transaction the write is a
     savepoint, which keeps that transaction usable after it."""
     instance = model(**fields)
@@ -38,11 +41,14 @@ def held_insert(held: HeldLease, model: type[models.Model], **fields: Any) -> No
     written = None
     if connection.vendor == "postgresql":
         renewal = held_update_sql(held, {"lease_expires_at": lease_expiry()}, connection)
-        written = held_rows_written(renewal, [instance], alias=alias)
+        written = held_rows_written(renewal, [instance], alias=alias, then=then)
     if written is None:
         with transaction.atomic(using=alias):
             lease_hold(held)
             instance.save(force_insert=True, using=alias)
+            with connection.cursor() as cursor:
+                for statement in then:
+                    cursor.execute(*statement)
         return
     if not written:
         raise LeaseLost(f"run {held.run_id} step {held.step_index} is no longer leased by this worker")

@@ -22,7 +22,7 @@ from django.db import IntegrityError, transaction
 
 from agents.models import AgentRun, AgentStep, RunMessage, ToolCallRecord, ToolCallStatus
 from agents.runtime.approvals import approval_hold
-from agents.runtime.held_writes import held_insert
+from agents.runtime.held_writes import Statement, held_insert
 from agents.runtime.injection_screening import screened
 from agents.runtime.leases import HeldLease, lease_hold
 from agents.runtime.parts import configuration_parts
@@ -114,11 +114,11 @@ def execute_tool_calls(
             return False
         # Only a result the tool returned carries the tool's integrity; the service's own answers
         # (a refusal, a denial) are trusted.
-        result_integrity = Integrity.TRUSTED
+        result_integrity, status = Integrity.TRUSTED, None
         if hold.refusal is not None:
             content, data_class = hold.refusal, verdict.data_class
         elif verdict.allowed:
-            content, data_class, declared = _execute(run, lease, call, verdict, tool_context)
+            content, data_class, declared, status = _execute(run, lease, call, verdict, tool_context)
             result_integrity = _result_integrity(verdict, declared)
         else:
             _record_denial(run, step_index, verdict, zone.value, untrusted)
@@ -126,7 +126,7 @@ def execute_tool_calls(
         redactions = Redactions()
         text = redactions.text(content)
         screening = screened(text, result_integrity, call["name"], tool_names)
-        result = _Result(screening.content, data_class, result_integrity, screening.stored)
+        result = _Result(screening.content, data_class, result_integrity, screening.stored, status)
         if configuration.quarantine_untrusted and result_integrity == Integrity.UNTRUSTED:
             # Held back: the planner sees the service's own reference line (quarantine.py).
             # Held back unfenced: the quarantined read fences it (quarantine.py).
@@ -150,19 +150,24 @@ def _step_zone(receipt: dict[str, Any] | None, configuration: Configuration) -> 
 
 def _execute(
     run: AgentRun, lease: HeldLease, call: dict[str, Any], verdict: ToolVerdict, context: ToolContext
-) -> tuple[str, DataClass, str]:
-    """The result text, its class (the tool's, or the stricter class a ToolOutput declares) and the
-    integrity level a ToolOutput declares (empty: none)."""
-    result = _run_handler(run, lease, call, verdict, context)
+) -> tuple[str, DataClass, str, ToolCallStatus | None]:
+    """The result text, its class (the tool's, or the stricter class a ToolOutput declares), the
+    integrity level a ToolOutput declares (empty: none) and the status the call's record takes with
+    its result (None: it keeps its own)."""
+    result, status = _run_handler(run, lease, call, verdict, context)
     if isinstance(result, ToolOutput):
         declared = DataClass.parse(result.data_class) or DataClass.SECRET_ADJACENT
-        return result.text, max(declared, verdict.data_class, key=lambda c: c.rank), result.integrity
-    return result, verdict.data_class, ""
+        text, data_class = result.text, max(declared, verdict.data_class, key=lambda c: c.rank)
+        return text, data_class, result.integrity, status
+    return result, verdict.data_class, "", status
 
 
 def _run_handler(
     run: AgentRun, lease: HeldLease, call: dict[str, Any], verdict: ToolVerdict, context: ToolContext
-) -> str | ToolOutput:
+) -> tuple[str | ToolOutput, ToolCallStatus | None]:
+    """The call claimed and run: its result, and how the call ended (``completed`` or ``failed``),
+    which its record takes in the statement that stores the result (:func:`_store_result`); None for
+    a call that was not run again (its record stays as it was)."""
     tool = verdict.tool
     assert tool is not None
     step_index = lease.step_index
@@ -181,7 +186,7 @@ def _run_handler(
     except IntegrityError:
         record = ToolCallRecord.objects.get(run=run, call_id=call["id"])
         if tool.effect == ToolEffect.NON_IDEMPOTENT_WRITE:
-            return OUTCOME_UNKNOWN
+            return OUTCOME_UNKNOWN, None
         record.attempts += 1
         record.save(update_fields=["attempts", "updated_at"])
     try:
@@ -189,28 +194,20 @@ def _run_handler(
         if not isinstance(arguments, dict):
             raise ValueError("arguments must be a JSON object")
     except ValueError:
-        _mark(run, call["id"], ToolCallStatus.FAILED)
-        return "The tool call's arguments are not a JSON object."
+        return "The tool call's arguments are not a JSON object.", ToolCallStatus.FAILED
     try:
         result = tool.handler(context, arguments)
     except ToolFailed as failure:
-        _mark(run, call["id"], ToolCallStatus.FAILED)
         enforced_event_record(
             context=_events(run, step_index),
             decision=Decision.TOOL_DENIED if failure.denied else Decision.TOOL_FAILED,
             reason=f"{tool.name}: {failure}",
         )
-        return str(failure)
+        return str(failure), ToolCallStatus.FAILED
     except Exception:
         logger.exception("tool %s failed in run %s step %s", tool.name, run.id, step_index)
-        _mark(run, call["id"], ToolCallStatus.FAILED)
-        return TOOL_FAILED
-    _mark(run, call["id"], ToolCallStatus.COMPLETED)
-    return result if isinstance(result, ToolOutput) else str(result)
-
-
-def _mark(run: AgentRun, call_id: str, status: ToolCallStatus) -> None:
-    ToolCallRecord.objects.filter(run=run, call_id=call_id).update(status=status)
+        return TOOL_FAILED, ToolCallStatus.FAILED
+    return (result if isinstance(result, ToolOutput) else str(result)), ToolCallStatus.COMPLETED
 
 
 def _events(run: AgentRun, step_index: int) -> EventContext:
@@ -257,6 +254,7 @@ class _Result:
     data_class: DataClass
     integrity: Integrity
     screening: str  # the injection rules screening found, comma-separated
+    status: ToolCallStatus | None  # the call record's status from this result on (None: unchanged)
     held: str = ""  # a result held back from the planner (the content is then its reference line)
 
 
@@ -264,7 +262,13 @@ def _store_result(
     run: AgentRun, lease: HeldLease, call: dict[str, Any], result: _Result, position: int | None
 ) -> None:
     """Store the result at ``position``, or (None) after every message of the run: the transcript's
-    length, counted in the same transaction as the insert, after the lease check."""
+    length, counted in the same transaction as the insert, after the lease check. The call's record
+    takes the result's status in the same statement or transaction: a record reads ``completed`` or
+    ``failed`` only once its result is stored."""
+    then: tuple[Statement, ...] = ()
+    if result.status is not None:
+        mark = ToolCallRecord.objects.status_set_sql(run_id=run.pk, call_id=call["id"], status=result.status)
+        then = (mark,)
     fields = {
         "run": run,
         "step_index": lease.step_index,
@@ -278,8 +282,10 @@ def _store_result(
         "quarantined": result.held,
     }
     if position is not None:  # one statement with the lease check (agents/runtime/held_writes.py)
-        held_insert(lease, RunMessage, position=position, **fields)
+        held_insert(lease, RunMessage, position=position, then=then, **fields)
         return
     with transaction.atomic():
         lease_hold(lease)
         RunMessage.objects.create(position=RunMessage.objects.filter(run=run).count(), **fields)
+        if result.status is not None:
+            ToolCallRecord.objects.filter(run=run, call_id=call["id"]).update(status=result.status)

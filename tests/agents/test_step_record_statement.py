@@ -1,6 +1,7 @@
 """A completed step's record (its step row, assistant message, the run's totals and the model's
-calibration) is written only while the step's worker holds the lease: one statement on PostgreSQL,
-one transaction on SQLite; a lost lease writes none of it."""
+calibration) and a tool call's result (with its record's status) are written only while the step's
+worker holds the lease: one statement each on PostgreSQL, one transaction each on SQLite; a lost
+lease writes none of it."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 import agents.runtime.step
-from agents.models import AgentRun, AgentStep, RunMessage
+import agents.runtime.tool_calls
+from agents.models import AgentRun, AgentStep, RunMessage, ToolCallRecord
 from agents.runtime.step import step_run
 from agents.services import run_create
 from catalog.models import LlmModel
@@ -115,3 +117,49 @@ def test_a_step_whose_lease_was_lost_during_the_call_adds_no_row_total_or_calibr
     stored = AgentRun.objects.get(id=run.id)
     assert (stored.status, stored.lease_owner, stored.prompt_tokens_total) == ("running", "w2", 0)
     assert calibration_samples(run) == 0
+
+
+@pytest.mark.services
+@pytest.mark.django_db(transaction=True)
+def test_on_postgresql_a_tool_result_and_its_records_status_are_one_statement(fake_provider, monkeypatch):
+    fake_provider.script(Reply.tools(("c1", "snippets_by_tag", {"tags": ["tone"]})))
+    run = started_run(fake_provider)
+    stored = agents.runtime.tool_calls._store_result
+    seen: list[tuple[str, int, str]] = []
+
+    def store(*args, **kwargs):
+        before = ToolCallRecord.objects.get(run=run, call_id="c1").status
+        with CaptureQueriesContext(connection) as statements:
+            stored(*args, **kwargs)
+        seen.append((before, len(statements), ToolCallRecord.objects.get(run=run, call_id="c1").status))
+
+    monkeypatch.setattr(agents.runtime.tool_calls, "_store_result", store)
+
+    outcome = step_run(run_id=str(run.id), step_index=0, worker="w1")
+
+    assert outcome.action == "advanced"
+    assert seen == [("started", 1, "completed")]
+    assert RunMessage.objects.filter(run=run, role="tool", tool_call_id="c1").count() == 1
+
+
+@pytest.mark.parametrize("database", DATABASES)
+def test_a_tool_call_whose_lease_was_lost_as_it_ran_stores_no_result_and_stays_started(
+    database, fake_provider, monkeypatch
+):
+    fake_provider.script(Reply.tools(("c1", "snippets_by_tag", {"tags": ["tone"]})))
+    run = started_run(fake_provider)
+    executed = agents.runtime.tool_calls._execute
+
+    def taken_over_meanwhile(*args, **kwargs):
+        result = executed(*args, **kwargs)
+        taken_over(run)
+        return result
+
+    monkeypatch.setattr(agents.runtime.tool_calls, "_execute", taken_over_meanwhile)
+
+    outcome = step_run(run_id=str(run.id), step_index=0, worker="w1")
+
+    assert (outcome.action, outcome.reason) == ("skipped", "lease lost")
+    assert ToolCallRecord.objects.get(run=run, call_id="c1").status == "started"
+    assert not RunMessage.objects.filter(run=run, role="tool").exists()
+    assert AgentRun.objects.get(id=run.id).next_step_index == 0

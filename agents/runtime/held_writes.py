@@ -28,23 +28,30 @@ from catalog.models.sql import has_save_receivers, insert_parts
 
 
 def held_insert(
-    held: HeldLease, model: type[models.Model], *, then: Sequence[Statement] = (), **fields: Any
+    held: HeldLease,
+    model: type[models.Model],
+    *,
+    then: Sequence[Statement] = (),
+    run_values: dict[str, object] | None = None,
+    **fields: Any,
 ) -> None:
     """Insert a ``model`` row of ``fields`` and run each ``UPDATE`` of ``then`` (as
     :func:`held_rows_written` takes them) if ``held``'s worker still holds the run's lease at its
-    step (renewing the lease), else raise :class:`LeaseLost`, writing nothing. An ``IntegrityError``
-    (a unique constraint) propagates with nothing written; inside an outer transaction the write is a
-    savepoint, which keeps that transaction usable after it."""
+    step, else raise :class:`LeaseLost`, writing nothing. The lease check renews the lease, or sets
+    ``run_values`` on the run's row instead (as :func:`agents.runtime.leases.lease_hold` takes
+    them). An ``IntegrityError`` (a unique constraint) propagates with nothing written; inside an
+    outer transaction the write is a savepoint, which keeps that transaction usable after it."""
     instance = model(**fields)
     alias = router.db_for_write(model)
     connection = connections[alias]
     written = None
     if connection.vendor == "postgresql":
-        renewal = held_update_sql(held, {"lease_expires_at": lease_expiry()}, connection)
-        written = held_rows_written(renewal, [instance], alias=alias, then=then)
+        values: dict[str, object] = {"lease_expires_at": lease_expiry()} if run_values is None else run_values
+        check = held_update_sql(held, values, connection)
+        written = held_rows_written(check, [instance], alias=alias, then=then)
     if written is None:
         with transaction.atomic(using=alias):
-            lease_hold(held)
+            lease_hold(held, run_values)
             instance.save(force_insert=True, using=alias)
             with connection.cursor() as cursor:
                 for statement in then:

@@ -1,7 +1,7 @@
 """A completed step's record (its step row, assistant message, the run's totals and the model's
-calibration) and a tool call's result (with its record's status) are written only while the step's
-worker holds the lease: one statement each on PostgreSQL, one transaction each on SQLite; a lost
-lease writes none of it."""
+calibration) and a tool call's result (with its record's status, and for the step's last result the
+run's move to its next step) are written only while the step's worker holds the lease: one statement
+each on PostgreSQL, one transaction each on SQLite; a lost lease writes none of it."""
 
 from __future__ import annotations
 
@@ -18,9 +18,11 @@ from agents.models import AgentRun, AgentStep, RunMessage, ToolCallRecord
 from agents.runtime.step import step_run
 from agents.services import run_create
 from catalog.models import LlmModel
+from governance.models import GovernanceEvent
 from governance.vocabulary import DataClass
 from tests.agents.runs import fake_configuration
 from tests.fakes.provider_server import Reply
+from tools.registry import REGISTRY, Tool, ToolEffect
 
 # The fast suite runs on SQLite, the services suite on PostgreSQL: each runs the variant marked for it.
 DATABASES = [
@@ -163,3 +165,66 @@ def test_a_tool_call_whose_lease_was_lost_as_it_ran_stores_no_result_and_stays_s
     assert ToolCallRecord.objects.get(run=run, call_id="c1").status == "started"
     assert not RunMessage.objects.filter(run=run, role="tool").exists()
     assert AgentRun.objects.get(id=run.id).next_step_index == 0
+
+
+def advances(monkeypatch) -> list[int]:
+    """The next step indices :func:`run_advance` was called with, as a step called it."""
+    called: list[int] = []
+    original = agents.runtime.step.run_advance
+
+    def spy(*, run, worker, next_index):
+        called.append(next_index)
+        return original(run=run, worker=worker, next_index=next_index)
+
+    monkeypatch.setattr(agents.runtime.step, "run_advance", spy)
+    return called
+
+
+@pytest.mark.parametrize("database", DATABASES)
+def test_the_last_tool_results_write_moves_the_run_on_and_releases_the_lease(
+    database, fake_provider, monkeypatch
+):
+    fake_provider.script(
+        Reply.tools(("c1", "snippets_by_tag", {"tags": ["tone"]}), ("c2", "snippets_by_tag", {}))
+    )
+    run = started_run(fake_provider)
+    called = advances(monkeypatch)
+
+    outcome = step_run(run_id=str(run.id), step_index=0, worker="w1")
+
+    assert outcome.action == "advanced"
+    assert called == []  # no statement of its own
+    stored = AgentRun.objects.get(id=run.id)
+    assert (stored.next_step_index, stored.lease_owner, stored.lease_expires_at) == (1, "", None)
+    results = RunMessage.objects.filter(run=run, role="tool").order_by("position")
+    assert list(results.values_list("tool_call_id", flat=True)) == ["c1", "c2"]
+
+
+@pytest.mark.parametrize("database", DATABASES)
+def test_a_redacted_last_result_records_its_event_before_the_run_moves_on(
+    database, fake_provider, monkeypatch
+):
+    token = "gh" + "p_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    tool = Tool(
+        name="deploy_token",
+        description="The deploy token.",
+        parameters={"type": "object", "properties": {}},
+        group="content",
+        effect=ToolEffect.READ_ONLY,
+        handler=lambda context, arguments: f"Use {token}.",
+    )
+    REGISTRY.register(tool)
+    try:
+        fake_provider.script(Reply.tools(("c1", "deploy_token", {})))
+        run = started_run(fake_provider)
+        called = advances(monkeypatch)
+
+        outcome = step_run(run_id=str(run.id), step_index=0, worker="w1")
+    finally:
+        REGISTRY.unregister(tool.name)
+
+    assert outcome.action == "advanced"
+    assert called == [1]  # moved on by its own statement, after the event
+    assert RunMessage.objects.get(run=run, role="tool").content == "Use [REDACTED:github_token]."
+    assert GovernanceEvent.objects.filter(decision="secret_redacted", run=str(run.id), step=0).count() == 1
+    assert AgentRun.objects.get(id=run.id).next_step_index == 1

@@ -122,8 +122,27 @@ class AgentRunQuerySet(models.QuerySet["AgentRun"]):
         Returns the rows updated (0 or 1).
 
         The same statement as ``filter(...).update(field=F(field) + amount, ...)`` in one ``UPDATE``
-        of SQL text: a step adds its usage once, and compiling the ORM's expressions cost more than
-        the statement (``catalog/models/sql.py``)."""
+        of SQL text (:meth:`totals_add_sql`): a step adds its usage once, and compiling the ORM's
+        expressions cost more than the statement (``catalog/models/sql.py``)."""
+        connection = connections[self.db]
+        sql, params = self.totals_add_sql(
+            run_id=run_id, added=added, values=values, lease_owner=lease_owner, step_index=step_index
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return int(cursor.rowcount)
+
+    def totals_add_sql(
+        self,
+        *,
+        run_id: str | uuid.UUID,
+        added: Mapping[str, int | Decimal],
+        values: Mapping[str, object],
+        lease_owner: str | None = None,
+        step_index: int | None = None,
+    ) -> tuple[str, list[Any]]:
+        """:meth:`totals_add`'s ``UPDATE`` and its parameters, not run (its text ends with its
+        ``WHERE`` clause, so a statement may embed it: ``agents/runtime/held_writes.py``)."""
         connection = connections[self.db]
         run = Table(self.model, connection)
         sqlite = connection.vendor == "sqlite"
@@ -153,9 +172,7 @@ class AgentRunQuerySet(models.QuerySet["AgentRun"]):
         if step_index is not None:
             sql += f" AND {run['next_step_index']} = %s"
             params.append(step_index)
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            return int(cursor.rowcount)
+        return sql, params
 
     def _claimed(self, run: Table, reads: tuple[Read, ...], row: tuple[Any, ...]) -> RunClaim:
         fields = run.fields()

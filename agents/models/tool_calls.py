@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from django.db import models
+from typing import Any
+
+from django.db import connections, models
 
 from agents.models.runs import AgentRun
+from catalog.models.sql import Table
 
 
 class ToolCallStatus(models.TextChoices):
@@ -12,6 +15,16 @@ class ToolCallStatus(models.TextChoices):
     COMPLETED = "completed", "Completed"
     DENIED = "denied", "Denied"
     FAILED = "failed", "Failed"
+
+
+class ToolCallRecordQuerySet(models.QuerySet["ToolCallRecord"]):
+    def status_set_sql(self, *, run_id: object, call_id: str, status: str) -> tuple[str, list[Any]]:
+        """``filter(run_id=run_id, call_id=call_id).update(status=status)`` as an ``UPDATE`` of SQL text
+        and its parameters, not run: it goes into the statement that stores the call's result
+        (``agents/runtime/held_writes.py``), so its text ends with its ``WHERE`` clause."""
+        table = Table(self.model, connections[self.db])
+        sql = f"UPDATE {table.name} SET {table.column('status')} = %s WHERE {table['run']} = %s AND {table['call_id']} = %s"
+        return sql, [table.value("status", status), table.value("run", run_id), call_id]
 
 
 class ToolCallRecord(models.Model):
@@ -26,6 +39,8 @@ class ToolCallRecord(models.Model):
     attempts = models.PositiveSmallIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = ToolCallRecordQuerySet.as_manager()
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["run", "call_id"], name="tool_call_unique_per_run")]

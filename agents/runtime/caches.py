@@ -12,6 +12,7 @@ from __future__ import annotations
 from agents.runtime import parts, pins
 from agents.runtime.redactions import REDACTION_MEMO
 from agents.runtime.transcript import TRANSCRIPTS
+from catalog.models import sql
 from config.caches import RegisteredCache, caches_clear, registered_caches
 from context_assembly.estimator import DEFAULT_CACHE
 from governance import policy, services
@@ -19,6 +20,17 @@ from providers.adapters import ADAPTER_POOL
 from tools.mcp import LISTINGS
 
 # The owners of the caches above; importing them here registers every cache before anyone lists them.
-OWNERS = (parts, pins, policy, services, ADAPTER_POOL, REDACTION_MEMO, TRANSCRIPTS, DEFAULT_CACHE, LISTINGS)
+OWNERS = (
+    parts,
+    pins,
+    policy,
+    services,
+    sql,
+    ADAPTER_POOL,
+    REDACTION_MEMO,
+    TRANSCRIPTS,
+    DEFAULT_CACHE,
+    LISTINGS,
+)
 
 __all__ = ["OWNERS", "RegisteredCache", "caches_clear", "registered_caches"]

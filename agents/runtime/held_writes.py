@@ -1,65 +1,114 @@
-"""Rows a step writes only while its worker holds the run's lease: a tool call's claim and its result.
+"""Rows a step writes only while its worker holds the run's lease: a tool call's claim and its result,
+and the record of a completed step (its step row, its assistant message, the run's totals and the
+serving model's calibration: ``agents/runtime/record.py``).
 
 Each is written after the lease check, in the same transaction (:func:`agents.runtime.leases.lease_hold`,
-docs/decisions/0029-short-renewed-leases.md). On PostgreSQL that transaction is one statement,
-``WITH held AS (UPDATE <run> … RETURNING 1) INSERT INTO <table> (…) SELECT … FROM held``: the update
-renews the lease and locks the run's row, and the row is inserted only if the update found the lease
-still held, both in the statement's own transaction. Four round trips (``BEGIN``, the update, the
-insert, ``COMMIT``) become one, and the insert is SQL text built from the model's fields as the ORM
-builds it (``pre_save``, then ``get_db_prep_save``), since compiling the ORM's insert cost more than
-running it (``catalog/models/sql.py``). SQLite has no data-modifying ``WITH``: there the same two
-statements run in one transaction. The step's own rows, written in its record's transaction after the
-lease check (its step row and assistant message), are inserted the same way
-(``catalog/models/sql.py``, ``row_inserted``).
+docs/decisions/0029-short-renewed-leases.md). On PostgreSQL that transaction is one statement
+(:func:`held_rows_written`), ``WITH held AS (UPDATE <run> … RETURNING 1), row0 AS (INSERT INTO <table>
+(…) SELECT … FROM held) … SELECT …``: the update renews the lease (or, for a step's record, adds its
+totals and renews the lease or completes the run) and locks the run's row, and the rows are written
+only if the update found the lease still held, all in the statement's own transaction. Four round
+trips for a tool call (``BEGIN``, the update, the insert, ``COMMIT``) become one, six for a step's
+record; each insert is SQL text built from the model's fields as the ORM builds it (``pre_save``,
+then ``get_db_prep_save``), since compiling the ORM's insert cost more than running it
+(``catalog/models/sql.py``). SQLite has no data-modifying ``WITH``: there the same statements run in
+one transaction, the lease check first (the rows inserted with ``row_inserted``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import nullcontext
 from typing import Any
 
 from django.db import connections, models, router, transaction
-from django.db.backends.base.base import BaseDatabaseWrapper
 
 from agents.runtime.leases import HeldLease, LeaseLost, held_update_sql, lease_expiry, lease_hold
 from catalog.models.sql import has_save_receivers, insert_parts
 
 
-def held_insert(held: HeldLease, model: type[models.Model], **fields: Any) -> None:
-    """Insert a ``model`` row of ``fields`` if ``held``'s worker still holds the run's lease at its
-    step (renewing the lease), else raise :class:`LeaseLost`, inserting nothing. An ``IntegrityError``
-    (a unique constraint) propagates with nothing written; inside an outer transaction the write is a
-    savepoint, which keeps that transaction usable after it."""
+def held_insert(
+    held: HeldLease,
+    model: type[models.Model],
+    *,
+    then: Sequence[Statement] = (),
+    run_values: dict[str, object] | None = None,
+    **fields: Any,
+) -> None:
+    """Insert a ``model`` row of ``fields`` and run each ``UPDATE`` of ``then`` (as
+    :func:`held_rows_written` takes them) if ``held``'s worker still holds the run's lease at its
+    step, else raise :class:`LeaseLost`, writing nothing. The lease check renews the lease, or sets
+    ``run_values`` on the run's row instead (as :func:`agents.runtime.leases.lease_hold` takes
+    them). An ``IntegrityError`` (a unique constraint) propagates with nothing written; inside an
+    outer transaction the write is a savepoint, which keeps that transaction usable after it."""
     instance = model(**fields)
     alias = router.db_for_write(model)
     connection = connections[alias]
-    statement = _one_statement(held, instance, connection) if connection.vendor == "postgresql" else None
-    if statement is None:
+    written = None
+    if connection.vendor == "postgresql":
+        values: dict[str, object] = {"lease_expires_at": lease_expiry()} if run_values is None else run_values
+        check = held_update_sql(held, values, connection)
+        written = held_rows_written(check, [instance], alias=alias, then=then)
+    if written is None:
         with transaction.atomic(using=alias):
-            lease_hold(held)
+            lease_hold(held, run_values)
             instance.save(force_insert=True, using=alias)
+            with connection.cursor() as cursor:
+                for statement in then:
+                    cursor.execute(*statement)
         return
-    sql, params = statement
-    savepoint = transaction.atomic(using=alias) if connection.in_atomic_block else nullcontext()
-    with savepoint, connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        inserted = cursor.rowcount
-    if not inserted:
+    if not written:
         raise LeaseLost(f"run {held.run_id} step {held.step_index} is no longer leased by this worker")
 
 
-def _one_statement(
-    held: HeldLease, instance: models.Model, connection: BaseDatabaseWrapper
-) -> tuple[str, list[Any]] | None:
-    """The lease check and the insert as one statement; None for a row the ORM would insert with SQL
-    of its own, which then takes the transaction's path."""
-    parts = None if has_save_receivers(type(instance)) else insert_parts(instance, connection)
-    if parts is None:
+Statement = tuple[str, list[Any]]
+
+
+def held_rows_written(
+    check: Statement, rows: Sequence[models.Model], *, alias: str, then: Sequence[Statement] = ()
+) -> bool | None:
+    """On PostgreSQL, as one statement: ``check`` (an ``UPDATE`` of the run's row whose ``WHERE``
+    finds the lease still held: it renews, advances or ends the run), and only if it updated the row,
+    the insert of each of ``rows`` (the primary keys are set on them) and each ``UPDATE`` of ``then``
+    (whose text ends with a ``WHERE`` clause of conditions joined by ``AND``). True when written,
+    False when the lease was not held (nothing written). An ``IntegrityError`` propagates with nothing
+    written; inside an outer transaction the statement is a savepoint.
+
+    None, with nothing run, where one statement cannot do it (SQLite; a model with save receivers; a
+    row the ORM would insert with SQL of its own): the caller runs the same writes in a transaction,
+    the lease check first."""
+    connection = connections[alias]
+    if connection.vendor != "postgresql" or any(has_save_receivers(type(row)) for row in rows):
         return None
-    table, columns, values = parts
-    update, params = held_update_sql(held, {"lease_expires_at": lease_expiry()}, connection)
-    sql = (
-        f"WITH held AS ({update} RETURNING 1) "
-        f"INSERT INTO {table.name} ({', '.join(columns)}) SELECT {', '.join(['%s'] * len(values))} FROM held"
-    )
-    return sql, [*params, *values]
+    inserts = [insert_parts(row, connection) for row in rows]
+    if any(parts is None for parts in inserts):
+        return None
+    sql, params = check
+    ctes = [f"held AS ({sql} RETURNING 1)"]
+    params = list(params)
+    returned = []
+    for number, parts in enumerate(inserts):
+        assert parts is not None
+        table, columns, values = parts
+        pk = table.column(table.model._meta.pk.name)
+        ctes.append(
+            f"row{number} AS (INSERT INTO {table.name} ({', '.join(columns)}) "
+            f"SELECT {', '.join(['%s'] * len(values))} FROM held RETURNING {pk})"
+        )
+        params += values
+        returned.append(f"(SELECT {pk} FROM row{number})")
+    for number, (update, update_params) in enumerate(then):
+        ctes.append(f"then{number} AS ({update} AND EXISTS (SELECT 1 FROM held))")
+        params += update_params
+    sql = f"WITH {', '.join(ctes)} SELECT EXISTS (SELECT 1 FROM held){''.join(', ' + r for r in returned)}"
+    savepoint = transaction.atomic(using=alias) if connection.in_atomic_block else nullcontext()
+    with savepoint, connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    if not row[0]:
+        return False
+    for instance, pk in zip(rows, row[1:], strict=True):
+        instance.pk = type(instance)._meta.pk.to_python(pk)
+        instance._state.adding = False
+        instance._state.db = alias
+    return True

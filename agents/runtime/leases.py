@@ -146,14 +146,15 @@ def lease_expiry() -> datetime:
     return timezone.now() + timedelta(seconds=lease_seconds())
 
 
-def lease_hold(held: HeldLease) -> None:
-    """Renew ``held`` if its worker still holds it, else raise :class:`LeaseLost`.
+def lease_hold(held: HeldLease, values: dict[str, object] | None = None) -> None:
+    """Renew ``held`` if its worker still holds it, else raise :class:`LeaseLost`; with ``values``,
+    set those instead (:func:`advanced_values`: move the run on and release the lease).
 
     Called first inside the transaction that records a step's result: the update keeps the run's row
     locked until the commit, so a claim by another worker waits for the commit and then finds a live
     lease; and a worker whose lease was taken over (a new owner, a requeue, the run ended) updates
     nothing and keeps nothing. One primary-key update."""
-    if not _held_update(held, {"lease_expires_at": lease_expiry()}):
+    if not _held_update(held, {"lease_expires_at": lease_expiry()} if values is None else values):
         raise LeaseLost(f"run {held.run_id} step {held.step_index} is no longer leased by this worker")
 
 
@@ -179,8 +180,18 @@ def leases_renew(held: Collection[HeldLease]) -> tuple[HeldLease, ...]:
 def run_advance(*, run: AgentRun, worker: str, next_index: int) -> bool:
     """Move the run to ``next_index`` and release the lease. False when the lease was lost."""
     held = HeldLease(run_id=str(run.id), step_index=next_index - 1, worker=worker)
-    values = {"next_step_index": next_index, "lease_owner": "", "lease_expires_at": None}
-    return bool(_held_update(held, {**values, "updated_at": timezone.now()}, unfinished=False))
+    return bool(_held_update(held, advanced_values(next_index), unfinished=False))
+
+
+def advanced_values(next_index: int) -> dict[str, object]:
+    """What moving a run to ``next_index`` sets on its row: the step, the lease released, the time
+    its wait for a worker began."""
+    return {
+        "next_step_index": next_index,
+        "lease_owner": "",
+        "lease_expires_at": None,
+        "updated_at": timezone.now(),
+    }
 
 
 def run_finish(
@@ -213,25 +224,23 @@ class StepTotals:
         }
 
 
-def run_totals_held(*, held: HeldLease, totals: StepTotals, complete: bool) -> bool:
-    """Add ``totals`` to the run if ``held``'s worker still holds its lease at its step (as
-    :func:`lease_hold` checks), in one statement that also renews the lease or, with ``complete``,
-    ends the run completed and releases it. Run first in the transaction that records the step, it
-    is that transaction's lease check (the row stays locked until the commit). False when the lease
-    was lost: nothing was added."""
+def run_totals_held_sql(*, held: HeldLease, totals: StepTotals, complete: bool) -> tuple[str, list[Any]]:
+    """The ``UPDATE`` that adds ``totals`` to the run if ``held``'s worker still holds its lease at its
+    step (as :func:`lease_hold` checks), and also renews the lease or, with ``complete``, ends the run
+    completed and releases it; with its parameters, not run. First in the statement or transaction
+    that records a step (``agents/runtime/held_writes.py``), it is that record's lease check (the
+    row stays locked until the commit); it updates nothing when the lease was lost."""
     values: dict[str, object] = {"last_calibration_ratio": totals.calibration_ratio}
     if complete:
         values |= finish_fields(TerminationReason.COMPLETED)
     else:
         values["lease_expires_at"] = lease_expiry()
-    return bool(
-        AgentRun.objects.totals_add(
-            run_id=held.run_id,
-            added=totals.added(),
-            values=values,
-            lease_owner=held.worker,
-            step_index=held.step_index,
-        )
+    return AgentRun.objects.totals_add_sql(
+        run_id=held.run_id,
+        added=totals.added(),
+        values=values,
+        lease_owner=held.worker,
+        step_index=held.step_index,
     )
 
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
-from django.db import transaction
+from django.db import connections, router, transaction
 from django.utils import timezone
 
 from agents.models import AgentRun, AgentStep, RunMessage, StepStatus
-from agents.runtime.leases import HeldLease, LeaseLost, StepTotals, run_totals_held
+from agents.runtime.held_writes import Statement, held_rows_written
+from agents.runtime.leases import HeldLease, LeaseLost, StepTotals, run_totals_held_sql
 from agents.runtime.outcome import Answered, CallOutcome
 from agents.runtime.plan import SendPlan, model_profile
 from agents.telemetry import step_record_observed
@@ -85,12 +87,24 @@ def served_model_calibrate(
     transaction. No sample when the provider reported no prompt tokens, or when a fallback served the
     call: only the configuration's own model has its calibration read fresh with every claim, so only
     its factor is kept. Returns the state after the sample, None when none was taken."""
+    sample = _calibration_sample(plan=plan, fitted=fitted, served=served, usage=usage)
+    return None if sample is None else LlmModel.objects.calibrate(**sample)
+
+
+def _calibration_sample(
+    *, plan: SendPlan, fitted: FitResult, served: LlmModel, usage: Usage
+) -> dict[str, Any] | None:
+    """:func:`served_model_calibrate`'s sample, as ``LlmModel.objects.calibrate`` takes it; None for
+    no sample."""
     estimated = uncalibrated_estimate(plan, fitted, served)
     if not usage.prompt_tokens or not estimated or served.pk != plan.model.pk:
         return None
-    return LlmModel.objects.calibrate(
-        model_id=served.pk, reported=usage.prompt_tokens, estimated=estimated, at=timezone.now()
-    )
+    return {
+        "model_id": served.pk,
+        "reported": usage.prompt_tokens,
+        "estimated": estimated,
+        "at": timezone.now(),
+    }
 
 
 @dataclass(frozen=True)
@@ -166,28 +180,26 @@ def _labels(record: StepRecord) -> dict[str, object]:
     }
 
 
-@transaction.atomic
 def completed_step_record(record: StepRecord, *, worker: str, position: int) -> CompletedStep:
     """The completed step, its assistant message at ``position`` (the transcript's length: the lease
     makes ``worker`` the run's only writer, and a unique constraint backs that), totals, calibration.
 
-    A reply without tool calls ends the run in the same statement as the totals, so a final answer
-    and the run's completion commit together. Raises :class:`LeaseLost`, keeping nothing, when
-    ``worker`` no longer holds the run's lease at this step."""
+    All of it commits at once, or nothing: on PostgreSQL as one statement, else in one transaction
+    (``agents/runtime/held_writes.py``). A reply without tool calls ends the run in the same statement
+    as the totals, so a final answer and the run's completion commit together. Raises
+    :class:`LeaseLost`, keeping nothing, when ``worker`` no longer holds the run's lease at this
+    step."""
     answered = record.outcome
     if not isinstance(answered, Answered):
         raise ValueError("a completed step is recorded with its fit, its reply and the model that served it")
     reply, served = answered.reply, answered.served
     step = step_built(record)
-    usage = reply.usage
-    totals = step_totals(step, usage, calibration_ratio=step.calibration_ratio)
     finished = not reply.tool_calls
-    # First: the lease check, with the totals (and, for a final answer, the run's completion) in the
-    # same statement; the run's row stays locked until the commit.
+    # The lease check, with the totals (and, for a final answer, the run's completion) in the same
+    # statement; the run's row stays locked until the commit.
     held = HeldLease(run_id=str(record.run.id), step_index=record.index, worker=worker)
-    if not run_totals_held(held=held, totals=totals, complete=finished):
-        raise LeaseLost(f"run {held.run_id} step {held.step_index} is no longer leased by this worker")
-    step_saved(step)
+    totals = step_totals(step, reply.usage, calibration_ratio=step.calibration_ratio)
+    check = run_totals_held_sql(held=held, totals=totals, complete=finished)
     message = RunMessage(
         run=record.run,
         position=position,
@@ -200,10 +212,35 @@ def completed_step_record(record: StepRecord, *, worker: str, position: int) -> 
         integrity=step.integrity,
         tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls],
     )
-    row_inserted(message)
-    # Last in the transaction: the model row stays locked only for the commit.
-    served_model_calibrate(plan=record.plan, fitted=answered.fitted, served=served, usage=usage)
+    sample = _calibration_sample(plan=record.plan, fitted=answered.fitted, served=served, usage=reply.usage)
+    calibration = None if sample is None else LlmModel.objects.calibrate_sql(**sample)
+    alias = router.db_for_write(AgentStep)
+    then = () if calibration is None else (calibration,)
+    written = held_rows_written(check, (step, message), alias=alias, then=then)
+    if written is None:
+        written = _recorded_in_transaction(check, step, message, sample, alias=alias)
+    if not written:
+        raise LeaseLost(f"run {held.run_id} step {held.step_index} is no longer leased by this worker")
+    step_record_observed(step)
     return CompletedStep(message=message, finished=finished, receipt=step.receipt)
+
+
+def _recorded_in_transaction(
+    check: Statement, step: AgentStep, message: RunMessage, sample: dict[str, Any] | None, *, alias: str
+) -> bool:
+    """:func:`completed_step_record`'s writes as statements in one transaction (where one statement
+    cannot hold them): the lease check first, the model's calibration last (its row then stays locked
+    only for the commit). False, with nothing written, when the check found the lease lost."""
+    with transaction.atomic(using=alias):
+        with connections[alias].cursor() as cursor:
+            cursor.execute(*check)
+            if not cursor.rowcount:
+                return False
+        row_inserted(step)
+        row_inserted(message)
+        if sample is not None:
+            LlmModel.objects.calibrate(**sample)
+    return True
 
 
 def step_totals(step: AgentStep, usage: Usage, *, calibration_ratio: float | None) -> StepTotals:

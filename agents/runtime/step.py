@@ -37,7 +37,7 @@ from agents.runtime.plan import SendPlan
 from agents.runtime.queue import step_enqueue
 from agents.runtime.record import CompletedStep, StepRecord, completed_step_record, step_record
 from agents.runtime.send import GovernedCall
-from agents.runtime.tool_calls import STEP_RECEIPT_UNREAD, execute_tool_calls
+from agents.runtime.tool_calls import STEP_RECEIPT_UNREAD, ToolCallsDone, execute_tool_calls
 from agents.runtime.transcript import run_send
 from agents.selectors import run_client_name
 from catalog.errors import ModelInactive
@@ -224,20 +224,23 @@ def _tool_phase(run: AgentRun, step_index: int, worker: str, completed: Complete
         assistant, receipt = completed.message, completed.receipt
     if not assistant.tool_calls:
         return _finish(run, worker, step_index, TerminationReason.COMPLETED)
-    while not execute_tool_calls(
-        run=run,
-        step_index=step_index,
-        worker=worker,
-        assistant=assistant,
-        recorded_now=recorded_now,
-        receipt=receipt,
-    ):
+    while (
+        done := execute_tool_calls(
+            run=run,
+            step_index=step_index,
+            worker=worker,
+            assistant=assistant,
+            recorded_now=recorded_now,
+            receipt=receipt,
+        )
+    ) == ToolCallsDone.WAITING:
         pause = run_pause(run=run, worker=worker, step_index=step_index)
         if pause != Pause.DECIDED:  # paused: a decision queues this step again (agents/runtime/approvals.py)
             return StepOutcome(str(run.id), step_index, StepAction.SKIPPED, pause.value)
         recorded_now = False  # some results are stored now
         receipt = STEP_RECEIPT_UNREAD
-    if run_advance(run=run, worker=worker, next_index=step_index + 1):
+    # The last result's statement may have moved the run on already.
+    if done == ToolCallsDone.ADVANCED or run_advance(run=run, worker=worker, next_index=step_index + 1):
         step_enqueue(run_id=str(run.id), step_index=step_index + 1)
         return StepOutcome(str(run.id), step_index, StepAction.ADVANCED)
     return StepOutcome(str(run.id), step_index, StepAction.SKIPPED, "lease lost")

@@ -16,15 +16,16 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from typing import Any
 
 from django.db import IntegrityError, transaction
 
 from agents.models import AgentRun, AgentStep, RunMessage, ToolCallRecord, ToolCallStatus
 from agents.runtime.approvals import approval_hold
-from agents.runtime.held_writes import held_insert
+from agents.runtime.held_writes import Statement, held_insert
 from agents.runtime.injection_screening import screened
-from agents.runtime.leases import HeldLease, lease_hold
+from agents.runtime.leases import HeldLease, advanced_values, lease_hold
 from agents.runtime.parts import configuration_parts
 from agents.runtime.plan import configuration_receiver, send_zone, tool_policy
 from agents.runtime.quarantine import held_reference
@@ -40,6 +41,15 @@ from tools.gate import ToolDenial, ToolVerdict, tool_gate
 from tools.registry import REGISTRY, ToolContext, ToolEffect, ToolFailed, ToolOutput
 
 logger = logging.getLogger(__name__)
+
+
+class ToolCallsDone(StrEnum):
+    """How :func:`execute_tool_calls` left a step's tool calls."""
+
+    WAITING = "waiting"  # a call waits for a decision
+    ANSWERED = "answered"  # every call answered; the run is still at this step
+    ADVANCED = "advanced"  # every call answered, and the run moved to its next step
+
 
 OUTCOME_UNKNOWN = "The outcome of this call is unknown (it was interrupted); it was not repeated."
 TOOL_FAILED = "The tool failed. No details are available."
@@ -57,7 +67,7 @@ def execute_tool_calls(
     assistant: RunMessage,
     recorded_now: bool = False,
     receipt: dict[str, Any] | None = STEP_RECEIPT_UNREAD,
-) -> bool:
+) -> ToolCallsDone:
     """Run every call of ``assistant`` that has no result message yet, in order. ``recorded_now``:
     ``assistant`` was stored by this attempt of the step, so no call can have a result yet (results are
     stored only after their assistant message) and the results are not read: they take the positions
@@ -66,8 +76,11 @@ def execute_tool_calls(
 
     Raises :class:`agents.runtime.leases.LeaseLost` when ``worker`` no longer holds the run's lease at this step.
 
-    False when a call waits for approval (agents/runtime/approvals.py): the calls before it are
-    answered, it and the calls after it are not."""
+    ``WAITING`` when a call waits for approval (agents/runtime/approvals.py): the calls before it are
+    answered, it and the calls after it are not. ``ADVANCED`` when the last call's result was stored
+    with nothing left to record after it: the same statement moved the run to the next step and
+    released the lease (:func:`agents.runtime.leases.advanced_values`); the caller enqueues that
+    step. ``ANSWERED`` otherwise: every call is answered and the run is still at this step."""
     lease = HeldLease(run_id=str(run.id), step_index=step_index, worker=worker)
     answered: set[str] = set()
     position = assistant.position + 1 if recorded_now else None
@@ -111,14 +124,14 @@ def execute_tool_calls(
             untrusted=untrusted,
         )
         if hold.waiting:
-            return False
+            return ToolCallsDone.WAITING
         # Only a result the tool returned carries the tool's integrity; the service's own answers
         # (a refusal, a denial) are trusted.
-        result_integrity = Integrity.TRUSTED
+        result_integrity, status = Integrity.TRUSTED, None
         if hold.refusal is not None:
             content, data_class = hold.refusal, verdict.data_class
         elif verdict.allowed:
-            content, data_class, declared = _execute(run, lease, call, verdict, tool_context)
+            content, data_class, declared, status = _execute(run, lease, call, verdict, tool_context)
             result_integrity = _result_integrity(verdict, declared)
         else:
             _record_denial(run, step_index, verdict, zone.value, untrusted)
@@ -126,16 +139,21 @@ def execute_tool_calls(
         redactions = Redactions()
         text = redactions.text(content)
         screening = screened(text, result_integrity, call["name"], tool_names)
-        result = _Result(screening.content, data_class, result_integrity, screening.stored)
+        result = _Result(screening.content, data_class, result_integrity, screening.stored, status)
         if configuration.quarantine_untrusted and result_integrity == Integrity.UNTRUSTED:
             # Held back: the planner sees the service's own reference line (quarantine.py).
             # Held back unfenced: the quarantined read fences it (quarantine.py).
             reference = held_reference(call["id"], call["name"], text)
             result = replace(result, content=reference, integrity=Integrity.TRUSTED, held=text)
-        _store_result(run, lease, call, result, position)
+        # The last result with no redaction event to record after it: nothing of this step is
+        # left to do once it is stored, so its statement also moves the run on.
+        advance = call is assistant.tool_calls[-1] and not redactions.counts
+        _store_result(run, lease, call, result, position, advance=advance)
+        if advance:
+            return ToolCallsDone.ADVANCED
         position = position + 1 if position is not None else None
         redaction_events_record(counts=redactions.counts, context=_events(run, step_index), zone=zone)
-    return True
+    return ToolCallsDone.ANSWERED
 
 
 def _step_zone(receipt: dict[str, Any] | None, configuration: Configuration) -> TrustZone | None:
@@ -150,19 +168,24 @@ def _step_zone(receipt: dict[str, Any] | None, configuration: Configuration) -> 
 
 def _execute(
     run: AgentRun, lease: HeldLease, call: dict[str, Any], verdict: ToolVerdict, context: ToolContext
-) -> tuple[str, DataClass, str]:
-    """The result text, its class (the tool's, or the stricter class a ToolOutput declares) and the
-    integrity level a ToolOutput declares (empty: none)."""
-    result = _run_handler(run, lease, call, verdict, context)
+) -> tuple[str, DataClass, str, ToolCallStatus | None]:
+    """The result text, its class (the tool's, or the stricter class a ToolOutput declares), the
+    integrity level a ToolOutput declares (empty: none) and the status the call's record takes with
+    its result (None: it keeps its own)."""
+    result, status = _run_handler(run, lease, call, verdict, context)
     if isinstance(result, ToolOutput):
         declared = DataClass.parse(result.data_class) or DataClass.SECRET_ADJACENT
-        return result.text, max(declared, verdict.data_class, key=lambda c: c.rank), result.integrity
-    return result, verdict.data_class, ""
+        text, data_class = result.text, max(declared, verdict.data_class, key=lambda c: c.rank)
+        return text, data_class, result.integrity, status
+    return result, verdict.data_class, "", status
 
 
 def _run_handler(
     run: AgentRun, lease: HeldLease, call: dict[str, Any], verdict: ToolVerdict, context: ToolContext
-) -> str | ToolOutput:
+) -> tuple[str | ToolOutput, ToolCallStatus | None]:
+    """The call claimed and run: its result, and how the call ended (``completed`` or ``failed``),
+    which its record takes in the statement that stores the result (:func:`_store_result`); None for
+    a call that was not run again (its record stays as it was)."""
     tool = verdict.tool
     assert tool is not None
     step_index = lease.step_index
@@ -181,7 +204,7 @@ def _run_handler(
     except IntegrityError:
         record = ToolCallRecord.objects.get(run=run, call_id=call["id"])
         if tool.effect == ToolEffect.NON_IDEMPOTENT_WRITE:
-            return OUTCOME_UNKNOWN
+            return OUTCOME_UNKNOWN, None
         record.attempts += 1
         record.save(update_fields=["attempts", "updated_at"])
     try:
@@ -189,28 +212,20 @@ def _run_handler(
         if not isinstance(arguments, dict):
             raise ValueError("arguments must be a JSON object")
     except ValueError:
-        _mark(run, call["id"], ToolCallStatus.FAILED)
-        return "The tool call's arguments are not a JSON object."
+        return "The tool call's arguments are not a JSON object.", ToolCallStatus.FAILED
     try:
         result = tool.handler(context, arguments)
     except ToolFailed as failure:
-        _mark(run, call["id"], ToolCallStatus.FAILED)
         enforced_event_record(
             context=_events(run, step_index),
             decision=Decision.TOOL_DENIED if failure.denied else Decision.TOOL_FAILED,
             reason=f"{tool.name}: {failure}",
         )
-        return str(failure)
+        return str(failure), ToolCallStatus.FAILED
     except Exception:
         logger.exception("tool %s failed in run %s step %s", tool.name, run.id, step_index)
-        _mark(run, call["id"], ToolCallStatus.FAILED)
-        return TOOL_FAILED
-    _mark(run, call["id"], ToolCallStatus.COMPLETED)
-    return result if isinstance(result, ToolOutput) else str(result)
-
-
-def _mark(run: AgentRun, call_id: str, status: ToolCallStatus) -> None:
-    ToolCallRecord.objects.filter(run=run, call_id=call_id).update(status=status)
+        return TOOL_FAILED, ToolCallStatus.FAILED
+    return (result if isinstance(result, ToolOutput) else str(result)), ToolCallStatus.COMPLETED
 
 
 def _events(run: AgentRun, step_index: int) -> EventContext:
@@ -257,14 +272,29 @@ class _Result:
     data_class: DataClass
     integrity: Integrity
     screening: str  # the injection rules screening found, comma-separated
+    status: ToolCallStatus | None  # the call record's status from this result on (None: unchanged)
     held: str = ""  # a result held back from the planner (the content is then its reference line)
 
 
 def _store_result(
-    run: AgentRun, lease: HeldLease, call: dict[str, Any], result: _Result, position: int | None
+    run: AgentRun,
+    lease: HeldLease,
+    call: dict[str, Any],
+    result: _Result,
+    position: int | None,
+    *,
+    advance: bool,
 ) -> None:
     """Store the result at ``position``, or (None) after every message of the run: the transcript's
-    length, counted in the same transaction as the insert, after the lease check."""
+    length, counted in the same transaction as the insert, after the lease check. The call's record
+    takes the result's status in the same statement or transaction: a record reads ``completed`` or
+    ``failed`` only once its result is stored. With ``advance``, the lease check moves the run to
+    the next step and releases the lease instead of renewing it."""
+    run_values = advanced_values(lease.step_index + 1) if advance else None
+    then: tuple[Statement, ...] = ()
+    if result.status is not None:
+        mark = ToolCallRecord.objects.status_set_sql(run_id=run.pk, call_id=call["id"], status=result.status)
+        then = (mark,)
     fields = {
         "run": run,
         "step_index": lease.step_index,
@@ -278,8 +308,10 @@ def _store_result(
         "quarantined": result.held,
     }
     if position is not None:  # one statement with the lease check (agents/runtime/held_writes.py)
-        held_insert(lease, RunMessage, position=position, **fields)
+        held_insert(lease, RunMessage, position=position, then=then, run_values=run_values, **fields)
         return
     with transaction.atomic():
-        lease_hold(lease)
+        lease_hold(lease, run_values)
         RunMessage.objects.create(position=RunMessage.objects.filter(run=run).count(), **fields)
+        if result.status is not None:
+            ToolCallRecord.objects.filter(run=run, call_id=call["id"]).update(status=result.status)

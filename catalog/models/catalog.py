@@ -116,6 +116,24 @@ class LlmModelQuerySet(models.QuerySet["LlmModel"]):
         lose a sample nor wait on a read lock. Returns the state after the sample; None when the
         figures are no sample (nothing is written) or the model is gone.
         """
+        statement = self.calibrate_sql(model_id=model_id, reported=reported, estimated=estimated, at=at)
+        if statement is None:
+            return None
+        connection = connections[self.db]
+        table = Table(self.model, connection)
+        sql, params = statement
+        returning = f"{table.column('calibration_factor')}, {table.column('calibration_samples')}"
+        with connection.cursor() as cursor:
+            cursor.execute(f"{sql} RETURNING {returning}", params)
+            row = cursor.fetchone()
+        return None if row is None else CalibrationState(factor=float(row[0]), samples=int(row[1]))
+
+    def calibrate_sql(
+        self, *, model_id: int, reported: int, estimated: int, at: datetime
+    ) -> tuple[str, list[Any]] | None:
+        """:meth:`calibrate`'s ``UPDATE`` and its parameters, not run and without its ``RETURNING``
+        (its text ends with its ``WHERE`` clause, so a statement may embed it:
+        ``agents/runtime/held_writes.py``); None when the figures are no sample."""
         ratio = sample_ratio(reported=reported, estimated=estimated)
         if ratio is None:
             return None
@@ -132,14 +150,9 @@ class LlmModelQuerySet(models.QuerySet["LlmModel"]):
         )
         sql = (
             f"UPDATE {table.name} SET {factor} = {blended.sql}, {samples} = {samples} + 1, "
-            f"{table.column('calibration_updated_at')} = %s WHERE {table.column('pk')} = %s "
-            f"RETURNING {factor}, {samples}"
+            f"{table.column('calibration_updated_at')} = %s WHERE {table.column('pk')} = %s"
         )
-        params: list[Any] = [*blended.params, table.value("calibration_updated_at", at), model_id]
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            row = cursor.fetchone()
-        return None if row is None else CalibrationState(factor=float(row[0]), samples=int(row[1]))
+        return sql, [*blended.params, table.value("calibration_updated_at", at), model_id]
 
 
 def _modalities_valid(value: object) -> None:

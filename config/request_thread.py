@@ -28,8 +28,10 @@ runs as a call on a thread that hands the innermost step back to the loop, which
 to the thread (three round trips between the loop and a thread for one request, where one does), and
 each round trip costs about 0.1 ms of CPU in thread wake-ups on a small virtual machine. Every view of
 the project is synchronous (the completion views return a response whose body the loop produces),
-so nothing is lost: a request crosses to a thread for ``request_started``, the chain and view, the
-view's finish (if it has one) and the response's ``close``.
+so nothing is lost. In the serving process (``config/asgi.py``, :func:`asgi_application`) Django's
+own ``request_started`` receivers run in that call too, rather than in a call of their
+own before it: a request crosses to a thread for the chain and view, the view's finish (if it has
+one) and the response's ``close``.
 """
 
 from __future__ import annotations
@@ -43,7 +45,8 @@ from typing import Any, TypeVar
 
 from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.core.handlers.asgi import ASGIHandler
-from django.db import connections
+from django.core.signals import request_started
+from django.db import close_old_connections, connections, reset_queries
 from django.http import HttpRequest, HttpResponseBase
 
 from config.database import connections_close
@@ -198,18 +201,38 @@ class OneCallHandler(ASGIHandler):
     """Django's ASGI handler whose middleware chain and view run as one synchronous call on the
     request's thread (see the module docstring): the chain is loaded as WSGI loads it, and Django's
     synchronous ``get_response`` (the chain, the URL configuration, the log line of a 4xx or 5xx
-    answer) is that call."""
+    answer) is that call. With ``started_in_call``, Django's own ``request_started`` receivers
+    (``reset_queries``, ``close_old_connections``) run at the start of that call instead of in a
+    thread call of their own before it (:func:`asgi_application`)."""
+
+    def __init__(self, *, started_in_call: bool = False) -> None:
+        super().__init__()
+        self.started_in_call = started_in_call
 
     def load_middleware(self, is_async: bool = False) -> None:
         super().load_middleware(is_async=False)
 
     async def get_response_async(self, request: HttpRequest) -> HttpResponseBase:
-        return await sync_to_async(self.get_response, thread_sensitive=True)(request)
+        return await sync_to_async(self.response_of, thread_sensitive=True)(request)
+
+    def response_of(self, request: HttpRequest) -> HttpResponseBase:
+        if self.started_in_call:
+            reset_queries()
+            close_old_connections()
+        return self.get_response(request)
 
 
-def asgi_application() -> RequestThreads:
-    """The project's ASGI application: Django set up, :class:`OneCallHandler` on :data:`WORKERS`."""
+def asgi_application(*, serving: bool = False) -> RequestThreads:
+    """The project's ASGI application: Django set up, :class:`OneCallHandler` on :data:`WORKERS`.
+
+    ``serving`` (``config/asgi.py``, the serving process only, since it changes a signal for the whole
+    process): Django's ``request_started`` receivers are disconnected and run in each request's one
+    call. Django sends the signal on the event loop, and a synchronous receiver costs a request a
+    round trip to a thread before the one that serves it (receivers other apps connect keep theirs)."""
     import django
 
     django.setup(set_prefix=False)
-    return RequestThreads(OneCallHandler())
+    if serving:
+        request_started.disconnect(reset_queries)
+        request_started.disconnect(close_old_connections)
+    return RequestThreads(OneCallHandler(started_in_call=serving))

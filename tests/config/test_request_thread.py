@@ -110,12 +110,7 @@ def test_a_task_gives_its_connection_back_as_the_end_of_a_request_does(monkeypat
 def _loop_round_trips_of_one_request(application, monkeypatch) -> tuple[int, int]:
     """How many times a GET of the models list stepped from its request thread back to the event loop
     (asgiref's ``AsyncToSync``), and the answer's status."""
-    import asyncio
-
     from asgiref.sync import AsyncToSync
-    from asgiref.testing import ApplicationCommunicator
-
-    from tests.asgi import http_scope
 
     calls = []
     original = AsyncToSync.__call__
@@ -123,6 +118,32 @@ def _loop_round_trips_of_one_request(application, monkeypatch) -> tuple[int, int
     def counted(self, *args, **kwargs):
         calls.append(self.awaitable)
         return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(AsyncToSync, "__call__", counted)
+    status = _get_models(application)
+    return len(calls), status
+
+
+def _thread_calls_of_one_request(application, monkeypatch) -> tuple[int, int]:
+    """How many calls a GET of the models list made on the request threads, and its status."""
+    calls = []
+    original = RequestThread.submit
+
+    def counted(self, fn, /, *args, **kwargs):
+        calls.append(fn)
+        return original(self, fn, *args, **kwargs)
+
+    monkeypatch.setattr(RequestThread, "submit", counted)
+    status = _get_models(application)
+    return len(calls), status
+
+
+def _get_models(application) -> int:
+    import asyncio
+
+    from asgiref.testing import ApplicationCommunicator
+
+    from tests.asgi import http_scope
 
     async def get() -> int:
         communicator = ApplicationCommunicator(application, http_scope("GET", "/api/openai/v1/models"))
@@ -133,9 +154,7 @@ def _loop_round_trips_of_one_request(application, monkeypatch) -> tuple[int, int
         await communicator.wait(timeout=10)
         return int(start["status"])
 
-    monkeypatch.setattr(AsyncToSync, "__call__", counted)
-    status = asyncio.run(get())
-    return len(calls), status
+    return asyncio.run(get())
 
 
 @pytest.mark.django_db(transaction=True)
@@ -148,3 +167,25 @@ def test_the_chain_and_the_view_run_as_one_call_without_stepping_back_to_the_loo
     # Django's own handler runs the synchronous chain from the loop: its innermost step goes back.
     bounced, status = _loop_round_trips_of_one_request(RequestThreads(get_asgi_application()), monkeypatch)
     assert (bounced, status) == (1, 401)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_serving_process_runs_djangos_request_started_receivers_in_the_requests_one_call(monkeypatch):
+    from django.core.signals import request_started
+    from django.db import close_old_connections, reset_queries
+
+    from config.request_thread import asgi_application
+
+    # request_started's receivers, the chain with the view, the response's close.
+    assert _thread_calls_of_one_request(asgi_application(), monkeypatch) == (3, 401)
+    try:
+        serving = asgi_application(serving=True)
+        receivers = [receiver() for _, receiver in request_started.receivers]
+        assert reset_queries not in receivers and close_old_connections not in receivers
+        started = []
+        monkeypatch.setattr("config.request_thread.reset_queries", lambda: started.append("reset_queries"))
+        assert _thread_calls_of_one_request(serving, monkeypatch) == (2, 401)
+        assert started == ["reset_queries"]
+    finally:
+        request_started.connect(reset_queries)
+        request_started.connect(close_old_connections)

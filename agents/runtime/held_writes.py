@@ -24,7 +24,7 @@ from typing import Any
 from django.db import connections, models, router, transaction
 
 from agents.runtime.leases import HeldLease, LeaseLost, held_update_sql, lease_expiry, lease_hold
-from catalog.models.sql import has_save_receivers, insert_parts
+from catalog.models.sql import has_save_receivers, insert_parts, row_saved
 
 
 def held_insert(
@@ -108,7 +108,5 @@ def held_rows_written(
     if not row[0]:
         return False
     for instance, pk in zip(rows, row[1:], strict=True):
-        instance.pk = type(instance)._meta.pk.to_python(pk)
-        instance._state.adding = False
-        instance._state.db = alias
+        row_saved(instance, pk, alias)
     return True

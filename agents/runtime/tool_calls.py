@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 
 from agents.models import AgentRun, AgentStep, RunMessage, ToolCallRecord, ToolCallStatus
 from agents.runtime.approvals import approval_hold
@@ -313,5 +313,6 @@ def _store_result(
     with transaction.atomic():
         lease_hold(lease, run_values)
         RunMessage.objects.create(position=RunMessage.objects.filter(run=run).count(), **fields)
-        if result.status is not None:
-            ToolCallRecord.objects.filter(run=run, call_id=call["id"]).update(status=result.status)
+        with connection.cursor() as cursor:
+            for statement in then:
+                cursor.execute(*statement)

@@ -143,7 +143,13 @@ def row_inserted(instance: M) -> M:
     with connection.cursor() as cursor:
         cursor.execute(sql, values)
         row = cursor.fetchone()
-    instance.pk = pk.to_python(row[0])
+    return row_saved(instance, row[0], alias)
+
+
+def row_saved(instance: M, pk: object, alias: str) -> M:
+    """``instance`` as the ORM leaves a row it inserted: its primary key ``pk`` (as the database
+    returned it), saved in database ``alias`` (Django's documented ``Model._state``)."""
+    instance.pk = type(instance)._meta.pk.to_python(pk)
     instance._state.adding = False
     instance._state.db = alias
     return instance

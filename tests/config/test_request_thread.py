@@ -184,8 +184,11 @@ def test_the_serving_process_runs_djangos_request_started_receivers_in_the_reque
         assert reset_queries not in receivers and close_old_connections not in receivers
         started = []
         monkeypatch.setattr("config.request_thread.reset_queries", lambda: started.append("reset_queries"))
+        monkeypatch.setattr(
+            "config.request_thread.close_old_connections", lambda: started.append("close_old_connections")
+        )
         assert _thread_calls_of_one_request(serving, monkeypatch) == (2, 401)
-        assert started == ["reset_queries"]
+        assert started == ["reset_queries", "close_old_connections"]
     finally:
         request_started.connect(reset_queries)
         request_started.connect(close_old_connections)

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor, Future
@@ -64,14 +65,20 @@ class Workers:
     ``patience`` seconds while tasks wait (every thread held by a long call: a view that waits on a
     provider), one more is started (at most one per ``patience``), so slow calls delay the line and
     never block it, up to ``most`` threads (default four times ``size``): past that, tasks wait their
-    turn. Threads beyond ``size`` end when they find the line empty."""
+    turn. Threads beyond ``size`` end when they find the line empty.
+
+    A task wakes one idle thread, the one it is for: waking them all (``notify_all``) would cost every
+    other idle thread a wake-up and a sleep per task, each a pair of context switches. The watch that
+    adds threads waits on a condition of its own, woken only when a task finds no thread free."""
 
     def __init__(self, size: int, patience: float, most: int | None = None) -> None:
         self.size, self.patience = size, patience
         self.most = max(size, most if most is not None else size * 4)
-        self._lock = threading.Condition()
+        self._lock = threading.Lock()
+        self._ready = threading.Condition(self._lock)  # idle threads wait here for a task
+        self._watched = threading.Condition(self._lock)  # the watch waits here for a line to form
         self._line: deque[Task] = deque()
-        self._idle = 0
+        self._idle = 0  # threads waiting for a task that no task has woken yet
         self._count = 0
         self._done = 0  # tasks finished so far; the watch compares it between two looks
         self._watch: threading.Thread | None = None
@@ -84,14 +91,15 @@ class Workers:
         with self._lock:
             self._line.append(task)
             if self._idle:
-                self._lock.notify_all()
+                self._idle -= 1  # this thread is now on its way to a task
+                self._ready.notify()
             elif self._count < self.size:
                 self._start()
             elif self._watch is None:
                 self._watch = threading.Thread(target=self._watching, name="request-threads", daemon=True)
                 self._watch.start()
             else:
-                self._lock.notify_all()
+                self._watched.notify()
 
     def _start(self) -> None:
         self._count += 1
@@ -106,8 +114,7 @@ class Workers:
                         connections_close()  # the thread ends: nothing of it may stay open
                         return
                     self._idle += 1
-                    self._lock.wait()
-                    self._idle -= 1
+                    self._ready.wait()  # the task that wakes it counts it off the idle ones
                 task = self._line.popleft()
             try:
                 task()
@@ -120,10 +127,12 @@ class Workers:
         with self._lock:
             while True:
                 if not self._line:
-                    self._lock.wait()
+                    self._watched.wait()
                     continue
                 done = self._done
-                self._lock.wait(self.patience)
+                deadline = time.monotonic() + self.patience
+                while (left := deadline - time.monotonic()) > 0:
+                    self._watched.wait(left)  # tasks arriving meanwhile do not cut the patience short
                 nothing_came_free = self._line and not self._idle and self._done == done
                 if nothing_came_free and self._count < self.most:
                     self._start()

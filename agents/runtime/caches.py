@@ -9,7 +9,7 @@ owner itself (``config.caches.cache_register``).
 
 from __future__ import annotations
 
-from agents.runtime import parts, pins
+from agents.runtime import conversation, parts, pins
 from agents.runtime.redactions import REDACTION_MEMO
 from agents.runtime.transcript import TRANSCRIPTS
 from catalog.models import sql
@@ -21,6 +21,7 @@ from tools.mcp import LISTINGS
 
 # The owners of the caches above; importing them here registers every cache before anyone lists them.
 OWNERS = (
+    conversation,
     parts,
     pins,
     policy,

@@ -36,6 +36,8 @@ from typing import Any
 
 from agents.runtime.media import file_part, image_part
 from agents.runtime.request import MediaInput, SendRequest, TranscriptEntry
+from config.caches import cache_register
+from config.lru import LruCache
 from context_assembly.assembly import ContextItem, context_item_text
 from context_assembly.errors import InvalidMessage
 from context_assembly.messages import Message, TextPart, ThinkingBlock, ToolSpec
@@ -50,6 +52,20 @@ DATA_CLASS_FIELD = "data_class"
 THINKING_FIELD = "thinking"
 _CLASSES = frozenset(DataClass.values)
 _MEDIA_KINDS = ("image_url", "file")
+
+# A client sends its whole conversation again with every turn, so each earlier message arrives again.
+# A plain message (a role, a text content, a name and a tool call id, nothing else) is parsed once and
+# the same Message handed to every request that sends it again: what is kept by a Message's identity
+# downstream (its screening, its redaction, its digest for the token count) is then found, not done
+# again, for every message the conversation already held.
+_PLAIN_FIELDS = frozenset({"role", "content", "name", "tool_call_id"})
+PLAIN_MESSAGE_MAX_CHARS = 262_144
+_PLAIN_MESSAGES: LruCache[tuple[str, str, str | None, str | None], Message] = cache_register(
+    LruCache(16_384),
+    name="plain_messages",
+    key="a plain wire message's role, text content (up to 262,144 characters), name and tool call id",
+    invalidation="none needed: parsing is a pure function of the message; Messages are immutable",
+)
 
 
 @dataclass(frozen=True)
@@ -139,13 +155,31 @@ def _parse(
         fields["content"], media = _content_parts(
             fields["content"], f"{where}.content", data_class, conversation, user=role == "user"
         )
+    plain = _plain_key(fields)
     try:
-        message = Message.from_openai(fields)
+        message = (
+            Message.from_openai(fields)
+            if plain is None
+            else _PLAIN_MESSAGES.get_or_build(plain, lambda: Message.from_openai(fields))
+        )
     except InvalidMessage as exc:
         raise invalid(f"{where}.{exc.extra.get('field', 'message')}", _problem(exc)) from None
     if thinking:
         message = replace(message, thinking=thinking)
     return message, str(role), data_class, media
+
+
+def _plain_key(fields: dict[str, Any]) -> tuple[str, str, str | None, str | None] | None:
+    """The key of a plain message in :data:`_PLAIN_MESSAGES`; None for any other (parsed anew)."""
+    if not fields.keys() <= _PLAIN_FIELDS:
+        return None
+    role, content = fields.get("role"), fields.get("content")
+    name, call_id = fields.get("name"), fields.get("tool_call_id")
+    if type(role) is not str or type(content) is not str or len(content) > PLAIN_MESSAGE_MAX_CHARS:
+        return None
+    if not (name is None or type(name) is str) or not (call_id is None or type(call_id) is str):
+        return None
+    return role, content, name, call_id
 
 
 def _thinking(raw: Any, where: str, role: Any) -> tuple[ThinkingBlock, ...]:

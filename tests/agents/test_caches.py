@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agents.runtime.caches import caches_clear, registered_caches
+from agents.runtime.conversation import Conversation, conversation_request
 from agents.runtime.plan import provider_config
 from catalog.selectors import configuration_sources
 from config.caches import CacheAlreadyRegistered, cache_register
@@ -21,7 +22,7 @@ from tools.models import McpServer
 pytestmark = pytest.mark.django_db
 
 
-def test_a_run_and_a_shown_decision_fill_every_cache_and_caches_clear_empties_them_all(
+def test_a_run_a_conversation_and_a_shown_decision_fill_every_cache_and_caches_clear_empties_them_all(
     fake_provider, django_capture_on_commit_callbacks
 ):
     fake_provider.script(Reply.tools(("c1", "snippets_by_tag", {"tags": ["tone"]})), Reply(text="Done."))
@@ -46,6 +47,8 @@ def test_a_run_and_a_shown_decision_fill_every_cache_and_caches_clear_empties_th
         configuration.identifier,
         "tone",
     ]
+    # A client's conversation (a chat completion's messages) keeps its plain messages parsed.
+    conversation_request([{"role": "user", "content": "Hi"}], Conversation(default_class="public_content"))
     sizes = {entry.name: entry.stats().size for entry in registered_caches()}
     assert [name for name, size in sizes.items() if size == 0] == []
     adapter = ADAPTER_POOL.get(provider_config(configuration.model))

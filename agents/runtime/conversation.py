@@ -104,13 +104,7 @@ def conversation_request(messages: Sequence[Any], conversation: Conversation) ->
     task, _, task_class, task_media = parsed[first_user]
     later = parsed[first_user + 1 :]
     transcript = tuple(
-        TranscriptEntry(
-            _transcript_message(message, role, media),
-            data_class,
-            caller=True,
-            identifier=f"messages[{index}]",
-        )
-        for index, (message, role, data_class, media) in enumerate(later, start=first_user + 1)
+        _transcript_entry(index, *message) for index, message in enumerate(later, start=first_user + 1)
     )
     tools = _tools(conversation.tools)
     override = conversation.allow_system_override
@@ -127,7 +121,6 @@ def conversation_request(messages: Sequence[Any], conversation: Conversation) ->
         options=_with_tool_choice(conversation.options, conversation.tool_choice, tools),
         task_input_media=task_media,
         transcript_media=tuple(media for *_, message_media in later for media in message_media),
-        transcript_held=False,
     )
 
 
@@ -180,6 +173,15 @@ def _plain_key(fields: dict[str, Any]) -> tuple[str, str, str | None, str | None
     if not (name is None or type(name) is str) or not (call_id is None or type(call_id) is str):
         return None
     return role, content, name, call_id
+
+
+def _plain_held(message: Message) -> bool:
+    """Whether ``message`` is the one :data:`_PLAIN_MESSAGES` keeps for its fields (so it outlives
+    this request, and what is remembered by its identity stays valid)."""
+    if not isinstance(message.content, str) or message.tool_calls or message.thinking:
+        return False
+    key = (message.role, message.content, message.name, message.tool_call_id)
+    return _PLAIN_MESSAGES.peek(key) is message
 
 
 def _thinking(raw: Any, where: str, role: Any) -> tuple[ThinkingBlock, ...]:
@@ -244,6 +246,15 @@ def _text(message: Message) -> str:
     if isinstance(content, str):
         return content
     return "\n".join(part.text for part in content if isinstance(part, TextPart))
+
+
+def _transcript_entry(
+    index: int, message: Message, role: str, data_class: str, media: tuple[MediaInput, ...]
+) -> TranscriptEntry:
+    """The caller's message at ``index`` of the transcript, held where it is sent as it was parsed."""
+    sent = _transcript_message(message, role, media)
+    held = sent is message and _plain_held(message)
+    return TranscriptEntry(sent, data_class, caller=True, identifier=f"messages[{index}]", held=held)
 
 
 def _transcript_message(message: Message, role: str, media: tuple[MediaInput, ...] = ()) -> Message:

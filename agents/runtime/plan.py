@@ -299,11 +299,9 @@ def _send_plan(content: SendContent, request: SendRequest, models: tuple[LlmMode
     caller_context, context_found = caller_context_screened(request, redactions, screen)
     task_input, task_found = screen.text(redactions.text(request.task_input), own=True)
     task_input_parts, media_sources = media_screened(request, redactions, screen)
-    held = request.transcript_held
     transcript, transcript_sources = screen.entries(
         request.transcript,
-        [redactions.message(entry.message, remember=held) for entry in request.transcript],
-        remember=held,
+        [redactions.message(entry.message, remember=entry.held) for entry in request.transcript],
     )
     configured = _configuration_sources(configuration, request, snippets, skills.included)
     found = ([] if own_prompt or not system_prompt else [prompt_found]) + snippets_found + skills_found

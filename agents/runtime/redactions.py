@@ -115,7 +115,7 @@ class Redactions:
 
     def message(self, message: Message, *, remember: bool = True) -> Message:
         """``message`` redacted; ``remember``: it outlives this send, so its redaction is remembered
-        by identity (SendRequest.transcript_held)."""
+        by identity (``TranscriptEntry.held``)."""
         if not remember:
             return self._message(message)
         known = REDACTION_MEMO.message(message)

@@ -43,6 +43,11 @@ class TranscriptEntry:
     receiver_class: str = ""
     observed: bool = False
     integrity: str = ""
+    # Whether ``message`` outlives this send (a run's transcript, held between its steps; a plain
+    # message of a conversation, kept parsed for the requests that send it again): its redaction and
+    # screening are then remembered by its identity. A message parsed for this one send is not:
+    # remembering it would only fill the memos.
+    held: bool = True
 
     def source(self, index: int) -> Source | None:
         """The entry's source at position ``index`` of the transcript sent; None for a message of the
@@ -128,10 +133,6 @@ class SendRequest:
     # message) and those already inside transcript messages (carried here for their sources).
     task_input_media: tuple[MediaInput, ...] = ()
     transcript_media: tuple[MediaInput, ...] = ()
-    # Whether the transcript's Message objects outlive this send (a run's, held between its steps):
-    # their redaction and screening are then remembered by identity. A caller's conversation, parsed
-    # for this one request, is not: remembering its messages would only fill the memo.
-    transcript_held: bool = True
 
     @property
     def media_sources(self) -> list[Source]:

@@ -113,14 +113,14 @@ class PartScreen:
         return counts
 
     def entries(
-        self, entries: Sequence[TranscriptEntry], messages: Sequence[Message], *, remember: bool = True
+        self, entries: Sequence[TranscriptEntry], messages: Sequence[Message]
     ) -> tuple[tuple[Message, ...], list[Source]]:
         """A transcript's ``messages`` (redacted, in the order of ``entries``) as sent, and the entries'
-        sources, raised where their message holds personal data that is not pseudonymized.
-        ``remember``: see :meth:`message`."""
+        sources, raised where their message holds personal data that is not pseudonymized. A held
+        entry's message is remembered (see :meth:`message`)."""
         sent, sources = [], []
         for index, (entry, message) in enumerate(zip(entries, messages, strict=True)):
-            screened, counts = self.message(message, own=entry.caller, remember=remember)
+            screened, counts = self.message(message, own=entry.caller, remember=entry.held)
             sent.append(screened)
             source = entry.source(index)
             if source is not None:

@@ -28,7 +28,7 @@ Wire choices:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -212,11 +212,12 @@ class OpenAICompatibleAdapter(SdkAdapter[openai.OpenAI, openai.AsyncOpenAI, _Str
     def _send_whole(self, call: ProviderCall, body: dict[str, Any]) -> ProviderReply:
         # The body is already in wire shape (Message.to_openai); the SDK's generic post sends it as is.
         # chat.completions.create would first walk every message through its TypedDict transform,
-        # which costs ~0.5 ms per message: 100 ms per call at a 200-message transcript.
-        return self._reply(call, self._client.post("/chat/completions", body=body, cast_to=ChatCompletion))
+        # which costs ~0.5 ms per message: 100 ms per call at a 200-message transcript. The answer is
+        # its decoded JSON (``object``), read by _reply as a stream's chunks are read.
+        return self._reply(call, self._client.post("/chat/completions", body=body, cast_to=object))
 
     async def _send_whole_async(self, call: ProviderCall, body: dict[str, Any]) -> ProviderReply:
-        completion = await self.async_client().post("/chat/completions", body=body, cast_to=ChatCompletion)
+        completion = await self.async_client().post("/chat/completions", body=body, cast_to=object)
         return self._reply(call, completion)
 
     def _embed(self, call: EmbeddingCall) -> EmbeddingReply:
@@ -249,26 +250,43 @@ class OpenAICompatibleAdapter(SdkAdapter[openai.OpenAI, openai.AsyncOpenAI, _Str
             model_id=answer.model or call.model_id,
         )
 
-    def _reply(self, call: ProviderCall, completion: ChatCompletion) -> ProviderReply:
-        if not completion.choices:
+    def _reply(self, call: ProviderCall, raw: object) -> ProviderReply:
+        """A whole reply from its decoded JSON, read as leniently as the SDK's own model of it (built
+        without validation) and as a stream's chunks are read (:class:`_StreamState`): what the reply
+        cannot be read without is required (its first choice and that choice's ``message``; a tool
+        call's ``id`` and ``function.name``), a missing one raising ``KeyError`` and a part that must be
+        an object and is not ``ValueError`` (both classified ``malformed``). Building the SDK's
+        ``ChatCompletion`` for it cost more than reading it."""
+        completion = _json_object(raw, "reply")
+        choices = completion.get("choices")
+        if not choices:
             raise self.error(FailureClass.MALFORMED, "the reply has no choices")
-        choice = completion.choices[0]
-        message = choice.message
-        calls = tuple(
-            self.tool_call(raw.id, raw.function.name, raw.function.arguments or "", index)
-            for index, raw in enumerate(message.tool_calls or ())
-            if raw.type == "function"
-        )
+        choice = _json_object(choices[0], "choice")
+        message = _json_object(choice["message"], "message")
+        calls = tuple(self._tool_calls(message.get("tool_calls") or ()))
+        usage = completion.get("usage")
         # A refusal arrives with finish_reason "stop"; report it as Anthropic's refusal is reported.
-        refused = bool(getattr(message, "refusal", None))
+        refused = bool(message.get("refusal"))
         return ProviderReply(
-            text=message.content or "",
+            text=_string(message.get("content")),
             tool_calls=calls,
-            finish_reason="content_filter" if refused else finish_reason(choice.finish_reason),
-            usage=normalise_usage(completion.usage),
-            model_id=completion.model or call.model_id,
-            response_id=completion.id or "",
+            finish_reason="content_filter" if refused else finish_reason(choice.get("finish_reason")),
+            usage=normalise_usage(
+                None if usage is None else CompletionUsage.construct(**_json_object(usage, "usage"))
+            ),
+            model_id=_string(completion.get("model")) or call.model_id,
+            response_id=_string(completion.get("id")),
         )
+
+    def _tool_calls(self, raw_calls: Iterable[Any]) -> Iterator[ToolCall]:
+        """A whole reply's function calls (a call of another type is not one we offered)."""
+        for index, item in enumerate(raw_calls):
+            raw_call = _json_object(item, "tool call")
+            if raw_call.get("type", "function") != "function":
+                continue
+            function = _json_object(raw_call["function"], "function")
+            arguments = _string(function.get("arguments"))
+            yield self.tool_call(_string(raw_call.get("id")), _string(function.get("name")), arguments, index)
 
     def _open_stream(
         self, call: ProviderCall, body: dict[str, Any]

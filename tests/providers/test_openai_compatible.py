@@ -399,6 +399,35 @@ def test_reply_without_choices_is_malformed(fake_provider):
     assert (error.failure_class, error.retryable) == (FailureClass.MALFORMED, False)
 
 
+def test_a_minimal_whole_reply_is_read_as_a_minimal_stream_is(fake_provider):
+    # Some self-hosted servers answer with no id, model, index or usage, and a call without its type.
+    call_ = {"function": {"name": "get_weather", "arguments": '{"city":"Paris"}'}}
+    fake_provider.script(
+        {"choices": [{"message": {"content": "Paris", "tool_calls": [call_]}, "finish_reason": "tool_calls"}]}
+    )
+    answer = complete(fake_provider, call())
+    assert (answer.text, answer.finish_reason, answer.usage) == ("Paris", "tool_calls", Usage.unavailable())
+    assert answer.tool_calls == (ToolCall(id="call_0", name="get_weather", arguments='{"city":"Paris"}'),)
+    assert (answer.model_id, answer.response_id) == (call().model_id, "")
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        {"choices": [{"finish_reason": "stop"}]},
+        {"choices": ["stop"]},
+        {"choices": [{"message": {"content": "x", "tool_calls": [{"type": "function"}]}}]},
+        {"choices": [{"message": {"content": "x", "tool_calls": [{"function": {"arguments": "{}"}}]}}]},
+        {"choices": [{"message": {"content": "x"}}], "usage": 5},
+    ],
+    ids=["no-message", "choice-text", "call-without-function", "call-without-name", "usage-not-an-object"],
+)
+def test_a_whole_reply_without_a_required_field_is_malformed(fake_provider, reply):
+    fake_provider.script(reply)
+    error = failure(fake_provider, call())
+    assert (error.failure_class, error.retryable) == (FailureClass.MALFORMED, False)
+
+
 def test_nothing_listening_is_a_retryable_connection_failure():
     with FakeProvider() as fake:
         base_url = fake.openai_base_url

@@ -22,28 +22,31 @@ from collections.abc import Sequence
 from contextlib import nullcontext
 from datetime import date
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db import connections, models, router, transaction
 
 from agents.runtime.leases import HeldLease, LeaseLost, held_update_sql, lease_expiry, lease_hold
 from catalog.models.sql import has_save_receivers, insert_parts, row_saved
 
+M = TypeVar("M", bound=models.Model)
+
 
 def held_insert(
     held: HeldLease,
-    model: type[models.Model],
+    model: type[M],
     *,
     then: Sequence[Statement] = (),
     run_values: dict[str, object] | None = None,
     **fields: Any,
-) -> None:
+) -> M:
     """Insert a ``model`` row of ``fields`` and run each ``UPDATE`` of ``then`` (as
     :func:`held_rows_written` takes them) if ``held``'s worker still holds the run's lease at its
     step, else raise :class:`LeaseLost`, writing nothing. The lease check renews the lease, or sets
     ``run_values`` on the run's row instead (as :func:`agents.runtime.leases.lease_hold` takes
     them). An ``IntegrityError`` (a unique constraint) propagates with nothing written; inside an
-    outer transaction the write is a savepoint, which keeps that transaction usable after it."""
+    outer transaction the write is a savepoint, which keeps that transaction usable after it.
+    Returns the row, saved."""
     instance = model(**fields)
     alias = router.db_for_write(model)
     connection = connections[alias]
@@ -59,9 +62,10 @@ def held_insert(
             with connection.cursor() as cursor:
                 for statement in then:
                     cursor.execute(*statement)
-        return
+        return instance
     if not written:
         raise LeaseLost(f"run {held.run_id} step {held.step_index} is no longer leased by this worker")
+    return instance
 
 
 Statement = tuple[str, list[Any]]

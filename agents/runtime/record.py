@@ -15,6 +15,7 @@ from agents.runtime.held_writes import Statement, held_rows_written
 from agents.runtime.leases import HeldLease, LeaseLost, StepTotals, run_totals_held_sql
 from agents.runtime.outcome import Answered, CallOutcome
 from agents.runtime.plan import SendPlan, model_profile
+from agents.runtime.transcript import TRANSCRIPTS
 from agents.telemetry import step_record_observed
 from catalog.models import LlmModel
 from catalog.models.sql import row_inserted
@@ -222,6 +223,8 @@ def completed_step_record(record: StepRecord, *, worker: str, position: int) -> 
     if not written:
         raise LeaseLost(f"run {held.run_id} step {held.step_index} is no longer leased by this worker")
     step_record_observed(step)
+    if not finished:  # the run's next step reads its transcript from the one held here
+        transaction.on_commit(lambda: TRANSCRIPTS.written(message), using=alias)
     return CompletedStep(message=message, finished=finished, receipt=step.receipt)
 
 

@@ -162,9 +162,11 @@ def step_built(record: StepRecord) -> AgentStep:
         error_code=record.error[:64],
         **_labels(record),
     )
-    # The receipt is built here from the decision's own values (JSON by construction, and the save
-    # writes it as JSON anyway): validating it would serialise it once more for nothing.
-    step.full_clean(exclude=["run", "model", "receipt"])
+    # The receipt, the breakdown, the targets skipped, the pins and a compaction's record are built
+    # here from the step's own values (JSON by construction: each an ``as_dict()`` or a list of
+    # them, and the save writes each as JSON anyway): validating them would serialise each once
+    # more for nothing.
+    step.full_clean(exclude=["run", "model", "receipt", "breakdown", "skipped_targets", "pins", "compaction"])
     return step
 
 

@@ -54,6 +54,7 @@ class RunClaim:
     model_calibration_factor: float  # of the configuration's serving model
     model_calibration_samples: int
     step_status: str | None  # the status of a step already recorded at this index, if any
+    messages: int  # the run's stored messages (its transcript holds positions 0 to messages - 1)
 
 
 class AgentRunQuerySet(models.QuerySet["AgentRun"]):
@@ -178,7 +179,7 @@ class AgentRunQuerySet(models.QuerySet["AgentRun"]):
         fields = run.fields()
         values = converted_row(run.connection, self.db, (*fields, *(read.field for read in reads)), row)
         claimed = self.model.from_db(self.db, [field.attname for field in fields], values[: len(fields)])
-        token, factor, samples, client_name, step_status = values[len(fields) :]
+        token, factor, samples, client_name, step_status, last_position = values[len(fields) :]
         if claimed.api_client_id is not None and client_name is not None:
             claimed.api_client = ApiClient.from_db(
                 self.db, ["id", "name"], [claimed.api_client_id, client_name]
@@ -189,17 +190,20 @@ class AgentRunQuerySet(models.QuerySet["AgentRun"]):
             model_calibration_factor=float(factor),
             model_calibration_samples=int(samples),
             step_status=step_status,
+            messages=0 if last_position is None else last_position + 1,
         )
 
 
 def _claim_reads(run: Table, step_index: int) -> tuple[Read, ...]:
     """What the claim returns beside the run's columns, each a scalar subquery over the updated row:
     the catalogue token (the worker's cache of the configuration is valid under it), the serving
-    model's calibration factor and samples, the API client's name, and the status of a step already
-    recorded at ``step_index``."""
+    model's calibration factor and samples, the API client's name, the status of a step already
+    recorded at ``step_index``, and the position of the run's last message (the unique index on run
+    and position answers it from one entry)."""
     version = Table(CatalogVersion, run.connection)
     configuration = run.related("configuration")
     model, client, step = configuration.related("model"), run.related("api_client"), run.related("steps")
+    message = run.related("messages")
     serving_model = (
         f"FROM {model.name} JOIN {configuration.name} ON {configuration['model']} = {model['pk']} "
         f"WHERE {configuration['pk']} = {run['configuration']}"
@@ -221,6 +225,10 @@ def _claim_reads(run: Table, step_index: int) -> tuple[Read, ...]:
             f"(SELECT {step['status']} FROM {step.name} "
             f"WHERE {step['run']} = {run['pk']} AND {step['index']} = %s)",
             (step_index,),
+        ),
+        Read(
+            message.field("position"),
+            f"(SELECT MAX({message['position']}) FROM {message.name} WHERE {message['run']} = {run['pk']})",
         ),
     )
 

@@ -17,30 +17,36 @@ one transaction, the lease check first (the rows inserted with ``row_inserted``)
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from contextlib import nullcontext
-from typing import Any
+from datetime import date
+from decimal import Decimal
+from typing import Any, TypeVar
 
 from django.db import connections, models, router, transaction
 
 from agents.runtime.leases import HeldLease, LeaseLost, held_update_sql, lease_expiry, lease_hold
 from catalog.models.sql import has_save_receivers, insert_parts, row_saved
 
+M = TypeVar("M", bound=models.Model)
+
 
 def held_insert(
     held: HeldLease,
-    model: type[models.Model],
+    model: type[M],
     *,
     then: Sequence[Statement] = (),
     run_values: dict[str, object] | None = None,
     **fields: Any,
-) -> None:
+) -> M:
     """Insert a ``model`` row of ``fields`` and run each ``UPDATE`` of ``then`` (as
     :func:`held_rows_written` takes them) if ``held``'s worker still holds the run's lease at its
     step, else raise :class:`LeaseLost`, writing nothing. The lease check renews the lease, or sets
     ``run_values`` on the run's row instead (as :func:`agents.runtime.leases.lease_hold` takes
     them). An ``IntegrityError`` (a unique constraint) propagates with nothing written; inside an
-    outer transaction the write is a savepoint, which keeps that transaction usable after it."""
+    outer transaction the write is a savepoint, which keeps that transaction usable after it.
+    Returns the row, saved."""
     instance = model(**fields)
     alias = router.db_for_write(model)
     connection = connections[alias]
@@ -56,9 +62,10 @@ def held_insert(
             with connection.cursor() as cursor:
                 for statement in then:
                     cursor.execute(*statement)
-        return
+        return instance
     if not written:
         raise LeaseLost(f"run {held.run_id} step {held.step_index} is no longer leased by this worker")
+    return instance
 
 
 Statement = tuple[str, list[Any]]
@@ -101,12 +108,65 @@ def held_rows_written(
         ctes.append(f"then{number} AS ({update} AND EXISTS (SELECT 1 FROM held))")
         params += update_params
     sql = f"WITH {', '.join(ctes)} SELECT EXISTS (SELECT 1 FROM held){''.join(', ' + r for r in returned)}"
+    statement = (sql, params) if len(params) <= PARSES_KEPT_UP_TO else distinct_parameters(sql, params)
     savepoint = transaction.atomic(using=alias) if connection.in_atomic_block else nullcontext()
     with savepoint, connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(*statement)
         row = cursor.fetchone()
     if not row[0]:
         return False
     for instance, pk in zip(rows, row[1:], strict=True):
         row_saved(instance, pk, alias)
     return True
+
+
+# psycopg keeps its parse of a statement's text for statements of at most this many parameters.
+PARSES_KEPT_UP_TO = 50
+
+
+def distinct_parameters(sql: str, params: Sequence[Any]) -> tuple[str, Sequence[Any] | dict[str, Any]]:
+    """``sql`` (``%s`` placeholders, one per value of ``params``) with named placeholders instead,
+    each distinct value passed once (:func:`_same_value`): the same statement, the same values.
+
+    Why: psycopg keeps its parse of a statement's text only for statements of at most
+    :data:`PARSES_KEPT_UP_TO` parameters (and 4,096 bytes); past them it parses the text again at
+    every execution (about 1 M instructions for a step's record of 65-72 values). A step's record
+    repeats many values (the run's id in each row, empty strings, labels, ``completed``), so its
+    distinct values stay under that bound. The names follow the order of first use, so a statement
+    whose values repeat the same way has the same text (psycopg keys its parse by the text). A text
+    with an escaped ``%`` is returned as it is."""
+    if "%%" in sql:  # an escaped % before an s would read as a placeholder here: left as it is
+        return sql, params
+    chunks = sql.split("%s")
+    if len(chunks) != len(params) + 1:
+        raise ValueError(f"{len(chunks) - 1} placeholders for {len(params)} parameters")
+    names: dict[object, str] = {}
+    named: dict[str, Any] = {}
+    text = [chunks[0]]
+    for value, chunk in zip(params, chunks[1:], strict=True):
+        key = _same_value(value)
+        name = names.get(key) if key is not None else None
+        if name is None:
+            name = f"v{len(named)}"
+            named[name] = value
+            if key is not None:
+                names[key] = name
+        text += ("%(", name, ")s", chunk)
+    return "".join(text), named
+
+
+def _same_value(value: object) -> object | None:
+    """A key that two values share only when psycopg writes both as the same literal: text by its
+    characters (a ``TextChoices`` member is written as its value); numbers, UUIDs and dates by their
+    type and value, floats, decimals and dates by their exact representation too (``0.0`` and
+    ``-0.0``, ``Decimal("0")`` and ``Decimal("0.00")`` stay apart); None for a value never merged
+    (JSON, and any other adapter's object)."""
+    if value is None:
+        return ("null",)
+    if isinstance(value, str):
+        return ("text", str.__str__(value))
+    if isinstance(value, int | uuid.UUID):  # bool and psycopg's Int4 are ints: each its own type
+        return (type(value), value)
+    if isinstance(value, float | Decimal | date):
+        return (type(value), repr(value))
+    return None

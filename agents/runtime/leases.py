@@ -53,6 +53,7 @@ class Claim:
     run: AgentRun | None
     busy_until: datetime | None = None  # set when another worker holds a live lease
     step_status: str | None = None  # the status of a step already recorded at this index, if any
+    messages: int | None = None  # the run's stored messages, as the claim found them
 
     @property
     def claimed(self) -> bool:
@@ -80,7 +81,7 @@ def lease_claim(*, run_id: str, step_index: int, worker: str) -> Claim:
             catalog=claimed.catalog_token,
             calibration=(claimed.model_calibration_factor, claimed.model_calibration_samples),
         )
-        return Claim(run=run, step_status=claimed.step_status)
+        return Claim(run=run, step_status=claimed.step_status, messages=claimed.messages)
     busy_until = (
         AgentRun.objects.filter(id=run_id, next_step_index=step_index)
         .exclude(status__in=TERMINAL_STATUSES)

@@ -15,6 +15,7 @@ from agents.runtime.held_writes import Statement, held_rows_written
 from agents.runtime.leases import HeldLease, LeaseLost, StepTotals, run_totals_held_sql
 from agents.runtime.outcome import Answered, CallOutcome
 from agents.runtime.plan import SendPlan, model_profile
+from agents.runtime.transcript import TRANSCRIPTS
 from agents.telemetry import step_record_observed
 from catalog.models import LlmModel
 from catalog.models.sql import row_inserted
@@ -161,9 +162,11 @@ def step_built(record: StepRecord) -> AgentStep:
         error_code=record.error[:64],
         **_labels(record),
     )
-    # The receipt is built here from the decision's own values (JSON by construction, and the save
-    # writes it as JSON anyway): validating it would serialise it once more for nothing.
-    step.full_clean(exclude=["run", "model", "receipt"])
+    # The receipt, the breakdown, the targets skipped, the pins and a compaction's record are built
+    # here from the step's own values (JSON by construction: each an ``as_dict()`` or a list of
+    # them, and the save writes each as JSON anyway): validating them would serialise each once
+    # more for nothing.
+    step.full_clean(exclude=["run", "model", "receipt", "breakdown", "skipped_targets", "pins", "compaction"])
     return step
 
 
@@ -222,6 +225,8 @@ def completed_step_record(record: StepRecord, *, worker: str, position: int) -> 
     if not written:
         raise LeaseLost(f"run {held.run_id} step {held.step_index} is no longer leased by this worker")
     step_record_observed(step)
+    if not finished:  # the run's next step reads its transcript from the one held here
+        transaction.on_commit(lambda: TRANSCRIPTS.written(message), using=alias)
     return CompletedStep(message=message, finished=finished, receipt=step.receipt)
 
 

@@ -90,7 +90,7 @@ def step_run(*, run_id: str, step_index: int, worker: str) -> StepOutcome:
     assert run is not None
     try:
         with lease_kept(HeldLease(run_id=str(run.id), step_index=step_index, worker=worker)):
-            return _claimed_step_run(run, step_index, worker, claim.step_status)
+            return _claimed_step_run(run, step_index, worker, claim.step_status, claim.messages)
     except RETRIED:
         raise
     except LeaseLost:
@@ -104,7 +104,11 @@ def step_run(*, run_id: str, step_index: int, worker: str) -> StepOutcome:
         return _internal_error(run, worker, step_index, error)
 
 
-def _claimed_step_run(run: AgentRun, step_index: int, worker: str, recorded: str | None) -> StepOutcome:
+def _claimed_step_run(
+    run: AgentRun, step_index: int, worker: str, recorded: str | None, messages: int | None
+) -> StepOutcome:
+    """The claimed step; ``messages``: the run's stored messages when the claim took the lease (the
+    lease keeps every other writer out, so they are the transcript the model phase reads)."""
     log_context_update(client=run_client_name(run))
     if run.cancel_requested:
         return _finish(run, worker, step_index, TerminationReason.CANCELLED)
@@ -118,7 +122,7 @@ def _claimed_step_run(run: AgentRun, step_index: int, worker: str, recorded: str
         if compaction is not None:
             action = StepAction.ADVANCED if compaction.advanced else StepAction.SKIPPED
             return StepOutcome(str(run.id), step_index, action, f"compaction {compaction.status}")
-        phase = _model_phase(run, step_index, worker)
+        phase = _model_phase(run, step_index, worker, messages)
         if isinstance(phase, StepOutcome):
             return phase
         completed = phase
@@ -166,10 +170,12 @@ def _event_context(run: AgentRun, plan: SendPlan, step_index: int) -> EventConte
     )
 
 
-def _model_phase(run: AgentRun, step_index: int, worker: str) -> StepOutcome | CompletedStep:
+def _model_phase(
+    run: AgentRun, step_index: int, worker: str, messages: int | None = None
+) -> StepOutcome | CompletedStep:
     """The model call and its record; the step it stored, or how the run ended."""
     started = time.monotonic()
-    request, plan = run_send(run)
+    request, plan = run_send(run, stored_messages=messages)
     context = _event_context(run, plan, step_index)
     call = GovernedCall(plan, context, client_id=run.api_client_id, max_tokens=run.max_tokens)
     outcome = streamed_send(call, run_id=str(run.id), step_index=step_index)

@@ -30,7 +30,7 @@ from agents.runtime.parts import configuration_parts
 from agents.runtime.plan import configuration_receiver, send_zone, tool_policy
 from agents.runtime.quarantine import held_reference
 from agents.runtime.redactions import Redactions, redaction_events_record
-from agents.runtime.transcript import run_context
+from agents.runtime.transcript import TRANSCRIPTS, run_context
 from agents.runtime.untrusted import untrusted_named, untrusted_sources
 from agents.selectors import run_client_name
 from catalog.models import Configuration
@@ -308,11 +308,13 @@ def _store_result(
         "quarantined": result.held,
     }
     if position is not None:  # one statement with the lease check (agents/runtime/held_writes.py)
-        held_insert(lease, RunMessage, position=position, then=then, run_values=run_values, **fields)
-        return
-    with transaction.atomic():
-        lease_hold(lease, run_values)
-        RunMessage.objects.create(position=RunMessage.objects.filter(run=run).count(), **fields)
-        with connection.cursor() as cursor:
-            for statement in then:
-                cursor.execute(*statement)
+        stored = held_insert(lease, RunMessage, position=position, then=then, run_values=run_values, **fields)
+    else:
+        with transaction.atomic():
+            lease_hold(lease, run_values)
+            stored = RunMessage.objects.create(position=RunMessage.objects.filter(run=run).count(), **fields)
+            with connection.cursor() as cursor:
+                for statement in then:
+                    cursor.execute(*statement)
+    # The run's next step, in this worker, reads its transcript from the one held here.
+    transaction.on_commit(lambda: TRANSCRIPTS.written(stored))

@@ -95,9 +95,17 @@ class TranscriptCache:
     def __init__(self, max_runs: int = 256) -> None:
         self.runs: LruCache[str, tuple[TranscriptEntry, ...]] = LruCache(max_runs)
 
-    def read(self, run: AgentRun) -> tuple[TranscriptEntry, ...]:
+    def read(self, run: AgentRun, *, stored: int | None = None) -> tuple[TranscriptEntry, ...]:
+        """The run's transcript: the entries held, and the rows stored after them. ``stored``: how
+        many messages the run has stored, when the caller knows (a step's claim reads it, and the
+        lease keeps every other writer out); a transcript held that long is read from nothing, one
+        held longer is dropped and read from the first row."""
         key = str(run.id)
         entries = self.runs.get(key) or ()
+        if stored is not None and stored == len(entries):
+            return entries
+        if stored is not None and stored < len(entries):  # held more than is stored: read it all anew
+            entries = ()
         rows = _rows_from(run, len(entries))
         added: list[TranscriptEntry] = []
         for (
@@ -124,6 +132,27 @@ class TranscriptCache:
             entries += tuple(added)
             self.runs.put(key, entries)
         return entries
+
+    def written(self, stored: RunMessage) -> None:
+        """Hold ``stored``, a message of the run that its step has just stored, after the run's held
+        transcript when that transcript ends right before its position (so the run's next step in
+        this worker reads nothing: :meth:`read` with ``stored``); else hold nothing new (the next
+        read reads it). Only the worker holding the run's lease writes its messages, so a step's own
+        writes are the rows a read would return, as they were stored. Called once the write has
+        committed (``transaction.on_commit``): a write rolled back is never held."""
+        key = str(stored.run_id)
+        entries = self.runs.get(key) or ()
+        if stored.position != len(entries):
+            return
+        message = _message(stored.role, stored.content, stored.tool_calls, stored.tool_call_id)
+        entry = TranscriptEntry(
+            message,
+            str(stored.data_class),
+            receiver_class=str(stored.receiver_class),
+            observed=bool(stored.label_observed),
+            integrity=str(stored.integrity),
+        )
+        self.runs.put(key, (*entries, entry))
 
 
 _ROW = (
@@ -169,23 +198,30 @@ cache_register(
 )
 
 
-def run_send(run: AgentRun) -> tuple[SendRequest, SendPlan]:
+def run_send(run: AgentRun, *, stored_messages: int | None = None) -> tuple[SendRequest, SendPlan]:
     """A run's next send, resolved top to bottom: its pinned versions (a run that pinned them), its
     request and transcript with their labels, the content as pinned (else the live rows), and the
-    plan. The step sends it; a compaction fits it to decide whether the step would drop turns."""
+    plan. The step sends it; a compaction fits it to decide whether the step would drop turns.
+    ``stored_messages``: the run's stored messages, when the caller knows (``TranscriptCache.read``)."""
     pins = run_pins(run)
     pinned = pinned_content(configuration=run.configuration, pins=pins) if pins else None
-    request = run_request(run, run_context(run), pinned)
+    request = run_request(run, run_context(run), pinned, stored_messages=stored_messages)
     content = pinned_send_content(run.configuration, pinned) if pinned is not None else None
     return request, send_plan(configuration=run.configuration, request=request, content=content)
 
 
-def run_request(run: AgentRun, context: RunContext, pinned: PinnedContent | None = None) -> SendRequest:
+def run_request(
+    run: AgentRun,
+    context: RunContext,
+    pinned: PinnedContent | None = None,
+    *,
+    stored_messages: int | None = None,
+) -> SendRequest:
     """The send of a run's next step: its stored request and, after a conversation's messages (for a
     run started with messages), its own transcript; with ``pinned``, built from the run's pinned
     content. A configuration that compacts has its compactions applied to the run's own transcript
     (``agents/runtime/compacted.py``), and the tail note says what they replaced."""
-    transcript = TRANSCRIPTS.read(run)
+    transcript = TRANSCRIPTS.read(run, stored=stored_messages)
     lines = []
     compacted_messages = 0
     note = run.configuration.context_usage_note

@@ -13,7 +13,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from agents.models import AgentRun, AgentStep, RunClaim
+from agents.models import AgentRun, AgentStep, RunClaim, RunMessage
 from agents.selectors import run_client_name
 from agents.services import run_create
 from catalog.models import CatalogVersion, LlmModel
@@ -81,6 +81,20 @@ def test_a_claim_without_a_client_a_step_or_a_token_row_reads_none_of_them(fake_
     claimed = claim(run)
     assert claimed is not None
     assert (claimed.catalog_token, claimed.step_status, claimed.run.api_client) == (None, None, None)
+    assert claimed.messages == 0
+
+
+def test_a_claim_counts_the_runs_stored_messages_by_its_last_position(fake_provider):
+    run = new_run(fake_provider)
+    other = new_run(fake_provider)
+    for position, role in enumerate(("assistant", "tool", "tool")):
+        RunMessage.objects.create(run=run, position=position, step_index=0, role=role, content="x")
+    RunMessage.objects.create(run=other, position=0, step_index=0, role="assistant", content="y")
+
+    claimed = claim(run)
+
+    assert claimed is not None
+    assert claimed.messages == 3
 
 
 @pytest.mark.parametrize(

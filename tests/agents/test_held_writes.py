@@ -5,20 +5,26 @@ unique conflict writes nothing."""
 
 from __future__ import annotations
 
+import uuid
 from datetime import timedelta
+from decimal import Decimal
 
 import pytest
 from django.db import IntegrityError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
+from psycopg.types.json import Jsonb
+from psycopg.types.numeric import Int4
 
 from agents.models import AgentRun, RunMessage, ToolCallRecord
-from agents.runtime.held_writes import held_insert
+from agents.runtime.held_writes import PARSES_KEPT_UP_TO, distinct_parameters, held_insert
 from agents.runtime.leases import HeldLease, LeaseLost, lease_claim
+from agents.runtime.step import step_run
 from agents.services import run_create
 from catalog.models.sql import row_inserted
 from governance.vocabulary import DataClass
 from tests.agents.runs import fake_configuration
+from tests.fakes.provider_server import Reply
 
 # The fast suite runs on SQLite, the services suite on PostgreSQL: each runs the variant marked for it.
 DATABASES = [
@@ -137,3 +143,87 @@ def test_a_step_rows_insert_stores_what_the_orms_would_and_returns_the_saved_ins
     assert written == {**created, "position": 0}
     assert message.pk is not None and not message._state.adding
     assert RunMessage.objects.get(pk=message.pk).content == "Warm and brief."
+
+
+def test_a_statements_repeated_values_are_passed_once_each_under_its_own_name():
+    # Text choices are written as their value, so a member and the same text are one parameter; a
+    # JSON value is never merged, nor are floats, decimals or dates written differently.
+    statement = "a = %s, b = %s, c = %s, d = %s, e = %s, f = %s, g = %s, h = %s, i = %s"
+    values = ["x", DataClass.PUBLIC_CONTENT, "public_content", Jsonb([]), Jsonb([]), 0.0, -0.0, "x", None]
+
+    sql, named = distinct_parameters(statement, values)
+
+    assert sql == (
+        "a = %(v0)s, b = %(v1)s, c = %(v1)s, d = %(v2)s, e = %(v3)s, f = %(v4)s, g = %(v5)s, h = %(v0)s, "
+        "i = %(v6)s"
+    )
+    assert list(named) == ["v0", "v1", "v2", "v3", "v4", "v5", "v6"]
+    assert [named[name] for name in ("v0", "v1", "v4", "v6")] == ["x", DataClass.PUBLIC_CONTENT, 0.0, None]
+    assert str(named["v5"]) == "-0.0"
+    assert (named["v2"], named["v3"]) == (values[3], values[4])
+
+
+def test_ints_decimals_and_times_are_merged_only_with_the_same_type_and_representation():
+    now = timezone.now()
+    values = [1, True, Int4(1), 1, Decimal("0"), Decimal("0.00"), Decimal("0"), now, now, uuid.UUID(int=1)]
+
+    sql, named = distinct_parameters(", ".join(["%s"] * len(values)), values)
+
+    assert sql == ", ".join(
+        f"%({name})s" for name in (["v0", "v1", "v2", "v0", "v3", "v4", "v3", "v5", "v5", "v6"])
+    )
+    assert [type(value) for value in named.values()] == [
+        int,
+        bool,
+        Int4,
+        Decimal,
+        Decimal,
+        type(now),
+        uuid.UUID,
+    ]
+
+
+def test_a_statement_with_an_escaped_percent_keeps_its_placeholders_and_values():
+    statement, values = "a = %s AND b LIKE 'x%%s'", ["x"]
+
+    assert distinct_parameters(statement, values) == (statement, values)
+
+
+def test_placeholders_and_parameters_must_match_in_number():
+    with pytest.raises(ValueError):
+        distinct_parameters("a = %s, b = %s", [1])
+    with pytest.raises(ValueError):
+        distinct_parameters("a = %s", [1, 2])
+
+
+@pytest.mark.services
+@pytest.mark.django_db(transaction=True)
+def test_on_postgresql_a_steps_record_passes_few_enough_values_for_psycopg_to_keep_its_parse(
+    fake_provider, monkeypatch
+):
+    """A final answer's record (totals, completion, step row, message and calibration) has 72 values;
+    psycopg keeps the parse of a statement of at most 50 (``PARSES_KEPT_UP_TO``)."""
+    fake_provider.script(Reply(text="done", prompt_tokens=40, completion_tokens=2))
+    run = run_create(
+        configuration=fake_configuration(fake_provider),
+        input_text="Go.",
+        input_data_class=DataClass.PUBLIC_CONTENT,
+    )
+    sent: list[tuple[str, object]] = []
+
+    def recorded(execute, sql, params, many, context):
+        sent.append((sql, params))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(recorded):
+        outcome = step_run(run_id=str(run.id), step_index=0, worker="w1")
+
+    assert (outcome.action, outcome.reason) == ("finished", "completed")
+    records = [(sql, params) for sql, params in sent if sql.startswith("WITH held AS")]
+    assert len(records) == 1
+    sql, params = records[0]
+    assert isinstance(params, dict)
+    assert sql.count("%(") == 72
+    assert len(params) <= PARSES_KEPT_UP_TO
+    assert len(sql.encode()) <= 4096
+    assert RunMessage.objects.get(run=run, role="assistant").content == "done"

@@ -67,18 +67,19 @@ class Workers:
     never block it, up to ``most`` threads (default four times ``size``): past that, tasks wait their
     turn. Threads beyond ``size`` end when they find the line empty.
 
-    A task wakes one idle thread, the one it is for: waking them all (``notify_all``) would cost every
-    other idle thread a wake-up and a sleep per task, each a pair of context switches. The watch that
-    adds threads waits on a condition of its own, woken only when a task finds no thread free."""
+    A task wakes one idle thread, the one that came free last (its stack and its allocator's arena are
+    the warmest): waking them all (``notify_all``) cost every other idle thread a wake-up and a sleep
+    per task, and waking the one idle longest spreads the work over every thread's memory. The watch
+    that adds threads waits on a condition of its own, woken only when a task finds no thread free."""
 
     def __init__(self, size: int, patience: float, most: int | None = None) -> None:
         self.size, self.patience = size, patience
         self.most = max(size, most if most is not None else size * 4)
         self._lock = threading.Lock()
-        self._ready = threading.Condition(self._lock)  # idle threads wait here for a task
         self._watched = threading.Condition(self._lock)  # the watch waits here for a line to form
         self._line: deque[Task] = deque()
-        self._idle = 0  # threads waiting for a task that no task has woken yet
+        # Each idle thread's own condition, the one idle last on top; a task takes its thread off.
+        self._idle: list[threading.Condition] = []
         self._count = 0
         self._done = 0  # tasks finished so far; the watch compares it between two looks
         self._watch: threading.Thread | None = None
@@ -91,8 +92,7 @@ class Workers:
         with self._lock:
             self._line.append(task)
             if self._idle:
-                self._idle -= 1  # this thread is now on its way to a task
-                self._ready.notify()
+                self._idle.pop().notify()
             elif self._count < self.size:
                 self._start()
             elif self._watch is None:
@@ -106,6 +106,7 @@ class Workers:
         threading.Thread(target=self._working, name="request", daemon=True).start()
 
     def _working(self) -> None:
+        woken = threading.Condition(self._lock)
         while True:
             with self._lock:
                 while not self._line:
@@ -113,8 +114,8 @@ class Workers:
                         self._count -= 1
                         connections_close()  # the thread ends: nothing of it may stay open
                         return
-                    self._idle += 1
-                    self._ready.wait()  # the task that wakes it counts it off the idle ones
+                    self._idle.append(woken)
+                    woken.wait()  # the task that wakes it has taken it off the idle ones
                 task = self._line.popleft()
             try:
                 task()

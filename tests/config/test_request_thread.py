@@ -71,6 +71,34 @@ def test_threads_are_added_up_to_the_ceiling_then_calls_wait_their_turn():
     wait_until(lambda: workers.threads == 1, "the extra thread to end once nothing waits")
 
 
+def test_a_call_runs_on_the_thread_that_came_free_last():
+    # Its stack and its allocator's arena are the warmest; the one idle longest is woken last.
+    workers = Workers(size=2, patience=10)
+    first_free, second_free = threading.Event(), threading.Event()
+    threads: dict[str, int] = {}
+
+    def holding(name: str, release: threading.Event) -> None:
+        threads[name] = threading.get_ident()
+        release.wait(30)
+
+    def recorded(name: str) -> None:
+        threads[name] = threading.get_ident()
+
+    workers.run(lambda: holding("first", first_free))
+    workers.run(lambda: holding("second", second_free))
+    wait_until(lambda: len(threads) == 2, "both calls to run, each on a thread of its own")
+    first_free.set()
+    wait_until(lambda: len(workers._idle) == 1, "the first thread to wait for a call")
+    second_free.set()
+    wait_until(lambda: len(workers._idle) == 2, "the second thread to wait for a call")
+    for name in ("third", "fourth"):
+        workers.run(lambda name=name: recorded(name))
+        wait_until(lambda name=name: name in threads, f"the {name} call to run")
+        wait_until(lambda: len(workers._idle) == 2, "both threads to wait for a call again")
+    assert threads["first"] != threads["second"]
+    assert threads["third"] == threads["fourth"] == threads["second"]
+
+
 def test_a_request_thread_runs_calls_with_their_results_and_errors():
     executor = RequestThread(Workers(size=2, patience=0.05))
     names = [executor.submit(lambda: threading.current_thread().name).result(10) for _ in range(3)]

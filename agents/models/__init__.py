@@ -2,16 +2,8 @@
 API client consumed per day (the catalogue they run against lives in ``catalog/models/``)."""
 
 from agents.models.approvals import ApprovalDecision, ToolApproval
-from agents.models.runs import (
-    AgentRun,
-    AgentStep,
-    RunClaim,
-    RunMessage,
-    RunStatus,
-    StepKind,
-    StepStatus,
-    TerminationReason,
-)
+from agents.models.runs import AgentRun, RunClaim, RunStatus, TerminationReason
+from agents.models.steps import AgentStep, RunMessage, StepKind, StepStatus
 from agents.models.tool_calls import ToolCallRecord, ToolCallStatus
 from agents.models.usage import ClientDailyUsage
 

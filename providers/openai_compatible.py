@@ -253,9 +253,10 @@ class OpenAICompatibleAdapter(SdkAdapter[openai.OpenAI, openai.AsyncOpenAI, _Str
     def _reply(self, call: ProviderCall, raw: object) -> ProviderReply:
         """A whole reply from its decoded JSON, read as leniently as the SDK's own model of it (built
         without validation) and as a stream's chunks are read (:class:`_StreamState`): what the reply
-        cannot be read without is required (its first choice and that choice's ``message``; a tool
-        call's ``id`` and ``function.name``), a missing one raising ``KeyError`` and a part that must be
-        an object and is not ``ValueError`` (both classified ``malformed``). Building the SDK's
+        cannot be read without is required (its first choice, that choice's ``message``, a tool call's
+        ``function`` and its ``name``): a missing one is ``malformed`` (``KeyError``, or the adapter's
+        own error for a name), as is a part that must be an object and is not (``ValueError``). A tool
+        call without an ``id`` gets ``call_<index>``, as in a stream. Building the SDK's
         ``ChatCompletion`` for it cost more than reading it."""
         completion = _json_object(raw, "reply")
         choices = completion.get("choices")

@@ -10,10 +10,19 @@ prefetch of one). No Django, no database, no assembly, governance, fit or record
 part of a step's CPU that any implementation on Celery and the official SDK pays, so its share of the
 slot ceiling bounds what the service can reach on the same machine.
 
+With ``FLOOR_DURABLE=1`` it is the durable floor: each step also writes what any runtime that
+survives a crash without repeating a model call must write, on PostgreSQL through a pool of 16
+connections per process (as the service's recommended settings), a connection held only for its
+statement: before the call, the step's claim (one ``INSERT … ON CONFLICT DO NOTHING RETURNING``: a
+task delivered again finds its claim and does not call twice); after it, the reply (one ``INSERT``).
+Nothing else: no assembly, governance, labels, receipts, log or lease; its share bounds what the
+service can reach with the fewest writes a crash-safe step needs.
+
 Not a benchmark itself (the Makefile runs only ``bench/[a-z]*.py``). Started by ``bench/concurrency.py``
 as ``celery -A bench._floor_worker worker`` and configured by the environment: ``FLOOR_BROKER_URL``,
-``FLOOR_PROVIDER_URL`` (the fake's OpenAI base URL) and ``FLOOR_BODIES`` (a JSON file: the request
-body of each step index).
+``FLOOR_PROVIDER_URL`` (the fake's OpenAI base URL), ``FLOOR_BODIES`` (a JSON file: the request
+body of each step index), and for the durable floor ``FLOOR_DURABLE=1`` with ``DATABASE_URL`` (the
+tables of :data:`DURABLE_TABLES` created beforehand).
 """
 
 from __future__ import annotations
@@ -40,6 +49,12 @@ FAILURES = "bench:floor:failures"  # failed calls by exception class (retried, a
 # steps that failed otherwise ("unexpected <class>")
 RETRIES = 2  # a provider's default max_retries in the service
 ANSWER = "Done."
+DURABLE_TABLES = (
+    "CREATE TABLE IF NOT EXISTS floor_claim (run integer, index integer, PRIMARY KEY (run, index))",
+    "CREATE TABLE IF NOT EXISTS floor_reply (run integer, index integer, reply text, PRIMARY KEY (run, index))",
+)
+CLAIM = "INSERT INTO floor_claim (run, index) VALUES (%s, %s) ON CONFLICT DO NOTHING RETURNING 1"
+RECORD = "INSERT INTO floor_reply (run, index, reply) VALUES (%s, %s, %s)"
 
 app = Celery("bench-floor", broker=os.environ.get("FLOOR_BROKER_URL", "redis://127.0.0.1:6379/15"))
 app.conf.update(
@@ -54,6 +69,21 @@ _lock = threading.Lock()
 _client: openai.OpenAI | None = None
 _bodies: list[dict[str, Any]] = []
 _redis: redis.Redis | None = None
+_pool: Any = None  # the durable floor's psycopg_pool.ConnectionPool
+
+
+def _durable_pool() -> Any:
+    """The durable floor's pool (None for the bare floor): 16 connections, in autocommit."""
+    global _pool
+    if os.environ.get("FLOOR_DURABLE") != "1":
+        return None
+    with _lock:
+        if _pool is None:
+            from psycopg_pool import ConnectionPool
+
+            url = os.environ["DATABASE_URL"]
+            _pool = ConnectionPool(url, min_size=2, max_size=16, kwargs={"autocommit": True}, open=True)
+        return _pool
 
 
 def _setup() -> tuple[openai.OpenAI, list[dict[str, Any]], redis.Redis]:
@@ -101,6 +131,12 @@ def step(run: int, index: int) -> None:
 def _step(
     client: openai.OpenAI, bodies: list[dict[str, Any]], store: redis.Redis, run: int, index: int
 ) -> None:
+    pool = _durable_pool()
+    if pool is not None:
+        with pool.connection() as conn:
+            if conn.execute(CLAIM, (run, index)).fetchone() is None:
+                store.hincrby(FAILURES, "claimed before")  # a redelivered task: its call was made
+                return
     for attempt in range(1 + RETRIES):
         try:
             text, calls = _call(client, bodies[index])
@@ -110,6 +146,9 @@ def _step(
             if attempt == RETRIES:
                 store.incr(WRONG)
                 return
+    if pool is not None:
+        with pool.connection() as conn:
+            conn.execute(RECORD, (run, index, text))
     last = index == len(bodies) - 1
     if (last and text != ANSWER) or (not last and calls == 0):
         store.incr(WRONG)

@@ -24,7 +24,14 @@ each on 2 fresh worker processes (``--pool=threads``), in this order:
   batch through the official ``openai`` SDK, reads the streamed reply and enqueues the next step; no
   Django, no database), ``--concurrency=256``. What it reaches bounds what the service can reach on
   the same machine, since every step does its work and more; ``pooled_share_of_floor`` is the pooled
-  throughput over the floor's. Its steps in flight are the requests the fake held at once.
+  throughput over the floor's. Its steps in flight are the requests the fake held at once;
+* ``durable floor``: the floor with the writes any crash-safe runtime makes per step on PostgreSQL
+  (``bench/_floor_worker.py`` with ``FLOOR_DURABLE=1``: the step's claim before the call, its reply
+  after, one statement each, through a pool of 16 per process), ``--concurrency=256``;
+  ``pooled_share_of_durable_floor`` is the pooled throughput over its own. What separates the floor
+  from the durable floor is the cost of durability itself; what separates the durable floor from the
+  service is what the service does beyond it (assembly, governance, labels, receipts, the log, leases,
+  the tool phase).
 
 Figures:
 
@@ -99,6 +106,13 @@ def pooled_setting(concurrency: int) -> Setting:
 
 def floor_setting(concurrency: int) -> Setting:
     return Setting("floor", concurrency, {}, f"Celery + openai SDK only, {concurrency} threads")
+
+
+def durable_floor_setting(concurrency: int) -> Setting:
+    env = {"FLOOR_DURABLE": "1", "PGAPPNAME": WORKER_APPLICATION}
+    return Setting(
+        "durable floor", concurrency, env, f"the floor + claim and reply rows, {concurrency} threads"
+    )
 
 
 # --- the fake provider -------------------------------------------------------------------------------------
@@ -379,6 +393,32 @@ def floor_wait(store: Any, runs: int, timeout: float) -> bool:
     return False
 
 
+def durable_tables_create() -> None:
+    """The durable floor's tables, empty, in the benchmark's database (the workers' pools open their
+    connections when their first step runs, so the tables may be dropped while they idle)."""
+    from django.db import connection
+
+    from bench import _floor_worker as floor
+
+    with connection.cursor() as cursor:
+        cursor.execute("DROP TABLE IF EXISTS floor_claim, floor_reply")
+        for statement in floor.DURABLE_TABLES:
+            cursor.execute(statement)
+
+
+def durable_problems(runs: int) -> list[str]:
+    """Every step of the durable floor's batch claimed once and its reply stored."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT (SELECT count(*) FROM floor_claim), (SELECT count(*) FROM floor_reply)")
+        claims, replies = cursor.fetchone()
+    steps = runs * STEPS
+    if claims == replies == steps:
+        return []
+    return [f"durable floor: {claims} claims and {replies} replies stored for {steps} steps"]
+
+
 def measure_floor(services: Services, setting: Setting, work: Workload, fake: Any, log_dir: Path) -> Batch:
     """The same batch as bench/_floor_worker.py's bare steps: Celery and the official SDK only."""
     import redis
@@ -391,7 +431,10 @@ def measure_floor(services: Services, setting: Setting, work: Workload, fake: An
     store = redis.Redis.from_url(services.redis_url)
     keys = (floor.DONE, floor.WRONG, floor.LAST, floor.FAILURES)
     env = {"FLOOR_BROKER_URL": services.redis_url, "FLOOR_PROVIDER_URL": fake.openai_base_url}
-    env["FLOOR_BODIES"] = str(bodies)
+    env.update(FLOOR_BODIES=str(bodies), **setting.env)
+    durable = setting.env.get("FLOOR_DURABLE") == "1"
+    if durable:
+        durable_tables_create()
     with celery_workers(
         services,
         concurrency=setting.concurrency,
@@ -407,6 +450,8 @@ def measure_floor(services: Services, setting: Setting, work: Workload, fake: An
         if not floor_wait(store, work.warm_up, timeout=work.warm_up_timeout()):
             raise RuntimeError(f"the floor warm-up did not finish; see the worker logs in {log_dir}")
         store.delete(*keys)
+        if durable:  # the batch numbers its runs from 0 again
+            durable_tables_create()
         with measuring(services, fake, [worker.pid for worker in workers]) as window:
             started = time.time()
             for run in range(work.runs):
@@ -423,6 +468,8 @@ def measure_floor(services: Services, setting: Setting, work: Workload, fake: An
         )
     if window.model_calls < work.runs * STEPS:
         problems.append(f"{window.model_calls} model calls for {work.runs * STEPS} steps")
+    if durable:
+        problems += durable_problems(work.runs)
     wall = (float(last) if last else time.time()) - started
     # No step records here: the steps in flight are the requests the fake held at once.
     return Batch(setting, work, wall, window, window.provider_peak, problems, failures)
@@ -467,6 +514,10 @@ def print_table(result: dict[str, Any]) -> None:
         ">= {share:.0%} of the ceiling".format(share=TARGETS["share_of_ceiling"], **TARGETS)
     )
     print(f"pooled throughput / floor throughput: {result['pooled_share_of_floor']:.0%}")
+    print(
+        f"pooled throughput / durable floor throughput: {result['pooled_share_of_durable_floor']:.0%} "
+        f"(durable floor / floor: {result['durable_floor_share_of_floor']:.0%})"
+    )
 
 
 def _rss(peer: dict[str, Any]) -> str:
@@ -491,11 +542,15 @@ def run(services: Services, args: argparse.Namespace, log_dir: Path) -> dict[str
             runs = args.runs if setting.name == "pooled" or not args.quick else max(16, args.runs // 4)
             work = Workload(runs, warm_up, args.latency)
             batches.append(measure(services, setting, work, fake, configuration, log_dir))
-        # Last: it replays the bodies the pooled batch sent.
+        # Last: they replay the bodies the pooled batch sent.
         work = Workload(args.runs, warm_up, args.latency)
-        batches.append(measure_floor(services, floor_setting(args.concurrency), work, fake, log_dir))
+        for setting in (floor_setting(args.concurrency), durable_floor_setting(args.concurrency)):
+            batches.append(measure_floor(services, setting, work, fake, log_dir))
     peers = [figures(batch) for batch in batches]
-    pooled, bare = (next(peer for peer in peers if peer["setting"] == name) for name in ("pooled", "floor"))
+    pooled, bare, durable = (
+        next(peer for peer in peers if peer["setting"] == name)
+        for name in ("pooled", "floor", "durable floor")
+    )
     return {
         "benchmark": "concurrency",
         "quick": args.quick,
@@ -513,6 +568,12 @@ def run(services: Services, args: argparse.Namespace, log_dir: Path) -> dict[str
             "share_of_ceiling": pooled["share_of_ceiling"] >= TARGETS["share_of_ceiling"],
         },
         "pooled_share_of_floor": round(pooled["runs_per_second"] / bare["runs_per_second"], 3)
+        if bare["runs_per_second"]
+        else None,
+        "pooled_share_of_durable_floor": round(pooled["runs_per_second"] / durable["runs_per_second"], 3)
+        if durable["runs_per_second"]
+        else None,
+        "durable_floor_share_of_floor": round(durable["runs_per_second"] / bare["runs_per_second"], 3)
         if bare["runs_per_second"]
         else None,
         "peers": peers,

@@ -16,11 +16,13 @@ from catalog.models import sql
 from config.caches import RegisteredCache, caches_clear, registered_caches
 from context_assembly.estimator import DEFAULT_CACHE
 from governance import policy, services
+from governance.guardrails.redaction import catalogue
 from providers.adapters import ADAPTER_POOL
 from tools.mcp import LISTINGS
 
 # The owners of the caches above; importing them here registers every cache before anyone lists them.
 OWNERS = (
+    catalogue,
     conversation,
     parts,
     pins,

@@ -10,6 +10,7 @@ from agents.runtime.plan import provider_config
 from catalog.selectors import configuration_sources
 from config.caches import CacheAlreadyRegistered, cache_register
 from config.lru import CacheStats, LruCache
+from governance.guardrails.redaction.streaming import StreamRedactor
 from governance.policy import decide, enforcement_mode
 from governance.services import decision_as_dict
 from governance.vocabulary import TrustZone
@@ -49,6 +50,8 @@ def test_a_run_a_conversation_and_a_shown_decision_fill_every_cache_and_caches_c
     ]
     # A client's conversation (a chat completion's messages) keeps its plain messages parsed.
     conversation_request([{"role": "user", "content": "Hi"}], Conversation(default_class="public_content"))
+    # A streamed reply's piece that ends after a word: may a key split there cross into the next piece?
+    assert StreamRedactor().feed("Several words ") == "Several "
     sizes = {entry.name: entry.stats().size for entry in registered_caches()}
     assert [name for name, size in sizes.items() if size == 0] == []
     adapter = ADAPTER_POOL.get(provider_config(configuration.model))

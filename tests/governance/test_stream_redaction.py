@@ -12,6 +12,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from governance.guardrails.redaction import Finding, redact
+from governance.guardrails.redaction.catalogue import (
+    MAY_CROSS_MEMO_MAX_CHARS,
+    _may_cross,
+    _may_cross_short,
+    may_cross,
+)
 from governance.guardrails.redaction.json_text import json_safe
 from governance.guardrails.redaction.streaming import MAX_HOLD_CHARS, StreamRedactor, safe_cut
 from tests.canaries import Canary, generate_canaries, generate_negatives
@@ -222,6 +228,28 @@ def test_a_split_key_with_a_hidden_character_is_redacted_at_every_cut_as_in_the_
     for position in range(len(text) + 1):
         out, _ = streamed([text[:position], text[position:]])
         assert out == whole, position
+
+
+def test_a_split_key_is_held_as_well_when_its_crossing_is_answered_from_the_memo():
+    key = aws_key(4)
+    prose = "The answer comes in several pieces, each word after the other."
+    searched = [(run, len(run)) for run in (key[:2], key[:6], key, *prose.split())]
+    searched += [(key[:6] + key[6:9], 6), ("x" * (MAY_CROSS_MEMO_MAX_CHARS + 1), 4)]
+    expected = [_may_cross(text, join) for text, join in searched]
+    # A key's beginning may go on across the split; a whole key or a word may not; a split key does.
+    assert expected[:2] == [True, True] and not any(expected[2:-2]) and expected[-2]
+
+    assert [may_cross(text, join) for text, join in searched] == expected
+    memo = _may_cross_short.cache_info()
+    assert (memo.hits, memo.misses, memo.currsize) == (0, len(searched) - 1, len(searched) - 1)
+    assert [may_cross(text, join) for text, join in searched] == expected  # now from the memo
+    memo = _may_cross_short.cache_info()
+    assert (memo.hits, memo.misses) == (len(searched) - 1, len(searched) - 1)  # the long one: never kept
+
+    for _ in range(2):  # the second stream's crossings come from the memo
+        redactor = StreamRedactor()
+        assert redactor.feed(f"The key is {key[:6]} ") == "The key is "
+        assert redactor.feed(f"{key[6:]} in the vault.") == "[REDACTED:aws_access_key_id] in the "
 
 
 def test_a_run_holding_a_key_of_its_own_is_not_held_for_the_run_after_it():

@@ -7,8 +7,11 @@ import re
 import string
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 import regex
+
+from config.caches import cache_register
 
 from .placeholders import is_placeholder
 
@@ -225,14 +228,35 @@ def may_cross(text: str, join: int) -> bool:
     shape already crossing ``join`` (what follows may still change it), or the start of one that runs
     to the end of ``text`` (``AK`` or ``ghp_Ab`` before ``join``, the end). A token split at ``join``
     (``AK IA…``) reads whole again only then. Errs on the side of ``True``: a shape that no
-    continuation completes may count; one that some continuation completes is never missed. Costs
-    one partial search per shape that a run can hold (more where a shape starts often)."""
+    continuation completes may count; one that some continuation completes is never missed.
+
+    It costs one partial search per shape that a run can hold (about 40 µs), and a stream asks it
+    at almost every piece that ends after a word (the word, then what of the next has arrived): a
+    short ``text`` is answered from :data:`_may_cross_short`, since the words of replies recur."""
+    if len(text) <= MAY_CROSS_MEMO_MAX_CHARS:
+        return _may_cross_short(text, join)
+    return _may_cross(text, join)
+
+
+def _may_cross(text: str, join: int) -> bool:
+    """:func:`may_cross`, searched: one partial search per shape that a run can hold (more where a
+    shape starts often)."""
     lowered = lower_ascii(text)
     if any(start < join < end for start, end, _ in catalogue_spans(text, lowered)):
         return True
     return any(
         _runs_to_the_end(partial, lowered if partial.shape.lowered else text, join) for partial in _PARTIALS
     )
+
+
+MAY_CROSS_MEMO_MAX_CHARS = 64
+
+_may_cross_short = cache_register(
+    lru_cache(maxsize=8192)(_may_cross),
+    name="split_crossings",
+    key=f"a run of token characters up to {MAY_CROSS_MEMO_MAX_CHARS} characters and where it was split",
+    invalidation="none needed: a pure function of the text and the split (and of the catalogue's code)",
+)
 
 
 def _runs_to_the_end(partial: _Partial, text: str, join: int) -> bool:

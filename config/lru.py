@@ -84,7 +84,12 @@ class LruCache(Generic[K, V]):
         value = self.get(key)
         if value is not None:
             return value
-        built = build()
+        return self.put_absent(key, build())
+
+    def put_absent(self, key: K, built: V) -> V:
+        """``built`` stored unless a value is stored under ``key`` already (another thread built it
+        first): the stored value, which the caller uses instead. For a caller that has just missed
+        :meth:`get` and built the value; counts nothing (the miss was counted)."""
         if self.max_entries == 0:
             return built
         with self._lock:

@@ -99,9 +99,9 @@ def conversation_request(messages: Sequence[Any], conversation: Conversation) ->
         )
     leading = [
         ContextItem(role, _text(message), data_class, identifier=f"messages[{index}]")
-        for index, (message, role, data_class, _) in enumerate(parsed[:first_user])
+        for index, (message, role, data_class, *_) in enumerate(parsed[:first_user])
     ]
-    task, _, task_class, task_media = parsed[first_user]
+    task, _, task_class, task_media, _ = parsed[first_user]
     later = parsed[first_user + 1 :]
     transcript = tuple(
         _transcript_entry(index, *message) for index, message in enumerate(later, start=first_user + 1)
@@ -120,15 +120,27 @@ def conversation_request(messages: Sequence[Any], conversation: Conversation) ->
         client_tools_class=conversation.default_class,
         options=_with_tool_choice(conversation.options, conversation.tool_choice, tools),
         task_input_media=task_media,
-        transcript_media=tuple(media for *_, message_media in later for media in message_media),
+        transcript_media=tuple(media for *_, message_media, _ in later for media in message_media),
     )
 
 
-def _parse(
-    raw: Any, index: int, conversation: Conversation
-) -> tuple[Message, str, str, tuple[MediaInput, ...]]:
+# A parsed message: the Message, its role as sent, its class, its images and files, and whether it is
+# the one :data:`_PLAIN_MESSAGES` keeps (so it outlives this request).
+_Parsed = tuple[Message, str, str, tuple[MediaInput, ...], bool]
+
+
+def _parse(raw: Any, index: int, conversation: Conversation) -> _Parsed:
     """The message at ``index`` with its role as sent (``developer`` is a system message), its class
-    and its images and files (only a user message may hold any)."""
+    and its images and files (only a user message may hold any), and whether it is kept.
+
+    A plain message already kept (an earlier turn of the conversation, sent again) is found without
+    the checks its first parse made; a ``developer`` message is kept under its role ``system``."""
+    plain_as_sent = type(raw) is dict and raw.keys() <= _PLAIN_FIELDS and raw.get("role") != "developer"
+    asked = _plain_key(raw) if plain_as_sent else None
+    if asked is not None:
+        kept = _PLAIN_MESSAGES.get(asked)
+        if kept is not None:
+            return kept, kept.role, conversation.default_class, (), True
     where = f"messages[{index}]"
     default_class = conversation.default_class
     if not isinstance(raw, Mapping):
@@ -153,13 +165,15 @@ def _parse(
         message = (
             Message.from_openai(fields)
             if plain is None
+            else _PLAIN_MESSAGES.put_absent(plain, Message.from_openai(fields))
+            if plain == asked  # missed just now
             else _PLAIN_MESSAGES.get_or_build(plain, lambda: Message.from_openai(fields))
         )
     except InvalidMessage as exc:
         raise invalid(f"{where}.{exc.extra.get('field', 'message')}", _problem(exc)) from None
     if thinking:
-        message = replace(message, thinking=thinking)
-    return message, str(role), data_class, media
+        return replace(message, thinking=thinking), str(role), data_class, media, False
+    return message, str(role), data_class, media, plain is not None and _plain_held(message)
 
 
 def _plain_key(fields: dict[str, Any]) -> tuple[str, str, str | None, str | None] | None:
@@ -249,11 +263,12 @@ def _text(message: Message) -> str:
 
 
 def _transcript_entry(
-    index: int, message: Message, role: str, data_class: str, media: tuple[MediaInput, ...]
+    index: int, message: Message, role: str, data_class: str, media: tuple[MediaInput, ...], kept: bool
 ) -> TranscriptEntry:
-    """The caller's message at ``index`` of the transcript, held where it is sent as it was parsed."""
+    """The caller's message at ``index`` of the transcript, held where it is sent as it was parsed and
+    kept (``kept``: the Message :data:`_PLAIN_MESSAGES` holds)."""
     sent = _transcript_message(message, role, media)
-    held = sent is message and _plain_held(message)
+    held = kept and sent is message
     return TranscriptEntry(sent, data_class, caller=True, identifier=f"messages[{index}]", held=held)
 
 

@@ -72,3 +72,24 @@ def test_an_invalid_plain_message_is_refused_every_time_and_nothing_is_kept():
     kept = next(entry for entry in registered_caches() if entry.name == "plain_messages").stats()
     # The user message alone is kept; the tool message missed twice and was never stored.
     assert (kept.size, kept.hits, kept.misses) == (1, 1, 3)
+
+
+def test_each_message_is_looked_up_once_per_request_and_found_again_the_next():
+    conversation_request(_messages(), CONVERSATION)
+    conversation_request(_messages(), CONVERSATION)
+    kept = next(entry for entry in registered_caches() if entry.name == "plain_messages").stats()
+    assert (kept.size, kept.hits, kept.misses) == (4, 4, 4)
+
+
+def test_a_kept_message_sent_again_with_its_own_class_takes_that_class():
+    conversation_request(_messages(), CONVERSATION)
+    classed = _messages()
+    classed[2]["data_class"] = "personal_data"
+    again = conversation_request(classed, CONVERSATION)
+    assert [(entry.message.content, entry.data_class) for entry in again.transcript] == [
+        ("Answer one.", "personal_data"),
+        ("Question two?", "public_content"),
+    ]
+    assert (
+        again.transcript[0].message is conversation_request(_messages(), CONVERSATION).transcript[0].message
+    )

@@ -64,6 +64,18 @@ def test_a_value_built_twice_keeps_the_first_stored_and_hands_back_the_other():
     assert cache.size == 1
 
 
+def test_put_absent_stores_a_value_built_after_a_miss_unless_another_was_stored_first():
+    left: list[str] = []
+    cache: LruCache[str, Closable] = LruCache(2, on_evict=lambda value: left.append(value.name))
+    assert cache.get("a") is None
+    first = Closable("first")
+    assert cache.put_absent("a", first) is first
+    assert cache.put_absent("a", Closable("late")) is first  # another thread's, built after the first
+    assert left == ["late"]
+    assert (cache.hits, cache.misses, cache.size) == (0, 1, 1)  # the miss counted once, by get
+    assert LruCache[str, Closable](0).put_absent("a", first) is first
+
+
 def test_clear_hands_back_every_value_and_resets_the_counts():
     left: list[str] = []
     cache: LruCache[str, Closable] = LruCache(3, on_evict=lambda value: left.append(value.name))

@@ -188,6 +188,20 @@ class Estimator:
             self.cache.put(key, raw)
         return self._scale(raw)
 
+    def count_each(self, messages: Iterable[Message]) -> list[int]:
+        """:meth:`count_message` of each message, in order (one call for a transcript's messages)."""
+        space, get, put = self._cache_space, self.cache.get, self.cache.put
+        factor = None if self.is_exact else self.profile.calibration_factor
+        counts = []
+        for message in messages:
+            key = (space, message.digest)
+            raw = get(key)
+            if raw is None:
+                raw = self._raw_message(message)
+                put(key, raw)
+            counts.append(raw if factor is None else _ceil_scaled(raw, factor))
+        return counts
+
     def count_messages(self, messages: Iterable[Message]) -> int:
         """Prompt tokens of a message list: every message plus the reply priming (even when empty)."""
         return sum(self.count_message(message) for message in messages) + self.reply_priming

@@ -139,11 +139,10 @@ class _TranscriptIndex:
 
     def extend(self, transcript: tuple[Message, ...], estimator: Estimator) -> None:
         """Scan ``transcript[len(self.transcript):]``; the caller guarantees the rest is known."""
-        count, prefix = estimator.count_message, self.prefix
-        for index in range(len(self.transcript), len(transcript)):
-            message = transcript[index]
-            self._check_turn(index, message)
-            prefix.append(prefix[-1] + count(message))
+        known, prefix, check = len(self.transcript), self.prefix, self._check_turn
+        for index, count in enumerate(estimator.count_each(transcript[known:]), start=known):
+            check(index, transcript[index])
+            prefix.append(prefix[-1] + count)
         self.transcript = transcript
 
     def _check_turn(self, index: int, message: Message) -> None:

@@ -118,11 +118,11 @@ class Redactions:
         by identity (``TranscriptEntry.held``)."""
         if not remember:
             return self._message(message)
-        known = REDACTION_MEMO.message(message)
-        if known is not None:
-            redacted, counts = known
-            self._add(counts)
-            return redacted
+        known = REDACTION_MEMO.messages.get(id(message))  # RedactionMemo.message, without a call
+        if known is not None and known[0] is message:
+            if known[2]:
+                self._add(known[2])
+            return known[1]
         own = Redactions()
         redacted = own._message(message)
         REDACTION_MEMO.message_put(message, redacted, own.counts)

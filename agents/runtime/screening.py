@@ -74,6 +74,12 @@ class PartScreen:
         findings = _message_findings(message) if remember else _findings(message)
         if not any(findings):
             return message, {}
+        return self._screened(message, findings, own=own)
+
+    def _screened(
+        self, message: Message, findings: _MessageFindings, *, own: bool
+    ) -> tuple[Message, dict[str, int]]:
+        """:meth:`message` of a message whose texts hold ``findings`` (some)."""
         if not self.pseudonymizes(own=own):
             counts = counted(finding for texts in findings for finding in texts)
             self._add(counts)
@@ -120,11 +126,15 @@ class PartScreen:
         entry's message is remembered (see :meth:`message`)."""
         sent, sources = [], []
         for index, (entry, message) in enumerate(zip(entries, messages, strict=True)):
-            screened, counts = self.message(message, own=entry.caller, remember=entry.held)
+            # :meth:`message` inline for the common case, a message that holds nothing.
+            findings = _message_findings(message) if entry.held else _findings(message)
+            screened, counts = (
+                self._screened(message, findings, own=entry.caller) if any(findings) else (message, None)
+            )
             sent.append(screened)
             source = entry.source(index)
             if source is not None:
-                sources.append(raised(source, counts))
+                sources.append(raised(source, counts) if counts else source)
         return tuple(sent), sources
 
     def pseudonymizes(self, *, own: bool) -> bool:

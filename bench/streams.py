@@ -22,6 +22,16 @@ per open stream (the resident memory over its start where the most streams were 
 their number: the client counts the streams it has sent and not finished reading), the server's CPU
 time over the batch and the wall time over (provider latency + that CPU), with the failures by kind,
 database connections at peak and their median while every stream was open and waiting on the provider.
+
+**Held streams** (a second server process, fresh, so the first batch's memory is not in its figures):
+``--held`` streams (default 1,000; ``--quick`` 100) opened as above while the provider holds each
+:data:`HELD_LATENCY` (12 s), longer than the server takes to take them all in, so that every one is
+open and waiting at once; **memory per waiting stream** is the server's resident memory over its start
+at the moment the most were waiting at the provider, over their number. The memory per open stream of
+the main batch divides by the client's count at its busiest moment, which depends on how fast the
+machine lets the server take streams in (the client sends 500 a second; a slower server has more of
+them open, each finishing 2 s after the server reached it), and its resident memory then also holds
+what streams already finished left in the allocator; the held figure has neither.
 Peers in the same run: none; the figures are the server's own cost per open stream.
 """
 
@@ -48,6 +58,7 @@ sys.path.insert(0, str(ROOT))
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/govctx"
 LATENCY = 2.0
+HELD_LATENCY = 12.0
 BATCH, BATCH_PAUSE = 50, 0.1
 CHAT = "/api/openai/v1/chat/completions"
 
@@ -221,6 +232,8 @@ def measure(args: argparse.Namespace, database_url: str, logs: Path) -> dict[str
 
     with FakeProvider(default_reply=Reply(text="Hello from a slow provider.", latency=LATENCY)) as fake:
         configuration, token = seed(fake.openai_base_url)
+        held = measure_held(args, database_url, logs, fake, (configuration, token))
+        fake.default_reply = Reply(text="Hello from a slow provider.", latency=LATENCY)
         port = free_port()
         with uvicorn(database_url, port, logs / "uvicorn.log") as server:
             base = f"http://127.0.0.1:{port}"
@@ -284,6 +297,51 @@ def measure(args: argparse.Namespace, database_url: str, logs: Path) -> dict[str
         "db_connections_peak": max(s[3] for s in samples),
         "db_connections_while_waiting_median": statistics.median(waiting) if waiting else None,
         "db_connections_while_waiting_max": max(waiting) if waiting else None,
+        **held,
+    }
+
+
+def measure_held(
+    args: argparse.Namespace, database_url: str, logs: Path, fake: Any, seeded: tuple[str, str]
+) -> dict[str, Any]:
+    """The held streams (see the module docstring) on a fresh server."""
+    from tests.fakes.provider_server import Reply
+
+    configuration, token = seeded
+    port = free_port()
+    with uvicorn(database_url, port, logs / "uvicorn-held.log") as server:
+        base = f"http://127.0.0.1:{port}"
+        fake.default_reply = Reply(text="Hello from a slow provider.", latency=LATENCY)
+        warm = asyncio.run(all_streams(base, configuration, token, 5, threading.Event()))
+        if not all(result is True for result in warm):
+            return {"held_problem": f"the warm-up streams failed: {warm}"}
+        fake.default_reply = Reply(text="Hello from a slow provider.", latency=HELD_LATENCY)
+        _, rss_before = proc_status(server.pid)
+        first = len(fake.requests)
+        samples: list[tuple[int, int, int]] = []  # (streams waiting at the provider, rss, threads)
+        done = threading.Event()
+
+        def sample() -> None:
+            while not done.is_set():
+                now = time.monotonic()
+                waiting = sum(1 for request in fake.requests[first:] if now - request.time < HELD_LATENCY)
+                threads, rss = proc_status(server.pid)
+                samples.append((waiting, rss, threads))
+                time.sleep(0.1)
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        results = asyncio.run(all_streams(base, configuration, token, args.held, threading.Event()))
+        done.set()
+        sampler.join()
+    waiting, rss, _ = max(samples, key=lambda sample: (sample[0], sample[1]))
+    return {
+        "held_streams": args.held,
+        "held_completed": sum(1 for result in results if result is True),
+        "held_provider_latency_s": HELD_LATENCY,
+        "held_waiting_at_most": waiting,
+        "kb_per_waiting_stream": round((rss - rss_before) / max(1, waiting), 1),
+        "held_threads_peak": max(sample[2] for sample in samples),
     }
 
 
@@ -291,8 +349,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="100 streams instead of 1,000")
     parser.add_argument("--streams", type=int, default=None)
+    parser.add_argument("--held", type=int, default=None, help="held streams (default 1,000)")
     args = parser.parse_args()
     args.streams = args.streams or (100 if args.quick else 1000)
+    args.held = args.held or (100 if args.quick else 1000)
     database_url = os.environ.get("DATABASE_URL") or DEFAULT_DATABASE_URL
     problem = postgres_problem(database_url)
     if problem:
@@ -322,7 +382,8 @@ def main() -> int:
     for key, value in result.items():
         print(f"{key:>40}  {value}")
     print(json.dumps(result, separators=(",", ":")))
-    return 0 if "skipped" in result or result.get("completed") == args.streams else 1
+    complete = result.get("completed") == args.streams and result.get("held_completed") == args.held
+    return 0 if "skipped" in result or complete else 1
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ from context_assembly.messages import ThinkingBlock, ToolCall
 from providers.anthropic_cache import mark_cache_breakpoints
 from providers.anthropic_messages import Untranslatable, translate_messages, translate_tool
 from providers.anthropic_structured import is_response, response_text, tool_fields
-from providers.base import SdkAdapter
+from providers.base import SdkAdapter, host_headers_omitted
 from providers.failures import FailureClass, SdkErrors
 from providers.streams import StreamDelta, StreamFinish, TextDelta, ThinkingDelta, ToolCallDelta, UsageDelta
 from providers.values import (
@@ -56,6 +56,9 @@ from providers.values import (
     ProviderReply,
     Usage,
 )
+
+# The SDK's headers about the host, not sent (providers/base.py, HOST_HEADERS).
+_NO_HOST_HEADERS = host_headers_omitted(anthropic.omit)
 
 _STOP_REASONS: dict[str | None, FinishReason] = {
     "end_turn": "stop",
@@ -221,10 +224,12 @@ class AnthropicAdapter(SdkAdapter[anthropic.Anthropic, anthropic.AsyncAnthropic,
     sdk_errors = SdkErrors.of(anthropic)
 
     def _open(self, options: dict[str, Any]) -> anthropic.Anthropic:
-        return anthropic.Anthropic(**options)
+        return anthropic.Anthropic(**options, default_headers=_NO_HOST_HEADERS)
 
     def _open_async(self, options: dict[str, Any]) -> anthropic.AsyncAnthropic:
-        return anthropic.AsyncAnthropic(**options, http_client=anthropic.DefaultAioHttpClient())
+        return anthropic.AsyncAnthropic(
+            **options, default_headers=_NO_HOST_HEADERS, http_client=anthropic.DefaultAioHttpClient()
+        )
 
     def _request_body(self, call: ProviderCall) -> dict[str, Any]:
         """The keyword arguments of ``messages.create`` for ``call`` (``extra_body`` is merged into the

@@ -33,6 +33,31 @@ from providers.values import EmbeddingCall, EmbeddingReply, ProviderCall, Provid
 KEYLESS_PLACEHOLDER = "no-key-configured"
 
 
+# What the SDKs tell every provider about the host they run on, besides what a call needs: the
+# language and SDK version, the operating system, architecture and Python version, whether the
+# client is async, an attempt's retry count and timeouts. None of it is the provider's to know (it
+# fingerprints the serving host), and each header costs every request its building, copying into the
+# transport and sending. Each SDK drops a default header given as its own ``omit`` (the SDKs' public
+# way to remove one); the retry count and read timeout of the ``openai`` SDK are dropped per request.
+HOST_HEADERS = (
+    "X-Stainless-Lang",
+    "X-Stainless-Package-Version",
+    "X-Stainless-OS",
+    "X-Stainless-Arch",
+    "X-Stainless-Runtime",
+    "X-Stainless-Runtime-Version",
+    "X-Stainless-Async",
+    "X-Stainless-Retry-Count",
+    "X-Stainless-Read-Timeout",
+    "X-Stainless-Timeout",
+)
+
+
+def host_headers_omitted(omit: object) -> dict[str, Any]:
+    """:data:`HOST_HEADERS`, each as ``omit`` (the SDK's own marker of a header not to send)."""
+    return dict.fromkeys(HOST_HEADERS, omit)
+
+
 def sdk_client_options(config: ProviderConfig) -> dict[str, Any]:
     """The client arguments both SDKs take alike. An explicit key (a placeholder for a keyless server) also
     stops the SDK from reading its environment and profile credentials; the dispatcher does the retries."""

@@ -37,7 +37,7 @@ from openai.types import CompletionUsage, CreateEmbeddingResponse
 from openai.types.chat import ChatCompletion
 
 from context_assembly.messages import Message, ToolCall
-from providers.base import SdkAdapter
+from providers.base import SdkAdapter, host_headers_omitted
 from providers.chat_body import openai_options
 from providers.failures import FailureClass, ProviderError, SdkErrors
 from providers.streams import StreamDelta, StreamFinish, TextDelta, ToolCallDelta, UsageDelta
@@ -153,6 +153,12 @@ class _StreamState:
         return deltas
 
 
+# The SDK's headers about the host, not sent (providers/base.py, HOST_HEADERS): its defaults at the
+# client, its retry count and read timeout with each request.
+_NO_HOST_HEADERS = host_headers_omitted(openai.omit)
+_SENT: Any = {"headers": _NO_HOST_HEADERS}
+
+
 def _streamed(body: dict[str, Any]) -> dict[str, Any]:
     """The arguments of the client's generic ``post`` (with a ``stream_cls``) that send what
     chat.completions.create(stream=True) sends, without its TypedDict transform of the body (see
@@ -163,7 +169,7 @@ def _streamed(body: dict[str, Any]) -> dict[str, Any]:
         "path": "/chat/completions",
         "body": body,
         "cast_to": ChatCompletion,
-        "options": {"security": {"bearer_auth": True}},
+        "options": {**_SENT, "security": {"bearer_auth": True}},
         "stream": True,
     }
 
@@ -186,10 +192,12 @@ class OpenAICompatibleAdapter(SdkAdapter[openai.OpenAI, openai.AsyncOpenAI, _Str
     sdk_errors = SdkErrors.of(openai)
 
     def _open(self, options: dict[str, Any]) -> openai.OpenAI:
-        return openai.OpenAI(**options)
+        return openai.OpenAI(**options, default_headers=_NO_HOST_HEADERS)
 
     def _open_async(self, options: dict[str, Any]) -> openai.AsyncOpenAI:
-        return openai.AsyncOpenAI(**options, http_client=openai.DefaultAioHttpClient())
+        return openai.AsyncOpenAI(
+            **options, default_headers=_NO_HOST_HEADERS, http_client=openai.DefaultAioHttpClient()
+        )
 
     def _request_body(self, call: ProviderCall) -> dict[str, Any]:
         """The keyword arguments of ``chat.completions.create`` for ``call`` (the wire body)."""
@@ -214,24 +222,31 @@ class OpenAICompatibleAdapter(SdkAdapter[openai.OpenAI, openai.AsyncOpenAI, _Str
         # chat.completions.create would first walk every message through its TypedDict transform,
         # which costs ~0.5 ms per message: 100 ms per call at a 200-message transcript. The answer is
         # its decoded JSON (``object``), read by _reply as a stream's chunks are read.
-        return self._reply(call, self._client.post("/chat/completions", body=body, cast_to=object))
+        return self._reply(
+            call, self._client.post("/chat/completions", body=body, cast_to=object, options=_SENT)
+        )
 
     async def _send_whole_async(self, call: ProviderCall, body: dict[str, Any]) -> ProviderReply:
-        completion = await self.async_client().post("/chat/completions", body=body, cast_to=object)
+        completion = await self.async_client().post(
+            "/chat/completions", body=body, cast_to=object, options=_SENT
+        )
         return self._reply(call, completion)
 
     def _embed(self, call: EmbeddingCall) -> EmbeddingReply:
         """``POST /embeddings`` with floats asked for; the vectors put back in the inputs' order (a
         server may answer them in any order, each with its ``index``)."""
         return self._embedding_reply(
-            call, self._client.post("/embeddings", body=call.body(), cast_to=CreateEmbeddingResponse)
+            call,
+            self._client.post(
+                "/embeddings", body=call.body(), cast_to=CreateEmbeddingResponse, options=_SENT
+            ),
         )
 
     async def aembed(self, call: EmbeddingCall) -> EmbeddingReply:
         """:meth:`embed` through the async client of the running loop."""
         try:
             answer = await self.async_client().post(
-                "/embeddings", body=call.body(), cast_to=CreateEmbeddingResponse
+                "/embeddings", body=call.body(), cast_to=CreateEmbeddingResponse, options=_SENT
             )
             return self._embedding_reply(call, answer)
         except ProviderError:

@@ -207,9 +207,10 @@ if DATABASE_POOL:
         },
     }
     # The statements a step runs at every step as SQL text (its claim, its records, its transcript
-    # read: catalog/models/sql.py, statement_cursor) are prepared on the server once a connection has
-    # run them this many times, so PostgreSQL parses and plans each once per connection instead of at
-    # every step (parsing and planning were half of its CPU per step in bench/concurrency.py). The
+    # read: catalog/models/sql.py, statement_cursor) are prepared on the server when a connection runs
+    # them a second time, so PostgreSQL parses and plans each once per connection instead of at every
+    # step (parsing and planning were half of its CPU per step in bench/concurrency.py; after five
+    # runs, psycopg's default, a pool's connections prepared them too late for a burst of steps). The
     # ORM's statements are bound on the client as before and never prepared. false: nothing is
     # prepared (a PgBouncer in transaction mode older than 1.21 keeps no prepared statement from one
     # transaction to the next).
@@ -217,7 +218,7 @@ if DATABASE_POOL:
     if DATABASE_PREPARED_STATEMENTS:
         DATABASES["default"]["OPTIONS"] = {
             **cast(dict[str, Any], DATABASES["default"]["OPTIONS"]),
-            "prepare_threshold": 5,  # psycopg's default
+            "prepare_threshold": 1,  # prepared when run a second time
         }
 elif DATABASE_URL is not None:
     DATABASES["default"]["CONN_MAX_AGE"] = 60

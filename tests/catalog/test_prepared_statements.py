@@ -21,20 +21,22 @@ def prepared_count(marker: str) -> int:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_statement_run_as_often_as_the_threshold_is_prepared_once_and_logged_each_time():
+def test_a_statement_run_again_after_the_threshold_is_prepared_once_and_logged_each_time():
     threshold = connection.settings_dict["OPTIONS"]["prepare_threshold"]
-    assert threshold == 5  # config/settings/base.py, DATABASE_PREPARED_STATEMENTS on by default
+    assert threshold == 1  # config/settings/base.py, DATABASE_PREPARED_STATEMENTS on by default
     table = Table(AgentRun, connection)
     sql = f"SELECT count(*) FROM {table.name} WHERE {table['status']} = %s /* prepared-marker */"
+
+    def run() -> int:
+        with statement_cursor(connection) as cursor:
+            cursor.execute(sql, ["running"])
+            return int(cursor.fetchone()[0])
+
     # One connection throughout (a pooled one goes back when closed).
     with connection.cursor(), CaptureQueriesContext(connection) as logged:
-        counts = []
-        for run in range(threshold + 2):
-            with statement_cursor(connection) as cursor:
-                cursor.execute(sql, ["running"])
-                counts.append(cursor.fetchone()[0])
-            if run == threshold - 2:
-                assert prepared_count("prepared-marker") == 0
+        counts = [run() for _ in range(threshold)]
+        assert prepared_count("prepared-marker") == 0
+        counts += [run(), run()]
         assert prepared_count("prepared-marker") == 1
     assert counts == [0] * (threshold + 2)
     # Logged by its text each time, prepared or not (config/db/postgresql/base.py).

@@ -57,7 +57,7 @@ def test_postgres_connections_come_from_a_pool_by_default():
         "health_checks": True,
         "options": {
             "pool": {"min_size": 2, "max_size": 16, "timeout": 30, "check": "config.db.pool.check_or_sweep"},
-            "prepare_threshold": 5,
+            "prepare_threshold": 1,
         },
         "db_reuse_max": None,
     }
@@ -72,7 +72,7 @@ def test_pool_sizes_and_timeout_come_from_the_environment():
     )
     assert settings["options"] == {
         "pool": {"min_size": 4, "max_size": 24, "timeout": 5, "check": "config.db.pool.check_or_sweep"},
-        "prepare_threshold": 5,
+        "prepare_threshold": 1,
     }
 
 
@@ -81,7 +81,7 @@ def test_options_the_url_carries_are_kept_beside_the_pool():
     assert settings["options"] == {
         "sslmode": "require",
         "pool": {"min_size": 2, "max_size": 16, "timeout": 30, "check": "config.db.pool.check_or_sweep"},
-        "prepare_threshold": 5,
+        "prepare_threshold": 1,
     }
 
 
@@ -96,13 +96,13 @@ def test_without_the_pool_each_thread_keeps_a_persistent_connection():
 
 
 def test_the_pools_connections_prepare_the_steps_statements_unless_turned_off():
-    """The step's statements (catalog/models/sql.py, statement_cursor) are prepared once a pooled
-    connection has run them five times; DATABASE_PREPARED_STATEMENTS=false (a PgBouncer in
+    """The step's statements (catalog/models/sql.py, statement_cursor) are prepared when a pooled
+    connection runs them a second time; DATABASE_PREPARED_STATEMENTS=false (a PgBouncer in
     transaction mode before 1.21) prepares nothing."""
     kept = database_settings(DATABASE_URL=POSTGRES_URL)
     off = database_settings(DATABASE_URL=POSTGRES_URL, DATABASE_PREPARED_STATEMENTS="false")
-    assert kept["options"]["prepare_threshold"] == 5
-    assert {**off["options"], "prepare_threshold": 5} == kept["options"]
+    assert kept["options"]["prepare_threshold"] == 1
+    assert {**off["options"], "prepare_threshold": 1} == kept["options"]
 
 
 def test_sqlite_has_no_pool():

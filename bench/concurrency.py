@@ -49,7 +49,12 @@ Figures:
   ``peak slot share`` = peak steps in flight / slots;
 * ``worker RSS``: ``VmRSS`` of each worker process (one process each in the threads pool) before the
   batch and at its peak, read from ``/proc`` with the connections;
-* ``CPU-bound ceiling``: cores / (steps per run x worker CPU per step), as in ``bench/throughput.py``.
+* ``CPU-bound ceiling``: cores / (steps per run x worker CPU per step), as in ``bench/throughput.py``;
+* ``worker CPU per step``, split (``bench/_measuring.py``) into the workers' main threads (Celery's consumer:
+  receiving, acknowledging, dispatching) and their other threads (the tasks, the database pool's and
+  the lease heartbeat's), with the threads' voluntary context switches per step (each a thread that
+  blocked: on I/O, on a lock, waiting for the interpreter's lock); ``PostgreSQL backends' CPU per
+  step``: the backends connected as the workers, which share the machine's cores with them.
 """
 
 from __future__ import annotations
@@ -60,8 +65,6 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,19 +75,17 @@ from bench._common import (
     ANSWER,
     WORKERS,
     Services,
-    admin_dsn,
     celery_workers,
     check_runs,
-    cpu_seconds,
     create_runs,
     run_on_services,
     step_scripted_provider,
     wait_ready,
     wait_terminal,
 )
+from bench._measuring import WORKER_APPLICATION, Window, measuring
 
 STEPS = 2
-WORKER_APPLICATION = "govctx-bench-worker"
 TARGETS = {"steps_in_flight": 400, "connections": 40, "share_of_ceiling": 0.80}
 
 
@@ -147,61 +148,6 @@ def counting_provider(latency: float) -> Any:
     return CountingProvider()
 
 
-# --- sampling ---------------------------------------------------------------------------------------------
-
-
-def rss_bytes(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) * 1024
-    return 0
-
-
-@dataclass
-class Samples:
-    in_flight: list[int] = field(default_factory=list)
-    connections: list[int] = field(default_factory=list)
-    worker_connections: list[int] = field(default_factory=list)
-    rss: dict[int, list[int]] = field(default_factory=dict)
-
-
-@contextmanager
-def sampler(services: Services, fake: Any, pids: list[int], interval: float = 0.05) -> Iterator[Samples]:
-    """Polls the fake's held requests, ``pg_stat_activity`` (from a connection to another database, so
-    the sampler is not counted) and the workers' RSS until the block ends."""
-    import psycopg
-
-    samples = Samples(rss={pid: [] for pid in pids})
-    stop = threading.Event()
-    query = (
-        "SELECT count(*), count(*) FILTER (WHERE application_name = %s) "
-        "FROM pg_stat_activity WHERE datname = %s"
-    )
-
-    def poll() -> None:
-        with psycopg.connect(admin_dsn(services.database_url), autocommit=True) as conn:
-            while not stop.is_set():
-                row = conn.execute(query, (WORKER_APPLICATION, services.bench_database)).fetchone()
-                assert row is not None
-                samples.connections.append(int(row[0]))
-                samples.worker_connections.append(int(row[1]))
-                samples.in_flight.append(fake.holding)
-                for pid in pids:
-                    samples.rss[pid].append(rss_bytes(pid))
-                stop.wait(interval)
-
-    thread = threading.Thread(target=poll, name="sampler", daemon=True)
-    thread.start()
-    try:
-        yield samples
-    finally:
-        stop.set()
-        thread.join(timeout=10)
-
-
-# --- workers ----------------------------------------------------------------------------------------------
-
-
 # --- measuring --------------------------------------------------------------------------------------------
 
 
@@ -241,32 +187,6 @@ def steps_overlap_peak(ids: list[str]) -> int:
 
 
 @dataclass
-class Window:
-    """What the workers and the fake did while one batch ran (see :func:`measuring`)."""
-
-    idle_rss: dict[int, int]
-    samples: Samples = field(default_factory=Samples)
-    worker_cpu: float = 0.0
-    model_calls: int = 0
-    provider_peak: int = 0
-
-
-@contextmanager
-def measuring(services: Services, fake: Any, pids: list[int]) -> Iterator[Window]:
-    """Measures the workers ``pids`` and the fake while the block runs the batch: their CPU, memory and
-    connections, the requests the fake received and held at once (its record is reset first)."""
-    fake.reset()
-    window = Window(idle_rss={pid: rss_bytes(pid) for pid in pids})
-    cpu_before = sum(cpu_seconds(pid) for pid in pids)
-    with sampler(services, fake, pids) as window.samples:
-        fake.peak_reset()
-        yield window
-    window.worker_cpu = sum(cpu_seconds(pid) for pid in pids) - cpu_before
-    window.model_calls = len(fake.requests)
-    window.provider_peak = fake.peak
-
-
-@dataclass
 class Batch:
     """What one setting's measured batch left behind, before it is turned into figures."""
 
@@ -286,6 +206,10 @@ def figures(batch: Batch) -> dict[str, Any]:
     ceiling = min(slots, runs) / (STEPS * batch.work.latency)
     window = batch.window
     cpu_per_step = window.worker_cpu / (runs * STEPS)
+
+    def per_step(seconds: float | None) -> float | None:
+        return None if seconds is None else round(seconds * 1000 / (runs * STEPS), 2)
+
     pids = list(window.idle_rss)
     held = window.samples.in_flight
     mib = 1024 * 1024
@@ -309,6 +233,12 @@ def figures(batch: Batch) -> dict[str, Any]:
         "worker_rss_idle_mib": [round(window.idle_rss[pid] / mib, 1) for pid in pids],
         "worker_rss_peak_mib": [round(max(window.samples.rss[pid], default=0) / mib, 1) for pid in pids],
         "worker_cpu_ms_per_step": round(cpu_per_step * 1000, 1),
+        "worker_main_thread_cpu_ms_per_step": per_step(window.threads and window.threads.main_thread),
+        "worker_other_threads_cpu_ms_per_step": per_step(window.threads and window.threads.other_threads),
+        "worker_voluntary_switches_per_step": round(window.threads.switches / (runs * STEPS), 1)
+        if window.threads
+        else None,
+        "database_cpu_ms_per_step": per_step(window.database_cpu),
         "cpu_bound_ceiling_runs_per_second": round((os.cpu_count() or 1) / (STEPS * cpu_per_step), 2)
         if cpu_per_step
         else None,
@@ -500,6 +430,14 @@ def print_table(result: dict[str, Any]) -> None:
     )
     row("worker RSS idle -> peak", lambda p: _rss(p))
     row("worker CPU per step", lambda p: f"{p['worker_cpu_ms_per_step']} ms")
+    row(
+        "  main thread / other threads",
+        lambda p: (
+            f"{p['worker_main_thread_cpu_ms_per_step']} / {p['worker_other_threads_cpu_ms_per_step']} ms"
+        ),
+    )
+    row("  voluntary context switches per step", lambda p: str(p["worker_voluntary_switches_per_step"]))
+    row("PostgreSQL backends' CPU per step", lambda p: f"{p['database_cpu_ms_per_step']} ms")
     row("failed calls retried", lambda p: ", ".join(f"{k} {v}" for k, v in p["retried_calls"].items()) or "-")
     row("every run correct", lambda p: "yes" if p["correct"] else "NO")
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]

@@ -15,7 +15,7 @@ from django.db import connections, models
 from catalog.models.catalog import CATALOG_VERSION_ID, CatalogVersion
 from catalog.models.clients import ApiClient
 from catalog.models.configurations import Configuration
-from catalog.models.sql import Read, Table, converted_row
+from catalog.models.sql import Read, Table, converted_row, statement_cursor
 from catalog.pricing import COST_DECIMAL_PLACES, COST_MAX_DIGITS
 from governance.vocabulary import DataClass, TrustZone
 
@@ -103,7 +103,7 @@ class AgentRunQuerySet(models.QuerySet["AgentRun"]):
             worker,
             *(param for read in reads for param in read.params),
         ]
-        with connection.cursor() as cursor:
+        with statement_cursor(connection) as cursor:
             cursor.execute(sql, params)
             row = cursor.fetchone()
         return None if row is None else self._claimed(run, reads, row)
@@ -129,7 +129,7 @@ class AgentRunQuerySet(models.QuerySet["AgentRun"]):
         sql, params = self.totals_add_sql(
             run_id=run_id, added=added, values=values, lease_owner=lease_owner, step_index=step_index
         )
-        with connection.cursor() as cursor:
+        with statement_cursor(connection) as cursor:
             cursor.execute(sql, params)
             return int(cursor.rowcount)
 

@@ -17,6 +17,7 @@ one transaction, the lease check first (the rows inserted with ``row_inserted``)
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Sequence
 from contextlib import nullcontext
@@ -27,7 +28,7 @@ from typing import Any, TypeVar
 from django.db import connections, models, router, transaction
 
 from agents.runtime.leases import HeldLease, LeaseLost, held_update_sql, lease_expiry, lease_hold
-from catalog.models.sql import has_save_receivers, insert_parts, row_saved
+from catalog.models.sql import has_save_receivers, insert_parts, row_saved, statement_cursor
 
 M = TypeVar("M", bound=models.Model)
 
@@ -96,11 +97,11 @@ def held_rows_written(
     returned = []
     for number, parts in enumerate(inserts):
         assert parts is not None
-        table, columns, values = parts
+        table, columns, values, placeholders = parts
         pk = table.column(table.model._meta.pk.name)
         ctes.append(
             f"row{number} AS (INSERT INTO {table.name} ({', '.join(columns)}) "
-            f"SELECT {', '.join(['%s'] * len(values))} FROM held RETURNING {pk})"
+            f"SELECT {', '.join(placeholders)} FROM held RETURNING {pk})"
         )
         params += values
         returned.append(f"(SELECT {pk} FROM row{number})")
@@ -110,7 +111,7 @@ def held_rows_written(
     sql = f"WITH {', '.join(ctes)} SELECT EXISTS (SELECT 1 FROM held){''.join(', ' + r for r in returned)}"
     statement = (sql, params) if len(params) <= PARSES_KEPT_UP_TO else distinct_parameters(sql, params)
     savepoint = transaction.atomic(using=alias) if connection.in_atomic_block else nullcontext()
-    with savepoint, connection.cursor() as cursor:
+    with savepoint, statement_cursor(connection) as cursor:
         cursor.execute(*statement)
         row = cursor.fetchone()
     if not row[0]:
@@ -133,7 +134,9 @@ def distinct_parameters(sql: str, params: Sequence[Any]) -> tuple[str, Sequence[
     every execution (about 1 M instructions for a step's record of 65-72 values). A step's record
     repeats many values (the run's id in each row, empty strings, labels, ``completed``), so its
     distinct values stay under that bound. The names follow the order of first use, so a statement
-    whose values repeat the same way has the same text (psycopg keys its parse by the text). A text
+    whose values repeat the same way has the same text (psycopg keys its parse by the text). A value
+    cast to a type (``%s::integer``) is merged only with the same value cast to the same type: bound
+    on the server (``catalog/models/sql.py``, ``statement_cursor``), one parameter has one type. A text
     with an escaped ``%`` is returned as it is."""
     if "%%" in sql:  # an escaped % before an s would read as a placeholder here: left as it is
         return sql, params
@@ -145,6 +148,9 @@ def distinct_parameters(sql: str, params: Sequence[Any]) -> tuple[str, Sequence[
     text = [chunks[0]]
     for value, chunk in zip(params, chunks[1:], strict=True):
         key = _same_value(value)
+        cast = _CAST.match(chunk)
+        if key is not None and cast is not None:  # a value cast to a type is merged only with the same cast
+            key = (key, cast.group(1))
         name = names.get(key) if key is not None else None
         if name is None:
             name = f"v{len(named)}"
@@ -153,6 +159,10 @@ def distinct_parameters(sql: str, params: Sequence[Any]) -> tuple[str, Sequence[
                 names[key] = name
         text += ("%(", name, ")s", chunk)
     return "".join(text), named
+
+
+# A cast after a placeholder, its type's name apart from its length or precision.
+_CAST = re.compile(r"::(\w+(?: \w+)*)(?:\([\d, ]+\))?")
 
 
 def _same_value(value: object) -> object | None:

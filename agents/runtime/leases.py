@@ -34,7 +34,7 @@ from django.utils import timezone
 from agents.models import AgentRun, RunStatus, TerminationReason
 from agents.models.runs import TERMINAL_STATUSES
 from agents.runtime.parts import step_configuration
-from catalog.models.sql import Table
+from catalog.models.sql import Table, statement_cursor
 
 MAX_REQUEUES = 3
 REQUEUE_LIMIT = "requeue_limit"
@@ -137,7 +137,7 @@ def _held_update(held: HeldLease, values: dict[str, object], *, unfinished: bool
     """:func:`held_update_sql` run; the rows updated (0 or 1)."""
     connection = connections[router.db_for_write(AgentRun)]
     sql, params = held_update_sql(held, values, connection, unfinished=unfinished)
-    with connection.cursor() as cursor:
+    with statement_cursor(connection) as cursor:
         cursor.execute(sql, params)
         return int(cursor.rowcount)
 

@@ -27,12 +27,15 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import psycopg
 from django.db import connections, models, router
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.backends.utils import CursorWrapper
 from django.db.models import signals
 from django.db.models.sql import Query
 
 from config.caches import cache_register
+from config.lru import LruCache
 
 M = TypeVar("M", bound=models.Model)
 
@@ -134,7 +137,7 @@ def row_inserted(instance: M) -> M:
     if parts is None:
         instance.save(force_insert=True, using=alias)
         return instance
-    table, columns, values = parts
+    table, columns, values, _ = parts
     pk = model._meta.pk
     sql = (
         f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join(['%s'] * len(values))}) "
@@ -161,14 +164,16 @@ def has_save_receivers(model: type[models.Model]) -> bool:
 
 def insert_parts(
     instance: models.Model, connection: BaseDatabaseWrapper
-) -> tuple[Table, list[str], list[Any]] | None:
-    """The table, the quoted columns and the values the ORM's insert of ``instance`` would write
-    (every concrete field but an automatic primary key: ``pre_save``, then ``get_db_prep_save``); None
-    for a row the ORM would insert with SQL of its own (an expression, a field's own placeholder)."""
+) -> tuple[Table, list[str], list[Any], list[str]] | None:
+    """The table, the quoted columns, the values the ORM's insert of ``instance`` would write (every
+    concrete field but an automatic primary key: ``pre_save``, then ``get_db_prep_save``) and their
+    placeholders in an ``INSERT … SELECT`` (:func:`typed_placeholder`); None for a row the ORM would
+    insert with SQL of its own (an expression, a field's own placeholder)."""
     table = Table(type(instance), connection)
     meta = type(instance)._meta
     columns: list[str] = []
     values: list[Any] = []
+    placeholders: list[str] = []
     for field in meta.local_concrete_fields:
         if field is meta.auto_field or field.generated:
             continue
@@ -177,7 +182,58 @@ def insert_parts(
             return None
         columns.append(table.column(field.name))
         values.append(field.get_db_prep_save(value, connection))
-    return table, columns, values
+        placeholders.append(typed_placeholder(field, connection))
+    return table, columns, values, placeholders
+
+
+def typed_placeholder(field: models.Field[Any, Any], connection: BaseDatabaseWrapper) -> str:
+    """The placeholder of a value of ``field`` in an ``INSERT … SELECT`` list: on PostgreSQL ``%s`` cast
+    to the column's type, since a value bound on the server there (:func:`statement_cursor`) is read
+    as text; a character column's (text is assigned to it as it is) and SQLite's: ``%s``."""
+    return _INSERT_PLACEHOLDERS.get_or_build(
+        (field.model, field.name, connection.vendor), lambda: _cast_placeholder(field, connection)
+    )
+
+
+def _cast_placeholder(field: models.Field[Any, Any], connection: BaseDatabaseWrapper) -> str:
+    if connection.vendor != "postgresql":
+        return "%s"
+    db_type = field.cast_db_type(connection) or "text"
+    return "%s" if db_type.startswith(("varchar", "text", "char")) else f"%s::{db_type}"
+
+
+# A step builds its record's statement anew each time, and a field's type is the same every time.
+_INSERT_PLACEHOLDERS: LruCache[tuple[Any, str, str], str] = cache_register(
+    LruCache(1024),
+    name="insert_placeholders",
+    key="model, field name, database vendor",
+    invalidation="nothing: a column's type is the field's, fixed while the process runs",
+)
+
+
+def statement_cursor(connection: BaseDatabaseWrapper) -> CursorWrapper:
+    """``connection.cursor()``, except on PostgreSQL with a ``prepare_threshold`` in the database's
+    options (``DATABASE_PREPARED_STATEMENTS``): a cursor whose values the server binds, so that psycopg
+    prepares a statement once the connection has run it that many times, and the server parses and
+    plans it once per connection instead of at every execution. For the statements a step runs at every
+    step; the ORM's cursors bind on the client and are never prepared.
+
+    A value bound on the server is typed by where the statement uses it; one the statement does not
+    type (in a ``SELECT`` list, an ``INSERT … SELECT``'s values) is read as text, so such a value is
+    cast to its column's type (:func:`typed_placeholder`). The cursor is Django's wrapper, so the
+    connection's execute wrappers, its query log and its error translation apply as to any other."""
+    if (
+        connection.vendor != "postgresql"
+        or connection.settings_dict["OPTIONS"].get("prepare_threshold") is None
+    ):
+        return connection.cursor()
+    connection.close_if_health_check_failed()
+    connection.ensure_connection()
+    connection.validate_thread_sharing()
+    server_bound: Any = psycopg.Cursor(connection.connection)  # django-stubs type the wrapped cursor loosely
+    if connection.queries_logged:
+        return connection.make_debug_cursor(server_bound)
+    return connection.make_cursor(server_bound)
 
 
 @dataclass(frozen=True)

@@ -206,6 +206,20 @@ if DATABASE_POOL:
             "check": check_or_sweep,
         },
     }
+    # The statements a step runs at every step as SQL text (its claim, its records, its transcript
+    # read: catalog/models/sql.py, statement_cursor) are prepared on the server when a connection runs
+    # them a second time, so PostgreSQL parses and plans each once per connection instead of at every
+    # step (parsing and planning were half of its CPU per step in bench/concurrency.py; after five
+    # runs, psycopg's default, a pool's connections prepared them too late for a burst of steps). The
+    # ORM's statements are bound on the client as before and never prepared. false: nothing is
+    # prepared (a PgBouncer in transaction mode older than 1.21 keeps no prepared statement from one
+    # transaction to the next).
+    DATABASE_PREPARED_STATEMENTS = env_bool("DATABASE_PREPARED_STATEMENTS", True)
+    if DATABASE_PREPARED_STATEMENTS:
+        DATABASES["default"]["OPTIONS"] = {
+            **cast(dict[str, Any], DATABASES["default"]["OPTIONS"]),
+            "prepare_threshold": 1,  # prepared when run a second time
+        }
 elif DATABASE_URL is not None:
     DATABASES["default"]["CONN_MAX_AGE"] = 60
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":

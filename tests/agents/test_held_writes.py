@@ -183,6 +183,23 @@ def test_ints_decimals_and_times_are_merged_only_with_the_same_type_and_represen
     ]
 
 
+def test_a_value_cast_to_a_type_is_merged_only_with_the_same_value_cast_to_the_same_type():
+    # Bound on the server, one parameter has one type: a NULL cast to integer and the same NULL cast to
+    # a timestamp are two parameters (a length or precision is the same type).
+    statement = (
+        "%s::integer, %s::timestamp with time zone, %s::integer, %s, %s::numeric(20, 10), %s::numeric(12, 6)"
+    )
+    values = [None, None, None, None, Decimal("0"), Decimal("0")]
+
+    sql, named = distinct_parameters(statement, values)
+
+    assert sql == (
+        "%(v0)s::integer, %(v1)s::timestamp with time zone, %(v0)s::integer, %(v2)s, "
+        "%(v3)s::numeric(20, 10), %(v3)s::numeric(12, 6)"
+    )
+    assert list(named.values()) == [None, None, None, Decimal("0")]
+
+
 def test_a_statement_with_an_escaped_percent_keeps_its_placeholders_and_values():
     statement, values = "a = %s AND b LIKE 'x%%s'", ["x"]
 

@@ -56,7 +56,8 @@ def test_postgres_connections_come_from_a_pool_by_default():
         "conn_max_age": 0,
         "health_checks": True,
         "options": {
-            "pool": {"min_size": 2, "max_size": 16, "timeout": 30, "check": "config.db.pool.check_or_sweep"}
+            "pool": {"min_size": 2, "max_size": 16, "timeout": 30, "check": "config.db.pool.check_or_sweep"},
+            "prepare_threshold": 1,
         },
         "db_reuse_max": None,
     }
@@ -70,7 +71,8 @@ def test_pool_sizes_and_timeout_come_from_the_environment():
         DATABASE_POOL_TIMEOUT_SECONDS="5",
     )
     assert settings["options"] == {
-        "pool": {"min_size": 4, "max_size": 24, "timeout": 5, "check": "config.db.pool.check_or_sweep"}
+        "pool": {"min_size": 4, "max_size": 24, "timeout": 5, "check": "config.db.pool.check_or_sweep"},
+        "prepare_threshold": 1,
     }
 
 
@@ -79,6 +81,7 @@ def test_options_the_url_carries_are_kept_beside_the_pool():
     assert settings["options"] == {
         "sslmode": "require",
         "pool": {"min_size": 2, "max_size": 16, "timeout": 30, "check": "config.db.pool.check_or_sweep"},
+        "prepare_threshold": 1,
     }
 
 
@@ -90,6 +93,16 @@ def test_without_the_pool_each_thread_keeps_a_persistent_connection():
         "options": {},
         "db_reuse_max": 1000,
     }
+
+
+def test_the_pools_connections_prepare_the_steps_statements_unless_turned_off():
+    """The step's statements (catalog/models/sql.py, statement_cursor) are prepared when a pooled
+    connection runs them a second time; DATABASE_PREPARED_STATEMENTS=false (a PgBouncer in
+    transaction mode before 1.21) prepares nothing."""
+    kept = database_settings(DATABASE_URL=POSTGRES_URL)
+    off = database_settings(DATABASE_URL=POSTGRES_URL, DATABASE_PREPARED_STATEMENTS="false")
+    assert kept["options"]["prepare_threshold"] == 1
+    assert {**off["options"], "prepare_threshold": 1} == kept["options"]
 
 
 def test_sqlite_has_no_pool():

@@ -1,6 +1,7 @@
 """Django's PostgreSQL backend, except that the pool takes ``check`` from ``OPTIONS["pool"]``
 (docs/decisions/0009-connection-pool-and-slow-steps.md; selected by config/settings/base.py whenever
-``DATABASE_POOL`` is on).
+``DATABASE_POOL`` is on), and that a query log shows a statement psycopg ran prepared by its text
+(:class:`DatabaseOperations`).
 
 Upstream limit: Django 5.2 builds the psycopg pool with its own ``check=`` beside ``**OPTIONS["pool"]``,
 so a ``check`` in the options raises ``TypeError`` (multiple values for one keyword). Django's main
@@ -19,10 +20,21 @@ from typing import Any, ClassVar
 from django.core.exceptions import ImproperlyConfigured
 from django.db.backends.base.base import NO_DB_ALIAS
 from django.db.backends.postgresql import base as postgresql
+from django.db.backends.postgresql.operations import DatabaseOperations as PostgresqlOperations
 from psycopg_pool import ConnectionPool
 
 
+class DatabaseOperations(PostgresqlOperations):
+    def last_executed_query(self, cursor: Any, sql: str, params: Any) -> str:
+        """As Django's, except for a statement psycopg ran prepared (catalog/models/sql.py,
+        ``statement_cursor``), which keeps no text of its own: its SQL as it was passed, with its
+        placeholders, so that query logs show it."""
+        executed: str | None = super().last_executed_query(cursor, sql, params)
+        return sql if executed is None else executed
+
+
 class DatabaseWrapper(postgresql.DatabaseWrapper):
+    ops_class = DatabaseOperations
     pools: ClassVar[dict[str, ConnectionPool[Any]]] = {}  # one per alias and process, as Django's
 
     @property

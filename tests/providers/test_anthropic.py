@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import random
@@ -422,28 +421,3 @@ def test_api_key_never_appears_in_errors_or_logs(caplog):
     assert "What is the capital" not in str(error.as_dict())
     assert "failure_class=auth status=401" in caplog.text
     assert wrong_key not in repr(config(None, api_key=wrong_key))
-
-
-def test_the_provider_is_told_nothing_about_the_host_in_any_of_the_four_ways_a_call_is_sent(fake_provider):
-    """The SDK's X-Stainless-* headers (the host's OS, architecture, Python and SDK versions, the
-    attempt's retry count and timeouts) are not sent: the provider gets the call and its credentials."""
-    adapter = AnthropicAdapter(config(fake_provider))
-    whole, streamed = call(), call(stream=True)
-
-    async def on_a_loop() -> None:
-        await adapter.asend(whole, adapter.request_body(whole))
-        stream = await adapter.astream(streamed, adapter.request_body(streamed))
-        assert [delta async for delta in stream]
-        await adapter.async_client().close()  # its connections, before the loop ends
-
-    try:
-        adapter.complete(whole)
-        adapter.complete(streamed)
-        asyncio.run(on_a_loop())
-    finally:
-        adapter.close()
-    sent = [{name.lower() for name in request.headers} for request in fake_provider.requests]
-    assert len(sent) == 4
-    assert [sorted(name for name in names if name.startswith("x-stainless")) for names in sent] == [[]] * 4
-    assert all({"content-type", "user-agent"} <= names for names in sent)
-    assert all("authorization" in names or "x-api-key" in names for names in sent)

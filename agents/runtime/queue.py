@@ -11,7 +11,7 @@ loop; instead, with ``AGENT_RUNS_IN_BACKGROUND`` (the default) it runs on a pool
 ``AGENT_BACKGROUND_THREADS`` threads in this process, after the commit, exactly as the eager task
 would (same task, same claim and lease), and the request answers at once. Each background step
 closes its thread's database connection when it ends. On SQLite the request and the steps write in
-turn: the database waits for a competing writer (``config/settings/base.py``), and a step that still
+turn: the database waits for a competing writer (``config/settings/storage.py``), and a step that still
 meets a locked database retries as the task asks (``agents/tasks.py``). A step that raises is logged
 with its traceback; the run's lease then expires and the reaper's rules apply, as for a worker
 that died. Runs still in the pool when the process stops are left to the same rules.

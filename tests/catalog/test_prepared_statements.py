@@ -23,7 +23,7 @@ def prepared_count(marker: str) -> int:
 @pytest.mark.django_db(transaction=True)
 def test_a_statement_run_again_after_the_threshold_is_prepared_once_and_logged_each_time():
     threshold = connection.settings_dict["OPTIONS"]["prepare_threshold"]
-    assert threshold == 1  # config/settings/base.py, DATABASE_PREPARED_STATEMENTS on by default
+    assert threshold == 1  # config/settings/storage.py, DATABASE_PREPARED_STATEMENTS on by default
     table = Table(AgentRun, connection)
     sql = f"SELECT count(*) FROM {table.name} WHERE {table['status']} = %s /* prepared-marker */"
 

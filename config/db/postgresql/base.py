@@ -1,5 +1,5 @@
 """Django's PostgreSQL backend, except that the pool takes ``check`` from ``OPTIONS["pool"]``
-(docs/decisions/0009-connection-pool-and-slow-steps.md; selected by config/settings/base.py whenever
+(docs/decisions/0009-connection-pool-and-slow-steps.md; selected by config/settings/storage.py whenever
 ``DATABASE_POOL`` is on), and that a query log shows a statement psycopg ran prepared by its text
 (:class:`DatabaseOperations`).
 

@@ -181,15 +181,11 @@ class Estimator:
 
     def count_message(self, message: Message) -> int:
         """Tokens one message adds to a request: overhead, role, content, name, tool calls."""
-        key = (self._cache_space, message.digest)
-        raw = self.cache.get(key)
-        if raw is None:
-            raw = self._raw_message(message)
-            self.cache.put(key, raw)
-        return self._scale(raw)
+        return self.count_each((message,))[0]
 
     def count_each(self, messages: Iterable[Message]) -> list[int]:
-        """:meth:`count_message` of each message, in order (one call for a transcript's messages)."""
+        """:meth:`count_message` of each message, in order, each message's raw count kept under its
+        digest (one call for a transcript's messages)."""
         space, get, put = self._cache_space, self.cache.get, self.cache.put
         factor = None if self.is_exact else self.profile.calibration_factor
         counts = []
@@ -204,7 +200,7 @@ class Estimator:
 
     def count_messages(self, messages: Iterable[Message]) -> int:
         """Prompt tokens of a message list: every message plus the reply priming (even when empty)."""
-        return sum(self.count_message(message) for message in messages) + self.reply_priming
+        return sum(self.count_each(messages)) + self.reply_priming
 
     def count_tools(self, tool_specs: Sequence[ToolSpec]) -> int:
         """Tokens the tool specs add to a request (0 for none; ``func_end`` once otherwise)."""

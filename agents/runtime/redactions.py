@@ -67,12 +67,6 @@ class RedactionMemo:
             self.clean_texts.put(value, True)
         return True
 
-    def message(self, message: Message) -> tuple[Message, dict[str, int]] | None:
-        entry = self.messages.get(id(message))
-        if entry is None or entry[0] is not message:
-            return None
-        return entry[1], entry[2]
-
     def message_put(self, message: Message, redacted: Message, counts: dict[str, int]) -> None:
         self.messages.put(id(message), (message, redacted, counts))
 
@@ -118,8 +112,8 @@ class Redactions:
         by identity (``TranscriptEntry.held``)."""
         if not remember:
             return self._message(message)
-        known = REDACTION_MEMO.messages.get(id(message))  # RedactionMemo.message, without a call
-        if known is not None and known[0] is message:
+        known = REDACTION_MEMO.messages.get(id(message))  # (message, redacted, counts); an id reused
+        if known is not None and known[0] is message:  # by another object is no hit
             if known[2]:
                 self._add(known[2])
             return known[1]

@@ -15,7 +15,7 @@ from django.db import connections, models
 from catalog.models.catalog import CATALOG_VERSION_ID, CatalogVersion
 from catalog.models.clients import ApiClient
 from catalog.models.configurations import Configuration
-from catalog.models.sql import Read, Table, converted_row, statement_cursor
+from catalog.models.sql import Read, Table, converted_row, executed, statement_cursor
 from catalog.pricing import COST_DECIMAL_PLACES, COST_MAX_DIGITS
 from governance.vocabulary import DataClass, TrustZone
 
@@ -104,8 +104,7 @@ class AgentRunQuerySet(models.QuerySet["AgentRun"]):
             *(param for read in reads for param in read.params),
         ]
         with statement_cursor(connection) as cursor:
-            cursor.execute(sql, params)
-            row = cursor.fetchone()
+            row = executed(cursor, sql, params).fetchone()
         return None if row is None else self._claimed(run, reads, row)
 
     def totals_add(
@@ -130,8 +129,7 @@ class AgentRunQuerySet(models.QuerySet["AgentRun"]):
             run_id=run_id, added=added, values=values, lease_owner=lease_owner, step_index=step_index
         )
         with statement_cursor(connection) as cursor:
-            cursor.execute(sql, params)
-            return int(cursor.rowcount)
+            return int(executed(cursor, sql, params).rowcount)
 
     def totals_add_sql(
         self,

@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 from django.db import connections, models, router, transaction
 
 from agents.runtime.leases import HeldLease, LeaseLost, held_update_sql, lease_expiry, lease_hold
-from catalog.models.sql import has_save_receivers, insert_parts, row_saved, statement_cursor
+from catalog.models.sql import executed, has_save_receivers, insert_parts, row_saved, statement_cursor
 
 M = TypeVar("M", bound=models.Model)
 
@@ -62,7 +62,7 @@ def held_insert(
             instance.save(force_insert=True, using=alias)
             with connection.cursor() as cursor:
                 for statement in then:
-                    cursor.execute(*statement)
+                    executed(cursor, *statement)
         return instance
     if not written:
         raise LeaseLost(f"run {held.run_id} step {held.step_index} is no longer leased by this worker")
@@ -112,8 +112,7 @@ def held_rows_written(
     statement = (sql, params) if len(params) <= PARSES_KEPT_UP_TO else distinct_parameters(sql, params)
     savepoint = transaction.atomic(using=alias) if connection.in_atomic_block else nullcontext()
     with savepoint, statement_cursor(connection) as cursor:
-        cursor.execute(*statement)
-        row = cursor.fetchone()
+        row = executed(cursor, *statement).fetchone()
     if not row[0]:
         return False
     for instance, pk in zip(rows, row[1:], strict=True):

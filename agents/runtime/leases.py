@@ -34,7 +34,7 @@ from django.utils import timezone
 from agents.models import AgentRun, RunStatus, TerminationReason
 from agents.models.runs import TERMINAL_STATUSES
 from agents.runtime.parts import step_configuration
-from catalog.models.sql import Table, statement_cursor
+from catalog.models.sql import Table, executed, statement_cursor
 
 MAX_REQUEUES = 3
 REQUEUE_LIMIT = "requeue_limit"
@@ -138,8 +138,7 @@ def _held_update(held: HeldLease, values: dict[str, object], *, unfinished: bool
     connection = connections[router.db_for_write(AgentRun)]
     sql, params = held_update_sql(held, values, connection, unfinished=unfinished)
     with statement_cursor(connection) as cursor:
-        cursor.execute(sql, params)
-        return int(cursor.rowcount)
+        return int(executed(cursor, sql, params).rowcount)
 
 
 def lease_expiry() -> datetime:

@@ -18,7 +18,7 @@ from agents.runtime.plan import SendPlan, model_profile
 from agents.runtime.transcript import TRANSCRIPTS
 from agents.telemetry import step_record_observed
 from catalog.models import LlmModel
-from catalog.models.sql import row_inserted
+from catalog.models.sql import executed, row_inserted
 from catalog.pricing import ZERO, reply_cost
 from context_assembly.calibration import CalibrationState, run_ratio
 from context_assembly.fitting import FitResult
@@ -238,8 +238,7 @@ def _recorded_in_transaction(
     only for the commit). False, with nothing written, when the check found the lease lost."""
     with transaction.atomic(using=alias):
         with connections[alias].cursor() as cursor:
-            cursor.execute(*check)
-            if not cursor.rowcount:
+            if not executed(cursor, *check).rowcount:
                 return False
         row_inserted(step)
         row_inserted(message)

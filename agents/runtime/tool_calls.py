@@ -34,6 +34,7 @@ from agents.runtime.transcript import TRANSCRIPTS, run_context
 from agents.runtime.untrusted import untrusted_named, untrusted_sources
 from agents.selectors import run_client_name
 from catalog.models import Configuration
+from catalog.models.sql import executed
 from catalog.selectors import catalog_token_of, configuration_zone
 from governance.services import EventContext, enforced_event_record
 from governance.vocabulary import DataClass, Decision, Integrity, TrustZone
@@ -315,6 +316,6 @@ def _store_result(
             stored = RunMessage.objects.create(position=RunMessage.objects.filter(run=run).count(), **fields)
             with connection.cursor() as cursor:
                 for statement in then:
-                    cursor.execute(*statement)
+                    executed(cursor, *statement)
     # The run's next step, in this worker, reads its transcript from the one held here.
     transaction.on_commit(lambda: TRANSCRIPTS.written(stored))

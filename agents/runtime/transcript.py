@@ -16,7 +16,7 @@ from agents.runtime.plan import SendPlan, model_profile, receiver_name, send_pla
 from agents.runtime.request import SendRequest, TranscriptEntry
 from agents.runtime.run_media import media_of
 from catalog.models import ContextStrategy, ContextUsageNote, LlmModel
-from catalog.models.sql import Table, converted_rows, statement_cursor
+from catalog.models.sql import Table, converted_rows, executed, statement_cursor
 from config.caches import cache_register
 from config.lru import LruCache
 from context_assembly.assembly import ContextItem, render_tail_note
@@ -181,8 +181,7 @@ def _rows_from(run: AgentRun, position: int) -> list[list[Any]]:
     )
     params: list[Any] = [table.value("run", run.pk), position]
     with statement_cursor(connection) as cursor:
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
+        rows = executed(cursor, sql, params).fetchall()
     return list(converted_rows(connection, alias, [table.field(name) for name in _ROW], rows))
 
 

@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import connections, models
 
-from catalog.models.sql import Float, FloatFunctions, Table
+from catalog.models.sql import Float, FloatFunctions, Table, executed
 from context_assembly.calibration import CalibrationState, blended_factor, sample_ratio
 from context_assembly.parts import MODALITIES
 from context_assembly.profiles import ModelCapabilities, capabilities_for
@@ -124,8 +124,7 @@ class LlmModelQuerySet(models.QuerySet["LlmModel"]):
         sql, params = statement
         returning = f"{table.column('calibration_factor')}, {table.column('calibration_samples')}"
         with connection.cursor() as cursor:
-            cursor.execute(f"{sql} RETURNING {returning}", params)
-            row = cursor.fetchone()
+            row = executed(cursor, f"{sql} RETURNING {returning}", params).fetchone()
         return None if row is None else CalibrationState(factor=float(row[0]), samples=int(row[1]))
 
     def calibrate_sql(

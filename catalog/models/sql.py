@@ -23,6 +23,7 @@ and SQLite (3.35 or newer) are supported.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -115,14 +116,53 @@ class Statement:
     def execute(self, connection: BaseDatabaseWrapper, params: Sequence[Any]) -> int:
         """Run it with ``params``; the number of rows it changed."""
         with connection.cursor() as cursor:
-            cursor.execute(self.sql(connection), params)
-            return cursor.rowcount
+            return executed(cursor, self.sql(connection), params).rowcount
 
     def row(self, connection: BaseDatabaseWrapper, params: Sequence[Any]) -> tuple[Any, ...] | None:
         """Its first row with ``params``, or None."""
         with connection.cursor() as cursor:
-            cursor.execute(self.sql(connection), params)
-            return cursor.fetchone()
+            return executed(cursor, self.sql(connection), params).fetchone()
+
+
+def executed(cursor: CursorWrapper, sql: str, params: Sequence[Any]) -> CursorWrapper:
+    """``cursor`` after ``cursor.execute(sql, params)``, for SQL text written with ``%s`` placeholders.
+
+    On SQLite the values go by name (``%(p0)s``, ``%(p1)s`` ..., a dictionary of parameters, which
+    Django's SQLite backend supports as it supports a list): with a list, that backend turns every
+    ``%s`` into ``?`` by a regular expression over the whole text at each execution, which cost more
+    than the rest of a short statement's execution (about 70,000 instructions for a row's ``INSERT``;
+    the six statements of a gateway request, 2% of its instructions). Named values are put in by
+    Python's ``%`` operator instead, and the text with named placeholders is made once per statement
+    (:data:`_NAMED`). On other databases the call is ``cursor.execute(sql, params)`` itself."""
+    if cursor.db.vendor != "sqlite":
+        cursor.execute(sql, params)
+        return cursor
+    named, names = _NAMED.get_or_build(sql, lambda: _named_placeholders(sql))
+    cursor.execute(named, dict(zip(names, params, strict=True)))
+    return cursor
+
+
+# A placeholder as Django's SQLite backend finds one in SQL text (a ``%%`` is a literal ``%``).
+_FORMAT_PLACEHOLDER = re.compile(r"(?<!%)%s")
+
+
+def _named_placeholders(sql: str) -> tuple[str, tuple[str, ...]]:
+    """``sql`` with its ``%s`` placeholders named in order, and the names."""
+    names: list[str] = []
+
+    def named(_: re.Match[str]) -> str:
+        names.append(f"p{len(names)}")
+        return f"%({names[-1]})s"
+
+    return _FORMAT_PLACEHOLDER.sub(named, sql), tuple(names)
+
+
+_NAMED: LruCache[str, tuple[str, tuple[str, ...]]] = cache_register(
+    LruCache(512),
+    name="named_placeholders",
+    key="the SQL text of a statement run by executed() on SQLite",
+    invalidation="nothing: the named text is a pure function of the text",
+)
 
 
 def row_inserted(instance: M) -> M:
@@ -144,8 +184,7 @@ def row_inserted(instance: M) -> M:
         f"RETURNING {table.column(pk.name)}"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, values)
-        row = cursor.fetchone()
+        row = executed(cursor, sql, values).fetchone()
     return row_saved(instance, row[0], alias)
 
 

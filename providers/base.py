@@ -15,6 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, Generic, Protocol, TypeVar
 
+import orjson
 from asgiref.sync import sync_to_async
 
 from context_assembly.messages import ToolCall
@@ -56,6 +57,23 @@ HOST_HEADERS = (
 def host_headers_omitted(omit: object) -> dict[str, Any]:
     """:data:`HOST_HEADERS`, each as ``omit`` (the SDK's own marker of a header not to send)."""
     return dict.fromkeys(HOST_HEADERS, omit)
+
+
+def json_sent(body: dict[str, Any]) -> dict[str, Any]:
+    """The argument of an SDK's generic ``post`` that sends ``body``: its JSON as ``content``, encoded by
+    orjson, or the ``body`` itself (which the SDK encodes) for one that orjson does not encode.
+
+    The SDK encodes a body with the standard library's ``json`` (compact, UTF-8 unescaped), which
+    walks a long conversation's text character by character in its escaping loop: about 3% of
+    the instructions of a 50-message completion through the gateway. orjson writes the same bytes for
+    a body's objects, arrays, strings, integers, booleans and null; a float may be written in another
+    form of the same number, and one that is not a number is ``null`` where the SDK's encoder raised
+    (a body's numbers come from validated options, which never hold one). A key that is not a string
+    or an integer past 64 bits is left to the SDK."""
+    try:
+        return {"content": orjson.dumps(body)}
+    except orjson.JSONEncodeError:
+        return {"body": body}
 
 
 def sdk_client_options(config: ProviderConfig) -> dict[str, Any]:

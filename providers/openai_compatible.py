@@ -37,7 +37,7 @@ from openai.types import CompletionUsage, CreateEmbeddingResponse
 from openai.types.chat import ChatCompletion
 
 from context_assembly.messages import Message, ToolCall
-from providers.base import SdkAdapter, host_headers_omitted
+from providers.base import SdkAdapter, host_headers_omitted, json_sent
 from providers.chat_body import openai_options
 from providers.failures import FailureClass, ProviderError, SdkErrors
 from providers.streams import StreamDelta, StreamFinish, TextDelta, ToolCallDelta, UsageDelta
@@ -167,7 +167,7 @@ def _streamed(body: dict[str, Any]) -> dict[str, Any]:
     for an error status (or an error event) as create() does."""
     return {
         "path": "/chat/completions",
-        "body": body,
+        **json_sent(body),
         "cast_to": ChatCompletion,
         "options": {**_SENT, "security": {"bearer_auth": True}},
         "stream": True,
@@ -223,12 +223,12 @@ class OpenAICompatibleAdapter(SdkAdapter[openai.OpenAI, openai.AsyncOpenAI, _Str
         # which costs ~0.5 ms per message: 100 ms per call at a 200-message transcript. The answer is
         # its decoded JSON (``object``), read by _reply as a stream's chunks are read.
         return self._reply(
-            call, self._client.post("/chat/completions", body=body, cast_to=object, options=_SENT)
+            call, self._client.post("/chat/completions", **json_sent(body), cast_to=object, options=_SENT)
         )
 
     async def _send_whole_async(self, call: ProviderCall, body: dict[str, Any]) -> ProviderReply:
         completion = await self.async_client().post(
-            "/chat/completions", body=body, cast_to=object, options=_SENT
+            "/chat/completions", **json_sent(body), cast_to=object, options=_SENT
         )
         return self._reply(call, completion)
 

@@ -1,0 +1,50 @@
+"""A body goes out as the bytes the SDK's own encoder writes, encoded by orjson (providers/base.py,
+``json_sent``), in each of the four ways a call is sent; what orjson does not encode is the SDK's."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+
+from context_assembly.messages import Message
+from providers.base import json_sent
+from providers.openai_compatible import OpenAICompatibleAdapter
+from tests.providers.test_openai_compatible import call, config
+
+# Text that the standard library's encoder escapes in its own ways: quotes, backslashes, control
+# characters, non-ASCII letters, an emoji outside the BMP, the line and paragraph separators.
+AWKWARD = 'Quote " backslash \\ tab \t newline \n bell \x07 del \x7f é 漢字 🙂 \u2028 \u2029 </script>'
+
+
+def test_each_way_of_sending_sends_the_bytes_the_sdk_would_have_encoded(fake_provider):
+    adapter = OpenAICompatibleAdapter(config(fake_provider))
+    messages = (Message(role="system", content=AWKWARD), Message(role="user", content="x" * 5000 + AWKWARD))
+    whole, streamed = call(messages=messages, temperature=0.25), call(messages=messages, stream=True)
+
+    async def on_a_loop() -> None:
+        await adapter.asend(whole, adapter.request_body(whole))
+        stream = await adapter.astream(streamed, adapter.request_body(streamed))
+        assert [delta async for delta in stream]
+        await adapter.async_client().close()
+
+    try:
+        adapter.complete(whole)
+        adapter.complete(streamed)
+        asyncio.run(on_a_loop())
+    finally:
+        adapter.close()
+    expected = [sdk_encoded(adapter.request_body(sent)) for sent in (whole, streamed, whole, streamed)]
+    assert [request.raw for request in fake_provider.requests] == expected
+    assert [request.headers["content-type"] for request in fake_provider.requests] == ["application/json"] * 4
+
+
+def sdk_encoded(body: dict) -> bytes:
+    """A body as the ``openai`` SDK encodes it (its JSON encoder's settings, which are httpx's)."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+def test_a_body_orjson_does_not_encode_is_left_to_the_sdk_and_a_float_that_is_no_number_is_null():
+    too_big = {"seed": 2**70}
+    assert json_sent(too_big) == {"body": too_big}
+    assert json_sent({"temperature": math.nan}) == {"content": b'{"temperature":null}'}

@@ -124,11 +124,12 @@ class ResponseShapeMiddleware(ABC):
 
     def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
         self.get_response = get_response
-        if iscoroutinefunction(get_response):
+        self.async_mode = iscoroutinefunction(get_response)  # asked once, as Django's own middleware does
+        if self.async_mode:
             markcoroutinefunction(self)
 
     def __call__(self, request: HttpRequest) -> Any:
-        if iscoroutinefunction(self):
+        if self.async_mode:
             return self._acall(request)
         return self.reshape(request, self.get_response(request))
 

@@ -51,15 +51,24 @@ class LruCache(Generic[K, V]):
         self.peek: Callable[[K], V | None] = self._entries.get
 
     def get(self, key: K) -> V | None:
-        """The stored value (marking it most recently used), or None. Counts a hit or a miss."""
-        with self._lock:
-            value = self._entries.get(key)
-            if value is None:
-                self._misses += 1
-                return None
-            self._entries.move_to_end(key)
-            self._hits += 1
-            return value
+        """The stored value (marking it most recently used), or None. Counts a hit or a miss.
+
+        Without the lock: the look-up and the move to the end are each one call of the C-level
+        ``OrderedDict`` (atomic under the interpreter lock), and a key another thread evicted between
+        the two is simply not moved. The lock cost more than the rest of a read, and a request reads
+        a few hundred times (four memos per message of a conversation). Counts are diagnostics:
+        threads racing on one cache may lose an increment."""
+        entries = self._entries
+        value = entries.get(key)
+        if value is None:
+            self._misses += 1
+            return None
+        try:  # noqa: SIM105  (contextlib.suppress would build a context manager at every read)
+            entries.move_to_end(key)
+        except KeyError:  # evicted or cleared by another thread just now: it was a hit all the same
+            pass
+        self._hits += 1
+        return value
 
     def keys(self) -> KeysView[K]:
         """A live view of the stored keys, read like :attr:`peek`: without the lock, recency or counts

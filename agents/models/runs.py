@@ -16,7 +16,7 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from catalog.models.catalog import CATALOG_VERSION_ID, CatalogVersion
 from catalog.models.clients import ApiClient
 from catalog.models.configurations import Configuration
-from catalog.models.sql import Read, Table, converted_row, statement_cursor
+from catalog.models.sql import Read, Table, converted_row, statement_cursor, statement_text
 from catalog.pricing import COST_DECIMAL_PLACES, COST_MAX_DIGITS
 from governance.vocabulary import DataClass, TrustZone
 
@@ -134,32 +134,28 @@ class AgentRunQuerySet(models.QuerySet["AgentRun"]):
         ``WHERE`` clause, so a statement may embed it: ``agents/runtime/held_writes.py``)."""
         connection = connections[self.db]
         run = Table(self.model, connection)
-        sqlite = connection.vendor == "sqlite"
-        assignments: list[str] = []
-        params: list[Any] = []
-        for name, amount in added.items():
-            column = run.column(name)
-            if isinstance(amount, Decimal):  # as the ORM renders a decimal sum on each backend
-                total = (
-                    f"CAST(({run[name]} + (CAST(%s AS NUMERIC))) AS NUMERIC)"
-                    if sqlite
-                    else f"({run[name]} + %s)"
-                )
-            else:
-                total = f"({run[name]} + %s)"
-            assignments.append(f"{column} = {total}")
-            params.append(run.value(name, amount))
-        for name, value in values.items():
-            assignments.append(f"{run.column(name)} = %s")
-            params.append(run.value(name, value))
-        sql = f"UPDATE {run.name} SET {', '.join(assignments)} WHERE {run['pk']} = %s"
+        decimals = tuple(isinstance(amount, Decimal) for amount in added.values())
+        shape = (
+            "totals_add",
+            tuple(added),
+            decimals,
+            tuple(values),
+            lease_owner is not None,
+            step_index is not None,
+        )
+        sql = statement_text(
+            connection,
+            shape,
+            lambda: _totals_add_text(
+                run, added, values, with_owner=lease_owner is not None, with_step=step_index is not None
+            ),
+        )
+        params: list[Any] = [run.value(name, amount) for name, amount in added.items()]
+        params += [run.value(name, value) for name, value in values.items()]
         params.append(run.value("pk", uuid.UUID(str(run_id))))
         if lease_owner is not None:
-            terminal = ", ".join(["%s"] * len(TERMINAL_STATUSES))
-            sql += f" AND {run['status']} NOT IN ({terminal}) AND {run['lease_owner']} = %s"
-            params += [*(run.value("status", status.value) for status in TERMINAL_STATUSES), lease_owner]
+            params += [*(status.value for status in TERMINAL_STATUSES), lease_owner]
         if step_index is not None:
-            sql += f" AND {run['next_step_index']} = %s"
             params.append(step_index)
         return sql, params
 
@@ -182,6 +178,35 @@ class AgentRunQuerySet(models.QuerySet["AgentRun"]):
             step_status=step_status,
             messages=0 if last_position is None else last_position + 1,
         )
+
+
+def _totals_add_text(
+    run: Table,
+    added: Mapping[str, int | Decimal],
+    values: Mapping[str, object],
+    *,
+    with_owner: bool,
+    with_step: bool,
+) -> str:
+    """:meth:`AgentRunQuerySet.totals_add_sql`'s text: each of ``added`` added to its counter (a
+    decimal as the ORM renders a decimal sum on each backend), each of ``values`` set, on the run's
+    primary key, then, ``with_owner``, unfinished and leased by an owner, ``with_step``, at a step."""
+    sqlite = run.connection.vendor == "sqlite"
+    assignments: list[str] = []
+    for name, amount in added.items():
+        if isinstance(amount, Decimal) and sqlite:
+            total = f"CAST(({run[name]} + (CAST(%s AS NUMERIC))) AS NUMERIC)"
+        else:
+            total = f"({run[name]} + %s)"
+        assignments.append(f"{run.column(name)} = {total}")
+    assignments += [f"{run.column(name)} = %s" for name in values]
+    sql = f"UPDATE {run.name} SET {', '.join(assignments)} WHERE {run['pk']} = %s"
+    if with_owner:
+        terminal = ", ".join(["%s"] * len(TERMINAL_STATUSES))
+        sql += f" AND {run['status']} NOT IN ({terminal}) AND {run['lease_owner']} = %s"
+    if with_step:
+        sql += f" AND {run['next_step_index']} = %s"
+    return sql
 
 
 # In a claim's reads, the parameter that stands for the claimed step's index.

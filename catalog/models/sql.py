@@ -23,7 +23,7 @@ and SQLite (3.35 or newer) are supported.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -123,6 +123,26 @@ class Statement:
         with connection.cursor() as cursor:
             cursor.execute(self.sql(connection), params)
             return cursor.fetchone()
+
+
+def statement_text(connection: BaseDatabaseWrapper, key: Hashable, build: Callable[[], str]) -> str:
+    """The SQL text ``build()`` makes for ``key`` on ``connection``'s database, built once per process:
+    for a statement a step runs every time with the same shape (the columns it sets, the conditions
+    it checks) and other values. ``key`` names the statement and everything its text depends on
+    besides the database; ``build`` must make the same text for the same key."""
+    cache_key = (connection.alias, connection.vendor, key)
+    text = _STATEMENT_TEXTS.get(cache_key)
+    if text is None:
+        text = _STATEMENT_TEXTS.put_absent(cache_key, build())
+    return text
+
+
+_STATEMENT_TEXTS: LruCache[tuple[str, str, Hashable], str] = cache_register(
+    LruCache(256),
+    name="statement_texts",
+    key="database alias and vendor, the statement and its shape (the columns it sets, its conditions)",
+    invalidation="nothing: a statement's text is a function of its shape and the models' metadata",
+)
 
 
 def row_inserted(instance: M) -> M:

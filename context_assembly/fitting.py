@@ -98,8 +98,8 @@ class BudgetBreakdown:
     dropped_turns: int
 
     def as_dict(self) -> dict[str, int]:
-        # Every field is an int: dataclasses.asdict's deep copy of each cost more than the rest of a
-        # gateway answer's breakdown (it is in every answer's governance block).
+        """Every line by name, in order: a new dict (every step stores one, every gateway answer shows
+        one). Its fields are ints, so reading each is ``dataclasses.asdict`` without its deep copy."""
         return {name: getattr(self, name) for name in _BREAKDOWN_FIELDS}
 
 

@@ -11,11 +11,12 @@ from decimal import Decimal
 from typing import Any
 
 from django.db import connections, models
+from django.db.backends.base.base import BaseDatabaseWrapper
 
 from catalog.models.catalog import CATALOG_VERSION_ID, CatalogVersion
 from catalog.models.clients import ApiClient
 from catalog.models.configurations import Configuration
-from catalog.models.sql import Read, Table, converted_row, executed, statement_cursor
+from catalog.models.sql import Read, Table, converted_row, executed, statement_cursor, statement_text
 from catalog.pricing import COST_DECIMAL_PLACES, COST_MAX_DIGITS
 from governance.vocabulary import DataClass, TrustZone
 
@@ -76,21 +77,8 @@ class AgentRunQuerySet(models.QuerySet["AgentRun"]):
         with what a step needs next (:func:`_claim_reads`), so a step starts with one round trip.
         """
         connection = connections[self.db]
+        claim = _claim_statement(connection)
         run = Table(self.model, connection)
-        reads = _claim_reads(run, step_index)
-        owner, expires, status = (
-            run.column("lease_owner"),
-            run.column("lease_expires_at"),
-            run.column("status"),
-        )
-        terminal = ", ".join(["%s"] * len(TERMINAL_STATUSES))
-        sql = (
-            f"UPDATE {run.name} SET {status} = %s, {owner} = %s, {expires} = %s, "
-            f"{run.column('updated_at')} = %s WHERE {run.column('pk')} = %s "
-            f"AND {run.column('next_step_index')} = %s AND {status} NOT IN ({terminal}) "
-            f"AND ({expires} IS NULL OR {expires} < %s OR {owner} = %s) "
-            f"RETURNING {run.columns()}, {', '.join(read.sql for read in reads)}"
-        )
         params: list[Any] = [
             run.value("status", RunStatus.RUNNING.value),
             worker,
@@ -98,14 +86,14 @@ class AgentRunQuerySet(models.QuerySet["AgentRun"]):
             run.value("updated_at", now),
             run.value("pk", uuid.UUID(str(run_id))),
             step_index,
-            *(run.value("status", value.value) for value in TERMINAL_STATUSES),
+            *claim.terminal_params,
             run.value("lease_expires_at", now),
             worker,
-            *(param for read in reads for param in read.params),
+            *(step_index if param is STEP_INDEX else param for param in claim.read_params),
         ]
         with statement_cursor(connection) as cursor:
-            row = executed(cursor, sql, params).fetchone()
-        return None if row is None else self._claimed(run, reads, row)
+            row = executed(cursor, claim.sql, params).fetchone()
+        return None if row is None else self._claimed(connection, claim, row)
 
     def totals_add(
         self,
@@ -144,40 +132,38 @@ class AgentRunQuerySet(models.QuerySet["AgentRun"]):
         ``WHERE`` clause, so a statement may embed it: ``agents/runtime/held_writes.py``)."""
         connection = connections[self.db]
         run = Table(self.model, connection)
-        sqlite = connection.vendor == "sqlite"
-        assignments: list[str] = []
-        params: list[Any] = []
-        for name, amount in added.items():
-            column = run.column(name)
-            if isinstance(amount, Decimal):  # as the ORM renders a decimal sum on each backend
-                total = (
-                    f"CAST(({run[name]} + (CAST(%s AS NUMERIC))) AS NUMERIC)"
-                    if sqlite
-                    else f"({run[name]} + %s)"
-                )
-            else:
-                total = f"({run[name]} + %s)"
-            assignments.append(f"{column} = {total}")
-            params.append(run.value(name, amount))
-        for name, value in values.items():
-            assignments.append(f"{run.column(name)} = %s")
-            params.append(run.value(name, value))
-        sql = f"UPDATE {run.name} SET {', '.join(assignments)} WHERE {run['pk']} = %s"
+        decimals = tuple(isinstance(amount, Decimal) for amount in added.values())
+        shape = (
+            "totals_add",
+            tuple(added),
+            decimals,
+            tuple(values),
+            lease_owner is not None,
+            step_index is not None,
+        )
+        sql = statement_text(
+            connection,
+            shape,
+            lambda: _totals_add_text(
+                run, added, values, with_owner=lease_owner is not None, with_step=step_index is not None
+            ),
+        )
+        params: list[Any] = [run.value(name, amount) for name, amount in added.items()]
+        params += [run.value(name, value) for name, value in values.items()]
         params.append(run.value("pk", uuid.UUID(str(run_id))))
         if lease_owner is not None:
-            terminal = ", ".join(["%s"] * len(TERMINAL_STATUSES))
-            sql += f" AND {run['status']} NOT IN ({terminal}) AND {run['lease_owner']} = %s"
-            params += [*(run.value("status", status.value) for status in TERMINAL_STATUSES), lease_owner]
+            params += [*(status.value for status in TERMINAL_STATUSES), lease_owner]
         if step_index is not None:
-            sql += f" AND {run['next_step_index']} = %s"
             params.append(step_index)
         return sql, params
 
-    def _claimed(self, run: Table, reads: tuple[Read, ...], row: tuple[Any, ...]) -> RunClaim:
-        fields = run.fields()
-        values = converted_row(run.connection, self.db, (*fields, *(read.field for read in reads)), row)
-        claimed = self.model.from_db(self.db, [field.attname for field in fields], values[: len(fields)])
-        token, factor, samples, client_name, step_status, last_position = values[len(fields) :]
+    def _claimed(
+        self, connection: BaseDatabaseWrapper, claim: ClaimStatement, row: tuple[Any, ...]
+    ) -> RunClaim:
+        columns = len(claim.run_attnames)
+        values = converted_row(connection, self.db, claim.fields, row)
+        claimed = self.model.from_db(self.db, claim.run_attnames, values[:columns])
+        token, factor, samples, client_name, step_status, last_position = values[columns:]
         if claimed.api_client_id is not None and client_name is not None:
             claimed.api_client = ApiClient.from_db(
                 self.db, ["id", "name"], [claimed.api_client_id, client_name]
@@ -192,12 +178,97 @@ class AgentRunQuerySet(models.QuerySet["AgentRun"]):
         )
 
 
-def _claim_reads(run: Table, step_index: int) -> tuple[Read, ...]:
+def _totals_add_text(
+    run: Table,
+    added: Mapping[str, int | Decimal],
+    values: Mapping[str, object],
+    *,
+    with_owner: bool,
+    with_step: bool,
+) -> str:
+    """:meth:`AgentRunQuerySet.totals_add_sql`'s text: each of ``added`` added to its counter (a
+    decimal as the ORM renders a decimal sum on each backend), each of ``values`` set, on the run's
+    primary key, then, ``with_owner``, unfinished and leased by an owner, ``with_step``, at a step."""
+    sqlite = run.connection.vendor == "sqlite"
+    assignments: list[str] = []
+    for name, amount in added.items():
+        if isinstance(amount, Decimal) and sqlite:
+            total = f"CAST(({run[name]} + (CAST(%s AS NUMERIC))) AS NUMERIC)"
+        else:
+            total = f"({run[name]} + %s)"
+        assignments.append(f"{run.column(name)} = {total}")
+    assignments += [f"{run.column(name)} = %s" for name in values]
+    sql = f"UPDATE {run.name} SET {', '.join(assignments)} WHERE {run['pk']} = %s"
+    if with_owner:
+        terminal = ", ".join(["%s"] * len(TERMINAL_STATUSES))
+        sql += f" AND {run['status']} NOT IN ({terminal}) AND {run['lease_owner']} = %s"
+    if with_step:
+        sql += f" AND {run['next_step_index']} = %s"
+    return sql
+
+
+# In a claim's reads, the parameter that stands for the claimed step's index.
+STEP_INDEX = object()
+
+
+@dataclass(frozen=True)
+class ClaimStatement:
+    """The claim's ``UPDATE … RETURNING`` on one database vendor, built once per process (its text and
+    what it returns do not change from one claim to the next; building them cost more than a quarter
+    of the claim): its text, the fields of the row it returns (the run's columns, then each of
+    :func:`_claim_reads`), the run's attribute names, and the parameters of its terminal statuses
+    and of its reads (:data:`STEP_INDEX` for the claimed step's index)."""
+
+    sql: str
+    fields: tuple[models.Field[Any, Any], ...]
+    run_attnames: list[str]
+    terminal_params: tuple[object, ...]
+    read_params: tuple[object, ...]
+
+
+def _claim_statement(connection: BaseDatabaseWrapper) -> ClaimStatement:
+    claim = _CLAIM_STATEMENTS.get(connection.vendor)
+    if claim is None:
+        claim = _CLAIM_STATEMENTS.setdefault(connection.vendor, _claim_built(connection))
+    return claim
+
+
+def _claim_built(connection: BaseDatabaseWrapper) -> ClaimStatement:
+    run = Table(AgentRun, connection)
+    reads = _claim_reads(run)
+    owner, expires, status = (
+        run.column("lease_owner"),
+        run.column("lease_expires_at"),
+        run.column("status"),
+    )
+    terminal = ", ".join(["%s"] * len(TERMINAL_STATUSES))
+    sql = (
+        f"UPDATE {run.name} SET {status} = %s, {owner} = %s, {expires} = %s, "
+        f"{run.column('updated_at')} = %s WHERE {run.column('pk')} = %s "
+        f"AND {run.column('next_step_index')} = %s AND {status} NOT IN ({terminal}) "
+        f"AND ({expires} IS NULL OR {expires} < %s OR {owner} = %s) "
+        f"RETURNING {run.columns()}, {', '.join(read.sql for read in reads)}"
+    )
+    fields = run.fields()
+    return ClaimStatement(
+        sql=sql,
+        fields=(*fields, *(read.field for read in reads)),
+        run_attnames=[field.attname for field in fields],
+        terminal_params=tuple(run.value("status", value.value) for value in TERMINAL_STATUSES),
+        read_params=tuple(param for read in reads for param in read.params),
+    )
+
+
+# The claim statement by database vendor, as :class:`catalog.models.sql.Statement` keeps its text.
+_CLAIM_STATEMENTS: dict[str, ClaimStatement] = {}
+
+
+def _claim_reads(run: Table) -> tuple[Read, ...]:
     """What the claim returns beside the run's columns, each a scalar subquery over the updated row:
     the catalogue token (the worker's cache of the configuration is valid under it), the serving
     model's calibration factor and samples, the API client's name, the status of a step already
-    recorded at ``step_index``, and the position of the run's last message (the unique index on run
-    and position answers it from one entry)."""
+    recorded at the claimed index (:data:`STEP_INDEX`), and the position of the run's last message
+    (the unique index on run and position answers it from one entry)."""
     version = Table(CatalogVersion, run.connection)
     configuration = run.related("configuration")
     model, client, step = configuration.related("model"), run.related("api_client"), run.related("steps")
@@ -222,7 +293,7 @@ def _claim_reads(run: Table, step_index: int) -> tuple[Read, ...]:
             step.field("status"),
             f"(SELECT {step['status']} FROM {step.name} "
             f"WHERE {step['run']} = {run['pk']} AND {step['index']} = %s)",
-            (step_index,),
+            (STEP_INDEX,),
         ),
         Read(
             message.field("position"),

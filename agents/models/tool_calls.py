@@ -7,7 +7,7 @@ from typing import Any
 from django.db import connections, models
 
 from agents.models.runs import AgentRun
-from catalog.models.sql import Table
+from catalog.models.sql import Table, statement_text
 
 
 class ToolCallStatus(models.TextChoices):
@@ -22,8 +22,16 @@ class ToolCallRecordQuerySet(models.QuerySet["ToolCallRecord"]):
         """``filter(run_id=run_id, call_id=call_id).update(status=status)`` as an ``UPDATE`` of SQL text
         and its parameters, not run: it goes into the statement that stores the call's result
         (``agents/runtime/held_writes.py``), so its text ends with its ``WHERE`` clause."""
-        table = Table(self.model, connections[self.db])
-        sql = f"UPDATE {table.name} SET {table.column('status')} = %s WHERE {table['run']} = %s AND {table['call_id']} = %s"
+        connection = connections[self.db]
+        table = Table(self.model, connection)
+        sql = statement_text(
+            connection,
+            "tool_call_status_set",
+            lambda: (
+                f"UPDATE {table.name} SET {table.column('status')} = %s "
+                f"WHERE {table['run']} = %s AND {table['call_id']} = %s"
+            ),
+        )
         return sql, [table.value("status", status), table.value("run", run_id), call_id]
 
 

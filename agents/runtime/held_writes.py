@@ -97,14 +97,13 @@ def held_rows_written(
     returned = []
     for number, parts in enumerate(inserts):
         assert parts is not None
-        table, columns, values, placeholders = parts
-        pk = table.column(table.model._meta.pk.name)
+        columns, values = parts
         ctes.append(
-            f"row{number} AS (INSERT INTO {table.name} ({', '.join(columns)}) "
-            f"SELECT {', '.join(placeholders)} FROM held RETURNING {pk})"
+            f"row{number} AS (INSERT INTO {columns.table} ({columns.column_list}) "
+            f"SELECT {columns.placeholder_list} FROM held RETURNING {columns.pk})"
         )
         params += values
-        returned.append(f"(SELECT {pk} FROM row{number})")
+        returned.append(f"(SELECT {columns.pk} FROM row{number})")
     for number, (update, update_params) in enumerate(then):
         ctes.append(f"then{number} AS ({update} AND EXISTS (SELECT 1 FROM held))")
         params += update_params

@@ -34,9 +34,11 @@ from django.utils import timezone
 from agents.models import AgentRun, RunStatus, TerminationReason
 from agents.models.runs import TERMINAL_STATUSES
 from agents.runtime.parts import step_configuration
-from catalog.models.sql import Table, executed, statement_cursor
+from catalog.models.sql import Table, executed, statement_cursor, statement_text
 
 MAX_REQUEUES = 3
+# The terminal statuses as an update's conditions pass them (a status is stored as its text).
+TERMINAL_PARAMS = [status.value for status in TERMINAL_STATUSES]
 REQUEUE_LIMIT = "requeue_limit"
 
 
@@ -120,16 +122,22 @@ def held_update_sql(
     a step makes several of these, and building the ORM's query cost more than running it
     (``catalog/models/sql.py``)."""
     run = Table(AgentRun, connection)
-    assignments = ", ".join(f"{run.column(name)} = %s" for name in values)
+
+    def build() -> str:
+        assignments = ", ".join(f"{run.column(name)} = %s" for name in values)
+        sql = (
+            f"UPDATE {run.name} SET {assignments} WHERE {run['pk']} = %s "
+            f"AND {run['lease_owner']} = %s AND {run['next_step_index']} = %s"
+        )
+        if unfinished:
+            sql += f" AND {run['status']} NOT IN ({', '.join(['%s'] * len(TERMINAL_STATUSES))})"
+        return sql
+
+    sql = statement_text(connection, ("held_update", tuple(values), unfinished), build)
     params: list[Any] = [run.value(name, value) for name, value in values.items()]
-    sql = (
-        f"UPDATE {run.name} SET {assignments} WHERE {run['pk']} = %s "
-        f"AND {run['lease_owner']} = %s AND {run['next_step_index']} = %s"
-    )
     params += [run.value("pk", uuid.UUID(held.run_id)), held.worker, held.step_index]
     if unfinished:
-        sql += f" AND {run['status']} NOT IN ({', '.join(['%s'] * len(TERMINAL_STATUSES))})"
-        params += [run.value("status", status.value) for status in TERMINAL_STATUSES]
+        params += TERMINAL_PARAMS
     return sql, params
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -79,7 +79,9 @@ class Pin:
     history_id: int
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """A new dict of the four fields (every step stores its pins): plain values, so a copy of the
+        instance's own dict is ``dataclasses.asdict`` without its deep copy of each."""
+        return dict(vars(self))
 
     @classmethod
     def of(cls, raw: dict[str, Any]) -> Pin:

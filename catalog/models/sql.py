@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -165,6 +165,26 @@ _NAMED: LruCache[str, tuple[str, tuple[str, ...]]] = cache_register(
 )
 
 
+def statement_text(connection: BaseDatabaseWrapper, key: Hashable, build: Callable[[], str]) -> str:
+    """The SQL text ``build()`` makes for ``key`` on ``connection``'s database, built once per process:
+    for a statement a step runs every time with the same shape (the columns it sets, the conditions
+    it checks) and other values. ``key`` names the statement and everything its text depends on
+    besides the database; ``build`` must make the same text for the same key."""
+    cache_key = (connection.alias, connection.vendor, key)
+    text = _STATEMENT_TEXTS.get(cache_key)
+    if text is None:
+        text = _STATEMENT_TEXTS.put_absent(cache_key, build())
+    return text
+
+
+_STATEMENT_TEXTS: LruCache[tuple[str, str, Hashable], str] = cache_register(
+    LruCache(256),
+    name="statement_texts",
+    key="database alias and vendor, the statement and its shape (the columns it sets, its conditions)",
+    invalidation="nothing: a statement's text is a function of its shape and the models' metadata",
+)
+
+
 def row_inserted(instance: M) -> M:
     """``instance.save(force_insert=True)`` as one ``INSERT … RETURNING`` of SQL text, for a row written
     on every step or request (a step's row and message, a completion's ledger row); the instance, saved.
@@ -177,11 +197,10 @@ def row_inserted(instance: M) -> M:
     if parts is None:
         instance.save(force_insert=True, using=alias)
         return instance
-    table, columns, values, _ = parts
-    pk = model._meta.pk
+    columns, values = parts
     sql = (
-        f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join(['%s'] * len(values))}) "
-        f"RETURNING {table.column(pk.name)}"
+        f"INSERT INTO {columns.table} ({columns.column_list}) VALUES ({', '.join(['%s'] * len(values))}) "
+        f"RETURNING {columns.pk}"
     )
     with connection.cursor() as cursor:
         row = executed(cursor, sql, values).fetchone()
@@ -201,52 +220,87 @@ def has_save_receivers(model: type[models.Model]) -> bool:
     return signals.pre_save.has_listeners(model) or signals.post_save.has_listeners(model)
 
 
+@dataclass(frozen=True)
+class InsertColumns:
+    """What the ORM's insert of a ``model`` row writes on one database vendor, apart from its values:
+    the fields (every concrete field but an automatic primary key or a generated one, in the ORM's
+    order), the quoted table, columns and primary key, and each value's placeholder in an
+    ``INSERT … SELECT`` (:func:`typed_placeholder`)."""
+
+    fields: tuple[models.Field[Any, Any], ...]
+    table: str
+    columns: tuple[str, ...]
+    placeholders: tuple[str, ...]
+    pk: str  # the quoted primary key column
+    column_list: str  # the columns, comma-separated, as a statement names them
+    placeholder_list: str  # the placeholders, comma-separated
+
+
+def insert_columns(model: type[models.Model], connection: BaseDatabaseWrapper) -> InsertColumns | None:
+    """:class:`InsertColumns` of ``model`` on ``connection``'s vendor, built once per process; None for a
+    model with a field the ORM writes with a placeholder of its own (``get_placeholder``)."""
+    columns = _INSERT_COLUMNS.get((model, connection.vendor))
+    if columns is None:
+        columns = _INSERT_COLUMNS.put_absent((model, connection.vendor), _insert_columns(model, connection))
+    return columns or None
+
+
+def _insert_columns(model: type[models.Model], connection: BaseDatabaseWrapper) -> InsertColumns | tuple[()]:
+    meta = model._meta
+    fields = tuple(
+        field for field in meta.local_concrete_fields if field is not meta.auto_field and not field.generated
+    )
+    if any(hasattr(field, "get_placeholder") for field in fields):
+        return ()  # stored as "no plan" (the cache never stores None)
+    table = Table(model, connection)
+    columns = tuple(table.column(field.name) for field in fields)
+    placeholders = tuple(typed_placeholder(field, connection) for field in fields)
+    return InsertColumns(
+        fields=fields,
+        table=table.name,
+        columns=columns,
+        placeholders=placeholders,
+        pk=table.column(meta.pk.name),
+        column_list=", ".join(columns),
+        placeholder_list=", ".join(placeholders),
+    )
+
+
 def insert_parts(
     instance: models.Model, connection: BaseDatabaseWrapper
-) -> tuple[Table, list[str], list[Any], list[str]] | None:
-    """The table, the quoted columns, the values the ORM's insert of ``instance`` would write (every
-    concrete field but an automatic primary key: ``pre_save``, then ``get_db_prep_save``) and their
-    placeholders in an ``INSERT … SELECT`` (:func:`typed_placeholder`); None for a row the ORM would
-    insert with SQL of its own (an expression, a field's own placeholder)."""
-    table = Table(type(instance), connection)
-    meta = type(instance)._meta
-    columns: list[str] = []
+) -> tuple[InsertColumns, list[Any]] | None:
+    """The columns of ``instance``'s model (:func:`insert_columns`) and the values the ORM's insert of
+    ``instance`` would write, one per field (``pre_save``, then ``get_db_prep_save``); None for a row
+    the ORM would insert with SQL of its own (an expression, a field's own placeholder)."""
+    columns = insert_columns(type(instance), connection)
+    if columns is None:
+        return None
     values: list[Any] = []
-    placeholders: list[str] = []
-    for field in meta.local_concrete_fields:
-        if field is meta.auto_field or field.generated:
-            continue
+    for field in columns.fields:
         value = field.pre_save(instance, add=True)
-        if hasattr(value, "resolve_expression") or hasattr(field, "get_placeholder"):
+        if hasattr(value, "resolve_expression"):
             return None
-        columns.append(table.column(field.name))
         values.append(field.get_db_prep_save(value, connection))
-        placeholders.append(typed_placeholder(field, connection))
-    return table, columns, values, placeholders
+    return columns, values
 
 
 def typed_placeholder(field: models.Field[Any, Any], connection: BaseDatabaseWrapper) -> str:
     """The placeholder of a value of ``field`` in an ``INSERT … SELECT`` list: on PostgreSQL ``%s`` cast
     to the column's type, since a value bound on the server there (:func:`statement_cursor`) is read
     as text; a character column's (text is assigned to it as it is) and SQLite's: ``%s``."""
-    return _INSERT_PLACEHOLDERS.get_or_build(
-        (field.model, field.name, connection.vendor), lambda: _cast_placeholder(field, connection)
-    )
-
-
-def _cast_placeholder(field: models.Field[Any, Any], connection: BaseDatabaseWrapper) -> str:
     if connection.vendor != "postgresql":
         return "%s"
     db_type = field.cast_db_type(connection) or "text"
     return "%s" if db_type.startswith(("varchar", "text", "char")) else f"%s::{db_type}"
 
 
-# A step builds its record's statement anew each time, and a field's type is the same every time.
-_INSERT_PLACEHOLDERS: LruCache[tuple[Any, str, str], str] = cache_register(
-    LruCache(1024),
-    name="insert_placeholders",
-    key="model, field name, database vendor",
-    invalidation="nothing: a column's type is the field's, fixed while the process runs",
+# A step builds its record's statement anew each time; a model's columns and their types are the same
+# every time. An empty tuple stands for a model whose rows the ORM inserts itself.
+_INSERT_COLUMNS: LruCache[tuple[type[models.Model], str], InsertColumns | tuple[()]] = cache_register(
+    LruCache(256),
+    name="insert_columns",
+    key="model, database vendor",
+    invalidation="nothing: a model's fields and their column types are fixed while the process runs",
 )
 
 

@@ -14,6 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from agents.models import AgentRun, AgentStep, RunClaim, RunMessage
+from agents.models.runs import _claim_statement
 from agents.selectors import run_client_name
 from agents.services import run_create
 from catalog.models import CatalogVersion, LlmModel
@@ -82,6 +83,20 @@ def test_a_claim_without_a_client_a_step_or_a_token_row_reads_none_of_them(fake_
     assert claimed is not None
     assert (claimed.catalog_token, claimed.step_status, claimed.run.api_client) == (None, None, None)
     assert claimed.messages == 0
+
+
+def test_the_claims_statement_is_built_once_and_reads_the_step_at_each_claims_own_index(fake_provider):
+    first, second = new_run(fake_provider), new_run(fake_provider)
+    AgentRun.objects.filter(id=second.id).update(next_step_index=3)
+    AgentStep.objects.create(run=first, index=0, status="refused", usage_provenance="unavailable")
+    AgentStep.objects.create(run=second, index=3, status="failed", usage_provenance="unavailable")
+
+    with CaptureQueriesContext(connection) as statements:
+        claims = [claim(first), claim(second, step_index=3)]
+
+    assert [c.step_status if c else None for c in claims] == ["refused", "failed"]
+    assert len(statements.captured_queries) == 2  # one statement each, as before
+    assert _claim_statement(connection) is _claim_statement(connection)
 
 
 def test_a_claim_counts_the_runs_stored_messages_by_its_last_position(fake_provider):

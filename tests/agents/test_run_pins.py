@@ -4,6 +4,7 @@ and targets are never pinned: a stricter class or an inactive model applies at t
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from django.test.utils import CaptureQueriesContext
 
 from agents.builtin_tools import LOAD_SKILL_MAX_BYTES
 from agents.models import AgentRun, AgentStep, RunMessage
+from agents.runtime.pins import Pin
 from agents.runtime.step import step_run
 from agents.services import run_create
 from catalog.models import Configuration, LlmModel
@@ -296,3 +298,16 @@ def test_load_skill_refuses_a_pinned_skill_disabled_mid_run(
     assert loaded(run, "c2").content == "Error: no skill named 'house-style' is available to this run."
     assert "house-style" not in str(fake_provider.bodies()[1]["messages"][1]["content"])
     assert [pin["kind"] for pin in AgentStep.objects.get(run=run, index=1).pins] == ["configuration"]
+
+
+def test_a_pin_as_a_dict_is_its_four_fields_in_a_new_dict_read_back_as_the_same_pin():
+    pin = Pin(kind="snippet", identifier="tone", id=3, history_id=41)
+    stored = pin.as_dict()
+    assert (
+        stored
+        == dataclasses.asdict(pin)
+        == {"kind": "snippet", "identifier": "tone", "id": 3, "history_id": 41}
+    )
+    assert Pin.of(stored) == pin
+    stored["id"] = 0  # each call hands out its own dict
+    assert pin.as_dict()["id"] == 3

@@ -64,9 +64,9 @@ def test_an_insert_select_casts_each_value_the_server_would_read_as_text_to_its_
     run = AgentRun(id="00000000-0000-0000-0000-000000000001")
     parts = insert_parts(run, connection)
     assert parts is not None
-    _, columns, values, placeholders = parts
-    assert len(columns) == len(values) == len(placeholders)
-    by_column = dict(zip(columns, placeholders, strict=True))
+    columns, values = parts
+    assert len(columns.columns) == len(values) == len(columns.placeholders) == len(columns.fields)
+    by_column = dict(zip(columns.columns, columns.placeholders, strict=True))
     assert by_column['"id"'] == "%s::uuid"
     assert by_column['"status"'] == "%s"  # text: assigned to a character column as it is
     assert by_column['"created_at"'] == "%s::timestamp with time zone"

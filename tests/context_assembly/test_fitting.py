@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -361,6 +363,10 @@ def test_breakdown_as_dict_lists_every_line():
         "remaining",
         "dropped_turns",
     ]
+    assert breakdown.as_dict()["window"] == 10_000
+    assert breakdown.as_dict() == dataclasses.asdict(breakdown)
+    copy = breakdown.as_dict()
+    copy["window"] = 0  # each call hands out its own dict
     assert breakdown.as_dict()["window"] == 10_000
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -527,8 +529,8 @@ def test_a_kept_fitter_agrees_with_a_fresh_fit_on_every_prefix(case, split):
             messages=assembled.head + earlier,
             tool_specs=assembled.tool_specs,
             sources=assembled.sources,
-            segments=type(assembled.segments)(
-                **{**assembled.segments.__dict__, "transcript_length": len(earlier), "has_tail_note": False}
+            segments=dataclasses.replace(
+                assembled.segments, transcript_length=len(earlier), has_tail_note=False
             ),
         ),
         max_tokens=max_tokens,

@@ -54,7 +54,7 @@ class ReportedUsage(Protocol):
     def completion_tokens(self) -> int | None: ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Prices:
     """Per million tokens. ``cached_input`` and ``cache_write`` are the input price when not declared."""
 

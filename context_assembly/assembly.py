@@ -34,7 +34,7 @@ TASK_INPUT_IDENTIFIER = "task_input"
 _SEPARATOR = "\n\n"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ContextItem:
     """One caller-supplied context item (API field ``context[]``). ``data_class`` is the raw declared
     value; governance parses it fail-closed, so an unknown class can never widen what is sent."""
@@ -60,7 +60,7 @@ def _as_tuple(value: object, item_type: type | tuple[type, ...], field_name: str
     return items
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AssemblyInputs:
     """Everything one step's context is made of, already composed and classified by the caller.
 
@@ -100,7 +100,7 @@ class AssemblyInputs:
             object.__setattr__(self, name, _as_tuple(getattr(self, name), item_type, name))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Segments:
     """Where each part sits in :attr:`AssembledContext.messages`, and what the fit needs to attribute
     tokens of shared messages by subtraction.
@@ -123,7 +123,7 @@ class Segments:
     context_probe: Message | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AssembledContext:
     """The assembled messages in wire order, the tool specs and every classified source."""
 

@@ -43,7 +43,7 @@ DEFAULT_SAFETY_RATIO = 0.03
 MIN_FALLBACK_RESERVE = 1000
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Budget:
     """The window split: ``budget = window - reserve - safety`` (may be <= 0 on a misconfiguration,
     in which case every fit overflows rather than passing through)."""
@@ -77,7 +77,7 @@ def budget_for(
     return Budget(window=window, reserve=reserve, safety=safety, budget=window - reserve - safety)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BudgetBreakdown:
     """Where the budget went. ``system_prompt + snippets + skills + caller_context + tool_specs +
     transcript + tail_note == estimated`` exactly, and ``remaining = budget - estimated``."""
@@ -106,7 +106,7 @@ class BudgetBreakdown:
 _BREAKDOWN_FIELDS = tuple(item.name for item in fields(BudgetBreakdown))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FitResult:
     """The messages to send (head, a contiguous suffix of the transcript, the tail note), what was
     dropped, and the breakdown. With ``overflow`` the messages are the floor and must not be sent."""
@@ -168,7 +168,7 @@ class _TranscriptIndex:
             raise _invalid(index, "system_after_head", "system messages belong to the head only")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _HeadCounts:
     """Counts of the head and of its probes (see :class:`Segments`), for the breakdown."""
 
@@ -292,7 +292,7 @@ def _choose(
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Lines:
     tool_specs: int
     tail_note: int

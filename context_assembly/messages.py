@@ -119,7 +119,7 @@ def thaw_json(value: Any) -> Any:
     return value
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ToolCall:
     """One function call requested by the assistant. ``arguments`` is the raw JSON text, not parsed."""
 
@@ -154,7 +154,7 @@ class ToolCall:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ThinkingBlock:
     """A model's extended thinking, given back on the next turn exactly as it came (its provider
     checks ``signature`` against ``thinking``); a ``redacted_thinking`` block carries only ``data``,

@@ -33,7 +33,7 @@ TokenParameter = Literal["max_tokens", "max_completion_tokens"]
 SystemRole = Literal["system", "developer"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ModelProfile:
     """The window and tokenizer of one model.
 
@@ -93,7 +93,7 @@ def _positive_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ModelCapabilities:
     """What one model's API accepts, as data the adapters read (never inferred from a model name).
 

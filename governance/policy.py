@@ -62,7 +62,7 @@ class Source:
     personal_data: tuple[tuple[str, int], ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Receiver:
     """Who a send's reply is delivered to: the API client that asked (its ``trust_zone``), or the
     zone an operator names for a run started without one. ``declassified_to``: the configuration

@@ -47,6 +47,8 @@ class LoopAttempts:
     target skipped, a bad configuration, the guard's ``LateRedactionOverflow``). ``streaming``: the
     attempts open streams (:meth:`open`), else they send whole (:meth:`send`)."""
 
+    __slots__ = ("_attempts", "_next", "_steps", "streaming")
+
     def __init__(
         self,
         targets: Sequence[Target],

@@ -60,7 +60,7 @@ class Target(NamedTuple):
     capabilities: ModelCapabilities | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Attempt:
     """One try of one target. ``failure_class`` is None for the attempt that succeeded and for a
     target that was skipped (``skipped`` then names why: nothing was sent to it)."""
@@ -84,7 +84,7 @@ class TargetSkipped(Exception):
         self.detail = dict(detail or {})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PreparedCall:
     """The call one target is sent and the guard that checks its body (None: unchecked)."""
 
@@ -99,7 +99,7 @@ Prepare = Callable[[int], PreparedCall]
 Answer = TypeVar("Answer")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Dispatched(Generic[Answer]):
     """What a walk of the targets ended with, whichever driver walked it: the ``answer`` of the first
     target that gave one (a whole :class:`ProviderReply`, or a stream open from its first delta,
@@ -167,7 +167,7 @@ def stream_with_fallbacks(
     return Dispatched(stream, index, tuple(attempts))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PrepareStep:
     """A step of the walk (:func:`walk`): the call and body of target ``index``, to be run by the
     driver where the database may be read (the runtime's ``prepare`` fits and records there)."""
@@ -182,7 +182,7 @@ class PrepareStep:
     streaming: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class WaitStep:
     """A step of the walk: wait ``seconds`` before the next attempt on ``provider`` (a backoff)."""
 
@@ -190,7 +190,7 @@ class WaitStep:
     provider: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SendStep:
     """A step of the walk: one attempt, ``body`` sent once to ``adapter`` (its outcome or its
     :class:`ProviderError` goes back into the walk)."""

@@ -73,7 +73,7 @@ def _wire_message(message: Message, system_role: str) -> dict[str, Any]:
     return wire
 
 
-@dataclass
+@dataclass(slots=True)
 class _ToolCallDraft:
     position: int = 0
     id: str | None = None
@@ -81,7 +81,7 @@ class _ToolCallDraft:
     arguments: list[str] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(slots=True)
 class _StreamState:
     """What the chunks of one stream have said so far; :meth:`add` returns what a chunk adds.
 

@@ -32,7 +32,7 @@ def _configuration_error(identifier: str, problem: str) -> ProviderError:
     )
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ProviderConfig:
     """How to reach one provider. ``api_key`` is never part of ``repr`` and never logged.
 
@@ -68,7 +68,7 @@ class ProviderConfig:
             raise _configuration_error(self.identifier, "options must be a JSON object") from None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PromptLayout:
     """Where the stable parts of a call's messages end, for adapters that mark a cache prefix
     explicitly (Anthropic's ``cache_control``); adapters whose provider caches by prefix on its own
@@ -118,7 +118,7 @@ ToolChoice = str | Mapping[str, Any]  # "auto" | "none" | "required" | {"type": 
 TOOL_CHOICE_MODES = ("auto", "none", "required")
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class CallOptions:
     """Request parameters a caller may set beyond the messages, passed on where the provider supports
     them (each adapter says which it sends). Every string here was redacted before it got here.
@@ -162,7 +162,7 @@ class CallOptions:
 NO_OPTIONS = CallOptions()
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ProviderCall:
     """One completion request in wire-neutral form (keyword-only). ``max_tokens`` bounds the reply.
 
@@ -194,7 +194,7 @@ class ProviderCall:
             raise ValueError("the layout's head and tail exceed the messages")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Usage:
     """Normalised usage. ``prompt_tokens`` includes cached tokens (for Anthropic: input + cache read +
     cache creation). ``cached_tokens`` are prompt tokens read from the provider's cache,
@@ -222,7 +222,7 @@ class Usage:
         return cls(prompt, cached, completion, Provenance.PROVIDER_REPORTED, cache_write)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ProviderReply:
     """What the model answered. ``model_id`` is the model as served (the provider may resolve an alias);
     ``text`` is ``""`` when the reply only carries tool calls."""

@@ -61,7 +61,7 @@ logger = logging.getLogger(__name__)
 TOKENS, COST = "tokens", "cost"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SendEstimate:
     """The most one send should consume: its prompt estimate plus its reply limit, and their cost."""
 
@@ -101,6 +101,8 @@ class Reservation:
     reservation without a client (``client_id`` None) holds nothing. ``on_abandoned``, when set, is
     told the model and the usage an abandoned or broken send was charged (the completions service
     writes its ledger row)."""
+
+    __slots__ = ("_lock", "_open", "client_id", "day", "estimate", "on_abandoned")
 
     def __init__(self, client_id: int | None, day: datetime.date, estimate: SendEstimate) -> None:
         self.client_id, self.day, self.estimate = client_id, day, estimate

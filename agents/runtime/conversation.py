@@ -68,7 +68,7 @@ _PLAIN_MESSAGES: LruCache[tuple[str, str, str | None, str | None], Message] = ca
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Conversation:
     """What a caller sent besides the messages, as the send needs it."""
 

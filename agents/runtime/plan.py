@@ -51,7 +51,7 @@ LOAD_SKILL_TOOL = "load_skill"
 _SEPARATOR = "\n\n"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SendPlan:
     """What one send carries and to whom, resolved once: the serving model and its fallbacks as
     targets, the zone, the assembled (redacted) context and its sources, the tools offered and
@@ -201,7 +201,7 @@ def routes_to_trusted(decision: ContextDecision) -> bool:
     return any(not item.by_receiver for item in decision.refused)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Serving:
     """The models a send may call: the active ones in order (the first serves, the rest are its
     fallbacks), those switched off, and the send's zone over the ones it may call."""

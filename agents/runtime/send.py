@@ -66,6 +66,24 @@ class GovernedCall:
     item). What it settles on the way (the decision, the serving target's fit, the targets skipped,
     the model that served) is kept privately until the outcome is built from it."""
 
+    __slots__ = (
+        "_attempts",
+        "_clamped",
+        "_decision",
+        "_fits",
+        "_fitted",
+        "_reservation",
+        "_served",
+        "_skipped",
+        "abandoned",
+        "client_id",
+        "events",
+        "limits",
+        "max_tokens",
+        "plan",
+        "temperature",
+    )
+
     def __init__(
         self,
         plan: SendPlan,

@@ -30,7 +30,7 @@ from providers.guard import LateRedaction, WireGuard
 from providers.values import PromptLayout, ProviderCall
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TargetFit:
     """The fit of one send for one target, by that target's profile and reply limit."""
 
@@ -48,6 +48,8 @@ class TargetFit:
 class TargetFits:
     """The per-target fits of one send, each made once, when first asked for (a fallback's only when
     the walk reaches it, so a step its serving model answers pays for one fit)."""
+
+    __slots__ = ("_fits", "_prepared", "_skipped", "events", "max_tokens", "plan", "temperature")
 
     def __init__(
         self,

@@ -189,6 +189,8 @@ class ResponseCall(CompletionCall):
     """A chat path's governed call whose finish (in the request's thread, under both drivers) also
     stores the answered response for its client, when ``keep`` is given."""
 
+    __slots__ = ("keep",)
+
     def __init__(self, *, keep: Callable[[Completion], None] | None, **fields: Any) -> None:
         super().__init__(**fields)
         self.keep = keep

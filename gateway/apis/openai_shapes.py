@@ -112,6 +112,8 @@ class ChatChunks:
     failure after the first delta ends the stream with an ``error`` event in OpenAI's shape (the SDKs
     raise it) and no ``[DONE]``."""
 
+    __slots__ = ("base", "include_usage")
+
     def __init__(self, request_id: str, *, model: str, created: int, include_usage: bool) -> None:
         base: dict[str, Any] = {"id": f"chatcmpl-{request_id}", "object": CHUNK_OBJECT}
         base |= {"created": created, "model": model, "system_fingerprint": None}

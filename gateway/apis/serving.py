@@ -62,7 +62,7 @@ class StreamShape(Protocol):
     def done(self) -> list[bytes]: ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Served:
     """What a view's ``post`` serves: the ``completion`` call, the data of its whole answer (``body``),
     or, with ``stream``, its answer streamed in that shape."""

@@ -27,7 +27,7 @@ from governance.services import EventContext
 from providers.values import ProviderReply, Usage
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Completion:
     """One governed call's answer (redacted), the model that served it, and the fit's breakdown."""
 
@@ -55,6 +55,8 @@ class CompletionCall:
     as a governed call ends (:class:`~agents.runtime.outcome.Ended`, one of
     :data:`~agents.runtime.outcome.SEND_ERRORS`; a refusal names the request id). Stores no run; the serving model's calibration takes the provider-reported prompt
     size as a step's does."""
+
+    __slots__ = ("api_client", "call", "request_id")
 
     def __init__(
         self,

@@ -45,8 +45,9 @@ def test_an_answered_call_returns_one_frozen_outcome_with_what_it_settled(fake_p
     )
     with pytest.raises(dataclasses.FrozenInstanceError):
         answered.reply = None  # type: ignore[misc]
-    # Nothing of what it settled is left to read off the call afterwards.
-    assert not {"decision", "fitted", "clamped", "skipped", "served", "reply_redactions"} & set(vars(call))
+    # Nothing of what it settled is left to read off the call afterwards (no attribute, property or
+    # method of that name: the call keeps its fields in slots, so ``dir`` lists them all).
+    assert not {"decision", "fitted", "clamped", "skipped", "served", "reply_redactions"} & set(dir(call))
 
 
 def test_a_refused_call_returns_its_refusal_and_sends_nothing(fake_provider):

@@ -533,8 +533,8 @@ def test_a_kept_fitter_agrees_with_a_fresh_fit_on_every_prefix(case, split):
             messages=assembled.head + earlier,
             tool_specs=assembled.tool_specs,
             sources=assembled.sources,
-            segments=type(assembled.segments)(
-                **{**assembled.segments.__dict__, "transcript_length": len(earlier), "has_tail_note": False}
+            segments=dataclasses.replace(
+                assembled.segments, transcript_length=len(earlier), has_tail_note=False
             ),
         ),
         max_tokens=max_tokens,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import tracemalloc
 
 from context_assembly.messages import Message
 from providers.base import json_sent
@@ -48,3 +49,19 @@ def test_a_body_orjson_does_not_encode_is_left_to_the_sdk_and_a_float_that_is_no
     too_big = {"seed": 2**70}
     assert json_sent(too_big) == {"body": too_big}
     assert json_sent({"temperature": math.nan}) == {"content": b'{"temperature":null}'}
+
+
+def test_the_encoded_body_holds_no_spare_capacity():
+    """A call holds its body until its answer (seconds, for a stream): its bytes are allocated at
+    their size, not at the size of the encoder's buffer."""
+    body = {"model": "m", "messages": [{"role": "user", "content": "hello " * 100}], "stream": True}
+    tracemalloc.start()
+    try:
+        before = tracemalloc.take_snapshot()
+        content = json_sent(body)["content"]
+        after = tracemalloc.take_snapshot()
+    finally:
+        tracemalloc.stop()
+    allocated = sum(stat.size_diff for stat in after.compare_to(before, "filename") if stat.size_diff > 0)
+    assert len(content) == 669
+    assert allocated < 2048  # the bytes and the argument's dict; the encoder's buffer alone is 8 KB

@@ -11,7 +11,8 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import connections, models
 
-from catalog.models.sql import Float, FloatFunctions, Table, executed
+from catalog.models.float_sql import Float, FloatFunctions
+from catalog.models.sql import Table, executed
 from context_assembly.calibration import CalibrationState, blended_factor, sample_ratio
 from context_assembly.parts import MODALITIES
 from context_assembly.profiles import ModelCapabilities, capabilities_for

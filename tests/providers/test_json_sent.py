@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 import tracemalloc
@@ -11,6 +10,7 @@ import tracemalloc
 from context_assembly.messages import Message
 from providers.base import json_sent
 from providers.openai_compatible import OpenAICompatibleAdapter
+from tests.providers.sending import sent_four_ways
 from tests.providers.test_openai_compatible import call, config
 
 # Text that the standard library's encoder escapes in its own ways: quotes, backslashes, control
@@ -22,19 +22,7 @@ def test_each_way_of_sending_sends_the_bytes_the_sdk_would_have_encoded(fake_pro
     adapter = OpenAICompatibleAdapter(config(fake_provider))
     messages = (Message(role="system", content=AWKWARD), Message(role="user", content="x" * 5000 + AWKWARD))
     whole, streamed = call(messages=messages, temperature=0.25), call(messages=messages, stream=True)
-
-    async def on_a_loop() -> None:
-        await adapter.asend(whole, adapter.request_body(whole))
-        stream = await adapter.astream(streamed, adapter.request_body(streamed))
-        assert [delta async for delta in stream]
-        await adapter.async_client().close()
-
-    try:
-        adapter.complete(whole)
-        adapter.complete(streamed)
-        asyncio.run(on_a_loop())
-    finally:
-        adapter.close()
+    sent_four_ways(adapter, whole, streamed)
     expected = [sdk_encoded(adapter.request_body(sent)) for sent in (whole, streamed, whole, streamed)]
     assert [request.raw for request in fake_provider.requests] == expected
     assert [request.headers["content-type"] for request in fake_provider.requests] == ["application/json"] * 4

@@ -118,7 +118,8 @@ class Reply:
     only ``choices`` with a ``delta`` (no ``id``, ``model``, ``object``, ``created``, ``index``), the
     usage chunk only ``choices: []`` and ``usage``; a finish reason only where there is one.
     ``finish_reason=False`` sends no closing chunk, so no chunk names a finish reason; ``done=False``
-    ends the body without ``data: [DONE]`` (the OpenAI wire only, all three).
+    ends the body without ``data: [DONE]`` (the OpenAI wire only, all three). ``hold_after_done``
+    seconds pass between a stream's last event and the end of its body (a proxy that holds it open).
     ``thinking`` blocks lead an Anthropic reply (streamed as ``thinking_delta`` pieces, then a
     ``signature_delta``); the OpenAI wire leaves them out.
     ``cached_tokens`` is part of the prompt: OpenAI reports it in ``prompt_tokens_details``, Anthropic as
@@ -143,6 +144,7 @@ class Reply:
     minimal_chunks: bool = False
     finish_reason: bool = True
     done: bool = True
+    hold_after_done: float = 0.0
     thinking: tuple[tuple[str, str], ...] = ()  # Anthropic thinking blocks (text, signature), before the text
 
     @classmethod
@@ -499,11 +501,13 @@ class _Server(ThreadingHTTPServer):
     def server_activate(self) -> None:
         self._connections: set[socket.socket] = set()
         self._connections_lock = threading.Lock()
+        self.accepted = 0
         super().server_activate()
 
     def process_request(self, request: Any, client_address: Any) -> None:
         with self._connections_lock:
             self._connections.add(request)
+            self.accepted += 1
         super().process_request(request, client_address)
 
     def shutdown_request(self, request: Any) -> None:
@@ -638,6 +642,7 @@ class _Handler(BaseHTTPRequestHandler):
             interval=reply.chunk_interval,
             gate=reply.gate,
             gate_after=reply.gate_after,
+            hold=reply.hold_after_done,
         )
 
     def _stream(
@@ -648,6 +653,7 @@ class _Handler(BaseHTTPRequestHandler):
         interval: float = 0.0,
         gate: threading.Event | None = None,
         gate_after: int = 1,
+        hold: float = 0.0,
     ) -> None:
         self._started = True
         self.send_response(200)
@@ -667,7 +673,10 @@ class _Handler(BaseHTTPRequestHandler):
             content_sent += _carries_content(data)
         if truncate:
             self.close_connection = True  # no terminating chunk: the body ends mid-stream
-        else:
+            return
+        if hold:
+            self.server.fake._closing.wait(hold)
+        with contextlib.suppress(OSError):  # a client that gave up on a held body has closed its end
             self.wfile.write(b"0\r\n\r\n")
 
     def _send_json(self, status: int, payload: dict[str, Any]) -> None:
@@ -761,6 +770,13 @@ class FakeProvider:
     def base_url(self) -> str:
         host, port = self.address
         return f"http://{host}:{port}"
+
+    @property
+    def connections_accepted(self) -> int:
+        """How many connections clients have opened to the fake so far."""
+        if self._server is None:
+            raise FakeProviderError("the fake provider is not started")
+        return self._server.accepted
 
     @property
     def openai_base_url(self) -> str:

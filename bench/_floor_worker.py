@@ -92,7 +92,8 @@ def _setup() -> tuple[openai.OpenAI, list[dict[str, Any]], redis.Redis]:
     with _lock:
         if _client is None:
             _bodies = json.loads(Path(os.environ["FLOOR_BODIES"]).read_text())
-            _redis = redis.Redis.from_url(app.conf.broker_url)
+            # 256 threads count at once: redis-py's pool refuses a 101st connection by default
+            _redis = redis.Redis.from_url(app.conf.broker_url, max_connections=10_000)
             _client = openai.OpenAI(base_url=os.environ["FLOOR_PROVIDER_URL"], api_key="floor", max_retries=0)
         assert _redis is not None
         return _client, _bodies, _redis

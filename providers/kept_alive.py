@@ -83,6 +83,11 @@ class _Watchdog:
     per drain (``threading.Timer``) cost more than the new connection it saved."""
 
     def __init__(self) -> None:
+        self.start_afresh()
+
+    def start_afresh(self) -> None:
+        """No thread and nothing watched: at construction, and in a forked child, which has neither
+        its parent's thread nor, should another thread have held it then, a usable lock."""
         self._lock = threading.Lock()
         self._due: dict[int, tuple[float, socket.socket]] = {}
         self._keys = itertools.count()
@@ -103,26 +108,23 @@ class _Watchdog:
         with self._lock:
             self._due.pop(key, None)
 
-    def forget_thread(self) -> None:  # in a forked child, whose parent's thread does not exist
-        self._thread = None
-
     def _run(self) -> None:
         while True:
             self._pending.wait()
             time.sleep(DRAIN_SECONDS / 5)
             now = time.monotonic()
+            # Shut under the lock: a drain releases its socket before its connection goes back to
+            # the pool, so no socket is shut once another call may have taken its connection.
             with self._lock:
-                late = [key for key, (due, _) in self._due.items() if due <= now]
-                sockets = [self._due.pop(key)[1] for key in late]
+                for key in [key for key, (due, _) in self._due.items() if due <= now]:
+                    with contextlib.suppress(OSError):  # closed meanwhile
+                        self._due.pop(key)[1].shutdown(socket.SHUT_RDWR)
                 if not self._due:
                     self._pending.clear()
-            for sock in sockets:
-                with contextlib.suppress(OSError):  # closed meanwhile
-                    sock.shutdown(socket.SHUT_RDWR)
 
 
 _WATCHDOG = _Watchdog()
-os.register_at_fork(after_in_child=_WATCHDOG.forget_thread)
+os.register_at_fork(after_in_child=_WATCHDOG.start_afresh)
 
 
 class KeptAliveTransport(httpx2.BaseTransport):

@@ -5,8 +5,9 @@ HTTP/1.1 the body's terminating chunk is then still unread, and the connection p
 connection whose response was not read to its end: every streamed call through the synchronous client
 opened a new connection (against a real provider, a new TCP and TLS handshake), while whole calls and
 the async client (whose aiohttp transport reads to the end) kept theirs. The SDK's maintainers would
-rather see this handled in the transport than in the stream (openai-python #3440); this is that
-transport.
+rather see this handled below the stream, in the transport (openai-python #3440). :func:`kept_alive`
+does it just above the transport: a response hook of the SDK's own client (``event_hooks``, httpx's
+public interface), so the client still chooses its transport, its limits and its environment's proxies.
 
 Closing a response whose last event was ``[DONE]`` first reads what is left of its body: at most
 :data:`DRAIN_BYTES`, for at most :data:`DRAIN_SECONDS`. A server that keeps the body open after
@@ -52,6 +53,10 @@ class _DrainedAfterDone(httpx2.SyncByteStream):
             self._tail = (self._tail + chunk)[-_TAIL:]
             yield chunk
         self._ended = True
+
+    @property
+    def elapsed(self) -> Any:  # the response's ``elapsed`` reads it from its stream
+        return getattr(self._stream, "elapsed", None)
 
     def close(self) -> None:
         try:
@@ -127,19 +132,10 @@ _WATCHDOG = _Watchdog()
 os.register_at_fork(after_in_child=_WATCHDOG.start_afresh)
 
 
-class KeptAliveTransport(httpx2.BaseTransport):
-    """``httpx2.HTTPTransport`` whose event streams read their end after ``[DONE]`` (see the module)."""
-
-    def __init__(self, **options: Any) -> None:
-        self._transport = httpx2.HTTPTransport(**options)
-
-    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        response = self._transport.handle_request(request)
-        if response.headers.get("content-type", "").startswith("text/event-stream"):
-            stream = response.stream
-            assert isinstance(stream, httpx2.SyncByteStream)  # a synchronous transport's body
-            response.stream = _DrainedAfterDone(stream, response.extensions.get("network_stream"))
-        return response
-
-    def close(self) -> None:
-        self._transport.close()
+def kept_alive(response: httpx2.Response) -> None:
+    """A blocking client's response hook (``event_hooks={"response": [kept_alive]}``): an event stream's
+    body reads its end when it is closed after ``[DONE]`` (see the module)."""
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        stream = response.stream
+        assert isinstance(stream, httpx2.SyncByteStream)  # a blocking client's body
+        response.stream = _DrainedAfterDone(stream, response.extensions.get("network_stream"))

@@ -40,7 +40,7 @@ from context_assembly.messages import Message, ToolCall
 from providers.base import SdkAdapter, host_headers_omitted, json_sent
 from providers.chat_body import openai_options
 from providers.failures import FailureClass, ProviderError, SdkErrors
-from providers.kept_alive import KeptAliveTransport
+from providers.kept_alive import kept_alive
 from providers.streams import StreamDelta, StreamFinish, TextDelta, ToolCallDelta, UsageDelta
 from providers.values import EmbeddingCall, EmbeddingReply, FinishReason, ProviderCall, ProviderReply, Usage
 
@@ -193,13 +193,9 @@ class OpenAICompatibleAdapter(SdkAdapter[openai.OpenAI, openai.AsyncOpenAI, _Str
     sdk_errors = SdkErrors.of(openai)
 
     def _open(self, options: dict[str, Any]) -> openai.OpenAI:
-        # The SDK's own client, on a transport that keeps a stream's connection (providers.kept_alive).
-        transport = KeptAliveTransport(limits=openai.DEFAULT_CONNECTION_LIMITS)
-        return openai.OpenAI(
-            **options,
-            default_headers=_NO_HOST_HEADERS,
-            http_client=openai.DefaultHttpxClient(transport=transport),
-        )
+        # The SDK's own client, whose streams keep their connection (providers.kept_alive).
+        http_client = openai.DefaultHttpxClient(event_hooks={"response": [kept_alive]})
+        return openai.OpenAI(**options, default_headers=_NO_HOST_HEADERS, http_client=http_client)
 
     def _open_async(self, options: dict[str, Any]) -> openai.AsyncOpenAI:
         return openai.AsyncOpenAI(

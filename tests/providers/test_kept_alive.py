@@ -53,7 +53,7 @@ def test_streamed_and_whole_calls_share_one_connection(fake_provider):
 
 
 def test_the_sdk_alone_opens_a_connection_per_stream(fake_provider):
-    """What the transport is for: if this fails, the SDK keeps its streams' connections itself."""
+    """What the hook is for: if this fails, the SDK keeps its streams' connections itself."""
     fake_provider.default_reply = Reply(text=TEXT)
     client = openai.OpenAI(base_url=fake_provider.openai_base_url, api_key="unused", max_retries=0)
     try:
@@ -65,6 +65,28 @@ def test_the_sdk_alone_opens_a_connection_per_stream(fake_provider):
     finally:
         client.close()
     assert fake_provider.connections_accepted == 3
+
+
+def test_the_environments_proxy_still_carries_the_calls(fake_provider, monkeypatch):
+    """The hook leaves the client its transports: a proxy named by the environment carries the
+    calls (the fake serves the absolute URLs a forward proxy receives), on one connection."""
+    for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", fake_provider.base_url)
+    fake_provider.default_reply = Reply(text=TEXT)
+    config = ProviderConfig(
+        identifier="proxied",
+        kind="openai_compatible",
+        base_url="http://provider.invalid/v1",
+        timeout_seconds=10.0,
+    )
+    provider = OpenAICompatibleAdapter(config)
+    try:
+        assert [streamed(provider) for _ in range(2)] == [TEXT] * 2
+    finally:
+        provider.close()
+    assert [request.headers["host"] for request in fake_provider.requests] == ["provider.invalid"] * 2
+    assert fake_provider.connections_accepted == 1
 
 
 def test_a_body_held_open_after_done_is_given_up_and_its_connection_not_reused(fake_provider):

@@ -183,19 +183,21 @@ class Window:
     database_cpu: float | None = None  # the workers' PostgreSQL backends'
     model_calls: int = 0
     provider_peak: int = 0
+    provider_connections: int = 0  # connections the workers opened to the fake
 
 
 @contextmanager
 def measuring(services: Services, fake: Any, pids: list[int]) -> Iterator[Window]:
     """Measures the workers ``pids`` and the fake while the block runs the batch: their CPU (by thread,
     and their PostgreSQL backends'), memory and connections, the requests the fake received and held
-    at once (its record is reset first)."""
+    at once (its record is reset first) and the connections it accepted."""
     fake.reset()
     window = Window(idle_rss={pid: rss_bytes(pid) for pid in pids})
     dsn = admin_dsn(services.database_url)
     database_before = backends_cpu(dsn, services.bench_database, WORKER_APPLICATION)
     threads_before = [worker_cpu(pid) for pid in pids]
     cpu_before = sum(cpu_seconds(pid) for pid in pids)
+    connections_before = fake.connections_accepted
     with sampler(services, fake, pids) as window.samples:
         fake.peak_reset()
         yield window
@@ -212,3 +214,4 @@ def measuring(services: Services, fake: Any, pids: list[int]) -> Iterator[Window
     )
     window.model_calls = len(fake.requests)
     window.provider_peak = fake.peak
+    window.provider_connections = fake.connections_accepted - connections_before

@@ -39,6 +39,8 @@ Figures:
   ``duration_ms`` and ``created_at``: assemble, govern, fit, the provider call and the record; the
   step holds its worker thread throughout); ``provider calls at once``: requests the fake was
   holding at once (each step makes exactly one), its peak and its mean over the batch;
+  ``provider connections opened``: the connections the workers opened to the fake during the batch
+  (the SDK alone opens one per streamed call; the service's client keeps them, providers/kept_alive.py);
 * ``PostgreSQL connections``: backends connected to the benchmark's database, polled from
   ``pg_stat_activity`` every 50 ms (workers: those with the workers' ``application_name``; all: the
   benchmark process's own connections included);
@@ -243,6 +245,7 @@ def figures(batch: Batch) -> dict[str, Any]:
         if cpu_per_step
         else None,
         "model_calls": window.model_calls,
+        "provider_connections_opened": window.provider_connections,
         "retried_calls": batch.retried,
         "correct": not batch.problems,
         "problems": batch.problems[:20],
@@ -423,6 +426,10 @@ def print_table(result: dict[str, Any]) -> None:
     row(
         "provider calls at once, peak / mean",
         lambda p: f"{p['provider_calls_at_once_peak']} / {p['provider_calls_at_once_mean']}",
+    )
+    row(
+        "provider connections opened",
+        lambda p: f"{p['provider_connections_opened']} for {p['model_calls']} calls",
     )
     row("peak slot share", lambda p: f"{p['peak_slot_share']:.0%}")
     row(

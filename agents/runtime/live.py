@@ -98,18 +98,14 @@ class LocalChannel:
             self._runs.clear()
 
 
-# redis-py's pool refuses a 101st connection at once (MaxConnectionsError) unless told otherwise, and
-# a worker's threads each publish while every reader of a run's events holds one in its XREAD: the
-# process's threads bound how many are open, and the server's own limit (maxclients) is 10,000.
-MAX_CONNECTIONS = 10_000
-
-
 class RedisChannel:
     """Live events in one Redis stream per run (see the module docstring)."""
 
     def __init__(self, url: str) -> None:
+        # A worker's threads each publish, and every reader of a run's events holds a connection in
+        # its XREAD: as many as the process's threads (settings.REDIS_MAX_CONNECTIONS).
         self._client = redis.Redis.from_url(
-            url, socket_connect_timeout=3, socket_timeout=30, max_connections=MAX_CONNECTIONS
+            url, socket_connect_timeout=3, socket_timeout=30, max_connections=settings.REDIS_MAX_CONNECTIONS
         )
 
     def publish(self, run_id: str, name: str, data: dict[str, Any]) -> None:

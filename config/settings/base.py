@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -168,10 +169,23 @@ TEMPLATES = [
 # --- Redis: Celery broker, cache, locks -------------------------------------------------------
 REDIS_URL = env_url("REDIS_URL", schemes=("redis", "rediss"))
 
+# The most connections one process's pool of a Redis client opens. redis-py's pool refuses a 101st at
+# once (MaxConnectionsError) unless told otherwise; a worker's 256 threads, or a web process's request
+# threads, may each hold one, so the process's threads bound it, and the server's own limit
+# (maxclients) is 10,000.
+REDIS_MAX_CONNECTIONS = 10_000
+
+CACHES: dict[str, dict[str, Any]]
 if REDIS_URL is None:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "OPTIONS": {"max_connections": REDIS_MAX_CONNECTIONS},
+        }
+    }
 
 # --- Celery -----------------------------------------------------------------------------------
 # Any broker Celery supports; Redis (REDIS_URL) unless CELERY_BROKER_URL names another. Celery itself

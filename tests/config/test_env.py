@@ -154,7 +154,7 @@ def test_real_mode_uses_postgres_and_redis_for_broker_and_cache():
             "-c",
             "import django; django.setup(); from django.conf import settings as s; "
             "print(s.DATABASES['default']['ENGINE'], s.CELERY_TASK_ALWAYS_EAGER, s.CELERY_BROKER_URL, "
-            "s.CACHES['default']['BACKEND'])",
+            "s.CACHES['default']['BACKEND'], s.CACHES['default']['OPTIONS']['max_connections'])",
         ],
         cwd=ROOT,
         env={
@@ -173,6 +173,7 @@ def test_real_mode_uses_postgres_and_redis_for_broker_and_cache():
         "False",
         "redis://cache.example:6379/0",
         "django.core.cache.backends.redis.RedisCache",
+        "10000",  # redis-py's default pool refuses a 101st connection; a worker has 256 threads
     ]
 
 

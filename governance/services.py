@@ -107,12 +107,8 @@ def enforced_event_record(
 
 
 def identifiers_redacted(texts: list[str]) -> list[str]:
-    """Identifiers, names or reasons as events store them: each redacted (memoized per worker). It is
-    :func:`_redacted` of each, inline: a decision lists two per message of a conversation."""
-    return [
-        (_redacted_short(text) if len(text) <= _MEMO_MAX_CHARS else redact(text).text) if text else text
-        for text in texts
-    ]
+    """Identifiers, names or reasons as events store them: each redacted (memoized per worker)."""
+    return [_redacted(text) for text in texts]
 
 
 def _redacted(text: str) -> str:

@@ -56,6 +56,11 @@ WITHHELD = "[log line withheld: it could not be redacted]"
 # console, ADMINS mail, runserver's access log) and by uvicorn; each is given none and propagates to
 # the root's redacting handler.
 SELF_CONFIGURED = ("django", "django.server", "uvicorn", "uvicorn.error", "uvicorn.access")
+# The HTTP clients under the provider SDKs (httpx2 under openai and anthropic, httpx under others) log
+# every request at INFO ("HTTP Request: POST <provider URL> ..."): a line per provider call, which each
+# call paid formatting and redaction for, naming the provider's address and saying less than the call's
+# receipt and metrics. They write from WARNING up, and everything at LOG_LEVEL=DEBUG.
+HTTP_CLIENTS = ("httpx", "httpx2")
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 _context: ContextVar[Mapping[str, Any]] = ContextVar("log_context", default=_EMPTY)
@@ -126,7 +131,13 @@ class JsonLogFormatter(JsonFormatter):
 
 def logging_config(*, log_format: str, level: str) -> dict[str, Any]:
     """Django's ``LOGGING``: one console handler in ``log_format``, with the context filter, the
-    only one: the loggers in :data:`SELF_CONFIGURED` write through it."""
+    only one: the loggers in :data:`SELF_CONFIGURED` write through it. The :data:`HTTP_CLIENTS` write
+    from WARNING up unless ``level`` is DEBUG."""
+    loggers: dict[str, dict[str, Any]] = {
+        name: {"handlers": [], "propagate": True} for name in SELF_CONFIGURED
+    }
+    if logging.getLevelName(level.upper()) != logging.DEBUG:
+        loggers |= {name: {"level": "WARNING"} for name in HTTP_CLIENTS}
     return {
         "version": 1,
         "disable_existing_loggers": False,
@@ -140,7 +151,7 @@ def logging_config(*, log_format: str, level: str) -> dict[str, Any]:
             }
         },
         "root": {"handlers": ["console"], "level": level},
-        "loggers": {name: {"handlers": [], "propagate": True} for name in SELF_CONFIGURED},
+        "loggers": loggers,
     }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -46,3 +47,44 @@ def test_a_malformed_log_format_stops_start_up_naming_the_variable(tmp_path):
     result = manage(tmp_path, "check", LOG_FORMAT="yaml")
     assert result.returncode == 1
     assert "LOG_FORMAT must be one of ['text', 'json'], got 'yaml'" in result.stderr
+
+
+def test_a_provider_call_writes_no_line_of_the_sdks_http_client_below_warning(caplog):
+    """The SDK's HTTP client (httpx2) logs every request at INFO; the service's LOGGING keeps it quiet
+    below WARNING, so a call pays no log line (config/logs.py, HTTP_CLIENTS). With the client's level
+    reset, the same call writes its line: the test sees the SDK's logger."""
+    from context_assembly.messages import Message
+    from providers.openai_compatible import OpenAICompatibleAdapter
+    from providers.values import ProviderCall, ProviderConfig
+    from tests.fakes.provider_server import FakeProvider
+
+    def sdk_lines() -> list[tuple[str, int]]:
+        return [(record.name, record.levelno) for record in caplog.records if record.name.startswith("httpx")]
+
+    caplog.set_level(logging.INFO)
+    with FakeProvider(default_reply="Done.") as fake:
+        config = ProviderConfig(identifier="p", kind="openai_compatible", base_url=fake.openai_base_url)
+        adapter = OpenAICompatibleAdapter(config)
+        call = ProviderCall(model_id="m-1", messages=(Message(role="user", content="Hi."),), max_tokens=8)
+        assert adapter.send(call, adapter.request_body(call)).text == "Done."
+        assert sdk_lines() == []
+        client = logging.getLogger("httpx2")
+        assert client.level == logging.WARNING
+        client.setLevel(logging.NOTSET)
+        try:
+            adapter.send(call, adapter.request_body(call))
+        finally:
+            client.setLevel(logging.WARNING)
+    assert sdk_lines() == [("httpx2", logging.INFO)]
+
+
+def test_log_level_debug_keeps_the_http_clients_lines():
+    from config.logs import HTTP_CLIENTS, logging_config
+
+    assert {
+        name: logging_config(log_format="text", level="INFO")["loggers"][name] for name in HTTP_CLIENTS
+    } == {
+        "httpx": {"level": "WARNING"},
+        "httpx2": {"level": "WARNING"},
+    }
+    assert not set(HTTP_CLIENTS) & set(logging_config(log_format="text", level="debug")["loggers"])

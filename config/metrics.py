@@ -35,6 +35,7 @@ from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
 from config.client_address import client_ip
+from config.request_headers import header
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
@@ -47,7 +48,7 @@ def _has_token(request: HttpRequest) -> bool:
     expected = settings.METRICS_TOKEN
     if not expected:
         return False
-    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    scheme, _, token = (header(request, "Authorization") or "").partition(" ")
     return scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode(), expected.encode())
 
 

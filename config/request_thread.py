@@ -218,12 +218,14 @@ class OneCallHandler(ASGIHandler):
     def __init__(self, *, started_in_call: bool = False) -> None:
         super().__init__()
         self.started_in_call = started_in_call
+        # Built once: asgiref's wrapper keeps nothing of a call, and building it inspects the function.
+        self._response_on_thread = sync_to_async(self.response_of, thread_sensitive=True)
 
     def load_middleware(self, is_async: bool = False) -> None:
         super().load_middleware(is_async=False)
 
     async def get_response_async(self, request: HttpRequest) -> HttpResponseBase:
-        return await sync_to_async(self.response_of, thread_sensitive=True)(request)
+        return await self._response_on_thread(request)
 
     def response_of(self, request: HttpRequest) -> HttpResponseBase:
         if self.started_in_call:

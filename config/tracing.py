@@ -28,11 +28,14 @@ from django.core.exceptions import ImproperlyConfigured
 from opentelemetry import trace
 from opentelemetry.instrumentation.celery import CeleryInstrumentor
 from opentelemetry.propagate import extract
+from opentelemetry.propagators.textmap import Getter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 from opentelemetry.trace import SpanKind, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
+
+from config.request_headers import meta_key
 
 if TYPE_CHECKING:  # the settings module imports this one: nothing here may need Django set up
     from django.http import HttpRequest, HttpResponse
@@ -147,6 +150,21 @@ def traced(
     return decorate
 
 
+class MetaHeaders(Getter[Mapping[str, Any]]):
+    """A request's headers read from its ``META`` for the propagators, which ask for two or three by
+    name (``config/request_headers.py``: ``request.headers`` would copy every header for them)."""
+
+    def get(self, carrier: Mapping[str, Any], key: str) -> list[str] | None:
+        value = carrier.get(meta_key(key))
+        return None if value is None else [value]
+
+    def keys(self, carrier: Mapping[str, Any]) -> list[str]:
+        return [name[5:].replace("_", "-").lower() for name in carrier if name.startswith("HTTP_")]
+
+
+META_HEADERS = MetaHeaders()
+
+
 class TraceContextMiddleware:
     """Each request is a ``SERVER`` span named by its method and route, continuing the caller's trace
     when it sends a ``traceparent`` header. Costs nothing measurable while tracing is off (the API's
@@ -156,7 +174,7 @@ class TraceContextMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        parent = extract(request.headers)
+        parent = extract(request.META, getter=META_HEADERS)
         with TRACER.start_as_current_span(
             f"{request.method}", context=parent, kind=SpanKind.SERVER, record_exception=False
         ) as span:

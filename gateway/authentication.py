@@ -20,7 +20,7 @@ from typing import Any
 from django.conf import settings
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import exceptions
-from rest_framework.authentication import BaseAuthentication, get_authorization_header
+from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
@@ -30,17 +30,19 @@ from catalog.models import ApiClient
 from catalog.selectors import api_client_by_token_digest
 from catalog.tokens import token_digest
 from config.logs import log_context_update
+from config.request_headers import header
 
 KEYWORD = "Bearer"
 API_KEY_HEADER = "x-api-key"
-API_KEY_META = "HTTP_X_API_KEY"
 
 
 class BearerTokenAuthentication(BaseAuthentication):
     def authenticate(self, request: Request) -> tuple[ApiClient, str] | None:
         """None without an ``Authorization`` header (then 401 ``not_authenticated``); raises
         ``AuthenticationFailed`` for a malformed header, an unknown token or an inactive client."""
-        parts = get_authorization_header(request).split()
+        # Read from META as bytes, as DRF's get_authorization_header reads it from request.headers
+        # (config/request_headers.py: that would copy every header of the request for this one).
+        parts = (header(request, "Authorization") or "").encode("latin-1", errors="replace").split()
         if not parts:
             return None
         if parts[0].decode("latin-1").lower() != KEYWORD.lower() or len(parts) != 2:
@@ -56,7 +58,7 @@ class ApiKeyHeaderAuthentication(BaseAuthentication):
     def authenticate(self, request: Request) -> tuple[ApiClient, str] | None:
         """None without an ``x-api-key`` header; raises ``AuthenticationFailed`` for an unknown token
         or an inactive client, as :class:`BearerTokenAuthentication` does."""
-        raw = request.META.get(API_KEY_META)
+        raw = header(request, API_KEY_HEADER)
         if raw is None:
             return None
         return _client_of_token(raw.strip().encode("latin-1", errors="replace"))

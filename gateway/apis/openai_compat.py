@@ -38,6 +38,7 @@ from catalog.models import ApiClient
 from config.api import validated
 from config.errors import ApplicationError
 from config.exception_handler import api_exception_handler
+from config.request_headers import header
 from gateway.apis.context import MAX_OUTPUT_TOKENS, ReceiptSerializer, client_configuration, client_of
 from gateway.apis.fields import ObjectList
 from gateway.apis.openai_errors import error_response
@@ -268,7 +269,7 @@ def data_class_header(items: str) -> OpenApiParameter:
 def declared_class(request: Request, client: ApiClient) -> str:
     """The class ``request``'s ``X-Data-Class`` header declares for its items, else ``client``'s
     default input class; a value outside the vocabulary is a 400 naming the header."""
-    declared = request.headers.get(DATA_CLASS_HEADER)
+    declared = header(request, DATA_CLASS_HEADER)
     if declared is None:
         return client.default_input_data_class
     if declared not in DataClass.values:

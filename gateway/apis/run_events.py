@@ -32,6 +32,7 @@ from agents.models import AgentRun, AgentStep, RunMessage
 from agents.runtime.live import LiveEvent, LiveReader, live_channel
 from config.api import operation_schema
 from config.json_renderer import OrjsonRenderer
+from config.request_headers import header
 from config.request_thread import release_connections
 from gateway.apis.approval_output import ToolApprovalSerializer, approval_bodies
 from gateway.apis.context import client_of
@@ -72,7 +73,7 @@ class JsonErrorsNegotiation(BaseContentNegotiation):
 
 
 def _last_event_id(request: Request) -> int:
-    raw = request.headers.get("Last-Event-ID", "").strip()
+    raw = (header(request, "Last-Event-ID") or "").strip()
     return int(raw) if raw.isdigit() and len(raw) < 10 else -1
 
 

@@ -27,9 +27,7 @@ from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser, get_encoding
 from rest_framework.utils import json
 
-from config.errors import input_too_deep, invalid_text, request_too_large
-
-API_PREFIX = "/api/"
+from config.errors import API_PREFIX, input_too_deep, invalid_text, request_too_large
 
 # Arrays and objects inside one another, counted from the outermost. No request of this API needs more
 # than a handful of levels (a tool's JSON schema perhaps ten); 64 leaves room and stays far below the

@@ -115,11 +115,13 @@ MIDDLEWARE = [
     # Static files (the admin's, the API docs'), compressed and under content-hashed names, in every
     # run mode and under any server.
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Django's own: its deploy checks of the session cookie look for this name.
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    # Django's user and message middleware, skipping the API's requests (config/browser.py).
+    "config.browser.BrowserAuthenticationMiddleware",
+    "config.browser.BrowserMessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
     "config.limits.RequestSizeLimitMiddleware",

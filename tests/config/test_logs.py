@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import logging
+import logging.config
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = "import logging; logging.getLogger('probe').warning('probe %s', 1)"
@@ -49,7 +52,19 @@ def test_a_malformed_log_format_stops_start_up_naming_the_variable(tmp_path):
     assert "LOG_FORMAT must be one of ['text', 'json'], got 'yaml'" in result.stderr
 
 
-def test_a_provider_call_writes_no_line_of_the_sdks_http_client_below_warning(caplog):
+@pytest.fixture
+def logging_at_info():
+    """The service's LOGGING at LOG_LEVEL=INFO (whatever this environment sets), then the settings' again."""
+    from django.conf import settings
+
+    from config.logs import logging_config
+
+    logging.config.dictConfig(logging_config(log_format="text", level="INFO"))
+    yield
+    logging.config.dictConfig(settings.LOGGING)
+
+
+def test_a_provider_call_writes_no_line_of_the_sdks_http_client_below_warning(caplog, logging_at_info):
     """The SDK's HTTP client (httpx2) logs every request at INFO; the service's LOGGING keeps it quiet
     below WARNING, so a call pays no log line (config/logs.py, HTTP_CLIENTS). With the client's level
     reset, the same call writes its line: the test sees the SDK's logger."""

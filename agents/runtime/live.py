@@ -6,6 +6,13 @@ as the call) and publishes, as they leave the stream's redaction, ``delta`` even
 "arguments"}``, redacted). ``GET runs/{id}/events`` reads them between its polls of the database
 (``gateway/apis/run_events.py``).
 
+A ``delta`` event carries the text that arrived since the last one, at most one every
+:data:`DELTA_INTERVAL` seconds: a provider streams a token or a word at a time, and each publication
+is a round trip to Redis from the step's thread, so a reply of five hundred pieces cost the worker
+five hundred of them. The first piece goes out as it arrives; a piece that arrives sooner than that
+after the last publication waits, joined with those after it, for the first piece past the interval
+or for the stream's end. A reader joins the ``text`` of a step's deltas, as before.
+
 They are a live view, not a record: the transcript stores the whole answer when the step is recorded,
 and the run's final event carries it. Two channels, chosen by the deployment:
 
@@ -23,6 +30,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import threading
 import time
 from collections import OrderedDict
@@ -40,6 +48,7 @@ logger = logging.getLogger(__name__)
 
 MAX_RUNS = 256
 MAX_EVENTS = 10_000
+DELTA_INTERVAL = 0.1  # seconds: the most often a step publishes its text
 TTL_SECONDS = 3600
 REDIS_KEY = "govctx:run-live:{run_id}"
 
@@ -147,6 +156,10 @@ def live_channel() -> LiveChannel:
         return channel
 
 
+def _publish_text(run_id: str, step_index: int, pieces: list[str]) -> None:
+    live_publish(run_id, "delta", {"step": step_index, "text": "".join(pieces)})
+
+
 def live_publish(run_id: str, name: str, data: dict[str, Any]) -> None:
     """Publish one live event; a failure is logged, never raised (the record is the transcript)."""
     try:
@@ -164,12 +177,22 @@ def streamed_send(call: GovernedCall, *, run_id: str, step_index: int) -> CallOu
     if isinstance(stream, Ended):
         return stream
     outcome: CallOutcome | None = None
-    with stream:
-        for piece in stream:
-            if isinstance(piece, TextDelta):
-                live_publish(run_id, "delta", {"step": step_index, "text": piece.text})
-            elif isinstance(piece, Answered | Ended):
-                outcome = piece
+    held: list[str] = []  # text not published yet
+    published_at = -math.inf  # the first piece goes out at once
+    try:
+        with stream:
+            for piece in stream:
+                if isinstance(piece, TextDelta):
+                    held.append(piece.text)
+                    now = time.monotonic()
+                    if now - published_at >= DELTA_INTERVAL:
+                        _publish_text(run_id, step_index, held)
+                        held, published_at = [], now
+                elif isinstance(piece, Answered | Ended):
+                    outcome = piece
+    finally:
+        if held:
+            _publish_text(run_id, step_index, held)
     assert outcome is not None  # a governed stream ends with the call's outcome
     if isinstance(outcome, Answered):
         for call_made in outcome.reply.tool_calls:

@@ -25,6 +25,7 @@ from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from django.core.exceptions import ImproperlyConfigured
+from django.http.request import HttpHeaders
 from opentelemetry import trace
 from opentelemetry.instrumentation.celery import CeleryInstrumentor
 from opentelemetry.propagate import extract
@@ -34,8 +35,6 @@ from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 from opentelemetry.trace import SpanKind, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
-
-from config.request_headers import meta_key
 
 if TYPE_CHECKING:  # the settings module imports this one: nothing here may need Django set up
     from django.http import HttpRequest, HttpResponse
@@ -155,11 +154,11 @@ class MetaHeaders(Getter[Mapping[str, Any]]):
     name (``config/request_headers.py``: ``request.headers`` would copy every header for them)."""
 
     def get(self, carrier: Mapping[str, Any], key: str) -> list[str] | None:
-        value = carrier.get(meta_key(key))
+        value = carrier.get(HttpHeaders.to_wsgi_name(key))
         return None if value is None else [value]
 
-    def keys(self, carrier: Mapping[str, Any]) -> list[str]:
-        return [name[5:].replace("_", "-").lower() for name in carrier if name.startswith("HTTP_")]
+    def keys(self, carrier: Mapping[str, Any]) -> list[str]:  # as request.headers names them
+        return [name for key in carrier if (name := HttpHeaders.parse_header_name(key)) is not None]
 
 
 META_HEADERS = MetaHeaders()

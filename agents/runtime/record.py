@@ -25,6 +25,12 @@ from context_assembly.fitting import FitResult
 from governance.vocabulary import Provenance
 from providers.values import ProviderReply, Usage
 
+# The step row's fields its validation leaves out: the run and the model are the step's own objects;
+# the JSON fields are built here from the step's values (see step_built).
+STEP_UNVALIDATED = frozenset(
+    ("run", "model", "receipt", "breakdown", "skipped_targets", "pins", "compaction")
+)
+
 
 @dataclass(frozen=True)
 class StepRecord:
@@ -165,8 +171,10 @@ def step_built(record: StepRecord) -> AgentStep:
     # The receipt, the breakdown, the targets skipped, the pins and a compaction's record are built
     # here from the step's own values (JSON by construction: each an ``as_dict()`` or a list of
     # them, and the save writes each as JSON anyway): validating them would serialise each once
-    # more for nothing.
-    step.full_clean(exclude=["run", "model", "receipt", "breakdown", "skipped_targets", "pins", "compaction"])
+    # more for nothing. The row's one uniqueness rule, (run, index), names the run, which is not
+    # validated here: the insert itself enforces it, so the unique and constraint checks would only
+    # build the lookups they then skip.
+    step.full_clean(exclude=STEP_UNVALIDATED, validate_unique=False, validate_constraints=False)
     return step
 
 

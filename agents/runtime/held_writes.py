@@ -29,6 +29,8 @@ from django.db import connections, models, router, transaction
 
 from agents.runtime.leases import HeldLease, LeaseLost, held_update_sql, lease_expiry, lease_hold
 from catalog.models.sql import executed, has_save_receivers, insert_parts, row_saved, statement_cursor
+from config.caches import cache_register
+from config.lru import LruCache
 
 M = TypeVar("M", bound=models.Model)
 
@@ -135,20 +137,21 @@ def distinct_parameters(sql: str, params: Sequence[Any]) -> tuple[str, Sequence[
     whose values repeat the same way has the same text (psycopg keys its parse by the text). A value
     cast to a type (``%s::integer``) is merged only with the same value cast to the same type: bound
     on the server (``catalog/models/sql.py``, ``statement_cursor``), one parameter has one type. A text
-    with an escaped ``%`` is returned as it is."""
+    with an escaped ``%`` is returned as it is. The text's pieces between placeholders, and the cast
+    after each, are found once per text (:data:`_PLACEHOLDER_PIECES`)."""
     if "%%" in sql:  # an escaped % before an s would read as a placeholder here: left as it is
         return sql, params
-    chunks = sql.split("%s")
-    if len(chunks) != len(params) + 1:
-        raise ValueError(f"{len(chunks) - 1} placeholders for {len(params)} parameters")
+    pieces = _PLACEHOLDER_PIECES.peek(sql) or _PLACEHOLDER_PIECES.put_absent(sql, _pieces(sql))
+    head, tail = pieces
+    if len(tail) != len(params):
+        raise ValueError(f"{len(tail)} placeholders for {len(params)} parameters")
     names: dict[object, str] = {}
     named: dict[str, Any] = {}
-    text = [chunks[0]]
-    for value, chunk in zip(params, chunks[1:], strict=True):
+    text = [head]
+    for value, (chunk, cast) in zip(params, tail, strict=True):
         key = _same_value(value)
-        cast = _CAST.match(chunk)
         if key is not None and cast is not None:  # a value cast to a type is merged only with the same cast
-            key = (key, cast.group(1))
+            key = (key, cast)
         name = names.get(key) if key is not None else None
         if name is None:
             name = f"v{len(named)}"
@@ -157,6 +160,21 @@ def distinct_parameters(sql: str, params: Sequence[Any]) -> tuple[str, Sequence[
                 names[key] = name
         text += ("%(", name, ")s", chunk)
     return "".join(text), named
+
+
+def _pieces(sql: str) -> tuple[str, tuple[tuple[str, str | None], ...]]:
+    """``sql``'s text before its first ``%s``, then for each placeholder the text after it up to the
+    next, with the type it is cast to there (``%s::integer``), or None."""
+    head, *chunks = sql.split("%s")
+    return head, tuple((chunk, cast.group(1) if (cast := _CAST.match(chunk)) else None) for chunk in chunks)
+
+
+_PLACEHOLDER_PIECES: LruCache[str, tuple[str, tuple[tuple[str, str | None], ...]]] = cache_register(
+    LruCache(256),
+    name="placeholder_pieces",
+    key="the SQL text of a step's record or a tool call's write on PostgreSQL (distinct_parameters)",
+    invalidation="nothing: the pieces are a pure function of the text",
+)
 
 
 # A cast after a placeholder, its type's name apart from its length or precision.
@@ -169,12 +187,15 @@ def _same_value(value: object) -> object | None:
     type and value, floats, decimals and dates by their exact representation too (``0.0`` and
     ``-0.0``, ``Decimal("0")`` and ``Decimal("0.00")`` stay apart); None for a value never merged
     (JSON, and any other adapter's object)."""
+    kind = type(value)
+    if kind is str:  # the common case first, by its exact type
+        return ("text", value)
     if value is None:
         return ("null",)
     if isinstance(value, str):
         return ("text", str.__str__(value))
     if isinstance(value, int | uuid.UUID):  # bool and psycopg's Int4 are ints: each its own type
-        return (type(value), value)
+        return (kind, value)
     if isinstance(value, float | Decimal | date):
-        return (type(value), repr(value))
+        return (kind, repr(value))
     return None

@@ -6,6 +6,7 @@ import pytest
 
 from agents.runtime.caches import caches_clear, registered_caches
 from agents.runtime.conversation import Conversation, conversation_request
+from agents.runtime.held_writes import distinct_parameters
 from agents.runtime.plan import provider_config
 from catalog.selectors import configuration_sources
 from config.caches import CacheAlreadyRegistered, cache_register
@@ -52,6 +53,8 @@ def test_a_run_a_conversation_and_a_shown_decision_fill_every_cache_and_caches_c
     conversation_request([{"role": "user", "content": "Hi"}], Conversation(default_class="public_content"))
     # A streamed reply's piece that ends after a word: may a key split there cross into the next piece?
     assert StreamRedactor().feed("Several words ") == "Several "
+    # A write of many values on PostgreSQL (the suite's database is SQLite: its text alone).
+    assert distinct_parameters("a = %s, b = %s", ["x", "x"]) == ("a = %(v0)s, b = %(v0)s", {"v0": "x"})
     sizes = {entry.name: entry.stats().size for entry in registered_caches()}
     assert [name for name, size in sizes.items() if size == 0] == []
     adapter = ADAPTER_POOL.get(provider_config(configuration.model))

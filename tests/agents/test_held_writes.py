@@ -244,3 +244,14 @@ def test_on_postgresql_a_steps_record_passes_few_enough_values_for_psycopg_to_ke
     assert len(params) <= PARSES_KEPT_UP_TO
     assert len(sql.encode()) <= 4096
     assert RunMessage.objects.get(run=run, role="assistant").content == "done"
+
+
+def test_a_text_seen_before_is_named_by_the_values_of_each_call():
+    # The text's pieces are kept between calls; which values repeat is each call's own.
+    statement = "a = %s, b = %s::integer, c = %s"
+
+    first = distinct_parameters(statement, ["x", 1, "x"])
+    second = distinct_parameters(statement, ["x", 1, "y"])
+
+    assert first == ("a = %(v0)s, b = %(v1)s::integer, c = %(v0)s", {"v0": "x", "v1": 1})
+    assert second == ("a = %(v0)s, b = %(v1)s::integer, c = %(v2)s", {"v0": "x", "v1": 1, "v2": "y"})

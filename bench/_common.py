@@ -67,7 +67,7 @@ def admin_dsn(database_url: str) -> str:
     return urlunsplit(urlsplit(database_url)._replace(scheme="postgresql", path="/postgres"))
 
 
-def _admin_execute(database_url: str, sql: str) -> None:
+def admin_execute(database_url: str, sql: str) -> None:
     import psycopg
 
     with psycopg.connect(admin_dsn(database_url), autocommit=True, connect_timeout=5) as conn:
@@ -76,14 +76,14 @@ def _admin_execute(database_url: str, sql: str) -> None:
 
 @contextmanager
 def bench_database(services: Services) -> Iterator[None]:
-    _admin_execute(services.database_url, f'CREATE DATABASE "{services.bench_database}"')
+    admin_execute(services.database_url, f'CREATE DATABASE "{services.bench_database}"')
     try:
         yield
     finally:
         from django.db import connections
 
         connections.close_all()
-        _admin_execute(
+        admin_execute(
             services.database_url, f'DROP DATABASE IF EXISTS "{services.bench_database}" WITH (FORCE)'
         )
 

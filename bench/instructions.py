@@ -26,6 +26,14 @@ counted. Each section is ``COUNT`` calls after ``WARM_UP`` uncounted ones:
   process counted). A count leaves out the kernel's work, so it does not see what a hand-over
   between the event loop and a request thread costs in wake-ups.
 
+* ``worker_step``, ``worker_sdk_call`` (with PostgreSQL and Redis, as ``bench/concurrency.py`` finds
+  them: ``DATABASE_URL``, ``REDIS_URL``; left out, and said so, without them): a run of
+  ``bench/concurrency.py``'s batch (a tool call, then the answer) stepped as its pooled workers step
+  it, on a database of its own with the connection pool, each step's next one enqueued to Redis, the
+  mean of its two steps; and the same two provider calls made alone through the SDK, the mean of the
+  two, as its floor makes them. ``worker_step_overhead`` is their difference: what the service adds
+  to a step, counted (the batch's worker CPU per step moves by 10-20% with the machine's load).
+
 The step's **overhead** is ``step - sdk_call``. ``--keep DIR`` keeps each section's callgrind file
 (``<section>.callgrind``) for ``callgrind_annotate``, to find where two trees' counts differ.
 """
@@ -66,9 +74,10 @@ QUIET = {
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", type=Path, metavar="DIR", help="keep the callgrind files in DIR")
-    parser.add_argument("--setup", choices=["step", "gateway"], help=argparse.SUPPRESS)
+    parser.add_argument("--setup", choices=["step", "gateway", "worker"], help=argparse.SUPPRESS)
     parser.add_argument("--fake-url", help=argparse.SUPPRESS)
     parser.add_argument("--step-child", type=Path, metavar="BODY", help=argparse.SUPPRESS)
+    parser.add_argument("--worker-child", type=Path, metavar="DIR", help=argparse.SUPPRESS)
     parser.add_argument("--serve", type=int, metavar="PORT", help=argparse.SUPPRESS)
     parser.add_argument("--serve-asgi", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -76,6 +85,8 @@ def main() -> None:
         print(json.dumps(_setup(args.setup, args.fake_url)))
     elif args.step_child:
         _step_child(args.step_child, args.fake_url)
+    elif args.worker_child:
+        _worker_child(args.worker_child, args.fake_url)
     elif args.serve:
         _serve(args.serve)
     elif args.serve_asgi:
@@ -101,13 +112,14 @@ def measure(keep: Path | None) -> dict[str, int]:
         directory = Path(work)
         env = {**os.environ, **QUIET, "DJANGO_SETTINGS_MODULE": "config.settings.test"}
         env.pop("REDIS_URL", None)  # the embedded mode: tasks are driven directly, no broker
-        with ThreadPoolExecutor(max_workers=2) as pool:
+        with ThreadPoolExecutor(max_workers=3) as pool:
             parts = [
                 pool.submit(
                     _with_fake, part, directory, {**env, "DATABASE_URL": f"sqlite:///{directory / name}"}
                 )
                 for part, name in ((_measure_step, "step.sqlite3"), (_measure_gateway, "gateway.sqlite3"))
             ]
+            parts.append(pool.submit(_measure_worker, directory, env))
             counts = {section: count for part in parts for section, count in part.result().items()}
         if keep is not None:
             keep.mkdir(parents=True, exist_ok=True)
@@ -199,6 +211,71 @@ def _measure_step(fake: Any, directory: Path, env: dict[str, str]) -> dict[str, 
             if section == "step":  # the request the step sent, for the SDK to send alone
                 body.write_text(json.dumps(fake.requests[-1].body))
             _say(child.stdin, "next")
+    return counts
+
+
+def _measure_worker(directory: Path, env: dict[str, str]) -> dict[str, int]:
+    """The worker sections on a PostgreSQL database of their own (created and dropped here) and
+    ``REDIS_URL``'s database (held, and its queue emptied of the steps' enqueued next steps); none
+    when either service is unreachable."""
+    from bench import _common as common
+    from bench.concurrency import STEPS, step_bodies
+
+    database_url = os.environ.get("DATABASE_URL") or common.DEFAULT_DATABASE_URL
+    redis_url = os.environ.get("REDIS_URL") or common.DEFAULT_REDIS_URL
+    problem = (
+        common.services_problem(database_url, redis_url)
+        if database_url.startswith("postgres")
+        else "DATABASE_URL does not point at PostgreSQL"
+    )
+    if problem:
+        print(f"instructions benchmark: the worker sections left out: {problem}")
+        return {}
+    services = common.Services(database_url, redis_url, f"bench_instructions_{os.getpid()}")
+    env = {
+        **env,
+        "DATABASE_URL": services.bench_url,
+        "REDIS_URL": redis_url,
+        "DATABASE_POOL": "true",
+        "DATABASE_POOL_MAX_SIZE": "16",
+    }
+    common.admin_execute(database_url, f'CREATE DATABASE "{services.bench_database}"')
+    try:
+        with (
+            common.redis_database_held(redis_url, "instructions"),
+            common.step_scripted_provider(STEPS)() as fake,
+        ):
+            runs = _setup_in_child("worker", fake, env)["runs"]
+            (directory / "worker-runs.json").write_text(json.dumps(runs))
+            child = subprocess.Popen(
+                _valgrind(
+                    directory,
+                    "worker_process",
+                    "--worker-child",
+                    str(directory),
+                    "--fake-url",
+                    fake.openai_base_url,
+                ),
+                env=env,
+                cwd=ROOT,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            assert child.stdin is not None and child.stdout is not None
+            counter = Counter(child.pid, directory, "worker_process")
+            counts = {}
+            with ends_well(child, "the worker process", timeout=900):
+                counts["worker_step"] = counter.section(child, "worker_step")
+                # The bodies the steps sent, one per step index, for the SDK to send alone.
+                (directory / "worker-bodies.json").write_text(json.dumps(step_bodies(fake)))
+                _say(child.stdin, "next")
+                counts["worker_sdk_call"] = counter.section(child, "worker_sdk_call")
+                _say(child.stdin, "next")
+    finally:
+        common.admin_execute(
+            database_url, f'DROP DATABASE IF EXISTS "{services.bench_database}" WITH (FORCE)'
+        )
     return counts
 
 
@@ -307,6 +384,12 @@ def _setup(kind: str, fake_url: str) -> dict[str, Any]:
 
     call_command("migrate", verbosity=0)
     fake = SimpleNamespace(openai_base_url=fake_url)
+    if kind == "worker":
+        from bench._common import create_runs
+        from bench.throughput import bench_configuration
+
+        ids, _ = create_runs(bench_configuration(fake), WARM_UP + COUNT)
+        return {"runs": ids}
     if kind == "step":
         from bench.step_overhead import _configuration, _run_with_transcript
 
@@ -386,6 +469,69 @@ def _step_child(body_path: Path, fake_url: str) -> None:
     _counted("sdk_call", calls)
 
 
+def _worker_child(directory: Path, fake_url: str) -> None:
+    """Each run's two steps as a pooled worker runs them (``step_run``, the tool call's next step
+    enqueued to Redis), then each step's request alone through the SDK; the enqueued steps are purged
+    from the broker at the end."""
+    import django
+
+    django.setup()
+    from openai import OpenAI, Stream
+    from openai.types.chat import ChatCompletion
+
+    from agents.runtime.step import step_run
+    from bench.concurrency import STEPS
+    from config.celery import app
+    from config.startup import startup_objects_frozen
+
+    startup_objects_frozen()  # as a worker does when it starts (config/celery.py)
+    runs = json.loads((directory / "worker-runs.json").read_text())
+
+    def stepped(run_id: str) -> None:
+        for index in range(STEPS):
+            outcome = step_run(run_id=run_id, step_index=index, worker="bench")
+            if outcome.action not in ("advanced", "finished") or (
+                index == STEPS - 1 and outcome.reason != "completed"
+            ):
+                raise SystemExit(f"step {index} of run {run_id} did not complete: {outcome}")
+
+    for run_id in runs[:WARM_UP]:
+        stepped(run_id)
+
+    def steps() -> None:
+        for run_id in runs[WARM_UP:]:
+            stepped(run_id)
+
+    _counted("worker_step", steps)
+    client = OpenAI(base_url=fake_url, api_key="bench", max_retries=0)
+    bodies = json.loads((directory / "worker-bodies.json").read_text())
+
+    def call(body: dict[str, Any]) -> None:
+        # As bench/_floor_worker.py's step calls the provider: the body posted as is, streamed, read.
+        stream = client.post(
+            "/chat/completions",
+            body=body,
+            cast_to=ChatCompletion,
+            options={"security": {"bearer_auth": True}},
+            stream=True,
+            stream_cls=Stream[object],
+        )
+        with stream:
+            for _ in stream:
+                pass
+
+    for body in bodies:
+        call(body)
+
+    def calls() -> None:
+        for _ in range(COUNT):
+            for body in bodies:
+                call(body)
+
+    _counted("worker_sdk_call", calls)
+    app.control.purge()  # the next steps the tool calls enqueued: no worker takes them
+
+
 def _serve(port: int) -> None:
     """The WSGI application as ``bench/gateway.py`` serves it; the main thread sleeps until a client
     connects, and the database connection is kept (not reopened after 60 s of wall clock)."""
@@ -427,7 +573,11 @@ def _serve_asgi(port: int) -> None:
 
 
 def report(counts: dict[str, int]) -> None:
-    per = {section: total / COUNT / 1e6 for section, total in counts.items()}
+    # The worker sections count two steps, or two calls, a run.
+    per = {
+        section: total / COUNT / (2 if section.startswith("worker") else 1) / 1e6
+        for section, total in counts.items()
+    }
     rows = (
         ("step_overhead", "step overhead, 200-message transcript, client in external_global"),
         ("step", "  the step"),
@@ -436,8 +586,14 @@ def report(counts: dict[str, int]) -> None:
         ("gateway_stream", "gateway, streamed chat completion"),
         ("gateway_asgi_whole", "gateway under uvicorn, whole chat completion"),
         ("gateway_asgi_stream", "gateway under uvicorn, streamed chat completion"),
+        ("worker_step_overhead", "worker step overhead, PostgreSQL and Redis (bench/concurrency.py)"),
+        ("worker_step", "  a step of a run of the batch, as the pooled workers run it"),
+        ("worker_sdk_call", "  the same provider call alone through the SDK, as the floor makes it"),
     )
     figures = {**per, "step_overhead": per["step"] - per["sdk_call"]}
+    if "worker_step" in per:
+        figures["worker_step_overhead"] = per["worker_step"] - per["worker_sdk_call"]
+    rows = tuple((name, label) for name, label in rows if name in figures)
     print(f"Instructions per step or request (M, {COUNT} each)")
     for name, label in rows:
         print(f"{label:<68}{figures[name]:>9.2f}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Protocol
 
@@ -105,6 +106,13 @@ class Tool:
         return GROUP_DEFAULT_CLASSES.get(self.group, DataClass.SECRET_ADJACENT)
 
     def spec(self) -> ToolSpec:
+        """The tool as a model is offered it. Built once per tool: a tool never changes, and every step
+        that offers it would otherwise validate and freeze its schema again, and hash it again to find
+        its token count (``ToolSpec.digest``)."""
+        return self._spec
+
+    @cached_property
+    def _spec(self) -> ToolSpec:
         return ToolSpec.from_openai(
             {"name": self.name, "description": self.description, "parameters": dict(self.parameters)}
         )

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import openai
-from openai.types import CompletionUsage, CreateEmbeddingResponse
+from openai.types import CreateEmbeddingResponse
 from openai.types.chat import ChatCompletion
 
 from context_assembly.messages import Message, ToolCall
@@ -57,14 +57,18 @@ def finish_reason(raw: str | None) -> FinishReason:
     return _FINISH_REASONS.get(raw, "other")
 
 
-def normalise_usage(usage: Any) -> Usage:
-    """OpenAI's ``prompt_tokens`` already includes cached tokens; ``cached_tokens`` is None when the
-    server does not report the details (many compatible servers do not)."""
-    if usage is None:
+def normalise_usage(raw: object) -> Usage:
+    """A reply's or a stream's ``usage`` object, from its decoded JSON (None: unavailable), read as the
+    SDK's model of it reads when built without validation: a missing figure is None. OpenAI's
+    ``prompt_tokens`` already includes cached tokens; ``cached_tokens`` is None when the server does not
+    report the details (many compatible servers do not). Building the SDK's ``CompletionUsage`` for it
+    cost about 40 us a reply (its check of the model's configuration against a runtime protocol)."""
+    if raw is None:
         return Usage.unavailable()
-    details = getattr(usage, "prompt_tokens_details", None)
-    cached = getattr(details, "cached_tokens", None) if details is not None else None
-    return Usage.reported(usage.prompt_tokens, cached, usage.completion_tokens)
+    usage = _json_object(raw, "usage")
+    details = usage.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    return Usage.reported(usage.get("prompt_tokens"), cached, usage.get("completion_tokens"))
 
 
 def _wire_message(message: Message, system_role: str) -> dict[str, Any]:
@@ -101,7 +105,7 @@ class _StreamState:
     text: list[str] = field(default_factory=list)
     calls: dict[int, _ToolCallDraft] = field(default_factory=dict)
     finish: str | None = None
-    usage: Any = None
+    usage: Usage | None = None
     refused: bool = False
 
     def add(self, raw: object) -> list[StreamDelta]:
@@ -117,8 +121,8 @@ class _StreamState:
             deltas += self._add_delta(choice.get("delta"))
         usage = chunk.get("usage")
         if usage is not None:
-            self.usage = CompletionUsage.construct(**_json_object(usage, "usage"))
-            deltas.append(UsageDelta(normalise_usage(self.usage)))
+            self.usage = normalise_usage(usage)
+            deltas.append(UsageDelta(self.usage))
         return deltas
 
     def _add_delta(self, raw: object) -> list[StreamDelta]:
@@ -290,9 +294,7 @@ class OpenAICompatibleAdapter(SdkAdapter[openai.OpenAI, openai.AsyncOpenAI, _Str
             text=_string(message.get("content")),
             tool_calls=calls,
             finish_reason="content_filter" if refused else finish_reason(choice.get("finish_reason")),
-            usage=normalise_usage(
-                None if usage is None else CompletionUsage.construct(**_json_object(usage, "usage"))
-            ),
+            usage=normalise_usage(usage),
             model_id=_string(completion.get("model")) or call.model_id,
             response_id=_string(completion.get("id")),
         )
@@ -342,7 +344,7 @@ class OpenAICompatibleAdapter(SdkAdapter[openai.OpenAI, openai.AsyncOpenAI, _Str
                 text="".join(state.text),
                 tool_calls=self._stream_calls(state),
                 finish_reason="content_filter" if state.refused else finish_reason(finished),
-                usage=normalise_usage(state.usage),
+                usage=state.usage if state.usage is not None else Usage.unavailable(),
                 model_id=state.model_id or call.model_id,
                 response_id=state.response_id,
             )

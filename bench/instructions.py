@@ -194,8 +194,28 @@ def _measure_step(fake: Any, directory: Path, env: dict[str, str]) -> dict[str, 
     runs = _setup_in_child("step", fake, env)["runs"]
     (directory / "runs.json").write_text(json.dumps(runs))
     body = directory / "body.json"
+
+    def sent() -> None:  # the request the step sent, for the SDK to send alone
+        body.write_text(json.dumps(fake.requests[-1].body))
+
+    arguments = ("--step-child", str(body), "--fake-url", fake.openai_base_url)
+    return _sections_counted(directory, env, "step", arguments, ("step", "sdk_call"), sent, timeout=600)
+
+
+def _sections_counted(
+    directory: Path,
+    env: dict[str, str],
+    name: str,
+    arguments: tuple[str, ...],
+    sections: tuple[str, str],
+    between: Callable[[], None],
+    *,
+    timeout: float,
+) -> dict[str, int]:
+    """A process of this file run with ``arguments`` under valgrind, which counts its two
+    ``sections`` in turn (each through :func:`_counted`); ``between()`` runs after the first."""
     child = subprocess.Popen(
-        _valgrind(directory, "step_process", "--step-child", str(body), "--fake-url", fake.openai_base_url),
+        _valgrind(directory, f"{name}_process", *arguments),
         env=env,
         cwd=ROOT,
         stdin=subprocess.PIPE,
@@ -203,13 +223,13 @@ def _measure_step(fake: Any, directory: Path, env: dict[str, str]) -> dict[str, 
         text=True,
     )
     assert child.stdin is not None and child.stdout is not None
-    counter = Counter(child.pid, directory, "step_process")
+    counter = Counter(child.pid, directory, f"{name}_process")
     counts = {}
-    with ends_well(child, "the step process", timeout=600):
-        for section in ("step", "sdk_call"):
+    with ends_well(child, f"the {name} process", timeout=timeout):
+        for section in sections:
             counts[section] = counter.section(child, section)
-            if section == "step":  # the request the step sent, for the SDK to send alone
-                body.write_text(json.dumps(fake.requests[-1].body))
+            if section == sections[0]:
+                between()
             _say(child.stdin, "next")
     return counts
 
@@ -247,31 +267,13 @@ def _measure_worker(directory: Path, env: dict[str, str]) -> dict[str, int]:
         ):
             runs = _setup_in_child("worker", fake, env)["runs"]
             (directory / "worker-runs.json").write_text(json.dumps(runs))
-            child = subprocess.Popen(
-                _valgrind(
-                    directory,
-                    "worker_process",
-                    "--worker-child",
-                    str(directory),
-                    "--fake-url",
-                    fake.openai_base_url,
-                ),
-                env=env,
-                cwd=ROOT,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                text=True,
-            )
-            assert child.stdin is not None and child.stdout is not None
-            counter = Counter(child.pid, directory, "worker_process")
-            counts = {}
-            with ends_well(child, "the worker process", timeout=900):
-                counts["worker_step"] = counter.section(child, "worker_step")
-                # The bodies the steps sent, one per step index, for the SDK to send alone.
+
+            def sent() -> None:  # the bodies the steps sent, one per step index, for the SDK alone
                 (directory / "worker-bodies.json").write_text(json.dumps(step_bodies(fake)))
-                _say(child.stdin, "next")
-                counts["worker_sdk_call"] = counter.section(child, "worker_sdk_call")
-                _say(child.stdin, "next")
+
+            arguments = ("--worker-child", str(directory), "--fake-url", fake.openai_base_url)
+            sections = ("worker_step", "worker_sdk_call")
+            counts = _sections_counted(directory, env, "worker", arguments, sections, sent, timeout=900)
     finally:
         common.admin_execute(
             database_url, f'DROP DATABASE IF EXISTS "{services.bench_database}" WITH (FORCE)'
@@ -418,9 +420,6 @@ def _step_child(body_path: Path, fake_url: str) -> None:
     import django
 
     django.setup()
-    from openai import OpenAI, Stream
-    from openai.types.chat import ChatCompletion
-
     from agents.runtime.step import step_run
     from bench.step_overhead import STEPS, _warm_transcripts
 
@@ -432,41 +431,9 @@ def _step_child(body_path: Path, fake_url: str) -> None:
         if outcome.reason != "completed":
             raise SystemExit(f"a step did not complete: {outcome}")
 
-    for run_id in runs[:WARM_UP]:
-        step(run_id)
-
-    def steps() -> None:
-        for run_id in runs[WARM_UP:]:
-            step(run_id)
-
-    _counted("step", steps)
-
-    client = OpenAI(base_url=fake_url, api_key="bench", max_retries=0)
-    body = json.loads(body_path.read_text())
-
-    def call() -> None:
-        # What the step's adapter sends (providers/openai_compatible.py, _streamed): the body as is
-        # through the client's generic post, streamed, every event read.
-        stream = client.post(
-            "/chat/completions",
-            body=body,
-            cast_to=ChatCompletion,
-            options={"security": {"bearer_auth": True}},
-            stream=True,
-            stream_cls=Stream[object],
-        )
-        with stream:
-            for _ in stream:
-                pass
-
-    for _ in range(WARM_UP):
-        call()
-
-    def calls() -> None:
-        for _ in range(COUNT):
-            call()
-
-    _counted("sdk_call", calls)
+    _each_counted("step", runs, step)
+    # What the step's adapter sends (providers/openai_compatible.py, _streamed).
+    _sdk_calls_counted("sdk_call", fake_url, [json.loads(body_path.read_text())])
 
 
 def _worker_child(directory: Path, fake_url: str) -> None:
@@ -476,9 +443,6 @@ def _worker_child(directory: Path, fake_url: str) -> None:
     import django
 
     django.setup()
-    from openai import OpenAI, Stream
-    from openai.types.chat import ChatCompletion
-
     from agents.runtime.step import step_run
     from bench.concurrency import STEPS
     from config.celery import app
@@ -495,19 +459,36 @@ def _worker_child(directory: Path, fake_url: str) -> None:
             ):
                 raise SystemExit(f"step {index} of run {run_id} did not complete: {outcome}")
 
+    _each_counted("worker_step", runs, stepped)
+    # As bench/_floor_worker.py's step calls the provider.
+    _sdk_calls_counted(
+        "worker_sdk_call", fake_url, json.loads((directory / "worker-bodies.json").read_text())
+    )
+    app.control.purge()  # the next steps the tool calls enqueued: no worker takes them
+
+
+def _each_counted(name: str, runs: list[str], each: Callable[[str], None]) -> None:
+    """``each`` of the first :data:`WARM_UP` runs uncounted, then of the rest as section ``name``."""
     for run_id in runs[:WARM_UP]:
-        stepped(run_id)
+        each(run_id)
 
-    def steps() -> None:
+    def rest() -> None:
         for run_id in runs[WARM_UP:]:
-            stepped(run_id)
+            each(run_id)
 
-    _counted("worker_step", steps)
+    _counted(name, rest)
+
+
+def _sdk_calls_counted(name: str, fake_url: str, bodies: list[dict[str, Any]]) -> None:
+    """Each of ``bodies`` posted through the official SDK :data:`WARM_UP` times uncounted, then :data:`COUNT` times as
+    section ``name``: the body as is through the client's generic ``post``, streamed, every event
+    read, as the adapters send it."""
+    from openai import OpenAI, Stream
+    from openai.types.chat import ChatCompletion
+
     client = OpenAI(base_url=fake_url, api_key="bench", max_retries=0)
-    bodies = json.loads((directory / "worker-bodies.json").read_text())
 
     def call(body: dict[str, Any]) -> None:
-        # As bench/_floor_worker.py's step calls the provider: the body posted as is, streamed, read.
         stream = client.post(
             "/chat/completions",
             body=body,
@@ -520,16 +501,16 @@ def _worker_child(directory: Path, fake_url: str) -> None:
             for _ in stream:
                 pass
 
-    for body in bodies:
-        call(body)
+    for _ in range(WARM_UP):
+        for body in bodies:
+            call(body)
 
     def calls() -> None:
         for _ in range(COUNT):
             for body in bodies:
                 call(body)
 
-    _counted("worker_sdk_call", calls)
-    app.control.purge()  # the next steps the tool calls enqueued: no worker takes them
+    _counted(name, calls)
 
 
 def _serve(port: int) -> None:

@@ -142,3 +142,17 @@ def test_a_sources_tools_are_found_by_name_or_group_and_gated_like_the_rest(regi
     assert tool_gate("mcp__s__t", policy(groups=["rag"]), registry=registry).denial == ToolDenial.NOT_ALLOWED
     assert source.asked == [(frozenset(), frozenset(["rag", "mcp:s"]))]
     assert [t.name for t in registry.all()] == ["mystery", "read_logs", "search", "vault"]
+
+
+def test_a_tools_spec_is_built_once_and_offered_as_the_tool_declares_it():
+    search = tool("search", "rag")
+    spec = search.spec()
+    assert search.spec() is spec  # every step that offers it gets the same spec, its digest kept
+    assert spec.to_openai() == {
+        "type": "function",
+        "function": {
+            "name": "search",
+            "description": search.description,
+            "parameters": dict(search.parameters),
+        },
+    }

@@ -67,7 +67,7 @@ def admin_dsn(database_url: str) -> str:
     return urlunsplit(urlsplit(database_url)._replace(scheme="postgresql", path="/postgres"))
 
 
-def admin_execute(database_url: str, sql: str) -> None:
+def _admin_execute(database_url: str, sql: str) -> None:
     import psycopg
 
     with psycopg.connect(admin_dsn(database_url), autocommit=True, connect_timeout=5) as conn:
@@ -76,16 +76,30 @@ def admin_execute(database_url: str, sql: str) -> None:
 
 @contextmanager
 def bench_database(services: Services) -> Iterator[None]:
-    admin_execute(services.database_url, f'CREATE DATABASE "{services.bench_database}"')
+    _admin_execute(services.database_url, f'CREATE DATABASE "{services.bench_database}"')
     try:
         yield
     finally:
-        from django.db import connections
+        from django.conf import settings
 
-        connections.close_all()
-        admin_execute(
+        # This process's own connections to it; a parent of the measured processes has none.
+        if settings.configured:
+            from django.db import connections
+
+            connections.close_all()
+        _admin_execute(
             services.database_url, f'DROP DATABASE IF EXISTS "{services.bench_database}" WITH (FORCE)'
         )
+
+
+def services_from_environment() -> tuple[str, str, str | None]:
+    """``DATABASE_URL`` and ``REDIS_URL`` (defaults matching the Makefile's ``SERVICES_*``), and why a
+    benchmark cannot use them (None when it can)."""
+    database_url = os.environ.get("DATABASE_URL") or DEFAULT_DATABASE_URL
+    redis_url = os.environ.get("REDIS_URL") or DEFAULT_REDIS_URL
+    if not database_url.startswith("postgres"):
+        return database_url, redis_url, "DATABASE_URL does not point at PostgreSQL"
+    return database_url, redis_url, services_problem(database_url, redis_url)
 
 
 def run_on_services(benchmark: str, body: Callable[[Services, Path], int]) -> int:
@@ -93,13 +107,7 @@ def run_on_services(benchmark: str, body: Callable[[Services, Path], int]) -> in
     ``DATABASE_URL`` (PostgreSQL) and dropped after, with Django set up on it and ``REDIS_URL``. When
     either is unreachable the benchmark is skipped (exit 0, a message and a ``skipped`` JSON line)
     unless ``REQUIRE_SERVICES=1`` (exit 1)."""
-    database_url = os.environ.get("DATABASE_URL") or DEFAULT_DATABASE_URL
-    redis_url = os.environ.get("REDIS_URL") or DEFAULT_REDIS_URL
-    problem = (
-        services_problem(database_url, redis_url)
-        if database_url.startswith("postgres")
-        else "DATABASE_URL does not point at PostgreSQL"
-    )
+    database_url, redis_url, problem = services_from_environment()
     if problem:
         required = os.environ.get("REQUIRE_SERVICES") == "1"
         print(f"{benchmark} benchmark {'cannot run' if required else 'skipped'}: {problem}")

@@ -239,45 +239,34 @@ def _measure_worker(directory: Path, env: dict[str, str]) -> dict[str, int]:
     ``REDIS_URL``'s database (held, and its queue emptied of the steps' enqueued next steps); none
     when either service is unreachable."""
     from bench import _common as common
-    from bench.concurrency import STEPS, step_bodies
+    from bench.concurrency import STEPS, pooled_setting, step_bodies
 
-    database_url = os.environ.get("DATABASE_URL") or common.DEFAULT_DATABASE_URL
-    redis_url = os.environ.get("REDIS_URL") or common.DEFAULT_REDIS_URL
-    problem = (
-        common.services_problem(database_url, redis_url)
-        if database_url.startswith("postgres")
-        else "DATABASE_URL does not point at PostgreSQL"
-    )
+    database_url, redis_url, problem = common.services_from_environment()
     if problem:
         print(f"instructions benchmark: the worker sections left out: {problem}")
         return {}
     services = common.Services(database_url, redis_url, f"bench_instructions_{os.getpid()}")
+    # The database and pool of bench/concurrency.py's pooled workers.
     env = {
         **env,
+        **pooled_setting(concurrency=256).env,
         "DATABASE_URL": services.bench_url,
         "REDIS_URL": redis_url,
-        "DATABASE_POOL": "true",
-        "DATABASE_POOL_MAX_SIZE": "16",
     }
-    common.admin_execute(database_url, f'CREATE DATABASE "{services.bench_database}"')
-    try:
-        with (
-            common.redis_database_held(redis_url, "instructions"),
-            common.step_scripted_provider(STEPS)() as fake,
-        ):
-            runs = _setup_in_child("worker", fake, env)["runs"]
-            (directory / "worker-runs.json").write_text(json.dumps(runs))
+    with (
+        common.bench_database(services),
+        common.redis_database_held(redis_url, "instructions"),
+        common.step_scripted_provider(STEPS)() as fake,
+    ):
+        runs = _setup_in_child("worker", fake, env)["runs"]
+        (directory / "worker-runs.json").write_text(json.dumps(runs))
 
-            def sent() -> None:  # the bodies the steps sent, one per step index, for the SDK alone
-                (directory / "worker-bodies.json").write_text(json.dumps(step_bodies(fake)))
+        def sent() -> None:  # the bodies the steps sent, one per step index, for the SDK alone
+            (directory / "worker-bodies.json").write_text(json.dumps(step_bodies(fake)))
 
-            arguments = ("--worker-child", str(directory), "--fake-url", fake.openai_base_url)
-            sections = ("worker_step", "worker_sdk_call")
-            counts = _sections_counted(directory, env, "worker", arguments, sections, sent, timeout=900)
-    finally:
-        common.admin_execute(
-            database_url, f'DROP DATABASE IF EXISTS "{services.bench_database}" WITH (FORCE)'
-        )
+        arguments = ("--worker-child", str(directory), "--fake-url", fake.openai_base_url)
+        sections = ("worker_step", "worker_sdk_call")
+        counts = _sections_counted(directory, env, "worker", arguments, sections, sent, timeout=900)
     return counts
 
 

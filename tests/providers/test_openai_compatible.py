@@ -138,6 +138,28 @@ def test_usage_without_prompt_details_has_unknown_cached_tokens(fake_provider):
     assert reply.model_id == "llama3.1:8b"
 
 
+@pytest.mark.parametrize("details", [None, "cached", 12], ids=["null", "text", "number"])
+@pytest.mark.parametrize("stream", [False, True])
+def test_prompt_details_that_are_not_an_object_leave_the_cached_tokens_unknown(
+    fake_provider, stream, details
+):
+    # Read from the JSON as leniently as the SDK's model of it, built without validation, reads it.
+    usage = {"prompt_tokens": 30, "completion_tokens": 2, "prompt_tokens_details": details}
+    if stream:
+        chunks = [
+            {"choices": [{"delta": {"content": "hi"}, "finish_reason": "stop"}]},
+            {"choices": [], "usage": usage},
+        ]
+        body = b"".join(b"data: " + json.dumps(chunk).encode() + b"\n\n" for chunk in chunks)
+        fake_provider.script(RawReply(body + b"data: [DONE]\n\n", content_type="text/event-stream"))
+    else:
+        fake_provider.script(
+            {"choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}], "usage": usage}
+        )
+    reply = complete(fake_provider, call(stream))
+    assert (reply.text, reply.usage) == ("hi", Usage(30, None, 2, Provenance.PROVIDER_REPORTED))
+
+
 @pytest.mark.parametrize("stream", [False, True])
 def test_max_tokens_reached_finishes_with_length(fake_provider, stream):
     fake_provider.script(Reply(text="cut", max_tokens_reached=True))

@@ -339,10 +339,12 @@ def test_each_failure_is_classified_exactly(
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_latency_beyond_the_timeout_is_a_retryable_timeout(fake_provider, stream):
-    fake_provider.script(Reply(text="late", latency=1.0))
+    # The reply would come after 30 s (the fake gives up waiting when it stops): the call ends at its
+    # 0.3 s timeout, with room for a loaded machine, never at the reply.
+    fake_provider.script(Reply(text="late", latency=30.0))
     started = time.monotonic()
     error = failure(fake_provider, call(stream), timeout_seconds=0.3)
-    assert time.monotonic() - started < 0.9
+    assert time.monotonic() - started < 10
     assert (error.failure_class, error.retryable) == (FailureClass.TIMEOUT, True)
 
 

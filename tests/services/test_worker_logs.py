@@ -35,6 +35,9 @@ def test_worker_records_are_json_lines_with_the_run_and_step_ids(fake_provider, 
             configuration=configuration, input_text="Draft it.", input_data_class=DataClass.PUBLIC_CONTENT
         )
         wait_for(lambda: AgentRun.objects.get(id=run.id).is_terminal, timeout=60, what="the run to end")
+        # The run ends when its step commits; the pool child logs the task's success just after, and
+        # stopping the worker signals the child too, so wait for that record before stopping.
+        wait_for(lambda: "succeeded" in log.read_text(), timeout=30, what="the task's success record")
     text = log.read_text()
     assert [line for line in text.splitlines() if CELERY_TEXT_RECORD.match(line)] == []
     records = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
